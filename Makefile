@@ -1,0 +1,18 @@
+VENV ?= .venv
+INSTALLED := $(VENV)/.inferqa-installed
+
+.PHONY: demo test install benchmarks
+
+# Main job: install, then run the demo pipeline end to end on the embedded dataset.
+demo: $(INSTALLED)
+	$(VENV)/bin/inferqa build --demo --out runs/demo-bench
+	$(VENV)/bin/inferqa stats runs/demo-bench
+
+# Tests: install, then run the whole suite.
+test: $(INSTALLED)
+	$(VENV)/bin/python -m pytest -q
+
+install: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml scripts/install.sh
+	VENV=$(VENV) bash scripts/install.sh

@@ -1,0 +1,86 @@
+"""A benchmark directory as written by `inferqa build`, read back lazily.
+
+Layout: questions.jsonl, corpus.jsonl (id, text, qid), qrels.tsv, splits.json, meta.json.
+Passage text is recoverable from its id and the question's kept hints, so most stages
+never need to read corpus.jsonl.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Iterator
+
+from .errors import InputError
+from .io import iter_jsonl, read_json
+from .records import Passage, Qrels, Question, parse_passage_id
+
+HINT_SEPARATOR = " "
+
+
+class Benchmark:
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise InputError("benchmark directory not found", file=self.path)
+        for name in ("questions.jsonl", "qrels.tsv"):
+            if not (self.path / name).exists():
+                raise InputError(f"not a benchmark directory: {name} is missing", file=self.path)
+
+    @cached_property
+    def questions(self) -> dict[str, Question]:
+        out: dict[str, Question] = {}
+        f = self.path / "questions.jsonl"
+        for lineno, obj in iter_jsonl(f):
+            try:
+                q = Question.from_dict(obj)
+            except (KeyError, TypeError) as exc:
+                raise InputError("missing or invalid field", file=f, record=f"line {lineno}", field=str(exc)) from None
+            out[q.id] = q
+        return out
+
+    @cached_property
+    def qrels(self) -> Qrels:
+        return Qrels.load(self.path / "qrels.tsv")
+
+    @cached_property
+    def splits(self) -> dict[str, list[str]]:
+        f = self.path / "splits.json"
+        return read_json(f) if f.exists() else {"all": list(self.questions)}
+
+    @cached_property
+    def meta(self) -> dict:
+        f = self.path / "meta.json"
+        return read_json(f) if f.exists() else {}
+
+    def split_qids(self, split: str | None) -> list[str]:
+        if split in (None, "all"):
+            return list(self.questions)
+        if split not in self.splits:
+            raise InputError(f"unknown split {split!r} (have: {', '.join(self.splits)})",
+                             file=self.path / "splits.json")
+        return list(self.splits[split])
+
+    def hints_of(self, pid: str) -> list[str]:
+        """The hint texts of a passage, in passage order."""
+        qid, order = parse_passage_id(pid)
+        q = self.questions.get(qid)
+        if q is None:
+            raise KeyError(f"passage {pid}: unknown question {qid}")
+        if max(order) >= len(q.hints):
+            raise KeyError(f"passage {pid}: hint index beyond the question's {len(q.hints)} hints")
+        return [q.hints[i].text for i in order]
+
+    def passage_text(self, pid: str) -> str:
+        return HINT_SEPARATOR.join(self.hints_of(pid))
+
+    def iter_corpus(self) -> Iterator[Passage]:
+        """Stream corpus.jsonl without holding it in memory."""
+        f = self.path / "corpus.jsonl"
+        for lineno, obj in iter_jsonl(f):
+            try:
+                qid, order = parse_passage_id(obj["id"])
+                yield Passage(id=obj["id"], qid=obj.get("qid", qid), order=order, text=obj["text"])
+            except (KeyError, ValueError) as exc:
+                raise InputError(str(exc), file=f, record=f"line {lineno}", field="id") from None

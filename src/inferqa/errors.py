@@ -1,0 +1,25 @@
+"""One error type for bad input: the CLI turns it into one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad input, located by file, record (index or id) and field."""
+
+    def __init__(self, message: str, *, file: object = None, record: object = None, field: str | None = None):
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.record = record
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file)
+        if self.record is not None:
+            where.append(f"record {self.record}")
+        if self.field:
+            where.append(f"field '{self.field}'")
+        prefix = ": ".join(where)
+        return f"{prefix}: {self.message}" if prefix else self.message

@@ -1,0 +1,196 @@
+"""Typed records passed between the pipeline's stages, and TREC qrels/run files.
+
+Passage ids are `{qid}_{subset}_{perm}`: `subset` lists the hint indices in ascending
+order, `perm` the same indices in passage order (`q7_013_301`). Question ids may hold
+underscores, so ids are parsed from the right.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from .errors import InputError
+from .io import atomic_open
+
+LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Hint:
+    text: str
+    convergence: float | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Hint":
+        return cls(text=d["text"], convergence=d.get("convergence"), source=d.get("source"))
+
+
+@dataclass
+class Question:
+    id: str
+    text: str
+    answers: list[str]
+    hints: list[Hint]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "answers": list(self.answers),
+            "hints": [h.to_dict() for h in self.hints],
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Question":
+        return cls(
+            id=str(d["id"]),
+            text=d["text"],
+            answers=list(d["answers"]),
+            hints=[Hint.from_dict(h) for h in d.get("hints", [])],
+            metadata=dict(d.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    qid: str
+    order: tuple[int, ...]
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "qid": self.qid}
+
+
+def _digits(indices: Iterable[int]) -> str:
+    out = []
+    for i in indices:
+        if not 0 <= i <= 9:
+            raise ValueError(f"hint index {i} does not fit one digit (at most 10 hints per question)")
+        out.append(str(i))
+    return "".join(out)
+
+
+def passage_id(qid: str, order: Sequence[int]) -> str:
+    """`passage_id("q7", (3, 0, 1)) == "q7_013_301"`."""
+    return f"{qid}_{_digits(sorted(order))}_{_digits(order)}"
+
+
+def parse_passage_id(pid: str) -> tuple[str, tuple[int, ...]]:
+    """Inverse of `passage_id`: (question id, hint order)."""
+    parts = pid.rsplit("_", 2)
+    if len(parts) != 3 or not parts[0] or not parts[1].isdigit() or not parts[2].isdigit():
+        raise ValueError(f"not a passage id of the form qid_subset_perm: {pid!r}")
+    qid, subset, perm = parts
+    order = tuple(int(c) for c in perm)
+    if "".join(sorted(perm)) != subset or len(set(order)) != len(order):
+        raise ValueError(f"passage id {pid!r}: perm is not an ordering of subset")
+    return qid, order
+
+
+class Qrels(dict):
+    """question id -> passage id -> label (0, 1, 2). Unlisted passages are label 0."""
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Qrels":
+        path = Path(path)
+        if not path.exists():
+            raise InputError("file not found", file=path)
+        q = cls()
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                parts = line.split()
+                if len(parts) != 4:
+                    raise InputError("expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
+                qid, _, pid, label = parts
+                try:
+                    q.setdefault(qid, {})[pid] = int(label)
+                except ValueError:
+                    raise InputError(f"label {label!r} is not an integer", file=path,
+                                     record=f"line {lineno}", field="label") from None
+        if not q:
+            raise InputError("qrels file is empty", file=path)
+        return q
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_open(path) as fh:
+            for qid, docs in self.items():
+                for pid, label in docs.items():
+                    fh.write(f"{qid} 0 {pid} {label}\n")
+
+    def relevant(self, qid: str, min_label: int = 1) -> set[str]:
+        return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}
+
+
+class Run(dict):
+    """question id -> ranked list of (passage id, score), best first."""
+
+    def __init__(self, *args: Any, tag: str = "inferqa", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.tag = tag
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Run":
+        """Read a TREC run; duplicate (qid, pid) lines or unsorted ranks are errors."""
+        path = Path(path)
+        if not path.exists():
+            raise InputError("file not found", file=path)
+        run = cls()
+        seen: dict[str, set[str]] = {}
+        last: dict[str, tuple[int, float]] = {}
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                parts = line.split()
+                if len(parts) != 6:
+                    raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", file=path,
+                                     record=f"line {lineno}")
+                qid, _, pid, rank_s, score_s, tag = parts
+                try:
+                    rank, score = int(rank_s), float(score_s)
+                except ValueError:
+                    raise InputError("rank must be an integer and score a number", file=path,
+                                     record=f"line {lineno}", field="rank/score") from None
+                if math.isnan(score):
+                    raise InputError("score is NaN", file=path, record=f"line {lineno}", field="score")
+                if pid in seen.setdefault(qid, set()):
+                    raise InputError(f"duplicate passage {pid} for question {qid}", file=path,
+                                     record=f"line {lineno}", field="pid")
+                if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
+                    raise InputError(f"unsorted run for question {qid}: ranks must increase and scores "
+                                     "must not increase", file=path, record=f"line {lineno}", field="rank")
+                seen[qid].add(pid)
+                last[qid] = (rank, score)
+                run.setdefault(qid, []).append((pid, score))
+                run.tag = tag
+        if not run:
+            raise InputError("run file is empty", file=path)
+        return run
+
+    def save(self, path: str | os.PathLike, tag: str | None = None) -> None:
+        tag = tag or self.tag
+        with atomic_open(path) as fh:
+            for qid, ranked in self.items():
+                for rank, (pid, score) in enumerate(ranked, 1):
+                    fh.write(f"{qid} Q0 {pid} {rank} {score:.6f} {tag}\n")
+
+    def top(self, k: int) -> "Run":
+        return Run({qid: ranked[:k] for qid, ranked in self.items()}, tag=self.tag)
+
+    def iter_lines(self) -> Iterator[tuple[str, str, int, float]]:
+        for qid, ranked in self.items():
+            for rank, (pid, score) in enumerate(ranked, 1):
+                yield qid, pid, rank, score
