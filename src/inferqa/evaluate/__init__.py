@@ -1,0 +1,12 @@
+"""Evaluation: QUIT's ranking metrics, run checks and oracle runs."""
+
+from __future__ import annotations
+
+from .checks import check_run_ids
+from .metrics import DEFAULT_METRICS, Metric, evaluate, parse_metric, per_query_scores
+from .oracles import optimal, oracle_reranker, oracle_retriever
+
+__all__ = [
+    "DEFAULT_METRICS", "Metric", "evaluate", "parse_metric", "per_query_scores",
+    "check_run_ids", "oracle_retriever", "oracle_reranker", "optimal",
+]

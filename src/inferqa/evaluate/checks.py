@@ -1,0 +1,31 @@
+"""Checks of a run against a benchmark: every passage id must name a passage of its corpus."""
+
+from __future__ import annotations
+
+import os
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..records import Run, parse_passage_id
+
+
+def check_run_ids(run: Run, bench: Benchmark, file: str | os.PathLike | None = None) -> None:
+    """Raise InputError on the first passage id that is malformed, of an unknown question, or
+    names a hint the question does not keep (the corpus holds every ordering of kept hints)."""
+    questions = bench.questions
+    n_hints = {qid: len(q.hints) for qid, q in questions.items()}
+    seen_ok: set[str] = set()
+    for qid, ranked in run.items():
+        for rank, (pid, _) in enumerate(ranked, 1):
+            if pid in seen_ok:
+                continue
+            try:
+                pq, order = parse_passage_id(pid)
+            except ValueError as exc:
+                raise InputError(f"unknown passage id: {exc}", file=file, record=f"{qid} rank {rank}",
+                                 field="pid") from None
+            n = n_hints.get(pq)
+            if n is None or max(order) >= n:
+                raise InputError(f"unknown passage id {pid!r} (not in the corpus of {bench.path})",
+                                 file=file, record=f"{qid} rank {rank}", field="pid")
+            seen_ok.add(pid)

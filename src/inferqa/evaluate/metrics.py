@@ -1,0 +1,167 @@
+"""QUIT's ranking metrics, vectorised over a (questions × depth) label matrix.
+
+Definitions (relevant = label >= min_label):
+- hit@k: 1 if a relevant passage is in the top k; questions without any relevant passage
+  in the qrels are left out of the mean.
+- recall@k: relevant passages in the top k / all relevant; same questions left out.
+- mrr, mrr@k: 1 / rank of the first relevant passage (0 if none), over all questions.
+- ndcg@k: gain 2^label - 1 (labels below min_label gain 0), discount 1/log2(rank + 1),
+  ideal ranking from all judged labels of the question; 0 where no gain is possible;
+  over all questions.
+- map: average precision (sum of precision at each relevant rank / all relevant),
+  over all questions (0 without relevant passages).
+- p@k: relevant in the top k / k, over all questions.
+
+The questions evaluated are the run's questions; the ranking is the run's list order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..records import Qrels, Run
+
+DEFAULT_METRICS: tuple[str, ...] = (
+    "hit@1", "hit@5", "hit@10", "hit@50", "hit@100",
+    "recall@5", "recall@10", "recall@50",
+    "mrr", "ndcg@10", "ndcg@100",
+)
+
+_KINDS_WITH_K = {"hit", "recall", "ndcg", "p", "mrr"}
+_KINDS_WITHOUT_K = {"mrr", "map"}
+# Means over questions that have a relevant passage only (undefined elsewhere).
+_NEEDS_RELEVANT = {"hit", "recall"}
+_NAME = re.compile(r"^(hit|recall|ndcg|p|mrr|map)(?:@(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    kind: str
+    k: int | None
+
+    @property
+    def name(self) -> str:
+        return self.kind if self.k is None else f"{self.kind}@{self.k}"
+
+
+def parse_metric(name: str) -> Metric:
+    """`"hit@10"` → Metric("hit", 10); `"mrr"` → Metric("mrr", None). Case-insensitive."""
+    m = _NAME.match(name.strip().lower())
+    if not m:
+        raise InputError(f"unknown metric {name!r} (use hit@k, recall@k, mrr, mrr@k, ndcg@k, map, p@k)",
+                         field="metrics")
+    kind, k = m.group(1), m.group(2)
+    if k is None and kind not in _KINDS_WITHOUT_K:
+        raise InputError(f"metric {name!r} needs a cutoff, e.g. {kind}@10", field="metrics")
+    if k is not None and kind not in _KINDS_WITH_K:
+        raise InputError(f"metric {name!r} takes no cutoff", field="metrics")
+    if k is not None and int(k) < 1:
+        raise InputError(f"metric {name!r}: cutoff must be at least 1", field="metrics")
+    return Metric(kind, int(k) if k is not None else None)
+
+
+def _label_matrix(run: Run, qrels: Qrels, qids: list[str], depth: int) -> np.ndarray:
+    """labels[i, r] = label of the passage at rank r + 1 for question i (0 past the run's end)."""
+    out = np.zeros((len(qids), depth), dtype=np.int16)
+    for i, qid in enumerate(qids):
+        ranked = run[qid]
+        if not ranked:
+            continue
+        rel = qrels.get(qid)
+        if not rel:
+            continue
+        get = rel.get
+        row = [get(pid, 0) for pid, _ in ranked[:depth]]
+        out[i, : len(row)] = row
+    return out
+
+
+def _judged_matrix(qrels: Qrels, qids: list[str], min_label: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per question: judged labels >= min_label sorted descending (ideal ranking), and their count."""
+    rows = [sorted((lab for lab in qrels.get(q, {}).values() if lab >= min_label), reverse=True) for q in qids]
+    width = max((len(r) for r in rows), default=0)
+    ideal = np.zeros((len(qids), max(width, 1)), dtype=np.int16)
+    for i, r in enumerate(rows):
+        ideal[i, : len(r)] = r
+    return ideal, np.array([len(r) for r in rows], dtype=np.int64)
+
+
+def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
+    g = gains[:, :k]
+    return g @ (1.0 / np.log2(np.arange(2, g.shape[1] + 2)))
+
+
+def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,
+                     min_label: int = 1) -> tuple[list[str], dict[str, np.ndarray]]:
+    """Question ids and, per metric name, a float array with NaN where the metric is undefined."""
+    parsed = [parse_metric(m) for m in metrics]
+    if not qrels:
+        raise InputError("qrels are empty", field="qrels")
+    qids = list(run)
+    longest = max((len(r) for r in run.values()), default=0)
+    if any(m.k is None for m in parsed):
+        depth = longest
+    else:
+        depth = min(max(m.k for m in parsed), longest)
+    depth = max(depth, 1)
+    labels = _label_matrix(run, qrels, qids, depth)
+    rel = labels >= min_label
+    ideal, n_rel = _judged_matrix(qrels, qids, min_label)
+    has_rel = n_rel > 0
+    cum = np.cumsum(rel, axis=1, dtype=np.int64)
+    first = np.where(rel.any(axis=1), rel.argmax(axis=1) + 1, 0)  # 1-based rank, 0 = none
+    gains = np.where(rel, (2.0 ** labels) - 1.0, 0.0)
+    ideal_gains = np.where(ideal >= min_label, (2.0 ** ideal) - 1.0, 0.0)
+
+    def at(k: int) -> np.ndarray:  # relevant retrieved within the top k
+        return cum[:, min(k, depth) - 1]
+
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for m in parsed:
+            if m.kind == "hit":
+                v = (at(m.k) > 0).astype(float)
+            elif m.kind == "recall":
+                v = at(m.k) / n_rel
+            elif m.kind == "p":
+                v = at(m.k) / m.k
+            elif m.kind == "mrr":
+                ok = first > 0 if m.k is None else (first > 0) & (first <= m.k)
+                v = np.where(ok, 1.0 / np.maximum(first, 1), 0.0)
+            elif m.kind == "map":
+                prec = np.where(rel, cum / np.arange(1, depth + 1), 0.0).sum(axis=1)
+                v = np.where(has_rel, prec / np.maximum(n_rel, 1), 0.0)
+            else:  # ndcg
+                idcg = _dcg(ideal_gains, m.k)
+                v = np.where(idcg > 0, _dcg(gains, m.k) / np.where(idcg > 0, idcg, 1.0), 0.0)
+            if m.kind in _NEEDS_RELEVANT:
+                v = np.where(has_rel, v, np.nan)
+            out[m.name] = v.astype(float)
+    return qids, out
+
+
+def evaluate(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1,
+             per_query: bool = False) -> dict:
+    """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}`.
+
+    With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
+    (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
+    A mean over no defined question is NaN.
+    """
+    qids, scores = per_query_scores(run, qrels, metrics, min_label)
+    means = {}
+    for name, v in scores.items():
+        defined = v[~np.isnan(v)]
+        means[name] = float(defined.mean()) if defined.size else float("nan")
+    if not per_query:
+        return means
+    table = {
+        qid: {name: (None if np.isnan(v[i]) else float(v[i])) for name, v in scores.items()}
+        for i, qid in enumerate(qids)
+    }
+    return {"mean": means, "per_query": table}

@@ -1,0 +1,65 @@
+"""Oracle runs: the upper bounds QUIT reports.
+
+- oracle retriever: every relevant passage of the question, in a seeded random order;
+- oracle reranker: a given run's passages sorted by label, descending, stable;
+- optimal: every relevant passage sorted by label, descending (qrels order among equals).
+
+Scores are `n - rank` (strictly decreasing), so TREC files keep the order for any tool.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Iterable
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..records import Qrels, Run
+
+
+def _qrels_of(bench_or_qrels: Benchmark | Qrels) -> Qrels:
+    return bench_or_qrels.qrels if isinstance(bench_or_qrels, Benchmark) else bench_or_qrels
+
+
+def _scored(pids: list[str]) -> list[tuple[str, float]]:
+    n = len(pids)
+    return [(pid, float(n - r)) for r, pid in enumerate(pids)]
+
+
+def _relevant_in_order(qrels: Qrels, qid: str, min_label: int) -> list[str]:
+    return [pid for pid, lab in qrels.get(qid, {}).items() if lab >= min_label]
+
+
+def oracle_retriever(bench: Benchmark | Qrels, qids: Iterable[str], seed: int = 0,
+                     min_label: int = 1) -> Run:
+    """Every relevant passage, shuffled with a per-question seed (independent of `qids` order)."""
+    qrels = _qrels_of(bench)
+    run = Run(tag="oracle-retriever")
+    for qid in qids:
+        pids = sorted(_relevant_in_order(qrels, qid, min_label))
+        random.Random(f"{seed}:{qid}").shuffle(pids)
+        run[qid] = _scored(pids)
+    return run
+
+
+def oracle_reranker(run: Run, qrels: Qrels) -> Run:
+    """The run's passages sorted by label, descending; the run's order among equal labels."""
+    if not qrels:
+        raise InputError("qrels are empty", field="qrels")
+    out = Run(tag="oracle-reranker")
+    for qid, ranked in run.items():
+        labels = qrels.get(qid, {})
+        pids = sorted((pid for pid, _ in ranked), key=lambda p: -labels.get(p, 0))
+        out[qid] = _scored(pids)
+    return out
+
+
+def optimal(bench_or_qrels: Benchmark | Qrels, qids: Iterable[str], min_label: int = 1) -> Run:
+    """Every relevant passage sorted by label, descending (stable in qrels order)."""
+    qrels = _qrels_of(bench_or_qrels)
+    run = Run(tag="optimal")
+    for qid in qids:
+        labels = qrels.get(qid, {})
+        pids = sorted(_relevant_in_order(qrels, qid, min_label), key=lambda p: -labels[p])
+        run[qid] = _scored(pids)
+    return run

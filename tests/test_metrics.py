@@ -1,0 +1,141 @@
+"""QUIT metrics: hand-worked cases and a cross-check against ir_measures on random runs."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from inferqa.errors import InputError
+from inferqa.evaluate import DEFAULT_METRICS, evaluate, parse_metric
+from inferqa.records import Qrels, Run
+
+
+def run_of(d: dict[str, list[str]]) -> Run:
+    return Run({q: [(p, float(len(ps) - i)) for i, p in enumerate(ps)] for q, ps in d.items()})
+
+
+@pytest.fixture
+def toy():
+    # q1: relevant b (1) and d (2); q2: relevant only z (2), retrieved nowhere; q3: no relevant at all.
+    qrels = Qrels({"q1": {"b": 1, "d": 2, "x": 0}, "q2": {"z": 2}, "q3": {"n": 0}})
+    run = run_of({"q1": ["a", "b", "c", "d"], "q2": ["y", "w"], "q3": ["n", "m"]})
+    return run, qrels
+
+
+def test_hand_worked_min_label_1(toy):
+    run, qrels = toy
+    res = evaluate(run, qrels, ["hit@1", "hit@2", "recall@2", "recall@4", "mrr", "mrr@1", "map", "p@2",
+                                "ndcg@2", "ndcg@4"])
+    # hit/recall average over q1, q2 (q3 has no relevant passage).
+    assert res["hit@1"] == 0.0
+    assert res["hit@2"] == pytest.approx(0.5)
+    assert res["recall@2"] == pytest.approx((1 / 2 + 0) / 2)
+    assert res["recall@4"] == pytest.approx((2 / 2 + 0) / 2)
+    # mrr/map/p/ndcg average over all three questions.
+    assert res["mrr"] == pytest.approx((1 / 2) / 3)
+    assert res["mrr@1"] == 0.0
+    assert res["map"] == pytest.approx(((1 / 2 + 2 / 4) / 2) / 3)
+    assert res["p@2"] == pytest.approx((1 / 2) / 3)
+    idcg = 3 / math.log2(2) + 1 / math.log2(3)  # ideal: d (gain 3), b (gain 1)
+    assert res["ndcg@2"] == pytest.approx((1 / math.log2(3)) / idcg / 3)
+    assert res["ndcg@4"] == pytest.approx((1 / math.log2(3) + 3 / math.log2(5)) / idcg / 3)
+
+
+def test_hand_worked_min_label_2(toy):
+    run, qrels = toy
+    res = evaluate(run, qrels, ["hit@2", "hit@4", "recall@4", "mrr", "ndcg@4"], min_label=2)
+    assert res["hit@2"] == 0.0
+    assert res["hit@4"] == pytest.approx(0.5)  # q1 via d at rank 4; q2 misses
+    assert res["recall@4"] == pytest.approx(0.5)
+    assert res["mrr"] == pytest.approx((1 / 4) / 3)
+    # b (label 1) gains nothing with min_label 2: ideal is d alone.
+    assert res["ndcg@4"] == pytest.approx((3 / math.log2(5)) / 3 / 3)
+
+
+def test_per_query_and_undefined(toy):
+    run, qrels = toy
+    res = evaluate(run, qrels, ["hit@4", "mrr"], per_query=True)
+    assert res["per_query"]["q3"]["hit@4"] is None
+    assert res["per_query"]["q3"]["mrr"] == 0.0
+    assert res["per_query"]["q1"] == {"hit@4": 1.0, "mrr": 0.5}
+    assert res["mean"]["hit@4"] == pytest.approx(0.5)
+
+
+def test_no_relevant_anywhere_gives_nan_hit():
+    res = evaluate(run_of({"q": ["a"]}), Qrels({"q": {"a": 0}}), ["hit@1", "mrr"])
+    assert math.isnan(res["hit@1"]) and res["mrr"] == 0.0
+
+
+def test_metric_names():
+    assert parse_metric("Hit@10").name == "hit@10"
+    assert parse_metric("mrr").k is None and parse_metric("mrr@10").k == 10
+    for bad in ("hit", "map@5", "ndcg@0", "foo@3", "recall@x"):
+        with pytest.raises(InputError):
+            parse_metric(bad)
+    with pytest.raises(InputError):
+        evaluate(run_of({"q": ["a"]}), Qrels(), ["mrr"])
+
+
+def _random_case(seed: int, n_q: int = 40, n_docs: int = 300, depth: int = 120):
+    rng = random.Random(seed)
+    qrels, run = Qrels(), Run()
+    for qi in range(n_q):
+        q = f"q{qi}"
+        docs = [f"d{i}" for i in range(n_docs)]
+        judged = rng.sample(docs, 60)
+        qrels[q] = {d: rng.choice([0, 0, 1, 2]) for d in judged}
+        qrels[q][judged[0]] = rng.choice([1, 2])  # at least one relevant (ir_measures drops others)
+        if rng.random() < 0.3:
+            qrels[q][judged[1]] = 2
+        ranked = rng.sample(docs, rng.randint(1, depth))
+        scores = sorted(rng.sample(range(10**6), len(ranked)), reverse=True)  # distinct: no tie order issues
+        run[q] = [(d, float(s)) for d, s in zip(ranked, scores)]
+    return run, qrels
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_against_ir_measures(seed):
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import AP, P, R, RR, Success, nDCG
+
+    run, qrels = _random_case(seed)
+    ir_qrels = [ir_measures.Qrel(q, d, lab) for q, docs in qrels.items() for d, lab in docs.items()]
+    ir_run = [ir_measures.ScoredDoc(q, d, s) for q, ranked in run.items() for d, s in ranked]
+    for min_label in (1, 2):
+        gains = {0: 0, 1: 1 if min_label == 1 else 0, 2: 3}
+        theirs_by = {
+            f"hit@{k}": Success(rel=min_label) @ k for k in (1, 5, 10, 50, 100)
+        } | {
+            f"recall@{k}": R(rel=min_label) @ k for k in (5, 10, 50)
+        } | {
+            "mrr": RR(rel=min_label), "mrr@10": RR(rel=min_label) @ 10, "map": AP(rel=min_label),
+            "p@5": P(rel=min_label) @ 5,
+            "ndcg@10": nDCG(gains=gains) @ 10, "ndcg@100": nDCG(gains=gains) @ 100,
+        }
+        # Queries without any label >= min_label: ir_measures keeps them at 0 for all measures,
+        # we leave them out of hit/recall; compare only over queries with a relevant passage.
+        keep = {q for q, docs in qrels.items() if any(v >= min_label for v in docs.values())}
+        sub_run = Run({q: r for q, r in run.items() if q in keep})
+        ours = evaluate(sub_run, qrels, list(theirs_by), min_label=min_label, per_query=True)["per_query"]
+        theirs = {}
+        for m in ir_measures.iter_calc(list(theirs_by.values()), [x for x in ir_qrels if x.query_id in keep],
+                                       [x for x in ir_run if x.query_id in keep]):
+            theirs[(m.query_id, str(m.measure))] = m.value
+        for name, measure in theirs_by.items():
+            for q in keep:
+                assert ours[q][name] == pytest.approx(theirs[(q, str(measure))], abs=1e-9), (name, q, min_label)
+
+
+def test_default_metrics_are_the_papers():
+    assert DEFAULT_METRICS == ("hit@1", "hit@5", "hit@10", "hit@50", "hit@100", "recall@5", "recall@10",
+                               "recall@50", "mrr", "ndcg@10", "ndcg@100")
+    run, qrels = _random_case(4)
+    res = evaluate(run, qrels)
+    assert set(res) == set(DEFAULT_METRICS)
+    assert all(0.0 <= v <= 1.0 for v in res.values())
+    # monotone in k
+    assert res["hit@1"] <= res["hit@5"] <= res["hit@10"] <= res["hit@50"] <= res["hit@100"]
+    assert np.isfinite(list(res.values())).all()
