@@ -1,0 +1,143 @@
+"""`build_benchmark`: questions → a QUIT-style benchmark directory, written atomically.
+
+Steps: leakage policy → hint ranking (top k) → passages (all orderings of all subsets) →
+labels (1 for every passage of a question, or the QUIT release's own labels) → splits.
+corpus.jsonl and qrels.tsv are streamed question by question, so memory does not grow
+with the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .. import __version__
+from ..data.quit import LABELS_KEY
+from ..errors import InputError
+from ..io import atomic_dir, sha256_file
+from ..records import LABEL_PARTIAL, Question, _digits
+from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
+from .passages import iter_passages, n_orders
+from .ranking import select_top
+from .splits import make_splits, parse_split
+
+MAX_TOP_K = 10  # passage ids spell hint indices with one digit each
+PostBuild = Callable[[Path, dict], None]
+
+
+def _source_entry(src: Any) -> dict:
+    entry = dict(src) if isinstance(src, dict) else {"path": str(src)}
+    path = Path(entry["path"])
+    if path.is_file():
+        entry.setdefault("sha256", sha256_file(path))
+        entry["path"] = str(path)
+    return entry
+
+
+def _release_label(labels: dict[str, int] | None, source_order: Sequence[int]) -> int:
+    if not labels:
+        return LABEL_PARTIAL
+    return labels.get(f"{_digits(sorted(source_order))}_{_digits(source_order)}", LABEL_PARTIAL)
+
+
+def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str, leak_judge: LeakJudge,
+                     strict: bool) -> tuple[list[tuple[Question, list[int], dict | None]], dict]:
+    """Apply leakage and ranking. Returns (question with its top-k hints, their indices in the
+    source question, release labels or None) and the counts for meta.json."""
+    leak = apply_leak_policy(questions, leak_judge, leak_policy)
+    selected, skipped = [], []
+    for q in leak.questions:
+        top = select_top(q.hints, top_k)
+        if top is None:
+            if strict:
+                raise InputError(f"only {len(q.hints)} usable hints, need {top_k} (--top-k); "
+                                 "drop --strict to skip such questions", record=q.id, field="hints")
+            skipped.append(q.id)
+            continue
+        kept = leak.kept_indices[q.id]
+        source_idx = [kept[j] for j in top]
+        meta = {k: v for k, v in q.metadata.items() if k != LABELS_KEY}
+        labels = q.metadata.get(LABELS_KEY)
+        if len(source_idx) != len(q.hints) or source_idx != sorted(source_idx) or leak.dropped_hints.get(q.id):
+            meta["source_hint_indices"] = source_idx
+        selected.append((replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels))
+    counts = {
+        "questions_in": len(questions),
+        "hints_in": sum(len(q.hints) for q in questions),
+        **{f"leak_{k}": v for k, v in leak.counts().items()},
+        "questions_skipped_few_hints": len(skipped),
+        "questions": len(selected),
+    }
+    details = {"dropped_hints": {qid: idx for qid, idx in leak.dropped_hints.items()},
+               "dropped_questions": leak.dropped_questions, "skipped_few_hints": skipped,
+               "common_word_answers": leak.common_word_answers}
+    return selected, {"counts": counts, "details": details}
+
+
+def _progress(items: list, enabled: bool, description: str) -> Iterable:
+    if not enabled:
+        return items
+    from rich.progress import track
+
+    return track(items, description=description, transient=True)
+
+
+def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *, top_k: int = 5,
+                    leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
+                    split: Any = (0.7, 0.1, 0.2), seed: int = 13, strict: bool = False,
+                    sources: Sequence[Any] = (), post_build: PostBuild | None = None,
+                    show_progress: bool = False) -> dict:
+    """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
+    (replaced atomically); return the meta dict. `post_build(tmp_dir, meta)` runs inside the
+    temp directory before the rename and may rewrite qrels.tsv or update meta."""
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise InputError(f"--top-k must be between 1 and {MAX_TOP_K}, got {top_k}", field="top-k")
+    if not questions:
+        raise InputError("no questions to build from")
+    split_spec = parse_split(split if not isinstance(split, str) else split)
+    judge = leak_judge or StringLeakJudge()
+    selected, info = select_questions(questions, top_k, leak_policy, judge, strict)
+    if not selected:
+        raise InputError(f"no question has {top_k} usable hints after the leakage filter; nothing to build")
+    kept = [q for q, _, _ in selected]
+    splits = make_splits(kept, split_spec, seed)
+    labels = Counter()
+    passages = 0
+    with atomic_dir(out_dir) as tmp:
+        with open(tmp / "questions.jsonl", "w", encoding="utf-8") as fq, \
+                open(tmp / "corpus.jsonl", "w", encoding="utf-8") as fc, \
+                open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr:
+            for q, source_idx, release_labels in _progress(selected, show_progress, "Building passages"):
+                fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
+                for p in iter_passages(q):
+                    label = _release_label(release_labels, [source_idx[i] for i in p.order])
+                    fc.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+                    fr.write(f"{q.id} 0 {p.id} {label}\n")
+                    labels[label] += 1
+                    passages += 1
+        with open(tmp / "splits.json", "w", encoding="utf-8") as fs:
+            json.dump(splits, fs, indent=1)
+        meta = {
+            "inferqa_version": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "sources": [_source_entry(s) for s in sources],
+            "options": {"top_k": top_k, "leak_policy": leak_policy, "leak_judge": judge.name,
+                        "split": split_spec if isinstance(split_spec, str) else list(split_spec),
+                        "seed": seed, "strict": strict},
+            "counts": {**info["counts"], "passages": passages, "passages_per_question": n_orders(top_k)},
+            "labels": {str(k): v for k, v in sorted(labels.items())},
+            "labelled_by": "quit-release" if any(lab for _, _, lab in selected) else "constant",
+            "splits": {name: len(ids) for name, ids in splits.items()},
+            "leakage": info["details"],
+        }
+        if post_build is not None:
+            post_build(tmp, meta)
+        with open(tmp / "meta.json", "w", encoding="utf-8") as fm:
+            json.dump(meta, fm, indent=2, ensure_ascii=False)
+            fm.write("\n")
+    return meta

@@ -1,0 +1,30 @@
+"""Passages: every non-empty subset of a question's kept hints, in every ordering."""
+
+from __future__ import annotations
+
+from itertools import combinations, permutations
+from math import comb, factorial
+from typing import Iterator
+
+from ..benchmark import HINT_SEPARATOR
+from ..records import Passage, Question, passage_id
+
+
+def n_orders(k: int) -> int:
+    """Σ C(k, i)·i! for i = 1..k: 325 for k = 5."""
+    return sum(comb(k, i) * factorial(i) for i in range(1, k + 1))
+
+
+def iter_orders(k: int) -> Iterator[tuple[int, ...]]:
+    """Hint orders by subset size, then subset (lexicographic), then permutation (lexicographic)."""
+    for size in range(1, k + 1):
+        for subset in combinations(range(k), size):
+            yield from permutations(subset)
+
+
+def iter_passages(question: Question) -> Iterator[Passage]:
+    """One passage per order of the question's hints; text = the hints joined by one space."""
+    texts = [h.text for h in question.hints]
+    for order in iter_orders(len(texts)):
+        yield Passage(id=passage_id(question.id, order), qid=question.id, order=order,
+                      text=HINT_SEPARATOR.join(texts[i] for i in order))

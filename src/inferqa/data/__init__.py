@@ -1,0 +1,93 @@
+"""Question sources: WikiHint, TriviaHG (both schemas), the QUIT release, generic JSONL/CSV.
+
+`load_questions(path, fmt="auto")` returns validated `Question`s with cleaned text
+(mojibake repaired, citation markers removed, whitespace collapsed). Bad input raises
+`InputError` naming the file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..io import read_json
+from ..records import Question
+from . import generic, quit, triviahg, wikihint
+
+FORMATS = ("auto", "wikihint", "triviahg", "quit", "jsonl", "csv")
+DEMO_FILE = "demo_questions.jsonl"
+
+
+def demo_path() -> Path:
+    """The embedded demo questions (generic JSONL) shipped inside the package."""
+    return Path(str(resources.files("inferqa.data").joinpath("demo", DEMO_FILE)))
+
+
+def _first_jsonl_object(path: Path) -> Any:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+    return None
+
+
+def detect_format(path: str | os.PathLike, data: Any = None) -> str:
+    """Name the format of `path` from its extension and the shape of its first record."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return "csv"
+    if suffix == ".jsonl":
+        first = _first_jsonl_object(path)
+        if quit.looks_like_corpus(first):
+            raise InputError("this is a QUIT corpus.jsonl (id/contents/title); pass the release's "
+                             "train/dev/test JSON instead: passages are rebuilt from their hints", file=path)
+        return "jsonl"
+    if data is None:
+        data = read_json(path)
+    first = data[0] if isinstance(data, list) and data else data
+    for name, module in (("wikihint", wikihint), ("triviahg", triviahg), ("quit", quit), ("jsonl", generic)):
+        if module.looks_like(first):
+            return name
+    raise InputError("unknown format: not WikiHint, TriviaHG, QUIT or generic JSONL/CSV "
+                     "(pass --format to choose one)", file=path, record=0 if isinstance(data, list) else None)
+
+
+def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]:
+    """Read one source file into validated questions (ids unique within the file)."""
+    path = Path(path)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", file=path, field="format")
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    if path.is_dir():
+        raise InputError("expected a file, got a directory", file=path)
+    data = None
+    if fmt == "auto":
+        if path.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
+            data = read_json(path)
+        fmt = detect_format(path, data)
+    if fmt == "csv":
+        return generic.parse_csv(path)
+    if fmt == "jsonl":
+        if path.suffix.lower() == ".json":
+            data = read_json(path) if data is None else data
+            if not isinstance(data, list):
+                raise InputError("expected a JSON array of question objects", file=path)
+            return generic.parse_json_array(data, path)
+        return generic.parse_jsonl(path)
+    if data is None:
+        data = read_json(path)
+    return {"wikihint": wikihint, "triviahg": triviahg, "quit": quit}[fmt].parse(data, path)
+
+
+__all__ = ["FORMATS", "demo_path", "detect_format", "load_questions"]

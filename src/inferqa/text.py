@@ -1,0 +1,62 @@
+"""Text helpers shared by every stage: answer normalisation and hint cleaning."""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from functools import lru_cache
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = frozenset(string.punctuation) | {"‘", "’", "“", "”", "–", "—", "…", "«", "»", "¿", "¡"}
+_WS = re.compile(r"\s+")
+# `[^1^]` (Bing-chat style, as in TriviaHG) and `[1]`-style numeric citation markers.
+_CITATION = re.compile(r"\s*\[\^?\d+(?:\^)?\]")
+
+
+def strip_accents(s: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def normalize_answer(s: str) -> str:
+    """SQuAD-style: lowercase, strip accents, drop punctuation and articles, collapse spaces.
+
+    Punctuation is removed, not replaced by a space ("Ubbo-Sathla" -> "ubbosathla"),
+    exactly as the SQuAD evaluation script does.
+    """
+    s = strip_accents(s.lower())
+    s = "".join(c for c in s if c not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return _WS.sub(" ", s).strip()
+
+
+@lru_cache(maxsize=1)
+def _ftfy_config():
+    import ftfy
+
+    # Repair mojibake and stray HTML entities, but keep curly quotes and ligatures as written.
+    return ftfy.TextFixerConfig(uncurl_quotes=False, fix_latin_ligatures=False,
+                                fix_character_width=False, normalization="NFC")
+
+
+def repair_mojibake(s: str) -> str:
+    """Undo UTF-8 text decoded as Latin-1/cp1252 (`cafÃ©` -> `café`)."""
+    if s.isascii():
+        return s
+    import ftfy
+
+    return ftfy.fix_text(s, _ftfy_config())
+
+
+def strip_citations(s: str) -> str:
+    """Remove citation markers such as `[^1^]` or `[2]` left by chat-generated hints."""
+    return _CITATION.sub("", s)
+
+
+def normalize_whitespace(s: str) -> str:
+    return _WS.sub(" ", s).strip()
+
+
+def clean_text(s: str) -> str:
+    """Mojibake repair, citation-marker removal and whitespace normalisation, in that order."""
+    return normalize_whitespace(strip_citations(repair_mojibake(s)))
