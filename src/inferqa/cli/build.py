@@ -1,0 +1,104 @@
+"""`inferqa build` (hints → benchmark directory) and `inferqa stats` (what is in one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputError
+from .app import app
+
+LEAK_POLICY_HELP = "drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's choice)."
+
+
+def leak_judge_for(name: str = "string"):
+    """The leak judge behind a --leak-judge name (one place to register new judges)."""
+    from ..build.leakage import StringLeakJudge
+
+    judges = {"string": StringLeakJudge}
+    if name not in judges:
+        raise InputError(f"unknown leak judge {name!r} (choose from {', '.join(judges)})", field="leak-judge")
+    return judges[name]()
+
+
+def _check_out_dir(out: Path) -> None:
+    """Refuse to replace a non-empty directory that is not a benchmark (atomic_dir would)."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "meta.json").exists())):
+        raise InputError("--out exists and is not a benchmark directory; choose another path", file=out)
+
+
+def _load_sources(paths: list[Path], fmt: str):
+    from ..data import load_questions
+
+    questions, seen = [], {}
+    for path in paths:
+        for q in load_questions(path, fmt):
+            if q.id in seen:
+                raise InputError(f"duplicate question id {q.id!r} (also in {seen[q.id]})", file=path,
+                                 record=q.id, field="id")
+            seen[q.id] = path
+            questions.append(q)
+    return questions
+
+
+@app.command("build")
+def build_cmd(
+    sources: Optional[List[Path]] = typer.Argument(None, help="Source files: WikiHint/TriviaHG/QUIT JSON, JSONL or CSV.",
+                                                   show_default=False),
+    out: Path = typer.Option(..., "--out", "-o", help="Benchmark directory to write (replaced atomically)."),
+    fmt: str = typer.Option("auto", "--format", "-f",
+                            help="auto | wikihint | triviahg | quit | jsonl | csv (applies to every SOURCE)."),
+    demo: bool = typer.Option(False, "--demo", help="Add the demo questions embedded in the package."),
+    top_k: int = typer.Option(5, "--top-k", help="Hints kept per question (325 passages for 5)."),
+    leak_policy: str = typer.Option("drop-hint", "--leak-policy", help=LEAK_POLICY_HELP),
+    split: str = typer.Option("0.7,0.1,0.2", "--split",
+                              help="train,dev,test as fractions (0.7,0.1,0.2), counts (5000,862,1539) or 'source'."),
+    seed: int = typer.Option(13, "--seed", help="Seed of the split shuffle."),
+    strict: bool = typer.Option(False, "--strict", help="Fail on a question with fewer than --top-k usable hints "
+                                                        "instead of skipping it."),
+) -> None:
+    """Build a QUIT-style benchmark: leakage filter, top-k hints, every ordering of every subset as a passage."""
+    from rich.console import Console
+
+    from ..build import build_benchmark
+    from ..data import demo_path
+
+    paths = list(sources or [])
+    if demo:
+        paths.insert(0, demo_path())
+    if not paths:
+        raise InputError("give SOURCE files or --demo")
+    _check_out_dir(out)
+    questions = _load_sources(paths, fmt)
+    meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=leak_judge_for("string"),
+                           split=split, seed=seed, strict=strict,
+                           sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True)
+    c = meta["counts"]
+    Console().print(f"[bold]{out}[/]: {c['questions']:,} questions, {c['passages']:,} passages "
+                    f"({c['leak_hints_dropped']} leaking hints dropped, {c['leak_questions_dropped']} questions "
+                    f"dropped for leaks, {c['questions_skipped_few_hints']} with fewer than {top_k} hints skipped); "
+                    + ", ".join(f"{k} {v:,}" for k, v in meta["splits"].items()))
+
+
+@app.command("stats")
+def stats_cmd(bench: Path = typer.Argument(..., help="A benchmark directory written by `inferqa build`.")) -> None:
+    """Print counts of a benchmark directory: questions, passages and labels per split."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..build.stats import benchmark_stats
+
+    stats = benchmark_stats(bench)
+    labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})
+    table = Table(title=f"{bench}")
+    for col in ["split", "questions", "passages", *[f"label {lab}" for lab in labels], "hints/question"]:
+        table.add_column(col, justify="left" if col == "split" else "right")
+    for name, row in stats["splits"].items():
+        table.add_row(name, f"{row['questions']:,}", f"{row['passages']:,}",
+                      *[f"{row['labels'].get(lab, 0):,}" for lab in labels], f"{row['hints_per_question']:.2f}")
+    console = Console()
+    console.print(table)
+    if stats["build"]:
+        console.print(", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in stats["build"].items()))
