@@ -1,0 +1,152 @@
+"""Run one function over many items in batches, here or on a Ray cluster, with the same outputs.
+
+`make_worker()` is called once per process (once here, once per Ray actor) and returns the
+batch function, so a model is loaded once per actor and not once per batch. Outputs come
+back in input order on both backends; items are streamed, so a 2.4M-item iterable never
+has to be a list.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import itertools
+import pickle
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from ..errors import InputError
+
+BACKENDS = ("local", "ray")
+Worker = Callable[[list], Sequence]
+WorkerFactory = Callable[[], Worker]
+
+
+def check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r} (choose one of: {', '.join(BACKENDS)})", field="backend")
+    return backend
+
+
+def _batched(items: Iterable, size: int) -> Iterator[list]:
+    it = iter(items)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
+
+
+def _checked(batch: list, out: Sequence) -> Sequence:
+    if len(out) != len(batch):
+        raise RuntimeError(f"worker returned {len(out)} outputs for a batch of {len(batch)} items")
+    return out
+
+
+def _progress(total: int | None, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="item", disable=not enabled, dynamic_ncols=True)
+
+
+def imap_batches(
+    items: Iterable,
+    make_worker: WorkerFactory,
+    *,
+    backend: str = "local",
+    batch_size: int = 32,
+    num_actors: int = 1,
+    ray_address: str | None = None,
+    num_cpus_per_actor: float = 1,
+    num_gpus_per_actor: float = 0,
+    window: int = 65_536,
+    progress: bool = True,
+    desc: str = "map",
+    total: int | None = None,
+) -> Iterator[Any]:
+    """Yield `worker(batch)` outputs one item at a time, in input order.
+
+    On Ray, items go out in windows of `window` items (one Ray Data pipeline each, its
+    actor pool loading the model once per actor), so the driver never holds more than a
+    window of inputs and outputs.
+    """
+    check_backend(backend)
+    if batch_size < 1 or num_actors < 1:
+        raise InputError("batch_size and num_actors must be at least 1", field="batch_size")
+    if total is None and hasattr(items, "__len__"):
+        total = len(items)  # type: ignore[arg-type]
+    with _progress(total, desc, progress) as bar:
+        if backend == "local":
+            worker = make_worker()
+            for batch in _batched(items, batch_size):
+                yield from _checked(batch, worker(batch))
+                bar.update(len(batch))
+            return
+        ensure_ray(ray_address)
+        for chunk in _batched(items, max(window, batch_size)):
+            for out in _ray_window(chunk, make_worker, batch_size=batch_size, num_actors=num_actors,
+                                   num_cpus=num_cpus_per_actor, num_gpus=num_gpus_per_actor):
+                yield out
+                bar.update(1)
+
+
+def map_batches(items: Iterable, make_worker: WorkerFactory, **options: Any) -> list:
+    """`list(imap_batches(...))`: every output, in input order."""
+    return list(imap_batches(items, make_worker, **options))
+
+
+def ensure_ray(address: str | None = None) -> None:
+    """Connect to `address` (`auto`, `ray://host:10001`, ...) or start a local Ray, once."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("the ray backend needs Ray: pip install 'inferqa[ray]'", field="backend") from None
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    if ray.is_initialized():
+        return
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+
+
+class _RayActor:
+    """One per Ray actor: builds the worker once, then maps pickled batches."""
+
+    def __init__(self, factory_blob: bytes):
+        import cloudpickle
+
+        self.worker = cloudpickle.loads(factory_blob)()
+
+    def __call__(self, batch: dict) -> dict:
+        import numpy as np
+
+        items = [pickle.loads(b) for b in batch["blob"]]
+        outs = _checked(items, self.worker(items))
+        blobs = np.array([pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL) for o in outs], dtype=object)
+        return {"idx": batch["idx"], "blob": blobs}
+
+
+def _ray_window(chunk: list, make_worker: WorkerFactory, *, batch_size: int, num_actors: int,
+                num_cpus: float, num_gpus: float) -> Iterator[Any]:
+    import cloudpickle
+    import ray.data
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False
+    rows = [{"idx": i, "blob": pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)} for i, x in enumerate(chunk)]
+    ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // batch_size, 4 * num_actors)))
+    ds = ds.map_batches(
+        _RayActor,
+        fn_constructor_kwargs={"factory_blob": cloudpickle.dumps(make_worker)},
+        batch_size=batch_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=num_actors),
+        num_cpus=num_cpus,
+        num_gpus=num_gpus or None,
+    )
+    # preserve_order should already deliver rows in order; the heap makes it a guarantee.
+    pending: list[tuple[int, bytes]] = []
+    want = 0
+    for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
+        for i, blob in zip(batch["idx"], batch["blob"]):
+            heapq.heappush(pending, (int(i), blob))
+        while pending and pending[0][0] == want:
+            yield pickle.loads(heapq.heappop(pending)[1])
+            want += 1
+    if want != len(chunk):
+        raise RuntimeError(f"Ray returned {want} of {len(chunk)} outputs")
