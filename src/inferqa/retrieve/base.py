@@ -1,0 +1,113 @@
+"""The retriever interface: build an index for a benchmark, then search it with question texts.
+
+An index lives in `BENCH/indexes/<name>-<hash of the options that shape it>/` unless a
+directory is given. `retriever.json` is written last, so a directory without it is an
+unfinished build (a dense build resumes from it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import read_json, write_json
+from ..records import Run
+
+MANIFEST = "retriever.json"
+
+
+class Retriever(ABC):
+    name: ClassVar[str] = "base"
+
+    def __init__(self, **options: Any):
+        self.options = options
+        self.bench: Benchmark | None = None
+        self.index_dir: Path | None = None
+        self._loaded = False
+
+    # -- what subclasses implement ------------------------------------------------------
+    def index_options(self) -> dict[str, Any]:
+        """Options that change the index's content (hashed into its default directory)."""
+        return dict(self.options)
+
+    @abstractmethod
+    def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+        """Write the index into `out_dir`; return facts for the manifest (counts, timings)."""
+
+    @abstractmethod
+    def _load(self, index_dir: Path) -> None:
+        """Load (or memory-map) what `_build` wrote."""
+
+    @abstractmethod
+    def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
+        """Top-k passages per query, best first, deterministic tie order."""
+
+    # -- shared plumbing ----------------------------------------------------------------
+    def options_hash(self) -> str:
+        blob = json.dumps({"retriever": self.name, **self.index_options()}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    def default_index_dir(self, bench: Benchmark) -> Path:
+        return bench.path / "indexes" / f"{self.name}-{self.options_hash()}"
+
+    def attach(self, bench: Benchmark | None, index_dir: str | Path | None = None) -> "Retriever":
+        """Point this retriever at a benchmark's index (default location) or at `index_dir`."""
+        if index_dir is None and bench is None:
+            raise ValueError("attach needs a benchmark or an index directory")
+        self.bench = bench
+        self.index_dir = Path(index_dir) if index_dir is not None else self.default_index_dir(bench)
+        self._loaded = False
+        return self
+
+    def index(self, bench: Benchmark, index_dir: str | Path | None = None) -> Path:
+        self.attach(bench, index_dir)
+        assert self.index_dir is not None
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        facts = self._build(bench, self.index_dir)
+        write_json(self.index_dir / MANIFEST, {"retriever": self.name, "options": self.index_options(),
+                                               "benchmark": str(bench.path), **facts})
+        return self.index_dir
+
+    def is_indexed(self) -> bool:
+        return self.index_dir is not None and (self.index_dir / MANIFEST).exists()
+
+    def load(self) -> None:
+        if self._loaded:
+            return
+        if self.index_dir is None:
+            raise InputError(f"{self.name} retriever has no index: call index() or attach() first")
+        if not self.is_indexed():
+            bench = self.bench.path if self.bench is not None else "BENCH_DIR"
+            raise InputError(f"no finished {self.name} index here; build it with "
+                             f"`inferqa index {bench} --retriever {self.name}` (with the same options)",
+                             file=self.index_dir)
+        manifest = read_json(self.index_dir / MANIFEST)
+        if manifest.get("retriever") != self.name:
+            raise InputError(f"index was built by {manifest.get('retriever')!r}, not {self.name!r}",
+                             file=self.index_dir / MANIFEST)
+        self._load(self.index_dir)
+        self._loaded = True
+
+    def search(self, queries: Mapping[str, str], k: int) -> Run:
+        if k < 1:
+            raise InputError(f"k must be at least 1 (got {k})", field="k")
+        self.load()
+        qids = list(queries)
+        run = self._search(qids, [queries[q] for q in qids], k)
+        run.tag = self.name
+        return run
+
+
+def question_queries(bench: Benchmark, qids: list[str] | None = None) -> dict[str, str]:
+    """Query text per question id: the question itself (QUIT's setting)."""
+    questions = bench.questions
+    qids = list(questions) if qids is None else qids
+    missing = [q for q in qids if q not in questions]
+    if missing:
+        raise InputError(f"unknown question id {missing[0]!r}", file=bench.path / "questions.jsonl")
+    return {q: questions[q].text for q in qids}

@@ -1,0 +1,232 @@
+"""BM25 (Lucene variant, bm25s's tokenizer and stemmer) with compositional dedup.
+
+A QUIT corpus holds every ordering of every hint subset of a question. Bag-of-words scores
+ignore order, so with `dedup=True` each distinct (question, subset) group is indexed once,
+its term counts composed from the hints' counts, and its multiplicity (the number of its
+orderings in the corpus, |subset|! for a full corpus) counted in N, the document frequencies
+and the average length. Every score then equals plain BM25 over the expanded corpus; results
+are expanded back to all orderings. `dedup=False` indexes the expanded corpus with bm25s.
+
+Tie order (both modes): score descending, then the corpus position of the passage's group's
+first passage, then corpus position.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..benchmark import HINT_SEPARATOR, Benchmark
+from ..errors import InputError
+from ..io import atomic_open
+from ..records import Run
+from .base import Retriever
+from .corpus import Groups, corpus_ids, group_by_subset, group_first_position
+from .registry import register
+
+# The index arrays, saved with np.save and memory-mapped on load.
+_DEDUP_ARRAYS = ("term_ptr", "term_docs", "term_weights", "pids", "group_ptr")
+_PLAIN_ARRAYS = ("pids", "group_first")
+
+
+def _save(out: Path, name: str, arr: np.ndarray) -> None:
+    with atomic_open(out / f"{name}.npy", "wb") as fh:
+        np.save(fh, arr)
+
+
+def top_k_positions(scores: np.ndarray, k: int, tie_key: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the k best scores, by score descending, then `tie_key`, then index.
+
+    `tie_key=None` means the index itself breaks ties.
+    """
+    n = len(scores)
+    k = min(k, n)
+    if k < n:
+        thr = np.partition(scores, n - k)[n - k]
+        above = np.flatnonzero(scores > thr)
+        tied = np.flatnonzero(scores == thr)
+        if tie_key is not None and len(tied) > k - len(above):
+            tied = tied[np.lexsort((tied, tie_key[tied]))]
+        cand = np.concatenate([above, tied[: k - len(above)]])
+    else:
+        cand = np.arange(n)
+    keys = (cand, -scores[cand]) if tie_key is None else (cand, tie_key[cand], -scores[cand])
+    return cand[np.lexsort(keys)]
+
+
+@register("bm25")
+class BM25Retriever(Retriever):
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
+                 stopwords: str | None = "english", dedup: bool = True, show_progress: bool = True):
+        super().__init__(k1=float(k1), b=float(b), stemmer=stemmer or None, stopwords=stopwords or None,
+                         dedup=bool(dedup))
+        self.show_progress = show_progress
+        self._stemmer = None
+
+    # -- tokenization shared by both modes and by queries ---------------------------------
+    def _stem(self):
+        if self._stemmer is None and self.options["stemmer"]:
+            import Stemmer
+
+            try:
+                self._stemmer = Stemmer.Stemmer(self.options["stemmer"])
+            except KeyError:
+                raise InputError(f"unknown stemmer language {self.options['stemmer']!r}",
+                                 field="stemmer") from None
+        return self._stemmer
+
+    def tokenize(self, texts: list[str], allow_empty: bool = False) -> list[list[str]]:
+        import bm25s
+
+        return bm25s.tokenize(texts, stopwords=self.options["stopwords"] or [], stemmer=self._stem(),
+                              return_ids=False, show_progress=False, allow_empty=allow_empty)
+
+    # -- build ----------------------------------------------------------------------------
+    def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        ids = corpus_ids(bench)
+        facts = self._build_dedup(bench, ids, out_dir) if self.options["dedup"] else self._build_plain(bench, ids, out_dir)
+        return {**facts, "passages": int(len(ids)), "build_seconds": round(time.perf_counter() - t0, 3)}
+
+    def _build_dedup(self, bench: Benchmark, ids: np.ndarray, out: Path) -> dict[str, Any]:
+        import scipy.sparse as sp
+
+        groups: Groups = group_by_subset(ids, bench.path / "corpus.jsonl")
+        questions = bench.questions
+        # Tokenize every hint a group uses, once.
+        hint_row: dict[tuple[str, int], int] = {}
+        member_rows: list[list[int]] = []
+        hint_texts: list[str] = []
+        for key in groups.keys:
+            qid, subset = key.decode().rsplit("_", 1)
+            q = questions.get(qid)
+            if q is None:
+                raise InputError(f"corpus passage of unknown question {qid!r}", file=bench.path / "corpus.jsonl")
+            rows = []
+            for c in subset:
+                h = int(c)
+                if h >= len(q.hints):
+                    raise InputError(f"corpus passage {key.decode()}_… names hint {h} but question {qid} "
+                                     f"keeps {len(q.hints)}", file=bench.path / "corpus.jsonl")
+                r = hint_row.setdefault((qid, h), len(hint_row))
+                if r == len(hint_texts):
+                    hint_texts.append(q.hints[h].text)
+                rows.append(r)
+            member_rows.append(rows)
+        tokens = self.tokenize(hint_texts)
+        vocab: dict[str, int] = {}
+        h_rows, h_cols = [], []
+        for r, toks in enumerate(tokens):
+            for t in toks:
+                h_rows.append(r)
+                h_cols.append(vocab.setdefault(t, len(vocab)))
+        n_groups, n_hints, n_terms = len(groups.keys), len(hint_texts), max(len(vocab), 1)
+        hint_tf = sp.csr_matrix((np.ones(len(h_rows), np.float64), (h_rows, h_cols)), shape=(n_hints, n_terms))
+        hint_tf.sum_duplicates()
+        lens = np.fromiter((len(r) for r in member_rows), np.int64, n_groups)
+        member = sp.csr_matrix((np.ones(lens.sum()), np.concatenate(member_rows) if n_groups else [],
+                                np.concatenate([[0], np.cumsum(lens)])), shape=(n_groups, n_hints))
+        group_tf = (member @ hint_tf).tocsr()  # subset term counts = sum of its hints' counts
+        group_tf.sort_indices()
+        mult = groups.multiplicity.astype(np.float64)
+        n_docs = float(mult.sum())
+        doc_len = np.asarray(group_tf.sum(axis=1)).ravel()
+        avg_len = float((mult * doc_len).sum() / n_docs)
+        nnz_per_group = np.diff(group_tf.indptr)
+        df = np.bincount(group_tf.indices, weights=np.repeat(mult, nnz_per_group), minlength=n_terms)
+        idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        k1, b = self.options["k1"], self.options["b"]
+        tf = group_tf.data
+        norm = np.repeat(k1 * ((1 - b) + b * doc_len / avg_len), nnz_per_group)
+        weights = (idf[group_tf.indices] * tf / (norm + tf)).astype(np.float32)
+        by_term = sp.csr_matrix((weights, group_tf.indices, group_tf.indptr), shape=(n_groups, n_terms)).tocsc()
+        by_term.sort_indices()
+        _save(out, "term_ptr", by_term.indptr.astype(np.int64))
+        _save(out, "term_docs", by_term.indices.astype(np.int32))
+        _save(out, "term_weights", by_term.data.astype(np.float32))
+        _save(out, "pids", groups.pids)
+        _save(out, "group_ptr", groups.ptr)
+        with atomic_open(out / "vocab.json") as fh:
+            json.dump(vocab, fh, ensure_ascii=False)
+        return {"groups": n_groups, "hints": n_hints, "terms": len(vocab), "avg_len": avg_len}
+
+    def _build_plain(self, bench: Benchmark, ids: np.ndarray, out: Path) -> dict[str, Any]:
+        import bm25s
+
+        texts = []
+        for i, p in enumerate(bench.iter_corpus()):
+            if p.id.encode() != ids[i]:
+                raise InputError("corpus changed while indexing", file=bench.path / "corpus.jsonl")
+            texts.append(p.text)
+        model = bm25s.BM25(k1=self.options["k1"], b=self.options["b"], method="lucene")
+        model.index(self.tokenize(texts, allow_empty=True), show_progress=self.show_progress)
+        del texts
+        model.save(str(out / "bm25s"))
+        _save(out, "pids", ids)
+        _save(out, "group_first", group_first_position(ids))
+        return {"terms": len(model.vocab_dict)}
+
+    # -- search ---------------------------------------------------------------------------
+    def _load(self, index_dir: Path) -> None:
+        names = _DEDUP_ARRAYS if self.options["dedup"] else _PLAIN_ARRAYS
+        self._arr = {n: np.load(index_dir / f"{n}.npy", mmap_mode="r") for n in names}
+        if self.options["dedup"]:
+            with open(index_dir / "vocab.json", encoding="utf-8") as fh:
+                self._vocab = json.load(fh)
+            self._arr["group_ptr"] = np.asarray(self._arr["group_ptr"])
+            self._arr["term_ptr"] = np.asarray(self._arr["term_ptr"])
+        else:
+            import bm25s
+
+            self._model = bm25s.BM25.load(str(index_dir / "bm25s"), mmap=True)
+            self._vocab = self._model.vocab_dict
+            gf = np.asarray(self._arr["group_first"])
+            # Groups contiguous in the corpus (as `inferqa build` writes them): index order breaks ties.
+            self._tie_key = None if bool(np.all(np.diff(gf) >= 0)) else gf
+
+    def _query_term_ids(self, texts: list[str]) -> list[np.ndarray]:
+        vocab = self._vocab
+        return [np.array([vocab[t] for t in toks if t in vocab], dtype=np.int64)
+                for toks in self.tokenize(texts, allow_empty=True)]
+
+    def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
+        from tqdm.auto import tqdm
+
+        run = Run()
+        one = self._search_dedup if self.options["dedup"] else self._search_plain
+        for qid, terms in tqdm(list(zip(qids, self._query_term_ids(texts))), desc="bm25 search",
+                               disable=not self.show_progress, leave=False):
+            pids, scores = one(terms, k)
+            run[qid] = list(zip(pids.astype("U").tolist(), scores.tolist()))
+        return run
+
+    def group_scores(self, terms: np.ndarray) -> np.ndarray:
+        """BM25 score of every (question, subset) group for a query's term ids (dedup index)."""
+        a = self._arr
+        scores = np.zeros(len(a["group_ptr"]) - 1, dtype=np.float32)
+        ptr, docs, w = a["term_ptr"], a["term_docs"], a["term_weights"]
+        for t in terms:
+            s, e = ptr[t], ptr[t + 1]
+            scores[docs[s:e]] += w[s:e]  # one entry per group within a term: no duplicates
+        return scores
+
+    def _search_dedup(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        a = self._arr
+        gptr = a["group_ptr"]
+        scores = self.group_scores(terms)
+        top = top_k_positions(scores, k)  # each group holds >= 1 passage, so k groups suffice
+        sizes = gptr[top + 1] - gptr[top]
+        take = int(np.searchsorted(np.cumsum(sizes), k)) + 1
+        top, sizes = top[:take], sizes[:take]
+        starts = np.repeat(gptr[top] - np.cumsum(sizes) + sizes, sizes)
+        idx = (starts + np.arange(sizes.sum()))[:k]
+        return a["pids"][idx], np.repeat(scores[top], sizes)[:k]
+
+    def _search_plain(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        scores = self._model.get_scores_from_ids(terms.astype(np.int32).tolist())
+        top = top_k_positions(scores, k, self._tie_key)
+        return self._arr["pids"][top], scores[top]
