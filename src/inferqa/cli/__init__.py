@@ -11,6 +11,7 @@ from .app import app
 # Each module registers its commands on `app` when imported.
 COMMAND_MODULES = [
     "build",
+    "rerank",
 ]
 
 for _name in COMMAND_MODULES:

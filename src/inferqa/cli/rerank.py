@@ -1,0 +1,99 @@
+"""`inferqa rerank`: a TREC run in, a reranked TREC run out."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputError
+from .app import app
+
+RERANKER_HELP = "llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5."
+MODEL_HELP = ("LLM spec for the LLM rerankers (smollm2, gemma3-270m, llama-cpp:/x.gguf, openai:MODEL, "
+              "transformers:ID); HF id or local folder for cross-encoder and the T5 family.")
+
+
+def _option_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_options(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--option expects KEY=VALUE, got {pair!r}", field="option")
+        out[key.replace("-", "_")] = _option_value(value)
+    return out
+
+
+def checkpoint_path(out: Path) -> Path:
+    return out.with_name(f".{out.name}.rerank-checkpoint.jsonl")
+
+
+@app.command("rerank")
+def rerank_cmd(
+    run_file: Path = typer.Argument(..., metavar="RUN", help="TREC run to rerank (e.g. from `inferqa retrieve`)."),
+    bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory the run was made on."),
+    reranker: str = typer.Option(..., "--reranker", "-r", help=RERANKER_HELP),
+    out: Path = typer.Option(..., "--out", "-o", help="Reranked TREC run to write (atomically)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    depth: int = typer.Option(100, "--depth", "-k", help="Rerank the top DEPTH of each question; the rest "
+                                                         "stays below in its order."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size (cross-encoder, T5 family)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split "
+                                                              "(the output holds only them)."),
+    options: List[str] = typer.Option([], "--option", help="Extra reranker option KEY=VALUE, repeatable "
+                                                           "(e.g. window=10, reduction=mean)."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="LLM call cache file (default: "
+                                                               "$INFERQA_LLM_CACHE or ~/.cache/inferqa/llm.sqlite)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache LLM calls."),
+) -> None:
+    """Rerank the top --depth passages of every question of RUN; the passage set is kept.
+
+    Resumable: finished questions go to a checkpoint beside --out, LLM calls to the call cache.
+    """
+    from rich.console import Console
+
+    from ..benchmark import Benchmark
+    from ..records import Run
+    from ..rerank import RERANKERS, get_reranker
+
+    if reranker not in RERANKERS:
+        raise InputError(f"unknown reranker {reranker!r} (have: {', '.join(RERANKERS)})", field="reranker")
+    run = Run.load(run_file)
+    benchmark = Benchmark(bench)
+    qids = None
+    if split:
+        wanted = set(benchmark.split_qids(split))
+        qids = [q for q in run if q in wanted]
+        if not qids:
+            raise InputError(f"the run has no question of split {split!r}", file=run_file)
+    extra = parse_options(options)
+    if reranker.startswith("llm-") or reranker == "upr":
+        extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
+    rr = get_reranker(reranker, model=model, batch_size=batch_size, **extra)
+    ckpt = checkpoint_path(out)
+    t0 = time.perf_counter()
+    reranked = rr.rerank(run, benchmark, depth=depth, qids=qids, checkpoint=ckpt, progress=True)
+    seconds = time.perf_counter() - t0
+    reranked.save(out)
+    ckpt.unlink(missing_ok=True)
+    scored = sum(min(depth, len(reranked[q])) for q in reranked)
+    line = (f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {rr.name} "
+            f"in {seconds:.1f} s ({scored / max(seconds, 1e-9):.1f} passages/s)")
+    stats = getattr(getattr(rr, "_llm", None), "stats", None)
+    if stats is not None:
+        line += f"; LLM cache {stats.hits:,} hits, {stats.misses:,} misses"
+    Console().print(line)

@@ -1,0 +1,56 @@
+"""sentence-transformers CrossEncoder by Hugging Face id or local folder (e.g. one fine-tuned
+from the bundled MiniLM weights). Needs the `dense` extra."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..errors import InputError
+from .base import Reranker
+
+DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+
+
+class CrossEncoderReranker(Reranker):
+    """Score = the model's relevance logit (for a two-label head: logit(1) − logit(0))."""
+
+    name = "cross-encoder"
+
+    def __init__(self, model: str | None = None, batch_size: int = 32, max_length: int = 512,
+                 device: str | None = None):
+        self.model_name = str(model or DEFAULT_CROSS_ENCODER)
+        self.batch_size, self.max_length, self.device = batch_size, max_length, device
+        self._model = None
+
+    def config(self) -> dict[str, Any]:
+        return {"reranker": self.name, "model": self.model_name, "max_length": self.max_length}
+
+    @property
+    def model(self):
+        if self._model is None:
+            try:
+                from sentence_transformers import CrossEncoder
+            except ImportError:
+                raise InputError("the cross-encoder reranker needs sentence-transformers "
+                                 "(pip install 'inferqa[dense]')") from None
+            try:
+                self._model = CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
+            except OSError as exc:
+                raise InputError(f"cannot load cross-encoder {self.model_name!r}: {exc}", field="model") from None
+        return self._model
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        import numpy as np
+
+        pairs = [(query, t) for t in texts]
+        logits = np.asarray(self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False,
+                                               activation_fn=_identity(), convert_to_numpy=True))
+        if logits.ndim == 2:
+            logits = logits[:, 0] if logits.shape[1] == 1 else logits[:, -1] - logits[:, 0]
+        return [float(x) for x in logits]
+
+
+def _identity():
+    import torch
+
+    return torch.nn.Identity()

@@ -1,0 +1,159 @@
+"""LLM rerankers: pointwise yes/no, RankGPT listwise, and UPR query likelihood.
+
+All three talk to a model only through `inferqa.llm.base.LLM`, loaded from a spec string
+by `inferqa.llm.load_llm` (which puts the call cache in front, so a rerun repeats no call).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..llm.base import LLM, GenerationParams
+from .base import Reranker
+from .permutation import listwise_order, order_to_scores, parse_permutation
+
+DEFAULT_LLM = "smollm2"
+
+POINTWISE_PROMPT = (
+    "Question: {query}\n"
+    "Passage: {passage}\n"
+    "Does the passage help to answer the question? Answer yes or no.\n"
+    "Answer:"
+)
+
+UPR_PROMPT = "Passage: {passage}\nPlease write a question based on this passage.\nQuestion:"
+
+LISTWISE_SYSTEM = ("You are RankGPT, an intelligent assistant that ranks passages by how useful "
+                   "they are for answering a question.")
+LISTWISE_INTRO = ("I will give you {n} passages, each marked with a number in brackets []. "
+                  "Rank them by how much they help to answer this question: {query}")
+LISTWISE_FINAL = ("Question: {query}\nRank the {n} passages above from most to least helpful for "
+                  "answering the question. Answer only with the identifiers in the form [] > [], "
+                  "for example [2] > [1] > [3], and nothing else.")
+
+
+def resolve_llm(model: LLM | str | None, **options: Any) -> LLM:
+    """An LLM instance as given, or one loaded (with its call cache) from a spec string."""
+    if isinstance(model, LLM):
+        return model
+    from ..llm import load_llm
+
+    return load_llm(model or DEFAULT_LLM, **options)
+
+
+class _LLMReranker(Reranker):
+    def __init__(self, model: LLM | str | None = None, llm_options: dict | None = None):
+        self._spec = model
+        self._llm_options = llm_options or {}
+        self._llm: LLM | None = model if isinstance(model, LLM) else None
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            self._llm = resolve_llm(self._spec, **self._llm_options)
+        return self._llm
+
+    def config(self) -> dict[str, Any]:
+        return {"reranker": self.name, "llm": self.llm.identity}
+
+
+class PointwiseLLMReranker(_LLMReranker):
+    """relevance = log P(" yes" | prompt) − log P(" no" | prompt): MonoT5's idea with a causal LM."""
+
+    name = "llm-pointwise"
+
+    def __init__(self, model: LLM | str | None = None, prompt: str = POINTWISE_PROMPT,
+                 yes: str = " yes", no: str = " no", **kw: Any):
+        super().__init__(model, **kw)
+        self.prompt, self.yes, self.no = prompt, yes, no
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "prompt": self.prompt, "yes": self.yes, "no": self.no}
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        prompts = [self.prompt.format(query=query, passage=t) for t in texts]
+        # yes/no of one prompt side by side: the backend reuses the prompt's KV state
+        lps = self.llm.logprobs([pair for p in prompts for pair in ((p, self.yes), (p, self.no))])
+        return [lps[2 * i] - lps[2 * i + 1] for i in range(len(prompts))]
+
+
+class UPRReranker(_LLMReranker):
+    """Unsupervised Passage Reranking: log P(question | passage) under the LM.
+
+    `reduction="sum"` (default) is the total log-probability of the question's tokens;
+    "mean" divides it by the question's length (UPR's average, comparable across
+    questions): in tokens if the LLM has `count_tokens(text)`, else in whitespace words.
+    Within one question both give the same order: the question, and so its length, is
+    the same for every passage.
+    """
+
+    name = "upr"
+
+    def __init__(self, model: LLM | str | None = None, prompt: str = UPR_PROMPT,
+                 reduction: str = "sum", **kw: Any):
+        super().__init__(model, **kw)
+        if reduction not in ("mean", "sum"):
+            raise ValueError(f"reduction must be 'mean' or 'sum', not {reduction!r}")
+        self.prompt, self.reduction = prompt, reduction
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "prompt": self.prompt, "reduction": self.reduction}
+
+    def _length(self, continuation: str) -> int:
+        counter = getattr(self.llm, "count_tokens", None)
+        n = counter(continuation) if callable(counter) else len(continuation.split())
+        return max(int(n), 1)
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        continuation = " " + query.strip()
+        scores = self.llm.logprobs([(self.prompt.format(passage=t), continuation) for t in texts])
+        if self.reduction == "mean":
+            n = self._length(continuation)
+            scores = [s / n for s in scores]
+        return scores
+
+
+class ListwiseLLMReranker(_LLMReranker):
+    """RankGPT: the LLM orders a window of passages; windows slide from the bottom up.
+
+    One chat per window (system, intro, one user/assistant turn per passage, final ask),
+    answer parsed by `parse_permutation`, which repairs missing, repeated and
+    out-of-range ids. Passages are cut to `max_passage_words` words to bound the prompt.
+    """
+
+    name = "llm-listwise"
+
+    def __init__(self, model: LLM | str | None = None, window: int = 20, step: int = 10,
+                 max_passage_words: int = 300, max_tokens: int | None = None, **kw: Any):
+        super().__init__(model, **kw)
+        self.window, self.step, self.max_passage_words = window, step, max_passage_words
+        self.max_tokens = max_tokens
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "window": self.window, "step": self.step,
+                "max_passage_words": self.max_passage_words}
+
+    def messages(self, query: str, texts: Sequence[str]) -> list[dict]:
+        n = len(texts)
+        msgs = [{"role": "system", "content": LISTWISE_SYSTEM},
+                {"role": "user", "content": LISTWISE_INTRO.format(n=n, query=query)},
+                {"role": "assistant", "content": "Okay, please give me the passages."}]
+        for i, text in enumerate(texts, 1):
+            words = text.split()
+            msgs.append({"role": "user", "content": f"[{i}] {' '.join(words[:self.max_passage_words])}"})
+            msgs.append({"role": "assistant", "content": f"Received passage [{i}]."})
+        msgs.append({"role": "user", "content": LISTWISE_FINAL.format(n=n, query=query)})
+        return msgs
+
+    def permute_window(self, query: str, texts: Sequence[str]) -> list[int]:
+        # about 5 tokens per "[12] > " item; the parser repairs a cut-off answer
+        params = GenerationParams(max_tokens=self.max_tokens or 6 * len(texts) + 8, temperature=0.0)
+        answer = self.llm.chat([self.messages(query, texts)], params)[0]
+        return parse_permutation(answer, len(texts))
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if len(texts) <= 1:
+            return [1.0] * len(texts)
+        order = listwise_order(len(texts), self.window, self.step,
+                               lambda idx: self.permute_window(query, [texts[i] for i in idx]))
+        return order_to_scores(order)

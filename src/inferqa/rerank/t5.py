@@ -1,0 +1,155 @@
+"""The T5 family on `transformers` T5ForConditionalGeneration, by HF id or local folder.
+
+- MonoT5 ("Query: q Document: d Relevant:"): score = log softmax over the first decoder
+  step's logits of the "true" and "false" tokens, taken at "true".
+- RankT5 (encoder-decoder variant, "Query: q Document: d"): score = the raw first-step
+  logit of a designated unused token, `<extra_id_10>` by default.
+- LiT5-Distill (listwise, Fusion-in-Decoder): each passage of a window is encoded on its
+  own as "Search Query: q Passage: [i] p Relevance Ranking: "; the encoder states of the
+  whole window are concatenated and the decoder generates the ranking ("[3] > [1] > ...")
+  with greedy search; windows of 20 slide by 10 from the bottom up. This is LiT5's FiD
+  computation done with the stock T5 class (its FiD checkpoints keep T5's weight names).
+Needs the `transformers` extra.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..errors import InputError
+from .base import Reranker
+from .permutation import listwise_order, order_to_scores, parse_permutation
+
+MONOT5_PROMPT = "Query: {query} Document: {document} Relevant:"
+RANKT5_PROMPT = "Query: {query} Document: {document}"
+LIT5_PROMPT = "Search Query: {query} Passage: [{i}] {document} Relevance Ranking: "
+
+
+class _T5Reranker(Reranker):
+    default_model = ""
+
+    def __init__(self, model: str | None = None, batch_size: int = 16, max_length: int = 512,
+                 device: str | None = None, dtype: str | None = None):
+        self.model_name = str(model or self.default_model)
+        self.batch_size, self.max_length = batch_size, max_length
+        self.device, self.dtype = device, dtype
+        self._tok = self._model = None
+
+    def config(self) -> dict[str, Any]:
+        return {"reranker": self.name, "model": self.model_name, "max_length": self.max_length}
+
+    def _load(self):
+        if self._model is None:
+            try:
+                import torch
+                from transformers import AutoTokenizer, T5ForConditionalGeneration
+            except ImportError:
+                raise InputError(f"the {self.name} reranker needs transformers "
+                                 "(pip install 'inferqa[transformers]')") from None
+            device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+            try:
+                self._tok = AutoTokenizer.from_pretrained(self.model_name)
+                model = T5ForConditionalGeneration.from_pretrained(
+                    self.model_name, dtype=getattr(torch, self.dtype) if self.dtype else None)
+            except OSError as exc:
+                raise InputError(f"cannot load T5 model {self.model_name!r}: {exc}", field="model") from None
+            self._model = model.to(device).eval()
+        return self._tok, self._model
+
+    def token_id(self, token: str) -> int:
+        """Id of a designated token: a vocabulary entry as is, else a word that must encode
+        to one token ("true" → "▁true" in T5's vocabulary)."""
+        tok, _ = self._load()
+        vocab = tok.get_vocab()
+        if token in vocab:
+            return vocab[token]
+        ids = tok.encode(token, add_special_tokens=False)
+        if len(ids) != 1:
+            raise InputError(f"{token!r} is not one token of {self.model_name}'s vocabulary", field="token")
+        return ids[0]
+
+    def first_step_logits(self, inputs: Sequence[str], token_ids: Sequence[int]):
+        """Logits of `token_ids` at the first decoder step, one row per input (a tensor)."""
+        import torch
+
+        tok, model = self._load()
+        rows = []
+        start = model.config.decoder_start_token_id
+        with torch.inference_mode():
+            for b in range(0, len(inputs), self.batch_size):
+                enc = tok(list(inputs[b:b + self.batch_size]), padding=True, truncation=True,
+                          max_length=self.max_length, return_tensors="pt").to(model.device)
+                dec = torch.full((enc["input_ids"].shape[0], 1), start, dtype=torch.long, device=model.device)
+                logits = model(**enc, decoder_input_ids=dec).logits[:, 0, :]
+                rows.append(logits[:, list(token_ids)].float().cpu())
+        return torch.cat(rows) if rows else torch.empty(0, len(token_ids))
+
+
+class MonoT5Reranker(_T5Reranker):
+    name = "monot5"
+    default_model = "castorini/monot5-base-msmarco-10k"
+
+    def __init__(self, model: str | None = None, true_token: str = "true", false_token: str = "false",
+                 prompt: str = MONOT5_PROMPT, **kw: Any):
+        super().__init__(model, **kw)
+        self.true_token, self.false_token, self.prompt = true_token, false_token, prompt
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        ids = [self.token_id(self.false_token), self.token_id(self.true_token)]
+        logits = self.first_step_logits([self.prompt.format(query=query, document=t) for t in texts], ids)
+        return logits.log_softmax(dim=-1)[:, 1].tolist()
+
+
+class RankT5Reranker(_T5Reranker):
+    name = "rankt5"
+    default_model = "Soyoung97/RankT5-base"
+
+    def __init__(self, model: str | None = None, token: str = "<extra_id_10>", prompt: str = RANKT5_PROMPT,
+                 **kw: Any):
+        super().__init__(model, **kw)
+        self.token, self.prompt = token, prompt
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        logits = self.first_step_logits([self.prompt.format(query=query, document=t) for t in texts],
+                                        [self.token_id(self.token)])
+        return logits[:, 0].tolist()
+
+
+class LiT5Reranker(_T5Reranker):
+    name = "lit5"
+    default_model = "castorini/LiT5-Distill-base"
+
+    def __init__(self, model: str | None = None, window: int = 20, step: int = 10, max_length: int = 150,
+                 max_new_tokens: int = 140, prompt: str = LIT5_PROMPT, **kw: Any):
+        super().__init__(model, max_length=max_length, **kw)
+        self.window, self.step, self.max_new_tokens, self.prompt = window, step, max_new_tokens, prompt
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "window": self.window, "step": self.step}
+
+    def window_inputs(self, query: str, texts: Sequence[str]) -> list[str]:
+        return [self.prompt.format(query=query, i=i, document=t) for i, t in enumerate(texts, 1)]
+
+    def generate_ranking(self, query: str, texts: Sequence[str]) -> str:
+        """FiD: encode passages separately, decode once over their concatenated states."""
+        import torch
+        from transformers.modeling_outputs import BaseModelOutput
+
+        tok, model = self._load()
+        enc = tok(self.window_inputs(query, texts), padding=True, truncation=True,
+                  max_length=self.max_length, return_tensors="pt").to(model.device)
+        with torch.inference_mode():
+            states = model.get_encoder()(**enc).last_hidden_state  # (n, L, d)
+            fused = BaseModelOutput(last_hidden_state=states.reshape(1, -1, states.shape[-1]))
+            out = model.generate(encoder_outputs=fused, attention_mask=enc["attention_mask"].reshape(1, -1),
+                                 max_new_tokens=self.max_new_tokens, do_sample=False, num_beams=1)
+        return tok.decode(out[0], skip_special_tokens=True)
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if len(texts) <= 1:
+            return [1.0] * len(texts)
+
+        def permute(idx: Sequence[int]) -> list[int]:
+            return parse_permutation(self.generate_ranking(query, [texts[i] for i in idx]), len(idx))
+
+        return order_to_scores(listwise_order(len(texts), self.window, self.step, permute))
