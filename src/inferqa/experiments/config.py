@@ -1,0 +1,285 @@
+"""The experiment file: one YAML naming the benchmark, the stages and the grid to run.
+
+```yaml
+name: demo
+benchmark: {demo: true}            # or {path: runs/my-bench}
+split: test
+max_questions: 8                   # optional: the first N questions of the split
+retrievers:
+  - {name: bm25, kind: bm25, depth: 100}
+  - {name: minilm, kind: dense, options: {model: minilm}}
+rerankers:
+  - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
+readers:
+  - {name: smollm2, llm: smollm2}
+strategies: [union_norm, union_freq]
+ks: [1, 3, 5]
+oracles: {retriever: true, reranker: true, optimal: true}
+```
+
+Relative paths are resolved against the YAML file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+STRATEGIES = ("union_norm", "union_freq")
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One retriever or reranker: a display name, the registry kind, its options."""
+
+    name: str
+    kind: str
+    depth: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReaderSpec:
+    name: str
+    llm: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OracleSpec:
+    retriever: bool = True   # oracle retriever, then every real reranker on it
+    reranker: bool = True    # oracle reranker on every real retriever
+    optimal: bool = True     # perfect retriever and reranker
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    path: Path | None = None
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    name: str
+    benchmark: BenchmarkSpec
+    split: str
+    retrievers: tuple[StageSpec, ...]
+    rerankers: tuple[StageSpec, ...] = ()
+    readers: tuple[ReaderSpec, ...] = ()
+    strategies: tuple[str, ...] = STRATEGIES
+    ks: tuple[int, ...] = (1, 3, 5)
+    oracles: OracleSpec = OracleSpec()
+    metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
+    max_questions: int | None = None
+    seed: int = 13
+    llm_cache: Path | None = None  # None: the experiment folder's llm-cache.sqlite
+    source: Path | None = None     # the YAML file it came from
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return _plain(d)
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+class _Checker:
+    """Reads one mapping of the YAML, naming the file and the field in every error."""
+
+    def __init__(self, file: Path | None):
+        self.file = file
+
+    def fail(self, msg: str, field: str, record: object = None) -> InputError:
+        return InputError(msg, file=self.file, record=record, field=field)
+
+    def mapping(self, obj: Any, field: str, allowed: set[str], record: object = None) -> dict:
+        if not isinstance(obj, dict):
+            raise self.fail(f"expected a mapping, got {type(obj).__name__}", field, record)
+        unknown = sorted(set(obj) - allowed)
+        if unknown:
+            raise self.fail(f"unknown key(s) {', '.join(map(str, unknown))} (allowed: {', '.join(sorted(allowed))})",
+                            field, record)
+        return obj
+
+    def name(self, obj: Any, field: str, record: object = None) -> str:
+        if not isinstance(obj, str) or not _NAME.match(obj):
+            raise self.fail(f"{obj!r} is not a valid name (letters, digits, '_', '.', '+', '-')", field, record)
+        return obj
+
+    def string(self, obj: Any, field: str, record: object = None) -> str:
+        if not isinstance(obj, str) or not obj.strip():
+            raise self.fail(f"expected a non-empty string, got {obj!r}", field, record)
+        return obj
+
+    def positive_int(self, obj: Any, field: str, record: object = None) -> int:
+        if isinstance(obj, bool) or not isinstance(obj, int) or obj < 1:
+            raise self.fail(f"expected a positive integer, got {obj!r}", field, record)
+        return obj
+
+    def boolean(self, obj: Any, field: str) -> bool:
+        if not isinstance(obj, bool):
+            raise self.fail(f"expected true or false, got {obj!r}", field)
+        return obj
+
+    def options(self, obj: Any, field: str, record: object = None) -> dict:
+        if obj is None:
+            return {}
+        if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
+            raise self.fail("expected a mapping of option names to values", field, record)
+        return dict(obj)
+
+    def listing(self, obj: Any, field: str) -> list:
+        if obj is None:
+            return []
+        if not isinstance(obj, list):
+            raise self.fail(f"expected a list, got {type(obj).__name__}", field)
+        return obj
+
+
+def _stages(c: _Checker, raw: Any, field: str, default_depth: int) -> tuple[StageSpec, ...]:
+    out, seen = [], set()
+    for i, item in enumerate(c.listing(raw, field)):
+        item = c.mapping(item, field, {"name", "kind", "depth", "options"}, record=i)
+        if "kind" not in item:
+            raise c.fail("missing 'kind'", f"{field}[{i}].kind", record=i)
+        kind = c.string(item["kind"], f"{field}[{i}].kind", record=i)
+        name = c.name(item.get("name", kind), f"{field}[{i}].name", record=i)
+        if name in seen:
+            raise c.fail(f"duplicate name {name!r}", f"{field}[{i}].name", record=i)
+        seen.add(name)
+        depth = c.positive_int(item.get("depth", default_depth), f"{field}[{i}].depth", record=i)
+        out.append(StageSpec(name, kind, depth, c.options(item.get("options"), f"{field}[{i}].options", i)))
+    return tuple(out)
+
+
+def _readers(c: _Checker, raw: Any) -> tuple[ReaderSpec, ...]:
+    out, seen = [], set()
+    for i, item in enumerate(c.listing(raw, "readers")):
+        if isinstance(item, str):
+            item = {"llm": item}
+        item = c.mapping(item, "readers", {"name", "llm", "options"}, record=i)
+        if "llm" not in item:
+            raise c.fail("missing 'llm' (an LLM spec such as smollm2 or llama-cpp:PATH)", f"readers[{i}].llm", i)
+        llm = c.string(item["llm"], f"readers[{i}].llm", i)
+        name = c.name(item.get("name", re.sub(r"[^A-Za-z0-9_.+-]", "-", llm)), f"readers[{i}].name", i)
+        if name in seen:
+            raise c.fail(f"duplicate name {name!r}", f"readers[{i}].name", i)
+        seen.add(name)
+        out.append(ReaderSpec(name, llm, c.options(item.get("options"), f"readers[{i}].options", i)))
+    return tuple(out)
+
+
+def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> ExperimentConfig:
+    """Validate a parsed YAML document; every error names the file and the field."""
+    path = Path(file) if file is not None else None
+    base = path.parent if path is not None else Path.cwd()
+    c = _Checker(path)
+    raw = c.mapping(raw, "(top level)", {
+        "name", "benchmark", "split", "max_questions", "retrievers", "rerankers", "readers",
+        "strategies", "ks", "oracles", "metrics", "seed", "llm_cache"})
+
+    for key in ("name", "benchmark", "retrievers"):
+        if key not in raw:
+            raise c.fail(f"missing required key '{key}'", key)
+    name = c.name(raw["name"], "name")
+
+    bench_raw = raw["benchmark"]
+    if isinstance(bench_raw, str):
+        bench_raw = {"demo": True} if bench_raw == "demo" else {"path": bench_raw}
+    bench_raw = c.mapping(bench_raw, "benchmark", {"path", "demo"})
+    demo = c.boolean(bench_raw.get("demo", False), "benchmark.demo")
+    bpath = bench_raw.get("path")
+    if bpath is not None:
+        bpath = Path(c.string(bpath, "benchmark.path")).expanduser()
+        bpath = bpath if bpath.is_absolute() else (base / bpath)
+    if not demo and bpath is None:
+        raise c.fail("give a benchmark 'path' or 'demo: true'", "benchmark")
+    benchmark = BenchmarkSpec(path=bpath, demo=demo)
+
+    retrievers = _stages(c, raw["retrievers"], "retrievers", default_depth=100)
+    if not retrievers:
+        raise c.fail("at least one retriever is needed", "retrievers")
+    rerankers = _stages(c, raw.get("rerankers"), "rerankers", default_depth=100)
+    taken = {s.name for s in retrievers}
+    for i, s in enumerate(rerankers):
+        if s.name in taken:
+            raise c.fail(f"name {s.name!r} is already a retriever's", f"rerankers[{i}].name", i)
+    readers = _readers(c, raw.get("readers"))
+
+    strategies = tuple(c.listing(raw.get("strategies", list(STRATEGIES)), "strategies"))
+    for i, s in enumerate(strategies):
+        if s not in STRATEGIES:
+            raise c.fail(f"unknown strategy {s!r} (use {', '.join(STRATEGIES)})", f"strategies[{i}]")
+    ks = tuple(c.positive_int(k, f"ks[{i}]") for i, k in enumerate(c.listing(raw.get("ks", [1, 3, 5]), "ks")))
+    if readers and (not strategies or not ks):
+        raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")
+
+    oracles_raw = raw.get("oracles", {})
+    if isinstance(oracles_raw, bool):
+        oracles_raw = {"retriever": oracles_raw, "reranker": oracles_raw, "optimal": oracles_raw}
+    oracles_raw = c.mapping(oracles_raw, "oracles", {"retriever", "reranker", "optimal"})
+    oracles = OracleSpec(**{k: c.boolean(v, f"oracles.{k}") for k, v in oracles_raw.items()})
+
+    metrics = raw.get("metrics")
+    if metrics is not None:
+        metrics = tuple(c.string(m, f"metrics[{i}]") for i, m in enumerate(c.listing(metrics, "metrics")))
+        from ..evaluate import parse_metric
+        for i, m in enumerate(metrics):
+            try:
+                parse_metric(m)
+            except InputError as exc:
+                raise c.fail(exc.message, f"metrics[{i}]") from None
+
+    maxq = raw.get("max_questions")
+    maxq = None if maxq is None else c.positive_int(maxq, "max_questions")
+    seed = raw.get("seed", 13)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise c.fail(f"expected an integer, got {seed!r}", "seed")
+    split = c.string(raw.get("split", "test"), "split")
+    cache = raw.get("llm_cache")
+    if cache is not None:
+        cache = Path(c.string(cache, "llm_cache")).expanduser()
+        cache = cache if cache.is_absolute() else base / cache
+
+    return ExperimentConfig(
+        name=name, benchmark=benchmark, split=split, retrievers=retrievers, rerankers=rerankers,
+        readers=readers, strategies=strategies, ks=ks, oracles=oracles, metrics=metrics,
+        max_questions=maxq, seed=seed, llm_cache=cache, source=path)
+
+
+def load_config(path: str | os.PathLike) -> ExperimentConfig:
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("experiment file not found", file=path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise InputError(f"malformed YAML{where}: {getattr(exc, 'problem', None) or exc}", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=path) from None
+    return config_from_dict(raw, file=path)
+
+
+def shipped_config(name: str) -> Path:
+    """A config that ships with the package: `demo` or `ci`."""
+    path = Path(__file__).parent / "configs" / f"{name}.yaml"
+    if not path.exists():
+        raise InputError(f"no shipped experiment named {name!r}", file=path)
+    return path
