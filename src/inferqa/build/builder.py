@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..io import atomic_dir, sha256_file
 from ..records import LABEL_PARTIAL, Question, _digits
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
-from .passages import iter_passages, n_orders
+from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
 from .splits import make_splits, parse_split
 
@@ -114,12 +114,17 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
                 open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr:
             for q, source_idx, release_labels in _progress(selected, show_progress, "Building passages"):
                 fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
-                for p in iter_passages(q):
-                    label = _release_label(release_labels, [source_idx[i] for i in p.order])
-                    fc.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
-                    fr.write(f"{q.id} 0 {p.id} {label}\n")
-                    labels[label] += 1
+                n_before = passages
+                for order, pid, line in iter_corpus_lines(q):
+                    label = _release_label(release_labels, [source_idx[i] for i in order]) \
+                        if release_labels else LABEL_PARTIAL
+                    fc.write(line)
+                    fr.write(f"{q.id} 0 {pid} {label}\n")
+                    if release_labels:
+                        labels[label] += 1
                     passages += 1
+                if not release_labels:
+                    labels[LABEL_PARTIAL] += passages - n_before
         with open(tmp / "splits.json", "w", encoding="utf-8") as fs:
             json.dump(splits, fs, indent=1)
         meta = {

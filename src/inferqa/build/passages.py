@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from itertools import combinations, permutations
 from math import comb, factorial
 from typing import Iterator
@@ -22,9 +24,27 @@ def iter_orders(k: int) -> Iterator[tuple[int, ...]]:
             yield from permutations(subset)
 
 
+@lru_cache(maxsize=16)
+def order_table(k: int) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """(order, passage-id suffix `_{subset}_{perm}`) for every order of k hints, computed once per k."""
+    return tuple((order, passage_id("", order)) for order in iter_orders(k))
+
+
 def iter_passages(question: Question) -> Iterator[Passage]:
     """One passage per order of the question's hints; text = the hints joined by one space."""
     texts = [h.text for h in question.hints]
-    for order in iter_orders(len(texts)):
-        yield Passage(id=passage_id(question.id, order), qid=question.id, order=order,
+    for order, suffix in order_table(len(texts)):
+        yield Passage(id=question.id + suffix, qid=question.id, order=order,
                       text=HINT_SEPARATOR.join(texts[i] for i in order))
+
+
+def iter_corpus_lines(question: Question) -> Iterator[tuple[tuple[int, ...], str, str]]:
+    """(order, passage id, corpus.jsonl line) — the same bytes as `json.dumps(passage.to_dict())`,
+    built from each hint's JSON escape computed once (escaping commutes with joining)."""
+    escaped = [json.dumps(h.text, ensure_ascii=False)[1:-1] for h in question.hints]
+    qid_json = json.dumps(question.id, ensure_ascii=False)
+    sep = json.dumps(HINT_SEPARATOR)[1:-1]
+    for order, suffix in order_table(len(escaped)):
+        pid = question.id + suffix
+        text = sep.join([escaped[i] for i in order])
+        yield order, pid, f'{{"id": {json.dumps(pid, ensure_ascii=False)}, "text": "{text}", "qid": {qid_json}}}\n'
