@@ -1,0 +1,118 @@
+"""Any OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, TGI, OpenAI itself).
+
+The `openai` client does the timeouts and the bounded retries with exponential backoff;
+this module maps its failures to one-line InputErrors. The API key is read from the
+option or OPENAI_API_KEY and is kept out of `identity`, so out of every cache key and log.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence, TypeVar
+
+from ..errors import InputError
+from .base import LLM, GenerationParams, Message
+
+OPENAI_URL = "https://api.openai.com/v1"
+T = TypeVar("T")
+
+
+class OpenAILLM(LLM):
+    backend = "openai"
+
+    def __init__(self, model: str, base_url: str | None = None, *, api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 3, mode: str = "chat", concurrency: int = 1,
+                 **ignored: Any):
+        try:
+            import openai
+        except ImportError:
+            raise InputError("the openai backend needs the 'openai' package (pip install 'inferqa[llm]')") from None
+        if mode not in ("chat", "completion"):
+            raise InputError(f"openai backend: mode must be chat or completion, not {mode!r}", field="mode")
+        self._openai = openai
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url == OPENAI_URL:
+                raise InputError("the openai backend needs an API key: set OPENAI_API_KEY")
+            key = "no-key"  # local servers usually ignore it, but the client requires one
+        self.mode = mode
+        self.concurrency = max(1, int(concurrency))
+        self.max_retries = int(max_retries)
+        self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=float(timeout),
+                                     max_retries=self.max_retries)
+
+    @property
+    def identity(self) -> str:
+        return f"openai:{self.model}@{self.base_url}"
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        o = self._openai
+        try:
+            return fn()
+        except (o.APIConnectionError, o.APITimeoutError) as exc:
+            raise InputError(f"cannot reach the LLM server at {self.base_url} after {self.max_retries + 1} "
+                             f"tries ({type(exc).__name__}): is it running?") from None
+        except o.AuthenticationError:
+            raise InputError(f"the LLM server at {self.base_url} rejected the API key") from None
+        except o.NotFoundError:
+            raise InputError(f"the LLM server at {self.base_url} does not serve model {self.model!r} "
+                             "(or the URL lacks /v1)") from None
+        except o.APIStatusError as exc:
+            raise InputError(f"the LLM server at {self.base_url} answered HTTP {exc.status_code}: "
+                             f"{str(exc.message)[:200]}") from None
+
+    def _map(self, fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
+        if self.concurrency == 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            return list(pool.map(fn, items))
+
+    def _sampling(self, params: GenerationParams) -> dict[str, Any]:
+        out: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": params.temperature}
+        if params.stop:
+            out["stop"] = list(params.stop)
+        if params.seed is not None:
+            out["seed"] = params.seed
+        return out
+
+    def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
+        def one(prompt: str) -> str:
+            r = self._call(lambda: self._client.completions.create(
+                model=self.model, prompt=prompt, **self._sampling(params)))
+            return r.choices[0].text or ""
+        return self._map(one, list(prompts))
+
+    def chat(self, conversations: Sequence[Sequence[Message]],
+             params: GenerationParams = GenerationParams()) -> list[str]:
+        if self.mode == "completion":
+            raise InputError(f"openai backend {self.model!r} is in completion mode; chat() is not available")
+
+        def one(messages: Sequence[Message]) -> str:
+            r = self._call(lambda: self._client.chat.completions.create(
+                model=self.model, messages=list(messages), **self._sampling(params)))
+            return r.choices[0].message.content or ""
+        return self._map(one, list(conversations))
+
+    def logprob(self, prompt: str, continuation: str) -> float:
+        """Needs a server that echoes prompt logprobs (vLLM; llama.cpp's server with logits_all)."""
+        text = prompt + continuation
+        r = self._call(lambda: self._client.completions.create(
+            model=self.model, prompt=text, max_tokens=1, temperature=0.0, echo=True, logprobs=1))
+        lp = r.choices[0].logprobs
+        if lp is None or not lp.token_logprobs or lp.text_offset is None:
+            raise InputError(f"the LLM server at {self.base_url} returns no prompt logprobs (echo); "
+                             "logprob scoring needs a server that supports it")
+        total, start, end = 0.0, len(prompt), len(text)
+        for offset, value in zip(lp.text_offset, lp.token_logprobs):
+            if start <= offset < end and value is not None:
+                total += float(value)
+        return total
+
+    def logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return self._map(lambda pc: self.logprob(*pc), list(pairs))
+
+    def close(self) -> None:
+        self._client.close()

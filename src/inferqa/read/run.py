@@ -1,0 +1,102 @@
+"""Reading a whole run: contexts from the top-k passages, answers, scores, ANSWERS.jsonl rows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..errors import InputError
+from .answers import contains, exact_match, f1
+from .context import STRATEGIES, merge
+from .reader import Reader
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+    from ..llm.base import LLM
+    from ..records import Run
+
+BATCH = 16  # prompts per backend call: the unit of progress and of prefix reuse
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, unit="prompt", disable=not enabled, leave=False)
+
+
+def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
+             ks: Sequence[int] = (1, 3, 5), *, qids: Iterable[str] | None = None, alpha: float = 0.6,
+             beta: float = 0.4, progress: bool = True, reader: Reader | None = None) -> list[dict[str, Any]]:
+    """One row per (question, strategy, k): prediction, golds, em, f1, contains, passage ids.
+
+    Identical prompts (e.g. k=1 under every strategy) are asked once. Interrupted runs
+    resume from the LLM cache: a restart repeats no backend call.
+    """
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise InputError(f"unknown strategy {s!r} (expected one of {', '.join(STRATEGIES)})", field="strategy")
+    if not ks or any(k < 1 for k in ks):
+        raise InputError("k values must be positive integers", field="k")
+    reader = reader or Reader(llm)
+    wanted = list(qids) if qids is not None else list(run)
+    plan: list[dict[str, Any]] = []
+    prompts: dict[tuple[str, tuple[str, ...]], int] = {}
+    for qid in wanted:
+        q = bench.questions.get(qid)
+        if q is None:
+            raise InputError(f"run question {qid!r} is not in the benchmark", file=bench.path, record=qid)
+        ranked = [pid for pid, _ in run.get(qid, [])]
+        for strategy in strategies:
+            for k in ks:
+                pids = ranked[:k]
+                lines = tuple(merge([bench.hints_of(p) for p in pids], strategy, alpha, beta))
+                key = (q.text, lines)
+                prompts.setdefault(key, len(prompts))
+                plan.append({"qid": qid, "strategy": strategy, "k": k, "pids": pids, "_prompt": prompts[key]})
+    items = list(prompts)
+    outputs = []
+    with _progress(len(items), "reading", progress) as bar:
+        for i in range(0, len(items), BATCH):
+            chunk = items[i:i + BATCH]
+            outputs += reader.read_batch([(q, list(lines)) for q, lines in chunk])
+            bar.update(len(chunk))
+    rows = []
+    for p in plan:
+        out = outputs[p.pop("_prompt")]
+        golds = bench.questions[p["qid"]].answers
+        rows.append({**p, "prediction": out.answer, "raw": out.raw, "golds": golds,
+                     "em": float(exact_match(out.answer, golds)), "f1": f1(out.answer, golds),
+                     "contains": float(contains(out.answer, golds)), "llm": llm.identity})
+    return rows
+
+
+def summarize(rows: Iterable[dict[str, Any]], metrics: Sequence[str] = ("em", "f1", "contains")) -> list[dict[str, Any]]:
+    """Mean of each metric per (strategy, k), in first-seen order."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["strategy"], int(r["k"])), []).append(r)
+    out = []
+    for (strategy, k), rs in groups.items():
+        row = {"strategy": strategy, "k": k, "n": len(rs)}
+        for m in metrics:
+            vals = [float(r[m]) for r in rs if r.get(m) is not None]
+            row[m] = sum(vals) / len(vals) if vals else None
+        out.append(row)
+    return out
+
+
+def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = (3, 5), *,
+               qids: Iterable[str] | None = None, alphas: Sequence[float] | None = None,
+               progress: bool = True) -> list[dict[str, Any]]:
+    """Grid search of union_freq's alpha on `qids` (beta = 1 - alpha: only the ratio orders hints).
+
+    Returns one row per alpha with mean EM over the ks, best first.
+    """
+    alphas = list(alphas) if alphas is not None else [round(a / 10, 1) for a in range(11)]
+    qids = list(qids) if qids is not None else list(run)
+    out = []
+    for a in alphas:
+        rows = read_run(bench, run, llm, ["union_freq"], ks, qids=qids, alpha=a, beta=round(1 - a, 6),
+                        progress=progress)
+        per_k = {s["k"]: s["em"] for s in summarize(rows, ("em",))}
+        out.append({"alpha": a, "beta": round(1 - a, 6), "em": sum(per_k.values()) / len(per_k),
+                    **{f"em@{k}": v for k, v in per_k.items()}})
+    return sorted(out, key=lambda r: -r["em"])

@@ -1,0 +1,99 @@
+"""Answer cleaning and scoring: EM with SQuAD normalisation, F1, contains, the LLM judge's vote."""
+
+import pytest
+
+from inferqa.llm.base import LLM, GenerationParams
+from inferqa.read import NO_ANSWER, clean_answer, contains, exact_match, f1, llm_judge
+
+
+@pytest.mark.parametrize("pred,golds,expected", [
+    ("The Beatles", ["Beatles"], True),              # article dropped
+    ("beatles!", ["The Beatles"], True),             # case and punctuation
+    ("  Mount   Everest ", ["mount everest"], True),  # whitespace
+    ("Pelé", ["Pele"], True),                        # accents
+    ("Ubbo-Sathla", ["Ubbosathla"], True),           # SQuAD drops punctuation, no space
+    ("Paris", ["London", "paris, france", "Paris"], True),  # any alias
+    ("Paris, France", ["Paris"], False),
+    ("an apple", ["Apple Inc"], False),
+    (NO_ANSWER, ["no answer"], False),               # abstention never matches
+    ("", [""], False),
+])
+def test_exact_match(pred, golds, expected):
+    assert exact_match(pred, golds) is expected
+
+
+def test_f1_hand_worked():
+    # pred tokens {paris, france}, gold {paris}: P=1/2, R=1, F1=2/3
+    assert f1("Paris, France", ["Paris"]) == pytest.approx(2 / 3)
+    # best over aliases
+    assert f1("Paris, France", ["Lyon", "Paris France"]) == pytest.approx(1.0)
+    # 'new york city' vs 'new york': P=2/3, R=1 -> 0.8
+    assert f1("New York City", ["the New York"]) == pytest.approx(0.8)
+    assert f1(NO_ANSWER, ["x"]) == 0.0
+    assert f1("Rome", ["Paris"]) == 0.0
+
+
+def test_contains_whole_words():
+    assert contains("It is Mount Everest", ["Everest"])
+    assert not contains("Everestine", ["Everest"])
+    assert contains("the river Nile.", ["Nile"])
+    assert not contains(NO_ANSWER, ["no answer"])
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("Mars", "Mars"),
+    ("  \n\"Mars\"\n", "Mars"),
+    ("Let me think.\nThe hints point to a planet.\nMars", "Mars"),  # last non-empty line
+    ("[William Shakespeare]", "William Shakespeare"),
+    ("Answer: 'Italy'.", "Italy"),
+    ("The answer is Elephant.", "Elephant"),
+    ("NO ANSWER", NO_ANSWER),
+    ("I don't know.", NO_ANSWER),
+    ("Sorry, the hints are not enough to answer.", NO_ANSWER),
+    ("unknown", NO_ANSWER),
+    ("", NO_ANSWER),
+    ("The hints describe a famous scientist who worked in physics and chemistry in France.", NO_ANSWER),
+    ("It was discovered by a team of astronomers.", NO_ANSWER),  # full sentence
+    ("The Lord of the Rings", "The Lord of the Rings"),
+    ("St. Louis", "St. Louis"),
+])
+def test_clean_answer(raw, expected):
+    assert clean_answer(raw) == expected
+
+
+class ScriptedJudge(LLM):
+    """A backend double that replies from a script and records the sampling seeds it got."""
+    backend, model, mode = "scripted", "judge", "chat"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.seeds = []
+
+    def complete(self, prompts, params=GenerationParams()):
+        raise AssertionError("chat backend")
+
+    def chat(self, conversations, params=GenerationParams()):
+        self.seeds.append(params.seed)
+        assert "Proposed answer: the red planet" in conversations[0][-1]["content"]
+        return [self.replies.pop(0) for _ in conversations]
+
+    def logprob(self, prompt, continuation):
+        raise AssertionError
+
+
+def test_llm_judge_majority_of_three():
+    judge = ScriptedJudge(["Yes.", "no", "YES, they match"])
+    assert llm_judge(judge, "Which planet?", "the red planet", ["Mars"], samples=3, temperature=0.7)
+    assert judge.seeds == [0, 1, 2]  # distinct samples: distinct cache entries
+    judge = ScriptedJudge(["yes", "No", "maybe"])  # unparseable counts as no
+    assert not llm_judge(judge, "Which planet?", "the red planet", ["Mars"])
+    judge = ScriptedJudge(["yes"])
+    assert llm_judge(judge, "Which planet?", "the red planet", ["Mars"], temperature=0.0)
+    assert judge.seeds == [None]  # greedy: one sample is enough
+
+
+def test_llm_judge_short_circuits():
+    judge = ScriptedJudge([])
+    assert llm_judge(judge, "q", "Mars", ["mars"])  # exact match needs no call
+    assert not llm_judge(judge, "q", NO_ANSWER, ["mars"])
+    assert judge.seeds == []
