@@ -29,7 +29,7 @@ LABELS_KEY = "passage_labels"  # metadata key: {"{subset}_{perm}": label}, indic
 
 
 def looks_like(obj: Any) -> bool:
-    return isinstance(obj, dict) and "subsets" in obj and "hints" in obj
+    return isinstance(obj, dict) and "subsets" in obj
 
 
 def looks_like_corpus(obj: Any) -> bool:

@@ -15,7 +15,7 @@ from ._common import answers_field, check_unique, expect_list, get, make_hints, 
 
 
 def looks_like(obj: Any) -> bool:
-    return isinstance(obj, dict) and "Q_ID" in obj and "ExactAnswer" in obj
+    return isinstance(obj, dict) and ("Q_ID" in obj or "ExactAnswer" in obj)
 
 
 def parse(data: Any, file: Path) -> list[Question]:

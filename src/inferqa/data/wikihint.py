@@ -11,7 +11,7 @@ from ._common import answers_field, check_unique, convergence_field, expect_list
 
 
 def looks_like(obj: Any) -> bool:
-    return isinstance(obj, dict) and isinstance(obj.get("question"), dict) and isinstance(obj.get("answer"), dict)
+    return isinstance(obj, dict) and isinstance(obj.get("question"), dict)
 
 
 def parse(data: Any, file: Path) -> list[Question]:

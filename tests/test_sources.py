@@ -1,0 +1,195 @@
+"""Source readers: every format on small hand-written files, auto-detection, and the real shared files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inferqa.data import demo_path, detect_format, load_questions
+from inferqa.data.quit import LABELS_KEY
+from inferqa.errors import InputError
+
+
+def wikihint_record(qid="test_1", answer="Cthulhu"):
+    return {"id": qid,
+            "question": {"question": "Name the deity of R'lyeh.", "question_type": {"major": "HUM:HUMAN", "minor": "ind"},
+                         "difficulty": "Easy"},
+            "answer": {"answer": answer},
+            "hints": [{"hint": "Written by H. P.   Lovecraft.", "source": "https://w/x", "rank": "1",
+                       "metrics": {"convergence": 0.82}},
+                      {"hint": "A green octopus.", "source": "https://w/x", "rank": "2", "metrics": {"convergence": 0}}]}
+
+
+def triviahg_early(qid="Q_dev_1"):
+    return {"Q_ID": qid, "Question": "Catoptromancy uses what object?", "ExactAnswer": "Mirror",
+            "Hints": ["It is reflective[^1^].", "  It hangs on walls. ", ""], "MajorType": "ENTY:ENTITY",
+            "MinorType": "other", "Exact_Answer_Popularity": {"Normalized": 0.1, "Category": "Hard"}}
+
+
+def triviahg_later(qid="Q_1"):
+    return {"Q_ID": qid, "Question": "Which river?", "ExactAnswer": ["Humber", "River Humber", "Humber"],
+            "Hints": ["An estuary in England.", "Hull lies on it."], "Convergence": [0.25, 0.75],
+            "Candidates_Answers": ["Thames", "Humber"]}
+
+
+def quit_record():
+    return {"id": "quit_7", "question": "Which metal?", "answers": ["Cobalt", "Co"],
+            "hints": [{"hint": "Blue glass pigment."}, {"hint": "Atomic number 27."}],
+            "subsets": {"0": {"0": {"gemma-3-1b": "copper", "qwen-3-4b": "nickel", "llama-31-8b": "iron"}},
+                        "1": {"1": {"gemma-3-1b": "cobalt.", "qwen-3-4b": "x", "llama-31-8b": "y"}},
+                        "01": {"01": {"gemma-3-1b": "no", "qwen-3-4b": "no", "llama-31-8b": "CO",
+                                      "gemma-3-4b": "Cobalt"},
+                               "10": {"label": 2}}}}
+
+
+def write_json(path, obj):
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    return path
+
+
+def test_wikihint_fields(tmp_path):
+    f = write_json(tmp_path / "w.json", [wikihint_record()])
+    assert detect_format(f) == "wikihint"
+    (q,) = load_questions(f)
+    assert (q.id, q.text, q.answers) == ("test_1", "Name the deity of R'lyeh.", ["Cthulhu"])
+    assert [(h.text, h.convergence, h.source) for h in q.hints] == [
+        ("Written by H. P. Lovecraft.", 0.82, "https://w/x"), ("A green octopus.", 0.0, "https://w/x")]
+    assert q.metadata["type"] == "HUM:HUMAN" and q.metadata["difficulty"] == "Easy"
+
+
+def test_triviahg_early_schema_cleans_hints_and_drops_blank_ones(tmp_path):
+    f = write_json(tmp_path / "t.json", [triviahg_early()])
+    assert detect_format(f) == "triviahg"
+    (q,) = load_questions(f)
+    assert q.answers == ["Mirror"]
+    assert [h.text for h in q.hints] == ["It is reflective.", "It hangs on walls."]
+    assert all(h.convergence is None for h in q.hints)
+    assert q.metadata["difficulty"] == "Hard"
+
+
+def test_triviahg_later_schema_aliases_and_aligned_convergence(tmp_path):
+    (q,) = load_questions(write_json(tmp_path / "t.json", [triviahg_later()]), "triviahg")
+    assert q.answers == ["Humber", "River Humber"]          # duplicates removed, canonical first
+    assert [h.convergence for h in q.hints] == [0.25, 0.75]
+    assert q.metadata["candidates"] == ["Thames", "Humber"]
+
+
+def test_triviahg_misaligned_convergence_is_an_error(tmp_path):
+    rec = triviahg_later()
+    rec["Convergence"] = [0.5]
+    with pytest.raises(InputError) as exc:
+        load_questions(write_json(tmp_path / "t.json", [rec]))
+    assert exc.value.field == "convergence" and "Q_1" in str(exc.value.record)
+
+
+def test_quit_release_labels_follow_the_labelling_models(tmp_path):
+    f = write_json(tmp_path / "test.json", [quit_record()])
+    assert detect_format(f) == "quit"
+    (q,) = load_questions(f)
+    assert q.answers == ["Cobalt", "Co"] and [h.text for h in q.hints] == ["Blue glass pigment.", "Atomic number 27."]
+    # copper/nickel/iron -> 1; "cobalt." normalises to a gold answer -> 2; "CO" (llama-31-8b) -> 2;
+    # a reader model (gemma-3-4b) never labels; an explicit label wins.
+    assert q.metadata[LABELS_KEY] == {"0_0": 1, "1_1": 2, "01_01": 2, "01_10": 2}
+    assert q.metadata["split"] == "test"
+
+
+def test_quit_ordering_must_permute_its_subset(tmp_path):
+    rec = quit_record()
+    rec["subsets"]["01"]["12"] = {}
+    with pytest.raises(InputError) as exc:
+        load_questions(write_json(tmp_path / "dev.json", [rec]))
+    assert exc.value.field == "subsets.01.12"
+
+
+def test_quit_corpus_file_is_refused_with_a_pointer(tmp_path):
+    f = tmp_path / "corpus.jsonl"
+    f.write_text(json.dumps({"id": "q_0_0", "contents": "x", "title": "q"}) + "\n")
+    with pytest.raises(InputError, match="train/dev/test JSON"):
+        load_questions(f)
+
+
+def test_generic_jsonl_strings_and_objects(tmp_path):
+    f = tmp_path / "mine.jsonl"
+    rows = [{"id": "a", "question": "Q?", "answers": "Paris", "hints": ["City of light.", {"text": "On the Seine.",
+             "convergence": 0.9, "source": "me"}], "metadata": {"type": "LOC"}},
+            {"id": 7, "question": "R?", "answers": ["X", "Y"], "hints": []}]
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    a, b = load_questions(f)
+    assert a.answers == ["Paris"] and [(h.text, h.convergence, h.source) for h in a.hints] == [
+        ("City of light.", None, None), ("On the Seine.", 0.9, "me")]
+    assert a.metadata == {"type": "LOC"}
+    assert b.id == "7" and b.answers == ["X", "Y"] and b.hints == []
+
+
+def test_generic_json_array_is_read_like_jsonl(tmp_path):
+    f = write_json(tmp_path / "mine.json", [{"id": "a", "question": "Q?", "answers": ["x"], "hints": ["h"]}])
+    assert detect_format(f) == "jsonl"
+    assert load_questions(f)[0].hints[0].text == "h"
+
+
+def test_csv_with_aliases_hint_and_convergence_columns(tmp_path):
+    f = tmp_path / "mine.csv"
+    f.write_text("id,question,answers,hint_2,hint_1,convergence_1,convergence_2,type\n"
+                 "q1,Which planet?,Mars|the Red Planet,Second hint,First hint,0.2,0.8,LOC\n"
+                 'q2,"Who, then?",Ada,,"Only, hint",,,HUM\n', encoding="utf-8")
+    q1, q2 = load_questions(f)
+    assert q1.answers == ["Mars", "the Red Planet"]
+    assert [(h.text, h.convergence) for h in q1.hints] == [("First hint", 0.2), ("Second hint", 0.8)]
+    assert q1.metadata == {"type": "LOC"}
+    assert q2.text == "Who, then?" and [h.text for h in q2.hints] == ["Only, hint"]
+
+
+@pytest.mark.parametrize("name,content,record,field", [
+    ("bad.json", '[{"id": "a",', None, None),                                     # malformed JSON
+    ("bad.jsonl", '{"id": "a", "question": "q", "answers": ["x"], "hints": []}\n{oops\n', "line 2", None),
+    ("w.json", json.dumps([{"id": "t1", "question": {"question": "q"}, "hints": []}]), "0 (id t1)", "answer"),
+    ("w.json", json.dumps([wikihint_record(answer=" ")]), "0 (id test_1)", "answer.answer"),   # empty answer
+    ("w.json", json.dumps([wikihint_record(), wikihint_record()]), "test_1", "id"),           # duplicate ids
+    ("t.json", json.dumps([{**triviahg_early(), "ExactAnswer": ["", "?!"]}]), "0 (id Q_dev_1)", "ExactAnswer"),
+    ("g.jsonl", json.dumps({"id": "a", "question": "q", "answers": ["x"], "hints": [{"txt": "h"}]}), "line 1",
+     "hints[0].text"),
+    ("g.jsonl", json.dumps({"id": "a", "question": "q", "answers": ["x"], "hints": [{"text": "h",
+                                                                                     "convergence": "high"}]}),
+     "line 1", "hints[0].convergence"),
+    ("c.csv", "id,question,hint_1\nq,Q?,h\n", "header", "answers"),
+    ("u.json", json.dumps({"questions": []}), None, None),                        # unknown format
+])
+def test_bad_input_names_file_record_and_field(tmp_path, name, content, record, field):
+    f = tmp_path / name
+    f.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        load_questions(f)
+    assert exc.value.file == str(f)
+    assert exc.value.record == record and exc.value.field == field
+
+
+def test_unknown_format_name_and_missing_file(tmp_path):
+    with pytest.raises(InputError, match="unknown format 'xml'"):
+        load_questions(tmp_path / "x.json", "xml")
+    with pytest.raises(InputError, match="not found"):
+        load_questions(tmp_path / "x.json")
+
+
+def test_demo_questions_load():
+    questions = load_questions(demo_path())
+    assert len(questions) >= 40
+    assert all(len(q.hints) >= 6 and q.answers for q in questions)
+
+
+def test_real_wikihint_file(wikihint_file):
+    questions = load_questions(wikihint_file)
+    assert len(questions) == 100 and {len(q.hints) for q in questions} == {5}
+    q62 = next(q for q in questions if q.id == "test_62")
+    assert q62.answers == ["It"]
+    assert all(h.convergence is not None for q in questions for h in q.hints)
+
+
+def test_real_triviahg_file(triviahg_file):
+    questions = load_questions(triviahg_file)
+    raw = json.loads(triviahg_file.read_text(encoding="utf-8"))
+    assert len(questions) == 1000 == len({q.id for q in questions})
+    assert sum(len(q.hints) for q in questions) == sum(len(r["Hints"]) for r in raw)
+    assert sum("[^" in h for r in raw for h in r["Hints"]) > 0
+    assert not any("[^" in h.text or "  " in h.text for q in questions for h in q.hints)
+    assert min(len(q.hints) for q in questions) >= 6
