@@ -12,6 +12,9 @@ from .app import app
 COMMAND_MODULES = [
     "build",
     "rerank",
+    "retrieve",
+    "evaluate",
+    "experiments",
 ]
 
 for _name in COMMAND_MODULES:

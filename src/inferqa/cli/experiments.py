@@ -1,0 +1,112 @@
+"""`inferqa run CONFIG`, `inferqa demo` and `inferqa finetune retriever|reranker`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import app
+
+finetune_app = typer.Typer(help="Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split.",
+                           no_args_is_help=True)
+app.add_typer(finetune_app, name="finetune")
+
+
+def _run(config_path: Path, out: Optional[Path], progress: bool) -> None:
+    from rich.console import Console
+
+    from ..experiments.config import load_config
+    from ..experiments.runner import run_experiment
+    from ..experiments.tables import all_tables
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    config = load_config(config_path)
+    out_dir = out or Path("runs") / config.name
+    outcome = run_experiment(config, out_dir, progress=progress, log=lambda s: console.print(s, markup=False))
+    for table in all_tables(outcome.results):
+        typer.echo(table.to_markdown())
+    total = outcome.results.timings.get("total", 0.0)
+    typer.echo(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; "
+               f"LLM backend calls: {outcome.llm_calls}; wall time {total:.1f} s")
+    typer.echo(f"tables: {out_dir / 'tables'}")
+    typer.echo(f"report: {outcome.report}")
+
+
+@app.command("run")
+def run_command(
+    config: Path = typer.Argument(..., help="Experiment YAML (see `inferqa.experiments.config`)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Experiment folder (default: runs/<name>)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
+) -> None:
+    """Run an experiment grid; stages already computed in the folder are reused."""
+    _run(config, out, progress)
+
+
+@app.command("demo")
+def demo_command(
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Experiment folder."),
+    config: str = typer.Option("demo", "--config", help="Shipped config to run: demo or ci."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
+) -> None:
+    """Run the shipped demo experiment on the embedded demo benchmark (BM25, dense MiniLM,
+    a SmolLM2 reranker and reader, oracles); print the tables and the report path."""
+    from ..experiments.config import shipped_config
+
+    _run(shipped_config(config), out, progress)
+
+
+@finetune_app.command("retriever")
+def finetune_retriever_command(
+    bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
+    split: str = typer.Option("train", "--split", help="Split to train on."),
+    model: str = typer.Option("minilm", "--model", help="Base bi-encoder: minilm, an HF id or a folder."),
+    positives: int = typer.Option(10, "--positives", help="Positive passages per question (1, 5, 10, 50, ...)."),
+    negatives: int = typer.Option(10, "--negatives", help="Hard negatives per question (0: in-batch only)."),
+    negatives_from: str = typer.Option("bm25", "--negatives-from",
+                                       help="Hard negatives from a retriever (bm25, dense) or a TREC run file."),
+    epochs: int = typer.Option(1, "--epochs"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    lr: float = typer.Option(2e-5, "--lr"),
+    max_questions: Optional[int] = typer.Option(None, "--max-questions", help="Use the first N questions."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop after N optimiser steps."),
+    seed: int = typer.Option(13, "--seed"),
+) -> None:
+    """Bi-encoder with in-batch negatives plus n positives and n hard negatives per question."""
+    from ..experiments.finetune import FinetuneOptions, finetune_retriever
+
+    opts = FinetuneOptions(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
+                           epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
+                           max_steps=max_steps, seed=seed)
+    path = finetune_retriever(bench, out, model=model, options=opts)
+    typer.echo(f"model: {path}")
+
+
+@finetune_app.command("reranker")
+def finetune_reranker_command(
+    bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained cross-encoder."),
+    split: str = typer.Option("train", "--split", help="Split to train on."),
+    model: str = typer.Option("minilm", "--model", help="Initial weights: minilm, an HF id or a folder."),
+    positives: int = typer.Option(10, "--positives", help="Positive passages per question."),
+    negatives: int = typer.Option(10, "--negatives", help="Negatives per question (other questions' passages)."),
+    min_label: int = typer.Option(2, "--min-label", help="Label counted as positive: 2, or 1 for any label >= 1."),
+    negatives_from: str = typer.Option("bm25", "--negatives-from",
+                                       help="Where negatives come from: bm25, dense, random or a TREC run file."),
+    epochs: int = typer.Option(1, "--epochs"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    lr: float = typer.Option(2e-5, "--lr"),
+    max_questions: Optional[int] = typer.Option(None, "--max-questions", help="Use the first N questions."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop after N optimiser steps."),
+    seed: int = typer.Option(13, "--seed"),
+) -> None:
+    """Cross-encoder initialised from a bi-encoder's weights, binary relevance."""
+    from ..experiments.finetune import FinetuneOptions, finetune_reranker
+
+    opts = FinetuneOptions(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
+                           epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
+                           max_steps=max_steps, seed=seed, min_label=min_label)
+    path = finetune_reranker(bench, out, model=model, options=opts)
+    typer.echo(f"model: {path}")

@@ -1,0 +1,332 @@
+"""Run an experiment grid stage by stage, each stage cached by the hash of its inputs.
+
+Stages and what each hash covers (besides the stage's own kind and options):
+  build-demo      the embedded demo file's sha256 and the build options
+  index           benchmark fingerprint (sha256 of questions, qrels, splits)
+  retrieve        benchmark fingerprint, question ids, depth
+  rerank          the upstream run's stage hash, depth
+  read            the upstream run's stage hash, LLM spec, strategies, ks
+Evaluation and tables are recomputed every time (milliseconds); models are loaded only
+when a stage that needs them is missing, so a fully cached rerun loads none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import iter_jsonl, write_json, write_jsonl
+from ..records import Run
+from .config import ExperimentConfig, ReaderSpec, StageSpec
+from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
+                      RankingResult, ReaderResult)
+from .stages import StageOutput, StageStore, stage_hash
+
+RUN_FILE = "run.trec"
+ROWS_FILE = "answers.jsonl"
+LLM_RERANKERS = ("llm-pointwise", "llm-listwise", "upr")
+
+
+@dataclass
+class RankedRun:
+    """A run the grid produced, with where it came from."""
+
+    setting: str
+    retriever: str
+    reranker: str | None
+    stage: StageOutput
+
+    @property
+    def run(self) -> Run:
+        return Run.load(self.stage.path / RUN_FILE)
+
+
+@dataclass
+class ExperimentRun:
+    """What `run_experiment` returns: results, where they were written, what was recomputed."""
+
+    results: ExperimentResults
+    out_dir: Path
+    executed: list[str]
+    reused: list[str]
+    llm_calls: int        # backend calls (cache misses) made by this run
+    llm_loads: int        # LLMs loaded by this run (0 when every LLM stage was cached)
+    tables: list[Path] = field(default_factory=list)
+    report: Path | None = None
+
+
+def benchmark_fingerprint(bench: Benchmark) -> str:
+    h = hashlib.sha256()
+    for name in ("questions.jsonl", "qrels.tsv", "splits.json"):
+        f = bench.path / name
+        if f.exists():
+            h.update(name.encode())
+            with open(f, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+    return h.hexdigest()[:16]
+
+
+class _Runner:
+    def __init__(self, config: ExperimentConfig, out_dir: Path, progress: bool, log: Callable[[str], None]):
+        self.cfg = config
+        self.out = out_dir
+        self.progress = progress
+        self.log = log
+        self.store = StageStore(out_dir)
+        self.llms: dict[str, Any] = {}
+        self.timings: dict[str, float] = {}
+
+    # -- helpers ---------------------------------------------------------------------------
+    def llm(self, spec: str) -> Any:
+        """One cached LLM per spec, loaded on first need."""
+        if spec not in self.llms:
+            from ..llm import load_llm
+            from ..llm import DEFAULT_CACHE
+            cache = self.cfg.llm_cache if self.cfg.llm_cache is not None else DEFAULT_CACHE
+            self.log(f"  loading LLM {spec}")
+            self.llms[spec] = load_llm(spec, cache=cache)
+        return self.llms[spec]
+
+    def llm_calls(self) -> int:
+        return sum(getattr(getattr(m, "stats", None), "misses", 0) for m in self.llms.values())
+
+    def stage(self, name: str, inputs: dict[str, Any], compute: Callable[[Path, str], None],
+              summary: Callable[[StageOutput], str] | None = None) -> StageOutput:
+        out = self.store.run(name, inputs, compute)
+        self.timings[f"{name}-{out.hash}"] = round(out.seconds, 3)
+        note = "cached" if out.reused else f"done in {out.seconds:.1f} s"
+        extra = f"  {summary(out)}" if summary else ""
+        self.log(f"  {name:<40} {note}{extra}")
+        return out
+
+    # -- benchmark -------------------------------------------------------------------------
+    def benchmark(self) -> Benchmark:
+        spec = self.cfg.benchmark
+        if spec.path is not None and (spec.path / "questions.jsonl").exists():
+            return Benchmark(spec.path)
+        if not spec.demo:
+            raise InputError("benchmark directory not found", file=spec.path, field="benchmark.path")
+        from ..build import build_benchmark
+        from ..data import demo_path, load_questions
+        from ..io import sha256_file
+
+        demo = demo_path()
+        options = {"top_k": 5, "split": [0.7, 0.1, 0.2], "seed": 13}
+        if spec.path is not None:  # build the demo where the config says
+            self.log(f"  building the demo benchmark into {spec.path}")
+            build_benchmark(load_questions(demo), spec.path, **options)
+            return Benchmark(spec.path)
+
+        def compute(tmp: Path, _h: str) -> None:
+            build_benchmark(load_questions(demo), tmp / "bench", **options)
+
+        out = self.stage("build-demo", {"demo": sha256_file(demo), **options}, compute)
+        return Benchmark(out.path / "bench")
+
+    # -- ranking stages ----------------------------------------------------------------------
+    def retrieve(self, spec: StageSpec) -> RankedRun:
+        from ..retrieve import get_retriever, question_queries
+        from ..retrieve.base import MANIFEST
+
+        retriever = get_retriever(spec.kind, **spec.options)
+        index_dir = self.out / "indexes" / f"{spec.kind}-{stage_hash([self.fp, spec.kind, retriever.index_options()])}"
+        inputs = {"bench": self.fp, "qids": self.qids_hash, "kind": spec.kind, "options": spec.options,
+                  "depth": spec.depth}
+
+        def compute(tmp: Path, _h: str) -> None:
+            if (index_dir / MANIFEST).exists():
+                retriever.attach(self.bench, index_dir)
+                self.store.reused.append(f"index-{index_dir.name}")
+            else:
+                self.log(f"  indexing {spec.name} into {index_dir}")
+                retriever.index(self.bench, index_dir)
+                self.store.executed.append(f"index-{index_dir.name}")
+            retriever.search(question_queries(self.bench, self.qids), spec.depth).save(tmp / RUN_FILE, tag=spec.name)
+
+        out = self.stage(f"retrieve-{spec.name}", inputs, compute, self.metric_line)
+        return RankedRun(PIPELINE, spec.name, None, out)
+
+    def reranker(self, spec: StageSpec):
+        from ..rerank import get_reranker
+
+        options = dict(spec.options)
+        if spec.kind in LLM_RERANKERS:
+            llm_spec = options.pop("llm", None) or options.pop("model", None) or "smollm2"
+            options["model"] = self.llm(llm_spec)
+        return get_reranker(spec.kind, **options)
+
+    def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
+        inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth}
+        name = f"rerank-{upstream.retriever}-{spec.name}"
+
+        def compute(tmp: Path, h: str) -> None:
+            partial = self.store.partial_path(name, h)
+            reranker = self.reranker(spec)
+            run = reranker.rerank(upstream.run, self.bench, depth=spec.depth, checkpoint=partial,
+                                  progress=self.progress)
+            run.save(tmp / RUN_FILE, tag=spec.name)
+            partial.unlink(missing_ok=True)
+
+        out = self.stage(name, inputs, compute, self.metric_line)
+        return RankedRun(setting, upstream.retriever, spec.name, out)
+
+    def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
+        from ..evaluate import oracle_reranker
+
+        def compute(tmp: Path, _h: str) -> None:
+            run = upstream.run
+            head = oracle_reranker(run.top(depth), self.bench.qrels)
+            out = Run(tag=ORACLE)
+            for qid, ranked in run.items():
+                top = head[qid]
+                tail = ranked[depth:]
+                floor = min((s for _, s in top), default=0.0)
+                # keep the tail's order below the head, like a real reranker does
+                out[qid] = top + [(pid, floor - 1 - i) for i, (pid, _) in enumerate(tail)]
+            out.save(tmp / RUN_FILE, tag=ORACLE)
+
+        out = self.stage(f"rerank-{upstream.retriever}-oracle", {"upstream": upstream.stage.hash, "kind": ORACLE,
+                                                               "depth": depth}, compute, self.metric_line)
+        return RankedRun(ORACLE_RERANKER, upstream.retriever, ORACLE, out)
+
+    def oracle_retrieve(self) -> RankedRun:
+        from ..evaluate import oracle_retriever
+
+        def compute(tmp: Path, _h: str) -> None:
+            oracle_retriever(self.bench, self.qids, seed=self.cfg.seed).save(tmp / RUN_FILE, tag=ORACLE)
+
+        out = self.stage("retrieve-oracle", {"bench": self.fp, "qids": self.qids_hash, "kind": ORACLE,
+                                             "seed": self.cfg.seed}, compute)
+        return RankedRun(ORACLE_RETRIEVER, ORACLE, None, out)
+
+    def optimal(self) -> RankedRun:
+        from ..evaluate import optimal
+
+        def compute(tmp: Path, _h: str) -> None:
+            optimal(self.bench, self.qids).save(tmp / RUN_FILE, tag=OPTIMAL)
+
+        out = self.stage("retrieve-optimal", {"bench": self.fp, "qids": self.qids_hash, "kind": OPTIMAL},
+                         compute)
+        return RankedRun(OPTIMAL, ORACLE, ORACLE, out)
+
+    # -- evaluation and reading ------------------------------------------------------------
+    def metrics(self, run: Run) -> dict[str, float]:
+        from ..evaluate import DEFAULT_METRICS, evaluate
+
+        return {k: float(v) for k, v in evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS).items()}
+
+    def metric_line(self, out: StageOutput) -> str:
+        m = self.metrics(Run.load(out.path / RUN_FILE))
+        shown = [k for k in ("hit@1", "hit@10", "mrr", "ndcg@10") if k in m] or list(m)[:4]
+        return " ".join(f"{k}={100 * m[k]:.2f}" for k in shown)
+
+    def read(self, ranked: RankedRun, reader: ReaderSpec) -> list[ReaderResult]:
+        from ..read import read_run, summarize
+
+        label = ranked.retriever if ranked.reranker is None else f"{ranked.retriever}-{ranked.reranker}"
+        inputs = {"upstream": ranked.stage.hash, "llm": reader.llm, "options": reader.options,
+                  "strategies": list(self.cfg.strategies), "ks": list(self.cfg.ks)}
+
+        def compute(tmp: Path, _h: str) -> None:
+            rows = read_run(self.bench, ranked.run.top(max(self.cfg.ks)), self.llm(reader.llm),
+                            list(self.cfg.strategies), list(self.cfg.ks), qids=self.qids, progress=self.progress,
+                            **reader.options)
+            write_jsonl(tmp / ROWS_FILE, rows)
+            write_json(tmp / "summary.json", summarize(rows))
+
+        def line(out: StageOutput) -> str:
+            summary = _read_summary(out.path)
+            best = max(summary, key=lambda s: s["em"] or 0, default=None)
+            return f"best EM={100 * (best['em'] or 0):.2f} ({best['strategy']}, k={best['k']})" if best else ""
+
+        out = self.stage(f"read-{label}-{reader.name}", inputs, compute, line)
+        return [ReaderResult(ranked.setting, ranked.retriever, ranked.reranker, reader.name, s["strategy"], int(s["k"]),
+                             float(s["em"] or 0.0), int(s["n"]), f"read-{label}-{reader.name}-{out.hash}")
+                for s in _read_summary(out.path)]
+
+    # -- the grid ----------------------------------------------------------------------------
+    def run(self) -> ExperimentResults:
+        cfg = self.cfg
+        t_all = time.perf_counter()
+        self.log(f"experiment {cfg.name} → {self.out}")
+        self.bench = self.benchmark()
+        self.fp = benchmark_fingerprint(self.bench)
+        qids = self.bench.split_qids(cfg.split)
+        self.qids = qids[:cfg.max_questions] if cfg.max_questions else qids
+        if not self.qids:
+            raise InputError(f"split {cfg.split!r} has no questions", file=self.bench.path, field="split")
+        self.qids_hash = stage_hash(self.qids)
+        self.log(f"  benchmark {self.bench.path} ({len(self.bench.questions)} questions; "
+                 f"{len(self.qids)} from split {cfg.split!r})")
+
+        ranked: list[RankedRun] = []
+        first = [self.retrieve(spec) for spec in cfg.retrievers]
+        ranked += first
+        for base in first:
+            ranked += [self.rerank(base, spec, PIPELINE) for spec in cfg.rerankers]
+        if cfg.oracles.reranker:
+            depth = max((s.depth for s in cfg.rerankers), default=100)
+            ranked += [self.oracle_rerank(base, depth) for base in first]
+        if cfg.oracles.retriever and cfg.rerankers:
+            oracle_base = self.oracle_retrieve()
+            ranked += [self.rerank(oracle_base, spec, ORACLE_RETRIEVER) for spec in cfg.rerankers]
+        if cfg.oracles.optimal:
+            ranked.append(self.optimal())
+
+        results = ExperimentResults(name=cfg.name, config=cfg.to_dict())
+        for r in ranked:
+            results.ranking.append(RankingResult(r.setting, r.retriever, r.reranker, self.metrics(r.run),
+                                                 len(self.qids), f"{r.stage.name}-{r.stage.hash}"))
+        for reader in cfg.readers:
+            for r in ranked:
+                results.reader += self.read(r, reader)
+        self.timings["total"] = round(time.perf_counter() - t_all, 3)
+        results.timings = dict(self.timings)
+        return results
+
+
+def _read_summary(path: Path) -> list[dict]:
+    from ..io import read_json
+    return read_json(path / "summary.json")
+
+
+def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: bool = True,
+                   log: Callable[[str], None] = print, write_outputs: bool = True) -> ExperimentRun:
+    """Run (or resume) the grid of `config` in `out_dir`; write results.json, tables/, report.html."""
+    from .report import environment, write_report
+    from .tables import write_tables
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runner = _Runner(config, out_dir, progress, log)
+    try:
+        results = runner.run()
+    finally:
+        for m in runner.llms.values():
+            close = getattr(m, "close", None)
+            if close:
+                close()
+    results.environment = environment()
+    outcome = ExperimentRun(results, out_dir, list(runner.store.executed), list(runner.store.reused),
+                            runner.llm_calls(), len(runner.llms))
+    if write_outputs:
+        config_text = config.source.read_text(encoding="utf-8") if config.source else ""
+        if config.source:
+            shutil.copyfile(config.source, out_dir / ".config.yaml.tmp")
+            (out_dir / ".config.yaml.tmp").replace(out_dir / "config.yaml")
+        results.save(out_dir / "results.json")
+        outcome.tables = write_tables(results, out_dir / "tables")
+        outcome.report = write_report(results, out_dir / "report.html", config_text)
+    return outcome
+
+
+def load_answers(stage_dir: str | Path) -> list[dict]:
+    """The reader rows a read stage wrote."""
+    return [row for _, row in iter_jsonl(Path(stage_dir) / ROWS_FILE)]
