@@ -1,0 +1,118 @@
+"""`inferqa build` and `inferqa stats` through the real entry point: exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.cli import main
+
+
+def run_cli(monkeypatch, capsys, *args):
+    """Run `inferqa ARGS` in-process through `inferqa.cli.main`; return (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exc:
+        main()
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def good_row(qid="a", n=5):
+    return {"id": qid, "question": "Which?", "answers": ["zzz"], "hints": [f"hint {i} of {qid}." for i in range(n)]}
+
+
+def test_build_then_stats(monkeypatch, capsys, tmp_path):
+    src = jsonl(tmp_path / "mine.jsonl", [good_row("a"), good_row("b"), good_row("c", 3)])
+    code, out, err = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "b", "--split", "1,1", "--seed", 3)
+    assert code in (0, None), err
+    assert "2 questions, 650 passages" in out and "1 with fewer than 5 hints skipped" in out
+    bench = Benchmark(tmp_path / "b")
+    assert {k: len(v) for k, v in bench.splits.items()} == {"train": 1, "test": 1}
+    assert bench.meta["options"]["seed"] == 3 and bench.meta["sources"][0]["path"] == str(src)
+
+    code, out, err = run_cli(monkeypatch, capsys, "stats", tmp_path / "b")
+    assert code in (0, None), err
+    rows = {line.split()[1]: line.split()[3:6] for line in out.splitlines() if line.startswith("│")}
+    assert rows["all"] == ["2", "│", "650"] and rows["train"] == ["1", "│", "325"]
+
+
+def test_build_demo(monkeypatch, capsys, tmp_path):
+    code, out, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "demo")
+    assert code in (0, None), err
+    meta = Benchmark(tmp_path / "demo").meta
+    assert meta["counts"]["questions"] >= 40 and meta["counts"]["leak_hints_dropped"] == 0
+    assert meta["counts"]["passages"] == 325 * meta["counts"]["questions"]
+
+
+def test_leak_policy_and_top_k_options(monkeypatch, capsys, tmp_path):
+    rows = [good_row("a", 6), {**good_row("b", 6), "answers": ["hint 0 of b"]}]
+    src = jsonl(tmp_path / "m.jsonl", rows)
+    code, out, _ = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "b", "--leak-policy",
+                           "drop-question", "--top-k", "2")
+    assert code in (0, None) and "1 questions, 4 passages" in out and "1 questions dropped for leaks" in out
+
+
+BAD_CASES = {
+    "malformed JSON": ("bad.json", '[{"id": "a", "question": ', "", "malformed JSON"),
+    "missing field": ("m.jsonl", json.dumps({"id": "a", "answers": ["x"], "hints": []}), "record line 1: field "
+                      "'question'", "missing field"),
+    "empty answer": ("e.jsonl", json.dumps({**good_row(), "answers": ["  "]}), "record line 1: field 'answers'",
+                     "empty answer"),
+    "duplicate ids": ("d.jsonl", json.dumps(good_row()) + "\n" + json.dumps(good_row()), "record a: field 'id'",
+                      "duplicate question id"),
+    "unknown format": ("u.json", json.dumps({"rows": []}), "", "unknown format"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CASES))
+def test_bad_input_is_one_line_exit_2_nothing_written(monkeypatch, capsys, tmp_path, case):
+    name, content, where, what = BAD_CASES[case]
+    src = tmp_path / name
+    src.write_text(content, encoding="utf-8")
+    code, out, err = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "b")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"inferqa: error: {src}") and where in err and what in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_unknown_format_option_and_bad_split(monkeypatch, capsys, tmp_path):
+    src = jsonl(tmp_path / "m.jsonl", [good_row()])
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--format", "xml", "--out", tmp_path / "b")
+    assert code == 2 and "field 'format': unknown format 'xml'" in err
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--split", "0.5,0.6", "--out", tmp_path / "b")
+    assert code == 2 and "fractions must sum to 1" in err
+    assert not (tmp_path / "b").exists()
+
+
+def test_out_dir_that_is_not_a_benchmark_is_never_replaced(monkeypatch, capsys, tmp_path):
+    src = jsonl(tmp_path / "m.jsonl", [good_row()])
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("x")
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--out", precious)
+    assert code == 2 and "not a benchmark directory" in err and (precious / "thesis.tex").exists()
+
+
+def test_stats_on_a_missing_directory(monkeypatch, capsys, tmp_path):
+    code, _, err = run_cli(monkeypatch, capsys, "stats", tmp_path / "nope")
+    assert code == 2 and "benchmark directory not found" in err
+
+
+def test_module_entry_point_help_and_error():
+    help_ = subprocess.run([sys.executable, "-m", "inferqa", "build", "--help"], capture_output=True, text=True)
+    assert help_.returncode == 0 and "--leak-policy" in help_.stdout
+    err = subprocess.run([sys.executable, "-m", "inferqa", "stats", "/nonexistent/bench"], capture_output=True,
+                         text=True)
+    assert err.returncode == 2 and err.stderr.strip() == \
+        "inferqa: error: /nonexistent/bench: benchmark directory not found"
