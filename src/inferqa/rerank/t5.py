@@ -130,8 +130,9 @@ class LiT5Reranker(_T5Reranker):
     def window_inputs(self, query: str, texts: Sequence[str]) -> list[str]:
         return [self.prompt.format(query=query, i=i, document=t) for i, t in enumerate(texts, 1)]
 
-    def generate_ranking(self, query: str, texts: Sequence[str]) -> str:
-        """FiD: encode passages separately, decode once over their concatenated states."""
+    def fuse(self, query: str, texts: Sequence[str]):
+        """FiD encoding: each passage on its own, states concatenated into one sequence.
+        Returns (encoder outputs of shape (1, n·L, d), attention mask (1, n·L))."""
         import torch
         from transformers.modeling_outputs import BaseModelOutput
 
@@ -140,9 +141,18 @@ class LiT5Reranker(_T5Reranker):
                   max_length=self.max_length, return_tensors="pt").to(model.device)
         with torch.inference_mode():
             states = model.get_encoder()(**enc).last_hidden_state  # (n, L, d)
-            fused = BaseModelOutput(last_hidden_state=states.reshape(1, -1, states.shape[-1]))
-            out = model.generate(encoder_outputs=fused, attention_mask=enc["attention_mask"].reshape(1, -1),
-                                 max_new_tokens=self.max_new_tokens, do_sample=False, num_beams=1)
+        fused = BaseModelOutput(last_hidden_state=states.reshape(1, -1, states.shape[-1]))
+        return fused, enc["attention_mask"].reshape(1, -1)
+
+    def generate_ranking(self, query: str, texts: Sequence[str]) -> str:
+        """The decoder's greedy answer ("[3] > [1] > ...") over one fused window."""
+        import torch
+
+        tok, model = self._load()
+        fused, mask = self.fuse(query, texts)
+        with torch.inference_mode():
+            out = model.generate(encoder_outputs=fused, attention_mask=mask, max_new_tokens=self.max_new_tokens,
+                                 do_sample=False, num_beams=1)
         return tok.decode(out[0], skip_special_tokens=True)
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
