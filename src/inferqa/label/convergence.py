@@ -1,0 +1,93 @@
+"""Convergence of hints, HintEval-style, for sources that lack it.
+
+A hint converges when it narrows the candidate answers down: its convergence is the share
+of wrong candidates it rules out (0 when it rules out the gold answer itself).
+Candidates come from the question's `metadata["candidates"]` when the source has them,
+else the model proposes them. Each (hint, candidate) pair is one yes/no question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Sequence
+
+from ..llm.base import GenerationParams
+from ..read.answers import exact_match
+from ..read.reader import clean_answer
+from ..read.prompts import NO_ANSWER
+from ..records import Hint, Question
+
+if TYPE_CHECKING:
+    from ..llm.base import LLM
+
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+def _ask(llm: "LLM", prompts: list[str], max_tokens: int) -> list[str]:
+    params = GenerationParams(max_tokens=max_tokens)
+    if getattr(llm, "mode", "chat") == "completion":
+        return llm.complete([p + "\nReply:" for p in prompts], params)
+    return llm.chat([[{"role": "user", "content": p}] for p in prompts], params)
+
+
+def propose_candidates(llm: "LLM", question: Question, n: int = 5) -> list[str]:
+    """Up to `n` distinct plausible answers from the model, gold answers excluded."""
+    prompt = (f"Question: {question.text}\nList {n} different plausible short answers to this question, "
+              "one per line, with no numbering and no explanation.")
+    raw = _ask(llm, [prompt], 16 * n)[0]
+    out: list[str] = []
+    for line in raw.splitlines():
+        cand = clean_answer(re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line))
+        if cand != NO_ANSWER and not exact_match(cand, question.answers) and \
+                not any(exact_match(cand, [c]) for c in out):
+            out.append(cand)
+    return out[:n]
+
+
+def consistent(llm: "LLM", pairs: Sequence[tuple[str, str]]) -> list[bool]:
+    """For each (hint, candidate): could the hint be true of the candidate? Unclear replies: yes."""
+    prompts = [f"Hint: {h}\nCandidate answer: {c}\nCould this hint be true of this candidate answer? "
+               "Reply yes or no." for h, c in pairs]
+    out = []
+    for reply in _ask(llm, prompts, 3):
+        m = _YES_NO.match(reply)
+        out.append(not (m and m.group(1).lower() == "no"))
+    return out
+
+
+def hint_convergence(llm: "LLM", question: Question, candidates: Sequence[str]) -> list[float | None]:
+    """Convergence of each hint of `question` against `candidates` (wrong answers); None if none."""
+    if not candidates:
+        return [None] * len(question.hints)
+    gold = question.answers[0]
+    judged = [gold, *candidates]
+    pairs = [(h.text, c) for h in question.hints for c in judged]
+    verdicts = consistent(llm, pairs)
+    out: list[float | None] = []
+    for i in range(len(question.hints)):
+        row = verdicts[i * len(judged):(i + 1) * len(judged)]
+        if not row[0]:  # the hint rules out the gold answer: it misleads
+            out.append(0.0)
+        else:
+            out.append(sum(not ok for ok in row[1:]) / len(candidates))
+    return out
+
+
+def fill_convergence(questions: Sequence[Question], llm: "LLM", n_candidates: int = 5,
+                     progress: bool = True) -> list[Question]:
+    """Questions whose hints all have a convergence stay as they are; the others get it computed."""
+    from tqdm.auto import tqdm
+
+    out = []
+    for q in tqdm(questions, desc=f"convergence with {llm.identity}", leave=False, disable=not progress):
+        if q.hints and all(h.convergence is not None for h in q.hints):
+            out.append(q)
+            continue
+        cands = [str(c) for c in q.metadata.get("candidates", [])] or propose_candidates(llm, q, n_candidates)
+        cands = [c for c in cands if not exact_match(c, q.answers)]
+        values = hint_convergence(llm, q, cands)
+        hints = [h if h.convergence is not None else Hint(h.text, v, h.source) for h, v in zip(q.hints, values)]
+        out.append(replace(q, hints=hints, metadata={**q.metadata, "convergence_by": llm.identity,
+                                                     "convergence_candidates": cands}))
+    return out

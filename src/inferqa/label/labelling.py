@@ -1,0 +1,123 @@
+"""Answerability labels: each labelling LLM answers from each passage with the reader protocol.
+
+Label 2 when at least one labeller's answer is judged correct, else 1 (0 stays for
+passages of other questions). Every labeller's cleaned answer is kept beside the label in
+labels.jsonl, one row per passage:
+
+  {"pid", "qid", "label": 1|2, "answers": {identity: answer}, "correct": {identity: bool},
+   "copied_from": pid or null}
+
+`mode="subsets"` asks about one ordering per hint subset (hints in ranked order) and
+copies its label to the subset's other orderings (`copied_from` names the labelled one):
+an approximation, since the order of the hints can change a reader's answer.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import write_json, write_jsonl
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
+from ..read.answers import exact_match, llm_judge
+from ..read.reader import Reader
+
+if TYPE_CHECKING:
+    from ..llm.base import LLM
+
+MODES = ("full", "subsets")
+BATCH = 16
+SUBSETS_NOTE = ("subsets mode: one ordering per hint subset (hints in ranked order) was labelled; "
+                "its label was copied to the subset's other orderings")
+
+
+def representative(pid: str) -> str:
+    """The subset's labelled ordering in subsets mode: its hints in ascending (ranked) order."""
+    qid, order = parse_passage_id(pid)
+    subset = "".join(str(i) for i in sorted(order))
+    return f"{qid}_{subset}_{subset}"
+
+
+def judge_correct(answer: str, golds: Sequence[str], question: str, judge: "LLM | None",
+                  samples: int = 3, temperature: float = 0.7) -> bool:
+    if judge is None:
+        return exact_match(answer, golds)
+    return llm_judge(judge, question, answer, golds, samples=samples, temperature=temperature)
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, unit="passage", disable=not enabled, leave=False)
+
+
+def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = "full", *,
+                    judge: "LLM | None" = None, judge_samples: int = 3, judge_temperature: float = 0.7,
+                    qids: Sequence[str] | None = None, meta: dict | None = None,
+                    progress: bool = True) -> dict[str, Any]:
+    """Label the passages of `bench_dir` in place: rewrite qrels.tsv, write labels.jsonl.
+
+    The labelling options go to `meta["labelling"]`: into `meta` when given (the builder's
+    post-build hook writes it), else into the directory's meta.json. Restarts are cheap:
+    every answer comes from the LLM cache. Returns the labelling record.
+    """
+    if mode not in MODES:
+        raise InputError(f"label mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
+    if not labelers:
+        raise InputError("labelling needs at least one --labeler LLM", field="labeler")
+    bench = Benchmark(bench_dir)
+    qrels = bench.qrels
+    wanted = list(qids) if qids is not None else [q for q in bench.questions if q in qrels]
+    # Which passages get asked, and where each passage's label comes from.
+    source: dict[str, str] = {}
+    for qid in wanted:
+        for pid in qrels.get(qid, {}):
+            source[pid] = pid if mode == "full" else representative(pid)
+    asked = list(dict.fromkeys(source.values()))
+    answers: dict[str, dict[str, str]] = {pid: {} for pid in asked}
+    correct: dict[str, dict[str, bool]] = {pid: {} for pid in asked}
+    for llm in labelers:
+        reader = Reader(llm)
+        with _progress(len(asked), f"labelling with {llm.identity}", progress) as bar:
+            for i in range(0, len(asked), BATCH):
+                chunk = asked[i:i + BATCH]
+                items = []
+                for pid in chunk:
+                    qid, _ = parse_passage_id(pid)
+                    items.append((bench.questions[qid].text, bench.hints_of(pid)))
+                for pid, (question, _), out in zip(chunk, items, reader.read_batch(items)):
+                    q = bench.questions[parse_passage_id(pid)[0]]
+                    answers[pid][llm.identity] = out.answer
+                    correct[pid][llm.identity] = judge_correct(out.answer, q.answers, question, judge,
+                                                               judge_samples, judge_temperature)
+                bar.update(len(chunk))
+    label_of = {pid: LABEL_ANSWERABLE if any(correct[pid].values()) else LABEL_PARTIAL for pid in asked}
+    rows = []
+    new_qrels = Qrels({qid: dict(docs) for qid, docs in qrels.items()})
+    for pid, src in source.items():
+        qid, _ = parse_passage_id(pid)
+        new_qrels[qid][pid] = label_of[src]
+        rows.append({"pid": pid, "qid": qid, "label": label_of[src], "answers": answers[src],
+                     "correct": correct[src], "copied_from": None if src == pid else src})
+    path = Path(bench_dir)
+    write_jsonl(path / "labels.jsonl", rows)
+    new_qrels.save(path / "qrels.tsv")
+    counts: dict[str, int] = {}
+    for docs in new_qrels.values():
+        for lab in docs.values():
+            counts[str(lab)] = counts.get(str(lab), 0) + 1
+    record = {"labelers": [llm.identity for llm in labelers], "mode": mode,
+              "judge": judge.identity if judge is not None else "exact_match",
+              "judge_samples": judge_samples if judge is not None else None,
+              "judge_temperature": judge_temperature if judge is not None else None,
+              "questions": len(wanted), "passages_asked": len(asked), "passages_labelled": len(source),
+              "note": SUBSETS_NOTE if mode == "subsets" else None}
+    target = meta if meta is not None else dict(bench.meta)
+    target["labelling"] = record
+    target["labels"] = dict(sorted(counts.items()))
+    target["labelled_by"] = "llm"
+    if meta is None:
+        write_json(path / "meta.json", target)
+    return record

@@ -1,0 +1,188 @@
+"""Answerability labelling, the parametric test and convergence, on hand-worked cases."""
+
+from __future__ import annotations
+
+import json
+from itertools import permutations
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.errors import InputError
+from inferqa.label import (apply_parametric_split, fill_convergence, label_benchmark, parametric_test,
+                           representative, split_by_parametric)
+from inferqa.llm import CachedLLM
+from inferqa.llm.base import LLM, GenerationParams
+from inferqa.records import Hint, Question
+
+
+class HintKeyed(LLM):
+    """A labeller double: answers the gold when the *first* hint line holds its key word,
+    so the order of hints matters (as it can for a real reader)."""
+    backend, mode = "keyed", "chat"
+
+    def __init__(self, key, first_only=True):
+        self.model, self.key, self.first_only, self.asked = key, key, first_only, 0
+
+    def complete(self, prompts, params=GenerationParams()):
+        raise AssertionError
+
+    def chat(self, conversations, params=GenerationParams()):
+        out = []
+        for conv in conversations:
+            self.asked += 1
+            text = conv[-1]["content"]
+            hints = [ln[2:] for ln in text.split("\n") if ln.startswith("- ")]
+            question = text.split("Question: ")[1]
+            gold = "Mars" if "planet" in question else "Piano"
+            look = hints[:1] if self.first_only else hints
+            out.append(gold if any(self.key in h for h in look) else "Venus")
+        return out
+
+    def logprob(self, prompt, continuation):
+        raise AssertionError
+
+
+def _bench(tmp_path):
+    from inferqa.build import build_benchmark
+    qs = [Question("p", "Which planet is red?", ["Mars"],
+                   [Hint("rusty dust", 0.9), Hint("two small moons", 0.8), Hint("fourth from the sun", 0.7)]),
+          Question("i", "Which instrument has keys?", ["Piano"],
+                   [Hint("felt hammers", 0.9), Hint("88 keys", 0.8), Hint("Chopin loved it", 0.7)])]
+    build_benchmark(qs, tmp_path / "b", top_k=3, split=(1.0, 0.0, 0.0))
+    return tmp_path / "b"
+
+
+def _hint_index(bench, qid, word):
+    return next(i for i, h in enumerate(bench.questions[qid].hints) if word in h.text)
+
+
+def test_full_mode_labels_each_ordering(tmp_path):
+    path = _bench(tmp_path)
+    labeller = HintKeyed("moons")  # correct only when 'two small moons' comes first
+    record = label_benchmark(path, [labeller], mode="full", progress=False)
+    bench = Benchmark(path)
+    m = _hint_index(bench, "p", "moons")
+    qrels = bench.qrels
+    assert len(qrels["p"]) == 15 and labeller.asked == 30  # 3 + 6 + 6 orderings per question
+    for pid, lab in qrels["p"].items():
+        first = int(pid.rsplit("_", 1)[1][0])
+        assert lab == (2 if first == m else 1), pid
+    assert set(qrels["i"].values()) == {1}
+    rows = [json.loads(line) for line in (path / "labels.jsonl").read_text().splitlines()]
+    assert len(rows) == 30 and all(r["copied_from"] is None for r in rows)
+    row = next(r for r in rows if r["pid"] == f"p_{m}_{m}")
+    assert row == {"pid": f"p_{m}_{m}", "qid": "p", "label": 2, "answers": {"keyed:moons": "Mars"},
+                   "correct": {"keyed:moons": True}, "copied_from": None}
+    meta = json.loads((path / "meta.json").read_text())
+    assert meta["labelling"]["mode"] == "full" and meta["labelling"]["labelers"] == ["keyed:moons"]
+    assert meta["labels"] == {"1": 30 - 5, "2": 5}  # orderings of p starting with the moons hint: 1+2+2
+    assert record["passages_asked"] == 30
+
+
+def test_subsets_mode_copies_the_representatives_label(tmp_path):
+    path = _bench(tmp_path)
+    labeller = HintKeyed("moons")
+    label_benchmark(path, [labeller, HintKeyed("keys", first_only=False)], mode="subsets", progress=False)
+    bench = Benchmark(path)
+    assert labeller.asked == 14  # 7 subsets per question
+    rows = {r["pid"]: r for r in map(json.loads, (path / "labels.jsonl").read_text().splitlines())}
+    m = _hint_index(bench, "p", "moons")
+    for pid, lab in bench.qrels["p"].items():
+        rep = representative(pid)
+        sorted_first = int(rep.rsplit("_", 1)[1][0])
+        assert lab == (2 if sorted_first == m else 1)
+        assert rows[pid]["copied_from"] == (None if rep == pid else rep)
+        assert rows[pid]["label"] == lab
+    k = _hint_index(bench, "i", "88 keys")
+    for pid, lab in bench.qrels["i"].items():  # second labeller: any hint holding 'keys'
+        assert lab == (2 if str(k) in pid.split("_")[1] else 1)
+        assert set(rows[pid]["answers"]) == {"keyed:moons", "keyed:keys"}
+    assert json.loads((path / "meta.json").read_text())["labelling"]["note"].startswith("subsets mode")
+
+
+def test_representative_and_errors(tmp_path):
+    assert representative("q_1_x_02_20") == "q_1_x_02_02"
+    path = _bench(tmp_path)
+    with pytest.raises(InputError, match="label mode"):
+        label_benchmark(path, [HintKeyed("x")], mode="some")
+    with pytest.raises(InputError, match="at least one"):
+        label_benchmark(path, [], mode="full")
+
+
+def test_labelling_restart_asks_nothing_again(tmp_path):
+    path = _bench(tmp_path)
+    first = CachedLLM(HintKeyed("moons"), tmp_path / "c.sqlite")
+    label_benchmark(path, [first], progress=False)
+    before = (path / "labels.jsonl").read_text()
+    again = CachedLLM(HintKeyed("moons"), tmp_path / "c.sqlite")
+    label_benchmark(path, [again], progress=False)
+    assert again.inner.asked == 0 and again.stats.hits == 30
+    assert (path / "labels.jsonl").read_text() == before
+
+
+class ClosedBook(LLM):
+    """Knows the planet question without hints, not the instrument one."""
+    backend, model, mode = "closed", "book", "chat"
+
+    def complete(self, prompts, params=GenerationParams()):
+        raise AssertionError
+
+    def chat(self, conversations, params=GenerationParams()):
+        out = []
+        for c in conversations:
+            assert "- (no hints)" in c[-1]["content"]
+            out.append("Mars" if "planet" in c[-1]["content"] else "NO ANSWER")
+        return out
+
+    def logprob(self, prompt, continuation):
+        raise AssertionError
+
+
+def test_parametric_test_and_split(tmp_path):
+    path = _bench(tmp_path)
+    par = parametric_test(path, [ClosedBook()], progress=False)
+    assert par == {"p": True, "i": False}
+    rows = [json.loads(x) for x in (path / "parametric.jsonl").read_text().splitlines()]
+    assert rows[0]["answers"] == {"closed:book": "Mars"} and rows[0]["correct"] == {"closed:book": True}
+    splits = apply_parametric_split(path, par)
+    assert splits == {"train": ["p"], "dev": [], "test": ["i"]}
+    assert Benchmark(path).splits == splits
+    many = split_by_parametric({f"q{i}": i < 4 for i in range(10)}, dev_share=0.5, seed=1)
+    assert many["train"] == ["q0", "q1", "q2", "q3"]
+    assert len(many["dev"]) == 3 and sorted(many["dev"] + many["test"]) == [f"q{i}" for i in range(4, 10)]
+
+
+class Convergent(LLM):
+    """Yes/no oracle: a hint fits a candidate when the hint's text mentions one of its letters."""
+    backend, model, mode = "conv", "x", "chat"
+
+    def complete(self, prompts, params=GenerationParams()):
+        raise AssertionError
+
+    def chat(self, conversations, params=GenerationParams()):
+        out = []
+        for c in conversations:
+            text = c[-1]["content"]
+            if text.startswith("Question:"):
+                out.append("Alpha\n2. Beta\n- Gamma\nMars")  # the gold 'Mars' must be dropped
+                continue
+            hint = text.split("\n")[0][len("Hint: "):]
+            cand = text.split("\n")[1][len("Candidate answer: "):]
+            out.append("Yes" if cand.lower() in hint.lower() else "No.")
+        return out
+
+    def logprob(self, prompt, continuation):
+        raise AssertionError
+
+
+def test_convergence_share_of_candidates_ruled_out():
+    q = Question("c", "Which planet?", ["Mars"],
+                 [Hint("mars alpha beta gamma"), Hint("mars alpha"), Hint("mars"), Hint("alpha beta gamma"),
+                  Hint("known", convergence=0.5)])
+    (out,) = fill_convergence([q], Convergent(), progress=False)
+    assert out.metadata["convergence_candidates"] == ["Alpha", "Beta", "Gamma"]
+    # rules out 0/3, 2/3, 3/3 of the wrong candidates; the 4th rules out the gold itself -> 0
+    assert [h.convergence for h in out.hints] == [0.0, pytest.approx(2 / 3), 1.0, 0.0, 0.5]
+    complete = Question("d", "x", ["y"], [Hint("a", 0.1)])
+    assert fill_convergence([complete], Convergent(), progress=False)[0] is complete
