@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "retrieve",
     "evaluate",
     "experiments",
+    "read",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,179 @@
+"""`inferqa read`, `inferqa tune-union` and `inferqa evaluate-answers`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputError
+from .app import app
+
+RUN_HELP = "A TREC run file, or 'optimal' for every relevant passage sorted by label (the oracle pipeline)."
+LLM_HELP = "LLM spec: smollm2, gemma3-270m, llama-cpp:/path.gguf, openai:MODEL@URL or transformers:ID_OR_PATH."
+CACHE_HELP = "SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite or ~/.cache/inferqa/llm.sqlite)."
+
+
+def parse_list(values: List[str] | None, cast=str) -> list:
+    """Accept both repeated options and comma-separated lists."""
+    out = []
+    for v in values or []:
+        for part in str(v).split(","):
+            if part.strip():
+                try:
+                    out.append(cast(part.strip()))
+                except ValueError:
+                    raise InputError(f"not a valid value: {part.strip()!r}") from None
+    return out
+
+
+def open_llm(spec: str, cache: Optional[Path], no_cache: bool):
+    from ..llm import DEFAULT_CACHE, load_llm
+    return load_llm(spec, cache=None if no_cache else (cache or DEFAULT_CACHE))
+
+
+def load_run_arg(run: str, bench, split: Optional[str]):
+    from ..records import Run
+    qids = bench.split_qids(split)
+    if run in ("optimal", "oracle"):
+        from ..evaluate.oracles import optimal
+        return optimal(bench, qids, min_label=1), qids
+    loaded = Run.load(run)
+    return loaded, [q for q in qids if q in loaded]
+
+
+def _print_summary(rows: list[dict], metrics: tuple[str, ...], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..read import summarize
+    table = Table(title=title)
+    for col in ("strategy", "k", "n", *metrics):
+        table.add_column(col, justify="left" if col == "strategy" else "right")
+    for s in summarize(rows, metrics):
+        table.add_row(s["strategy"], str(s["k"]), str(s["n"]),
+                      *[("-" if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics])
+    Console().print(table)
+
+
+@app.command("read")
+def read_cmd(
+    run: str = typer.Argument(..., help=RUN_HELP),
+    bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory written by `inferqa build`."),
+    llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
+    strategy: List[str] = typer.Option(["union_norm"], "--strategy", "-s",
+                                       help="union_norm, union_freq or concat; repeat or comma-separate."),
+    k: List[str] = typer.Option(["1,3,5"], "--k", help="Top-k passages merged into the context, e.g. 1,3,5."),
+    out: Path = typer.Option(..., "--out", "-o", help="ANSWERS.jsonl to write (atomically)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split (default: all in the run)."),
+    alpha: float = typer.Option(0.6, "--alpha", help="union_freq weight of 1/rank."),
+    beta: float = typer.Option(0.4, "--beta", help="union_freq weight of 1/position."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Call the backend for every prompt."),
+) -> None:
+    """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
+    from ..benchmark import Benchmark
+    from ..io import write_jsonl
+    from ..read import read_run
+
+    b = Benchmark(bench)
+    ranked, qids = load_run_arg(run, b, split)
+    model = open_llm(llm, cache, no_cache)
+    try:
+        rows = read_run(b, ranked, model, parse_list(strategy), parse_list(k, int), qids=qids,
+                        alpha=alpha, beta=beta)
+    finally:
+        model.close()
+    write_jsonl(out, rows)
+    stats = getattr(model, "stats", None)
+    _print_summary(rows, ("em", "f1", "contains"), f"{out} ({len(rows)} rows"
+                   + (f"; cache hits {stats.hits}, backend calls {stats.misses})" if stats else ")"))
+
+
+@app.command("tune-union")
+def tune_union_cmd(
+    run: str = typer.Argument("optimal", help=RUN_HELP),
+    bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory."),
+    split: str = typer.Option("dev", "--split", help="Split to tune on."),
+    llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
+    k: List[str] = typer.Option(["3,5"], "--k", help="k values whose mean EM is maximised."),
+    alphas: List[str] = typer.Option(["0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"], "--alphas",
+                                     help="alpha grid; beta = 1 - alpha (only their ratio orders hints)."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Call the backend for every prompt."),
+) -> None:
+    """Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..benchmark import Benchmark
+    from ..read import tune_union
+
+    b = Benchmark(bench)
+    ranked, qids = load_run_arg(run, b, split)
+    if not qids:
+        raise InputError(f"split {split!r} has no question in the run", file=bench)
+    model = open_llm(llm, cache, no_cache)
+    try:
+        grid = tune_union(b, ranked, model, parse_list(k, int), qids=qids, alphas=parse_list(alphas, float))
+    finally:
+        model.close()
+    table = Table(title=f"union_freq grid on {split} ({len(qids)} questions)")
+    cols = list(grid[0])
+    for c in cols:
+        table.add_column(c, justify="right")
+    for r in grid:
+        table.add_row(*[f"{r[c]:.2f}" if c in ("alpha", "beta") else f"{100 * r[c]:.2f}" for c in cols])
+    Console().print(table)
+    Console().print(f"best: --alpha {grid[0]['alpha']} --beta {grid[0]['beta']}")
+
+
+@app.command("evaluate-answers")
+def evaluate_answers_cmd(
+    answers: Path = typer.Argument(..., help="ANSWERS.jsonl written by `inferqa read`."),
+    bench: Optional[Path] = typer.Option(None, "--bench", "-b",
+                                         help="Re-score against this benchmark's gold answers (default: the rows' golds)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="LLM spec of an answer-equivalence judge (GPT-Eval style)."),
+    judge_samples: int = typer.Option(3, "--judge-samples", help="Judge samples; the majority decides."),
+    judge_temperature: float = typer.Option(0.7, "--judge-temperature", help="Sampling temperature of the judge."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
+) -> None:
+    """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
+    from ..benchmark import Benchmark
+    from ..io import iter_jsonl
+    from ..read import contains, exact_match, f1, llm_judge
+
+    b = Benchmark(bench) if bench else None
+    rows = []
+    for lineno, row in iter_jsonl(answers):
+        for field in ("qid", "strategy", "k", "prediction"):
+            if field not in row:
+                raise InputError("missing field", file=answers, record=f"line {lineno}", field=field)
+        if b is not None:
+            q = b.questions.get(row["qid"])
+            if q is None:
+                raise InputError(f"question {row['qid']!r} is not in the benchmark", file=answers,
+                                 record=f"line {lineno}", field="qid")
+            row["golds"], row["question"] = q.answers, q.text
+        golds = row.get("golds")
+        if not golds:
+            raise InputError("no gold answers (give --bench)", file=answers, record=f"line {lineno}", field="golds")
+        pred = row["prediction"]
+        row.update(em=float(exact_match(pred, golds)), f1=f1(pred, golds), contains=float(contains(pred, golds)))
+        rows.append(row)
+    if not rows:
+        raise InputError("no rows", file=answers)
+    metrics: tuple[str, ...] = ("em", "f1", "contains")
+    if judge:
+        if b is None:
+            raise InputError("--judge needs --bench (the judge reads the question)")
+        model = open_llm(judge, cache, False)
+        try:
+            for row in rows:
+                row["judge"] = float(llm_judge(model, row["question"], row["prediction"], row["golds"],
+                                               samples=judge_samples, temperature=judge_temperature))
+        finally:
+            model.close()
+        metrics += ("judge",)
+    _print_summary(rows, metrics, f"{answers} ({len(rows)} rows, percent)")
