@@ -80,15 +80,30 @@ def imap_batches(
             return
         ensure_ray(ray_address)
         for chunk in _batched(items, max(window, batch_size)):
-            for out in _ray_window(chunk, make_worker, batch_size=batch_size, num_actors=num_actors,
-                                   num_cpus=num_cpus_per_actor, num_gpus=num_gpus_per_actor):
-                yield out
-                bar.update(1)
+            try:
+                for out in _ray_window(chunk, make_worker, batch_size=batch_size, num_actors=num_actors,
+                                       num_cpus=num_cpus_per_actor, num_gpus=num_gpus_per_actor):
+                    yield out
+                    bar.update(1)
+            except Exception as exc:
+                raise unwrap_input_error(exc) from None
 
 
 def map_batches(items: Iterable, make_worker: WorkerFactory, **options: Any) -> list:
     """`list(imap_batches(...))`: every output, in input order."""
     return list(imap_batches(items, make_worker, **options))
+
+
+def unwrap_input_error(exc: BaseException) -> BaseException:
+    """The InputError a Ray worker raised, if one is in the chain (so the CLI prints one
+    line), else the exception itself."""
+    seen, cur = set(), exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, InputError) and getattr(cur, "cause", None) is None:
+            return cur
+        seen.add(id(cur))
+        cur = getattr(cur, "cause", None) or cur.__cause__ or cur.__context__
+    return exc
 
 
 def ensure_ray(address: str | None = None) -> None:
@@ -107,7 +122,7 @@ class _RayActor:
     """One per Ray actor: builds the worker once, then maps pickled batches."""
 
     def __init__(self, factory_blob: bytes):
-        import cloudpickle
+        from ray import cloudpickle
 
         self.worker = cloudpickle.loads(factory_blob)()
 
@@ -122,8 +137,8 @@ class _RayActor:
 
 def _ray_window(chunk: list, make_worker: WorkerFactory, *, batch_size: int, num_actors: int,
                 num_cpus: float, num_gpus: float) -> Iterator[Any]:
-    import cloudpickle
     import ray.data
+    from ray import cloudpickle
 
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
