@@ -116,3 +116,24 @@ def test_module_entry_point_help_and_error():
                          text=True)
     assert err.returncode == 2 and err.stderr.strip() == \
         "inferqa: error: /nonexistent/bench: benchmark directory not found"
+
+
+def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
+    def record(qid, label_model_answer):
+        hints = [{"hint": f"{qid} clue {i}."} for i in range(2)]
+        subsets = {"0": {"0": {"gemma-3-1b": label_model_answer}}, "1": {"1": {"qwen-3-4b": "nope"}},
+                   "01": {"01": {"llama-31-8b": "nope"}, "10": {"llama-31-8b": label_model_answer}}}
+        return {"id": qid, "question": "?", "answers": ["Gold"], "hints": hints, "subsets": subsets}
+
+    dev = tmp_path / "dev.json"
+    test = tmp_path / "test.json"
+    dev.write_text(json.dumps([record("d1", "gold")]))
+    test.write_text(json.dumps([record("t1", "silver"), record("t2", "GOLD!")]))
+    code, _, err = run_cli(monkeypatch, capsys, "build", dev, test, "--out", tmp_path / "b", "--top-k", "2",
+                           "--split", "source", "--leak-policy", "none")
+    assert code in (0, None), err
+    bench = Benchmark(tmp_path / "b")
+    assert bench.splits == {"dev": ["d1"], "test": ["t1", "t2"]}
+    assert bench.qrels["d1"] == {"d1_0_0": 2, "d1_1_1": 1, "d1_01_01": 1, "d1_01_10": 2}
+    assert set(bench.qrels["t1"].values()) == {1} and bench.qrels["t2"]["t2_01_10"] == 2
+    assert bench.meta["labels"] == {"1": 8, "2": 4}   # d1 and t2 two each

@@ -96,3 +96,8 @@ def test_real_wikihint_test_62_keeps_all_five_hints(wikihint_file):
     q = next(q for q in load_questions(wikihint_file) if q.id == "test_62")
     assert any(h.text.startswith("It is the first") for h in q.hints)
     assert not any(judge.leaks(h.text, q.answers) for h in q.hints)
+
+
+def test_none_policy_keeps_leaking_hints():
+    result = apply_leak_policy(questions(), policy="none")
+    assert [len(q.hints) for q in result.questions] == [3, 2, 2] and result.counts()["hints_dropped"] == 0

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..records import Question
 from ..text import normalize_answer, strip_accents
 
-LEAK_POLICIES = ("drop-hint", "drop-question")
+LEAK_POLICIES = ("drop-hint", "drop-question", "none")
 
 # Pronouns, determiners, auxiliaries, prepositions, conjunctions and other function words.
 COMMON_WORDS = frozenset("""
@@ -129,7 +129,8 @@ def leaking_hints(question: Question, judge: LeakJudge) -> list[int]:
 def apply_leak_policy(questions: Iterable[Question], judge: LeakJudge | None = None,
                       policy: str = "drop-hint") -> LeakResult:
     """`drop-hint` removes leaking hints and keeps the question; `drop-question` drops any
-    question with a leaking hint (the QUIT paper's choice)."""
+    question with a leaking hint (the QUIT paper's choice); `none` keeps everything (for
+    data already filtered, such as the QUIT release)."""
     if policy not in LEAK_POLICIES:
         raise InputError(f"unknown leak policy {policy!r} (choose from {', '.join(LEAK_POLICIES)})",
                          field="leak-policy")
@@ -138,7 +139,7 @@ def apply_leak_policy(questions: Iterable[Question], judge: LeakJudge | None = N
     for q in questions:
         if any(is_common_word_answer(a) for a in q.answers):
             result.common_word_answers.append(q.id)
-        bad = leaking_hints(q, judge)
+        bad = leaking_hints(q, judge) if policy != "none" else []
         if bad and policy == "drop-question":
             result.dropped_questions.append(q.id)
             continue

@@ -10,7 +10,8 @@ import typer
 from ..errors import InputError
 from .app import app
 
-LEAK_POLICY_HELP = "drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's choice)."
+LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
+                    "choice); none: no filter (data already filtered, e.g. the QUIT release).")
 
 
 def leak_judge_for(name: str = "string"):
