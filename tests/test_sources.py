@@ -138,6 +138,10 @@ def test_csv_with_aliases_hint_and_convergence_columns(tmp_path):
     assert [(h.text, h.convergence) for h in q1.hints] == [("First hint", 0.2), ("Second hint", 0.8)]
     assert q1.metadata == {"type": "LOC"}
     assert q2.text == "Who, then?" and [h.text for h in q2.hints] == ["Only, hint"]
+    tsv = tmp_path / "mine.tsv"
+    tsv.write_text("id\tquestion\tanswers\thint_1\nq1\tWhich, planet?\tMars\tRed, dusty.\n", encoding="utf-8")
+    (t1,) = load_questions(tsv)
+    assert (t1.text, t1.answers, t1.hints[0].text) == ("Which, planet?", ["Mars"], "Red, dusty.")
 
 
 @pytest.mark.parametrize("name,content,record,field", [

@@ -8,7 +8,8 @@ A JSON array of such objects is read the same way.
 
 CSV with a header row: `id`, `question`, `answers` (aliases separated by `|`),
 `hint_1` ... `hint_N`, optionally `convergence_1` ... `convergence_N`; every other
-column goes into metadata. Empty hint cells are skipped.
+column goes into metadata. Empty hint cells are skipped. A `.tsv` file is read the same
+way with tabs between cells.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def parse_csv(file: Path) -> list[Question]:
         raise InputError("file not found", file=file)
     try:
         with open(file, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.DictReader(fh))
+            rows = list(csv.DictReader(fh, delimiter="\t" if file.suffix.lower() == ".tsv" else ","))
             header = list(rows[0].keys()) if rows else []
     except (UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"unreadable CSV: {exc}", file=file) from None
