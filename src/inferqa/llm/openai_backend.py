@@ -53,8 +53,9 @@ class OpenAILLM(LLM):
         try:
             return fn()
         except (o.APIConnectionError, o.APITimeoutError) as exc:
-            raise InputError(f"cannot reach the LLM server at {self.base_url} after {self.max_retries + 1} "
-                             f"tries ({type(exc).__name__}): is it running?") from None
+            n = self.max_retries + 1
+            raise InputError(f"cannot reach the LLM server at {self.base_url} after {n} attempt{'s' * (n > 1)} "
+                             f"({type(exc).__name__}): is it running?") from None
         except o.AuthenticationError:
             raise InputError(f"the LLM server at {self.base_url} rejected the API key") from None
         except o.NotFoundError:
