@@ -82,6 +82,7 @@ def test_build_writes_a_readable_benchmark(tmp_path):
     bench = Benchmark(out)
     assert list(bench.questions) == ["a_1", "b"]               # c has only 4 hints: skipped
     assert [h.text for h in bench.questions["a_1"].hints] == [f"a_1 hint {i}." for i in (1, 3, 2, 4, 0)]
+    assert bench.questions["a_1"].metadata["source_hint_indices"] == [1, 3, 2, 4, 0]
     corpus = list(bench.iter_corpus())
     assert len(corpus) == 650 and len({p.id for p in corpus}) == 650
     assert all(p.text == bench.passage_text(p.id) for p in corpus)

@@ -158,6 +158,7 @@ def test_csv_with_aliases_hint_and_convergence_columns(tmp_path):
      "line 1", "hints[0].convergence"),
     ("c.csv", "id,question,hint_1\nq,Q?,h\n", "header", "answers"),
     ("u.json", json.dumps({"questions": []}), None, None),                        # unknown format
+    ("empty.json", "[]", None, None),
 ])
 def test_bad_input_names_file_record_and_field(tmp_path, name, content, record, field):
     f = tmp_path / name

@@ -20,7 +20,7 @@ from .. import __version__
 from ..data.quit import LABELS_KEY
 from ..errors import InputError
 from ..io import atomic_dir, sha256_file
-from ..records import LABEL_PARTIAL, Question, _digits
+from ..records import LABEL_PARTIAL, Question, passage_id
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
@@ -42,7 +42,7 @@ def _source_entry(src: Any) -> dict:
 def _release_label(labels: dict[str, int] | None, source_order: Sequence[int]) -> int:
     if not labels:
         return LABEL_PARTIAL
-    return labels.get(f"{_digits(sorted(source_order))}_{_digits(source_order)}", LABEL_PARTIAL)
+    return labels.get(passage_id("", source_order)[1:], LABEL_PARTIAL)  # "{subset}_{perm}"
 
 
 def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str, leak_judge: LeakJudge,
@@ -62,9 +62,8 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
         kept = leak.kept_indices[q.id]
         source_idx = [kept[j] for j in top]
         meta = {k: v for k, v in q.metadata.items() if k != LABELS_KEY}
+        meta["source_hint_indices"] = source_idx  # provenance: kept hint i is source hint source_idx[i]
         labels = q.metadata.get(LABELS_KEY)
-        if len(source_idx) != len(q.hints) or source_idx != sorted(source_idx) or leak.dropped_hints.get(q.id):
-            meta["source_hint_indices"] = source_idx
         selected.append((replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels))
     counts = {
         "questions_in": len(questions),
@@ -99,7 +98,7 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
         raise InputError(f"--top-k must be between 1 and {MAX_TOP_K}, got {top_k}", field="top-k")
     if not questions:
         raise InputError("no questions to build from")
-    split_spec = parse_split(split if not isinstance(split, str) else split)
+    split_spec = parse_split(split)
     judge = leak_judge or StringLeakJudge()
     selected, info = select_questions(questions, top_k, leak_policy, judge, strict)
     if not selected:

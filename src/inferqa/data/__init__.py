@@ -54,7 +54,9 @@ def detect_format(path: str | os.PathLike, data: Any = None) -> str:
         return "jsonl"
     if data is None:
         data = read_json(path)
-    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(data, list) and not data:
+        raise InputError("no questions in file (an empty JSON array)", file=path)
+    first = data[0] if isinstance(data, list) else data
     for name, module in (("wikihint", wikihint), ("triviahg", triviahg), ("quit", quit), ("jsonl", generic)):
         if module.looks_like(first):
             return name
