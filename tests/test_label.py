@@ -186,3 +186,19 @@ def test_convergence_share_of_candidates_ruled_out():
     assert [h.convergence for h in out.hints] == [0.0, pytest.approx(2 / 3), 1.0, 0.0, 0.5]
     complete = Question("d", "x", ["y"], [Hint("a", 0.1)])
     assert fill_convergence([complete], Convergent(), progress=False)[0] is complete
+
+
+def test_build_hook_options():
+    from inferqa.label.hook import dev_share_of, make_post_build
+    assert make_post_build(label=False, labelers=[]) is None
+    assert callable(make_post_build(label=True, labelers=[], mode="subsets"))
+    assert callable(make_post_build(label=False, labelers=["smollm2"], split_by="parametric"))
+    with pytest.raises(InputError, match="only 'parametric'"):
+        make_post_build(label=True, labelers=[], split_by="type")
+    with pytest.raises(InputError, match="--label-mode"):
+        make_post_build(label=True, labelers=[], mode="half")
+    with pytest.raises(InputError, match="neither --label"):
+        make_post_build(label=False, labelers=["smollm2"])
+    assert dev_share_of("0.7,0.1,0.2") == pytest.approx(1 / 3)
+    assert dev_share_of("5000,862,1539") == pytest.approx(862 / (862 + 1539))
+    assert dev_share_of("source") == pytest.approx(1 / 3)

@@ -59,6 +59,18 @@ def build_cmd(
     seed: int = typer.Option(13, "--seed", help="Seed of the split shuffle."),
     strict: bool = typer.Option(False, "--strict", help="Fail on a question with fewer than --top-k usable hints "
                                                         "instead of skipping it."),
+    label: bool = typer.Option(False, "--label", help="Label passages with LLMs: 2 if a labeller answers correctly "
+                                                      "from the passage, else 1; answers kept in labels.jsonl."),
+    labeler: Optional[List[str]] = typer.Option(None, "--labeler", help="LLM spec of a labeller (repeatable; "
+                                                "default smollm2)."),
+    label_mode: str = typer.Option("full", "--label-mode", help="full: every ordering; subsets: one ordering per "
+                                   "subset, label copied to the others (an approximation)."),
+    parametric: bool = typer.Option(False, "--parametric", help="Ask each labeller every question with no context; "
+                                    "write parametric.jsonl."),
+    split_by: Optional[str] = typer.Option(None, "--split-by", help="parametric: parametric questions to train, the "
+                                           "rest to dev/test (in --split's dev:test ratio)."),
+    convergence: Optional[str] = typer.Option(None, "--convergence", help="LLM spec that computes hint convergence "
+                                              "for sources without it (before hints are ranked)."),
 ) -> None:
     """Build a QUIT-style benchmark: leakage filter, top-k hints, every ordering of every subset as a passage."""
     from rich.console import Console
@@ -73,8 +85,12 @@ def build_cmd(
         raise InputError("give SOURCE files or --demo")
     _check_out_dir(out)
     questions = _load_sources(paths, fmt)
+    from ..label.hook import convergence_step, make_post_build
+    post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,
+                                 split_by=split_by, split=split, seed=seed)
+    questions = convergence_step(questions, convergence)
     meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=leak_judge_for("string"),
-                           split=split, seed=seed, strict=strict,
+                           split=split, seed=seed, strict=strict, post_build=post_build,
                            sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True)
     c = meta["counts"]
     Console().print(f"[bold]{out}[/]: {c['questions']:,} questions, {c['passages']:,} passages "
