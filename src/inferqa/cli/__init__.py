@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "evaluate",
     "experiments",
     "read",
+    "annotate",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,238 @@
+"""`import_sheet`: apply a person's verdicts to a labelled benchmark, all or nothing.
+
+For each reviewed (question, answer): every labeller output that normalises to the answer
+gets `correct` = the verdict in labels.jsonl, and each passage's label becomes 2 if any
+of its answers is then correct, else 1 (qrels.tsv follows). Accepted answers not yet in
+the gold list become aliases; rejecting an alias that an earlier round added removes it.
+New aliases go through the leak judge against the question's hints, then the leak
+policy (see `leaks`). The round is recorded in meta.json; a sheet whose verdicts are
+all in place already changes nothing and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import iter_jsonl, sha256_file, write_json, write_jsonl
+from ..records import LABEL_ANSWERABLE, Qrels
+from ..text import normalize_answer
+from .candidates import collect_candidates
+from .labels import LabelRow, answer_key, load_labels, resolve_copies
+from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
+from .sheet import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
+from .staging import staged_files
+from .state import META_KEY, VerificationState
+
+
+@dataclass
+class ImportSummary:
+    accepted: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    to_answerable: int = 0  # passages relabelled 1 -> 2
+    to_partial: int = 0     # passages relabelled 2 -> 1
+    aliases_added: list[tuple[str, str]] = field(default_factory=list)
+    aliases_removed: list[tuple[str, str]] = field(default_factory=list)
+    leaks: list[LeakFinding] = field(default_factory=list)
+    leak_action: str = FLAG
+    passages_dropped: int = 0
+    questions_dropped: list[str] = field(default_factory=list)
+    files_written: list[str] = field(default_factory=list)
+    changed: bool = False
+
+    def lines(self) -> list[str]:
+        out = [f"verdicts: {self.accepted} accepted, {self.rejected} rejected, {self.skipped} skipped"]
+        if not self.changed:
+            return out + ["no changes: every verdict in the sheet is already applied"]
+        out.append(f"labels: {self.to_answerable} passages 1 -> 2, {self.to_partial} passages 2 -> 1")
+        for qid, alias in self.aliases_added:
+            out.append(f"alias added: {qid}: {alias!r}")
+        for qid, alias in self.aliases_removed:
+            out.append(f"alias removed: {qid}: {alias!r}")
+        for f in self.leaks:
+            out.append(f"leak ({self.leak_action}): {f.qid} hint {f.hint} reveals {f.alias!r}")
+        if self.passages_dropped or self.questions_dropped:
+            out.append(f"dropped {self.passages_dropped} passages and {len(self.questions_dropped)} questions"
+                       + (f" ({', '.join(self.questions_dropped)})" if self.questions_dropped else ""))
+        out.append(f"rewrote {', '.join(self.files_written)}" if self.files_written else "dry run: nothing written")
+        return out
+
+
+def _validate(verdicts: list[SheetVerdict], bench: Benchmark, rows: list[LabelRow], state: VerificationState,
+              sheet: Path) -> tuple[dict[tuple[str, str], SheetVerdict], int]:
+    """(qid, answer key) -> verdict for every row that decides something; raises on the first bad row."""
+    cands = collect_candidates(rows, bench.questions, state)
+    dropped = state.dropped_qids()
+    seen: dict[tuple[str, str], int] = {}
+    out: dict[tuple[str, str], SheetVerdict] = {}
+    gone = 0
+    for v in verdicts:
+        where = {"file": sheet, "record": f"row {v.row}"}
+        if v.qid in dropped:
+            gone += 1  # dropped for a leak by an earlier round: nothing left to label
+            continue
+        if v.qid not in bench.questions:
+            raise InputError(f"unknown question {v.qid!r}", field="qid", **where)
+        key = answer_key(v.answer)
+        if key is None or ((v.qid, key) not in cands and key not in state.verdicts.get(v.qid, {})):
+            raise InputError(f"unknown answer {v.answer!r}: no labeller gave it for question {v.qid}",
+                             field="answer", **where)
+        if (v.qid, key) in cands and cands[(v.qid, key)].is_gold:
+            raise InputError(f"answer {v.answer!r} is a gold answer of question {v.qid}; it is not reviewed",
+                             field="answer", **where)
+        if (v.qid, key) in seen:
+            raise InputError(f"answer {v.answer!r} of question {v.qid} is also on row {seen[(v.qid, key)]}",
+                             field="answer", **where)
+        seen[(v.qid, key)] = v.row
+        out[(v.qid, key)] = v
+    return out, gone
+
+
+def _relabel(rows: list[LabelRow], decided: dict[tuple[str, str], bool], summary: ImportSummary) -> bool:
+    """Set `correct` from the verdicts, then labels from `correct`; True if anything changed."""
+    touched: set[str] = set()
+    for r in rows:
+        for who, ans in r.answers.items():
+            verdict = decided.get((r.qid, answer_key(ans) or ""))
+            if verdict is not None and r.correct.get(who) is not verdict:
+                r.correct[who] = verdict
+                touched.add(r.pid)
+    source = resolve_copies(rows)
+    for r in rows:
+        if source[r.pid].pid not in touched:
+            continue
+        new = source[r.pid].relabel()
+        if new != r.label:
+            if new == LABEL_ANSWERABLE:
+                summary.to_answerable += 1
+            else:
+                summary.to_partial += 1
+            r.label = new
+    return bool(touched)
+
+
+def _update_aliases(raw_questions: dict[str, dict], decided: dict[tuple[str, str], SheetVerdict],
+                    state: VerificationState, summary: ImportSummary) -> None:
+    for (qid, key), v in decided.items():
+        q = raw_questions[qid]
+        if v.verdict == ACCEPT and key not in {normalize_answer(a) for a in q["answers"]}:
+            q["answers"].append(v.answer)
+            state.added_aliases.setdefault(qid, []).append(v.answer)
+            summary.aliases_added.append((qid, v.answer))
+        elif v.verdict == REJECT and key in state.added_keys(qid):
+            for alias in [a for a in state.added_aliases[qid] if normalize_answer(a) == key]:
+                state.added_aliases[qid].remove(alias)
+                q["answers"] = [a for a in q["answers"] if normalize_answer(a) != key]
+                summary.aliases_removed.append((qid, alias))
+            if not state.added_aliases[qid]:
+                del state.added_aliases[qid]
+
+
+def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, annotator: str,
+                 fmt: str | None = None, leak_judge: Any = None, leak_action: str | None = None,
+                 now: datetime | None = None, dry_run: bool = False) -> ImportSummary:
+    """Apply the verdicts of `sheet` to the benchmark in `bench_dir`; see the module doc.
+
+    `dry_run` validates the sheet and computes the summary without writing anything."""
+    if not annotator.strip():
+        raise InputError("the annotator's name is empty", field="annotator")
+    sheet = Path(sheet)
+    bench = Benchmark(bench_dir)
+    meta = dict(bench.meta)
+    state = VerificationState.from_meta(meta)
+    rows = load_labels(bench.path / "labels.jsonl")
+    decided, gone = _validate(read_sheet(sheet, fmt), bench, rows, state, sheet)
+
+    summary = ImportSummary(leak_action=leak_action_of(meta, leak_action))
+    summary.skipped = gone + sum(v.verdict == SKIP for v in decided.values())
+    decided = {k: v for k, v in decided.items() if v.verdict != SKIP}
+    summary.accepted = sum(v.verdict == ACCEPT for v in decided.values())
+    summary.rejected = len(decided) - summary.accepted
+
+    labels_changed = _relabel(rows, {k: v.verdict == ACCEPT for k, v in decided.items()}, summary)
+    raw_questions = {str(obj["id"]): obj for _, obj in iter_jsonl(bench.path / "questions.jsonl")}
+    _update_aliases(raw_questions, decided, state, summary)
+
+    summary.leaks = find_leaks(raw_questions, summary.aliases_added, state, leak_judge)
+    drops = plan_drops(summary.leaks, summary.leak_action, raw_questions, state)
+    summary.questions_dropped = sorted(drops.questions)
+
+    new_verdicts = {qid: dict(d) for qid, d in state.verdicts.items()}
+    for (qid, key), v in decided.items():
+        new_verdicts.setdefault(qid, {})[key] = v.verdict
+    summary.changed = bool(labels_changed or summary.aliases_added or summary.aliases_removed
+                           or summary.leaks or new_verdicts != state.verdicts)
+    if not summary.changed or dry_run:
+        return summary
+    state.verdicts = new_verdicts
+
+    def kept(pid: str) -> bool:
+        return not drops.drops(pid)
+
+    qrels = bench.qrels
+    new_labels = {r.pid: r.label for r in rows}
+    for qid, docs in qrels.items():
+        for pid in docs:
+            if pid in new_labels:
+                docs[pid] = new_labels[pid]
+    before = sum(len(d) for d in qrels.values())
+    for qid in list(qrels):
+        qrels[qid] = {pid: lab for pid, lab in qrels[qid].items() if kept(pid)}
+        if not qrels[qid]:
+            del qrels[qid]
+    summary.passages_dropped = before - sum(len(d) for d in qrels.values())
+
+    when = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    state.rounds.append({
+        "annotator": annotator.strip(), "timestamp": when, "sheet": sheet.name,
+        "sheet_sha256": sha256_file(sheet), "accepted": summary.accepted, "rejected": summary.rejected,
+        "skipped": summary.skipped, "labels_1_to_2": summary.to_answerable, "labels_2_to_1": summary.to_partial,
+        "aliases_added": len(summary.aliases_added), "aliases_removed": len(summary.aliases_removed),
+        "leaks": len(summary.leaks), "leak_action": summary.leak_action,
+        "leak_judge": getattr(leak_judge, "name", "string"), "passages_dropped": summary.passages_dropped,
+        "questions_dropped": summary.questions_dropped,
+    })
+    meta[META_KEY] = state.to_dict()
+
+    with staged_files(bench.path) as staged:
+        write_jsonl(staged.path("labels.jsonl"), (r.to_dict() for r in rows if kept(r.pid)))
+        qrels.save(staged.path("qrels.tsv"))
+        write_jsonl(staged.path("questions.jsonl"),
+                    (q for qid, q in raw_questions.items() if qid not in drops.questions))
+        if drops.any:
+            corpus = bench.path / "corpus.jsonl"
+            if corpus.exists():
+                write_jsonl(staged.path("corpus.jsonl"),
+                            (obj for _, obj in iter_jsonl(corpus) if kept(str(obj.get("id")))))
+        splits = None
+        if drops.questions and (bench.path / "splits.json").exists():
+            splits = {s: [q for q in qs if q not in drops.questions] for s, qs in bench.splits.items()}
+            write_json(staged.path("splits.json"), splits)
+        _update_counts(meta, raw_questions, drops.questions, qrels, splits)
+        write_json(staged.path("meta.json"), meta)
+        summary.files_written = staged.names
+    return summary
+
+
+def _update_counts(meta: dict, raw_questions: dict, dropped: set[str], qrels: Qrels,
+                   splits: dict[str, list[str]] | None) -> None:
+    """Keep the builder's and labeller's totals in meta.json true after this round."""
+    labels: dict[str, int] = {}
+    for docs in qrels.values():
+        for lab in docs.values():
+            labels[str(lab)] = labels.get(str(lab), 0) + 1
+    meta["labels"] = dict(sorted(labels.items()))
+    counts = meta.get("counts")
+    if isinstance(counts, dict):
+        if "questions" in counts:
+            counts["questions"] = sum(1 for q in raw_questions if q not in dropped)
+        if "passages" in counts:
+            counts["passages"] = sum(len(d) for d in qrels.values())
+    if splits is not None and isinstance(meta.get("splits"), dict):
+        meta["splits"] = {name: len(ids) for name, ids in splits.items()}

@@ -1,0 +1,50 @@
+"""`export_sheet`: the distinct answers of a labelled benchmark that a person should verify."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..benchmark import Benchmark
+from .candidates import collect_candidates
+from .fuzzy import DEFAULT_MIN_F1
+from .labels import load_labels
+from .sheet import guess_format, sheet_rows, write_sheet
+from .state import VerificationState
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    path: Path
+    questions: int
+    rows: int
+    judged_correct: int
+    contested: int
+    passages: int  # label-bearing passages the exported answers appear in
+
+    def line(self) -> str:
+        return (f"wrote {self.rows} answers to review ({self.judged_correct} judged correct, "
+                f"{self.contested} contested) for {self.questions} questions, covering {self.passages} "
+                f"passages, to {self.path}")
+
+
+def export_sheet(bench_dir: str | os.PathLike, out: str | os.PathLike, *, split: str | None = None,
+                 fmt: str | None = None, min_f1: float = DEFAULT_MIN_F1) -> ExportSummary:
+    """Write the review sheet for `split` (all questions when None); csv unless `fmt`/suffix says jsonl."""
+    bench = Benchmark(bench_dir)
+    state = VerificationState.from_meta(bench.meta)
+    qids = bench.split_qids(split)
+    cands = collect_candidates(load_labels(bench.path / "labels.jsonl"), bench.questions, state,
+                               qids=qids, min_f1=min_f1)
+    order = {qid: i for i, qid in enumerate(qids)}
+    chosen = sorted((c for c in cands.values() if c.exportable),
+                    key=lambda c: (order[c.qid], -len(c.decides), -len(c.passages), c.key))
+    questions = bench.questions
+    n = write_sheet(out, sheet_rows(chosen, {q: questions[q].text for q in qids if q in questions},
+                                    {q: questions[q].answers for q in qids if q in questions}),
+                    guess_format(out, fmt))
+    return ExportSummary(path=Path(out), questions=len({c.qid for c in chosen}), rows=n,
+                         judged_correct=sum(c.judged_correct > 0 for c in chosen),
+                         contested=sum(c.contested for c in chosen),
+                         passages=len(set().union(*(c.passages for c in chosen))) if chosen else 0)

@@ -1,0 +1,28 @@
+"""When a model answer the judge rejected is still worth a person's look ("contested").
+
+An answer is contested when it is close to some gold alias: SQuAD token F1 of at least
+`min_f1`, or one contains the other as whole words ("da vinci" in "leonardo da vinci",
+"mars" in "mars planet"). The scorers are the reader's own (`inferqa.read.answers`).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..read.answers import contains, f1
+
+DEFAULT_MIN_F1 = 0.5
+
+
+def closeness(answer: str, golds: Iterable[str]) -> tuple[float, bool]:
+    """Best token F1 against the gold aliases, and whether containment holds either way."""
+    golds = list(golds)
+    if not golds:
+        return 0.0, False
+    contained = contains(answer, golds) or any(contains(g, [answer]) for g in golds)
+    return f1(answer, golds), contained
+
+
+def is_contested(answer: str, golds: Iterable[str], min_f1: float = DEFAULT_MIN_F1) -> bool:
+    best, contained = closeness(answer, golds)
+    return contained or best >= min_f1
