@@ -202,3 +202,14 @@ def test_build_hook_options():
     assert dev_share_of("0.7,0.1,0.2") == pytest.approx(1 / 3)
     assert dev_share_of("5000,862,1539") == pytest.approx(862 / (862 + 1539))
     assert dev_share_of("source") == pytest.approx(1 / 3)
+
+
+def test_convergence_uses_the_sources_candidates():
+    q = Question("e", "Which planet?", ["Mars"], [Hint("mars beta"), Hint("mars")],
+                 metadata={"candidates": ["Beta", "Mars", "Delta"]})  # the gold among them is dropped
+    (out,) = fill_convergence([q], Convergent(), progress=False)
+    assert out.metadata["convergence_candidates"] == ["Beta", "Delta"]
+    assert [h.convergence for h in out.hints] == [0.5, 1.0]
+    q.metadata["candidates"] = None  # TriviaHG rows without candidates: the model proposes them
+    (out,) = fill_convergence([q], Convergent(), progress=False)
+    assert out.metadata["convergence_candidates"] == ["Alpha", "Beta", "Gamma"]

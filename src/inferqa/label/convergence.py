@@ -84,7 +84,9 @@ def fill_convergence(questions: Sequence[Question], llm: "LLM", n_candidates: in
         if q.hints and all(h.convergence is not None for h in q.hints):
             out.append(q)
             continue
-        cands = [str(c) for c in q.metadata.get("candidates", [])] or propose_candidates(llm, q, n_candidates)
+        given = q.metadata.get("candidates") or []
+        given = [given] if isinstance(given, str) else given
+        cands = [str(c) for c in given if str(c).strip()] or propose_candidates(llm, q, n_candidates)
         cands = [c for c in cands if not exact_match(c, q.answers)]
         values = hint_convergence(llm, q, cands)
         hints = [h if h.convergence is not None else Hint(h.text, v, h.source) for h, v in zip(q.hints, values)]
