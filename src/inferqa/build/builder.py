@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -45,10 +45,18 @@ def _release_label(labels: dict[str, int] | None, source_order: Sequence[int]) -
     return labels.get(passage_id("", source_order)[1:], LABEL_PARTIAL)  # "{subset}_{perm}"
 
 
+@dataclass(frozen=True)
+class Selected:
+    """A question cut to its top-k hints; `source_indices[i]` is kept hint i's index in the source."""
+
+    question: Question
+    source_indices: list[int]
+    release_labels: dict[str, int] | None  # QUIT release labels keyed by source-index passage ids
+
+
 def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str, leak_judge: LeakJudge,
-                     strict: bool) -> tuple[list[tuple[Question, list[int], dict | None]], dict]:
-    """Apply leakage and ranking. Returns (question with its top-k hints, their indices in the
-    source question, release labels or None) and the counts for meta.json."""
+                     strict: bool) -> tuple[list[Selected], dict]:
+    """Apply the leakage policy, then ranking; return the kept questions and counts for meta.json."""
     leak = apply_leak_policy(questions, leak_judge, leak_policy)
     selected, skipped = [], []
     for q in leak.questions:
@@ -64,7 +72,7 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
         meta = {k: v for k, v in q.metadata.items() if k != LABELS_KEY}
         meta["source_hint_indices"] = source_idx  # provenance: kept hint i is source hint source_idx[i]
         labels = q.metadata.get(LABELS_KEY)
-        selected.append((replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels))
+        selected.append(Selected(replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels))
     counts = {
         "questions_in": len(questions),
         "hints_in": sum(len(q.hints) for q in questions),
@@ -103,7 +111,7 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
     selected, info = select_questions(questions, top_k, leak_policy, judge, strict)
     if not selected:
         raise InputError(f"no question has {top_k} usable hints after the leakage filter; nothing to build")
-    kept = [q for q, _, _ in selected]
+    kept = [s.question for s in selected]
     splits = make_splits(kept, split_spec, seed)
     labels = Counter()
     passages = 0
@@ -111,7 +119,8 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
         with open(tmp / "questions.jsonl", "w", encoding="utf-8") as fq, \
                 open(tmp / "corpus.jsonl", "w", encoding="utf-8") as fc, \
                 open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr:
-            for q, source_idx, release_labels in _progress(selected, show_progress, "Building passages"):
+            for sel in _progress(selected, show_progress, "Building passages"):
+                q, source_idx, release_labels = sel.question, sel.source_indices, sel.release_labels
                 fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
                 n_before = passages
                 for order, pid, line in iter_corpus_lines(q):
@@ -135,7 +144,7 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
                         "seed": seed, "strict": strict},
             "counts": {**info["counts"], "passages": passages, "passages_per_question": n_orders(top_k)},
             "labels": {str(k): v for k, v in sorted(labels.items())},
-            "labelled_by": "quit-release" if any(lab for _, _, lab in selected) else "constant",
+            "labelled_by": "quit-release" if any(s.release_labels for s in selected) else "constant",
             "splits": {name: len(ids) for name, ids in splits.items()},
             "leakage": info["details"],
         }
