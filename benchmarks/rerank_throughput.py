@@ -1,0 +1,174 @@
+"""Passages per second of each reranker on this machine, and (with --quality) what each LLM
+reranker does to BM25 and dense runs on the demo benchmark.
+
+Throughput: the first --questions demo questions, BM25's top --depth passages each (real
+QUIT-style passages of 1-5 hints), reranked with the LLM call cache off so every call is
+computed. The cross-encoder is MiniLM-sized (the bundled all-MiniLM-L6-v2 encoder with an
+untrained head, as the experiments engineer's fine-tuned one would be); MonoT5 is
+T5-small/base-sized with random weights and MiniLM's WordPiece vocabulary: the cost of a
+real MonoT5 of that size, not its quality.
+
+    python benchmarks/rerank_throughput.py                          # all rerankers, 3 x depth 10
+    python benchmarks/rerank_throughput.py --only llm-pointwise cross-encoder
+    python benchmarks/rerank_throughput.py --quality --quality-depth 10   # demo test split
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+LLM_RERANKERS = ("llm-pointwise", "llm-listwise", "upr")
+ALL = LLM_RERANKERS + ("cross-encoder", "monot5-small", "monot5-base")
+
+
+def build_demo(out: Path, n_questions: int | None):
+    from inferqa.benchmark import Benchmark
+    from inferqa.build import build_benchmark
+    from inferqa.data import demo_path, load_questions
+
+    questions = load_questions(demo_path())
+    build_benchmark(questions[:n_questions] if n_questions else questions, out, top_k=5)
+    return Benchmark(out)
+
+
+def retrieve(bench, name: str, qids: list[str], depth: int):
+    from inferqa.retrieve import get_retriever, question_queries
+
+    retriever = get_retriever(name, **({"model": "minilm"} if name == "dense" else {}))
+    retriever.index(bench)
+    return retriever.search(question_queries(bench, qids), depth)
+
+
+def t5_sized(out: Path, size: str) -> Path:
+    """A MonoT5-shaped model with random weights and MiniLM's tokenizer (has 'true'/'false')."""
+    import torch
+    from transformers import AutoTokenizer, T5Config, T5ForConditionalGeneration
+
+    from inferqa.models import minilm_path
+
+    dims = {"small": dict(d_model=512, d_ff=2048, num_layers=6, num_heads=8),
+            "base": dict(d_model=768, d_ff=3072, num_layers=12, num_heads=12)}[size]
+    tok = AutoTokenizer.from_pretrained(minilm_path())
+    tok.save_pretrained(out)
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=tok.vocab_size, d_kv=64, pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+                   decoder_start_token_id=tok.pad_token_id, **dims)
+    T5ForConditionalGeneration(cfg).save_pretrained(out)
+    return out
+
+
+def make_reranker(name: str, tmp: Path):
+    from inferqa.llm import load_llm
+    from inferqa.models import minilm_path
+    from inferqa.rerank import get_reranker
+
+    if name in LLM_RERANKERS:
+        return get_reranker(name, model=load_llm("smollm2", cache=None))
+    if name == "cross-encoder":
+        from sentence_transformers import CrossEncoder
+        path = tmp / "minilm-ce"
+        CrossEncoder(str(minilm_path()), num_labels=1).save_pretrained(str(path))
+        return get_reranker("cross-encoder", model=str(path), batch_size=32)
+    size = name.split("-")[1]
+    return get_reranker("monot5", model=str(t5_sized(tmp / name, size)), batch_size=16)
+
+
+def throughput(args) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        bench = build_demo(tmp / "bench", args.questions)
+        run = retrieve(bench, "bm25", list(bench.questions), args.depth)
+        n = sum(min(args.depth, len(r)) for r in run.values())
+        tokens = sum(len(bench.passage_text(p).split()) for r in run.values() for p, _ in r[:args.depth])
+        print(f"{len(run)} questions x depth {args.depth} = {n} passages, {tokens / n:.0f} words each on average",
+              file=sys.stderr)
+        for name in args.only or ALL:
+            rr = make_reranker(name, tmp)
+            rr.rank(bench.questions[next(iter(run))].text, ["warm-up passage"])  # load weights, first call
+            start, cpu = time.perf_counter(), time.process_time()
+            rr.rerank(run, bench, depth=args.depth)
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+            rows.append({"reranker": name, "passages": n, "seconds": seconds, "cpu_seconds": cpu,
+                         "passages_per_s": n / seconds, "passages_per_cpu_s": n / cpu})
+            print(json.dumps(rows[-1]), file=sys.stderr)
+            llm = getattr(rr, "_llm", None)
+            if llm is not None:
+                llm.close()
+    # CPU seconds (all threads) say more than wall time on a machine shared with other jobs
+    fastest = max(r["passages_per_cpu_s"] for r in rows)
+    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print("| reranker | passages | wall s | passages/s | CPU s | passages/CPU-s | x CPU cost of cheapest |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['reranker']} | {r['passages']} | {r['seconds']:.1f} | {r['passages_per_s']:.2f} | "
+              f"{r['cpu_seconds']:.1f} | {r['passages_per_cpu_s']:.2f} | {fastest / r['passages_per_cpu_s']:.1f} |")
+    return rows
+
+
+def quality(args) -> list[dict]:
+    """hit@1 / mrr / ndcg@10 before and after each LLM reranker, and the oracle reranker."""
+    from inferqa.evaluate import evaluate, oracle_reranker
+    from inferqa.llm import load_llm
+    from inferqa.rerank import get_reranker
+
+    metrics = ("hit@1", "mrr", "ndcg@10")
+    llm = load_llm("smollm2")  # cached: a rerun of this benchmark repeats no call
+    rows = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        bench = build_demo(Path(tmpdir) / "bench", None)
+        qids = bench.split_qids(args.split)
+        labels = sorted({lab for q in qids for lab in bench.qrels.get(q, {}).values()})
+        print(f"demo split {args.split}: {len(qids)} questions; labels present: {labels}", file=sys.stderr)
+        for retriever in ("bm25", "dense"):
+            run = retrieve(bench, retriever, qids, 100)
+            head = run.top(args.quality_depth)
+            settings = [("(none)", run), ("oracle reranker", oracle_reranker(head, bench.qrels))]
+            for name in args.only or LLM_RERANKERS:
+                start = time.perf_counter()
+                settings.append((name, get_reranker(name, model=llm).rerank(run, bench, depth=args.quality_depth,
+                                                                              progress=True)))
+                print(f"{retriever} + {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+            for name, r in settings:
+                scores = evaluate(r.top(100), bench.qrels, metrics)
+                rows.append({"retriever": retriever, "reranker": name, **scores})
+    print(f"\n| retriever | reranker (top {args.quality_depth}) | " + " | ".join(metrics) + " |")
+    print("|---|---|" + "---:|" * len(metrics))
+    for r in rows:
+        print(f"| {r['retriever']} | {r['reranker']} | " + " | ".join(f"{100 * r[m]:.1f}" for m in metrics) + " |")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--questions", type=int, default=3, help="demo questions for the throughput runs")
+    ap.add_argument("--depth", type=int, default=10, help="passages reranked per question (throughput)")
+    ap.add_argument("--only", nargs="*", help=f"subset of: {', '.join(ALL)}")
+    ap.add_argument("--quality", action="store_true", help="also the demo-benchmark quality table")
+    ap.add_argument("--quality-only", action="store_true", help="only the quality table")
+    ap.add_argument("--quality-depth", type=int, default=10)
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--json", type=Path, help="write the rows here too")
+    args = ap.parse_args()
+    out = {}
+    if not args.quality_only:
+        out["throughput"] = throughput(args)
+    if args.quality or args.quality_only:
+        out["quality"] = quality(args)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
