@@ -97,7 +97,11 @@ def test_subsets_mode_copies_the_representatives_label(tmp_path):
     k = _hint_index(bench, "i", "88 keys")
     for pid, lab in bench.qrels["i"].items():  # second labeller: any hint holding 'keys'
         assert lab == (2 if str(k) in pid.split("_")[1] else 1)
-        assert set(rows[pid]["answers"]) == {"keyed:moons", "keyed:keys"}
+        holder = rows[pid]["copied_from"] or pid
+        assert set(rows[holder]["answers"]) == {"keyed:moons", "keyed:keys"}
+        assert rows[pid]["answers"] == ({} if rows[pid]["copied_from"] else rows[pid]["answers"])
+    copied = [r for r in rows.values() if r["copied_from"]]
+    assert len(copied) == 30 - 14 and all(r["answers"] == {} and r["correct"] == {} for r in copied)
     assert json.loads((path / "meta.json").read_text())["labelling"]["note"].startswith("subsets mode")
 
 

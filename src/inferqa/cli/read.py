@@ -177,3 +177,43 @@ def evaluate_answers_cmd(
             model.close()
         metrics += ("judge",)
     _print_summary(rows, metrics, f"{answers} ({len(rows)} rows, percent)")
+
+
+@app.command("label")
+def label_cmd(
+    bench: Path = typer.Argument(..., help="Benchmark directory to label in place (qrels.tsv, labels.jsonl, meta.json)."),
+    labeler: Optional[List[str]] = typer.Option(None, "--labeler", help="LLM spec of a labeller (repeatable; default smollm2)."),
+    label_mode: str = typer.Option("full", "--label-mode", help="full: every ordering; subsets: one ordering per "
+                                   "subset, label copied to the others (an approximation)."),
+    parametric: bool = typer.Option(False, "--parametric", help="Also run the parametric test (parametric.jsonl)."),
+    split_by: Optional[str] = typer.Option(None, "--split-by", help="parametric: rewrite splits.json from the test."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="LLM judge of answer correctness (default: exact match)."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
+) -> None:
+    """Label an existing benchmark with LLMs, as `inferqa build --label` does while building."""
+    from rich.console import Console
+
+    from ..benchmark import Benchmark
+    from ..label import apply_parametric_split, label_benchmark, parametric_test
+    from ..label.hook import DEFAULT_LABELER, dev_share_of
+
+    b = Benchmark(bench)
+    if split_by not in (None, "parametric"):
+        raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
+    llms = [open_llm(s, cache, False) for s in (labeler or [DEFAULT_LABELER])]
+    judge_llm = open_llm(judge, cache, False) if judge else None
+    try:
+        record = label_benchmark(bench, llms, label_mode, judge=judge_llm)
+        if parametric or split_by:
+            flags = parametric_test(bench, llms, judge=judge_llm)
+            if split_by:
+                opts = b.meta.get("options", {})
+                apply_parametric_split(bench, flags, dev_share=dev_share_of(opts.get("split")),
+                                       seed=opts.get("seed", 13))
+    finally:
+        for m in llms + ([judge_llm] if judge_llm else []):
+            m.close()
+    labels = Benchmark(bench).meta.get("labels", {})
+    Console().print(f"[bold]{bench}[/]: {record['passages_labelled']:,} passages labelled "
+                    f"({record['passages_asked']:,} asked, mode {label_mode}); labels "
+                    + ", ".join(f"{k}: {v:,}" for k, v in labels.items()))

@@ -8,7 +8,8 @@ labels.jsonl, one row per passage:
    "copied_from": pid or null}
 
 `mode="subsets"` asks about one ordering per hint subset (hints in ranked order) and
-copies its label to the subset's other orderings (`copied_from` names the labelled one):
+copies its label to the subset's other orderings (`copied_from` names the labelled one,
+and the copied row's `answers` and `correct` are empty):
 an approximation, since the order of the hints can change a reader's answer.
 """
 
@@ -99,8 +100,9 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
     for pid, src in source.items():
         qid, _ = parse_passage_id(pid)
         new_qrels[qid][pid] = label_of[src]
-        rows.append({"pid": pid, "qid": qid, "label": label_of[src], "answers": answers[src],
-                     "correct": correct[src], "copied_from": None if src == pid else src})
+        copied = src != pid  # a copied row holds no answers of its own: they sit on `copied_from`
+        rows.append({"pid": pid, "qid": qid, "label": label_of[src], "answers": {} if copied else answers[src],
+                     "correct": {} if copied else correct[src], "copied_from": src if copied else None})
     path = Path(bench_dir)
     write_jsonl(path / "labels.jsonl", rows)
     new_qrels.save(path / "qrels.tsv")
