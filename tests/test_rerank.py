@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from itertools import permutations
+from pathlib import Path
 
 import pytest
 
@@ -272,3 +273,13 @@ def test_llm_rerankers_config_names_the_model():
     assert get_reranker("llm-pointwise", model=llm).config()["llm"] == "scripted:fake"
     assert get_reranker("llm-listwise", model=llm).config()["window"] == 20
     assert json.dumps(get_reranker("upr", model=llm).config())  # checkpoint header is JSON
+
+
+def test_cli_option_parsing():
+    from inferqa.cli.rerank import checkpoint_path, parse_options
+
+    assert parse_options(["window=10", "reduction=mean", "use-x=true", "t=0.5"]) == \
+        {"window": 10, "reduction": "mean", "use_x": True, "t": 0.5}
+    with pytest.raises(InputError, match="KEY=VALUE"):
+        parse_options(["window"])
+    assert checkpoint_path(Path("runs/x.trec")) == Path("runs/.x.trec.rerank-checkpoint.jsonl")
