@@ -92,7 +92,7 @@ def finetune_reranker_command(
     model: str = typer.Option("minilm", "--model", help="Initial weights: minilm, an HF id or a folder."),
     positives: int = typer.Option(10, "--positives", help="Positive passages per question."),
     negatives: int = typer.Option(10, "--negatives", help="Negatives per question (other questions' passages)."),
-    min_label: int = typer.Option(2, "--min-label", help="Label counted as positive: 2, or 1 for any label >= 1."),
+    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as positive (2: answerable only)."),
     negatives_from: str = typer.Option("bm25", "--negatives-from",
                                        help="Where negatives come from: bm25, dense, random or a TREC run file."),
     epochs: int = typer.Option(1, "--epochs"),

@@ -13,7 +13,6 @@ when a stage that needs them is missing, so a fully cached rerun loads none.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any, Callable
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..io import iter_jsonl, write_json, write_jsonl
+from ..io import atomic_open, iter_jsonl, write_json, write_jsonl
 from ..records import Run
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
@@ -135,7 +134,10 @@ class _Runner:
         from ..retrieve import get_retriever, question_queries
         from ..retrieve.base import MANIFEST
 
-        retriever = get_retriever(spec.kind, **spec.options)
+        options = dict(spec.options)
+        if "show_progress" not in options and _takes(get_retriever, spec.kind, "show_progress"):
+            options["show_progress"] = self.progress  # not part of the stage hash: it shapes no output
+        retriever = get_retriever(spec.kind, **options)
         index_dir = self.out / "indexes" / f"{spec.kind}-{stage_hash([self.fp, spec.kind, retriever.index_options()])}"
         inputs = {"bench": self.fp, "qids": self.qids_hash, "kind": spec.kind, "options": spec.options,
                   "depth": spec.depth}
@@ -292,6 +294,16 @@ class _Runner:
         return results
 
 
+def _takes(factory: Callable, kind: str, option: str) -> bool:
+    import inspect
+
+    try:
+        cls = type(factory(kind))
+    except Exception:  # noqa: BLE001 - unknown kinds fail later with their own message
+        return False
+    return option in inspect.signature(cls.__init__).parameters
+
+
 def _read_summary(path: Path) -> list[dict]:
     from ..io import read_json
     return read_json(path / "summary.json")
@@ -317,10 +329,14 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
     outcome = ExperimentRun(results, out_dir, list(runner.store.executed), list(runner.store.reused),
                             runner.llm_calls(), len(runner.llms))
     if write_outputs:
-        config_text = config.source.read_text(encoding="utf-8") if config.source else ""
-        if config.source:
-            shutil.copyfile(config.source, out_dir / ".config.yaml.tmp")
-            (out_dir / ".config.yaml.tmp").replace(out_dir / "config.yaml")
+        import yaml
+
+        if config.source is not None and config.source.is_file():
+            config_text = config.source.read_text(encoding="utf-8")
+        else:
+            config_text = yaml.safe_dump(config.to_dict(), sort_keys=False)
+        with atomic_open(out_dir / "config.yaml") as fh:
+            fh.write(config_text)
         results.save(out_dir / "results.json")
         outcome.tables = write_tables(results, out_dir / "tables")
         outcome.report = write_report(results, out_dir / "report.html", config_text)

@@ -1,0 +1,336 @@
+"""Fine-tuning on a benchmark split: a bi-encoder retriever and a cross-encoder reranker.
+
+- Retriever: a sentence-transformers bi-encoder trained with MultipleNegativesRankingLoss:
+  every (question, positive[, hard negative]) example also sees the other examples'
+  passages of its batch as negatives. Batches never hold two examples of one question
+  (their positives would be false in-batch negatives).
+- Reranker: a sentence-transformers CrossEncoder whose encoder starts from the given
+  weights (MiniLM here) and whose one-logit head is new, trained with binary cross-entropy:
+  the question's own passages with label >= min_label are positive, other questions'
+  passages (BM25/dense hard negatives, or random) negative.
+
+Both are plain torch loops over sentence-transformers' own losses (no `datasets` or
+`accelerate` needed), seeded, with a tqdm bar, and write `training_log.jsonl` (one line per
+step) and `training.json` (options, counts, timings) beside the saved model. The folder is
+written atomically and loads with `--model PATH` wherever a model is taken.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import atomic_dir, write_json
+from ..records import Run
+
+LOG_FILE = "training_log.jsonl"
+INFO_FILE = "training.json"
+
+
+@dataclass(frozen=True)
+class FinetuneOptions:
+    split: str = "train"
+    positives: int = 10          # positive passages per question (the paper tries 1 .. 200)
+    negatives: int = 10          # hard negatives per question (0: in-batch negatives only)
+    negatives_from: str = "bm25"  # bm25 | dense | random | path to a TREC run
+    min_label: int = 1           # labels >= this are positives
+    epochs: int = 1
+    batch_size: int = 32
+    lr: float = 2e-5
+    warmup_ratio: float = 0.1
+    max_length: int = 128
+    max_questions: int | None = None
+    max_steps: int | None = None
+    seed: int = 13
+
+
+@dataclass(frozen=True)
+class Example:
+    qid: str
+    query: str
+    positive: str
+    negative: str | None = None
+
+
+@dataclass
+class TrainingReport:
+    path: Path
+    steps: int
+    examples: int
+    questions: int
+    seconds: float
+    losses: list[float] = field(default_factory=list)
+
+
+def _check(opts: FinetuneOptions) -> None:
+    if opts.positives < 1:
+        raise InputError("need at least one positive per question", field="positives")
+    if opts.negatives < 0:
+        raise InputError("negatives must be 0 or more", field="negatives")
+    for name in ("epochs", "batch_size"):
+        if getattr(opts, name) < 1:
+            raise InputError(f"{name} must be at least 1", field=name)
+    if opts.batch_size < 2:
+        raise InputError("in-batch negatives need a batch size of at least 2", field="batch_size")
+
+
+def _questions(bench: Benchmark, opts: FinetuneOptions) -> list[str]:
+    qids = bench.split_qids(opts.split)
+    if opts.max_questions:
+        qids = qids[:opts.max_questions]
+    if not qids:
+        raise InputError(f"split {opts.split!r} has no questions", file=bench.path, field="split")
+    return qids
+
+
+def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> dict[str, list[str]]:
+    """Per question, passages of *other* questions, best-ranked first (or shuffled)."""
+    if opts.negatives == 0:
+        return {q: [] for q in qids}
+    source = opts.negatives_from
+    rng = random.Random(opts.seed)
+    if source == "random":
+        others = list(bench.questions)
+        pool: dict[str, list[str]] = {}
+        for qid in qids:
+            picks = []
+            for _ in range(opts.negatives):
+                other = rng.choice([o for o in others if o != qid] or others)
+                rel = list(bench.qrels.get(other, {}))
+                if rel:
+                    picks.append(rng.choice(rel))
+            pool[qid] = picks
+        return pool
+    if Path(source).is_file():
+        run = Run.load(source)
+    elif source in ("bm25", "dense"):
+        from ..retrieve import get_retriever, question_queries
+        retriever = get_retriever(source)
+        retriever.attach(bench)
+        if not retriever.is_indexed():
+            retriever.index(bench)
+        # The question's own passages (up to 325) come first; search deep enough to get past them.
+        per_q = max(len(bench.qrels.get(q, {})) for q in qids)
+        run = retriever.search(question_queries(bench, qids), per_q + 4 * opts.negatives)
+    else:
+        raise InputError(f"negatives_from must be bm25, dense, random or a TREC run file, got {source!r}",
+                         field="negatives_from")
+    pool = {}
+    for qid in qids:
+        own = bench.qrels.get(qid, {})
+        pool[qid] = [pid for pid, _ in run.get(qid, []) if pid not in own and not pid.startswith(f"{qid}_")]
+    return pool
+
+
+def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Random) -> list[str]:
+    labels = bench.qrels.get(qid, {})
+    pids = [p for p, lab in labels.items() if lab >= opts.min_label]
+    rng.shuffle(pids)
+    pids.sort(key=lambda p: -labels[p])  # stable: label 2 before label 1, random within a label
+    return pids[:opts.positives]
+
+
+def build_examples(bench: Benchmark, opts: FinetuneOptions) -> list[Example]:
+    """n positives per question, each paired with one hard negative when there are any."""
+    _check(opts)
+    qids = _questions(bench, opts)
+    rng = random.Random(opts.seed)
+    negatives = _negative_pool(bench, qids, opts)
+    examples = []
+    for qid in qids:
+        query = bench.questions[qid].text
+        pos = _positives(bench, qid, opts, rng)
+        negs = negatives[qid][:opts.negatives]
+        for i, pid in enumerate(pos):
+            neg = negs[i % len(negs)] if negs else None
+            examples.append(Example(qid, query, bench.passage_text(pid), bench.passage_text(neg) if neg else None))
+    if not examples:
+        raise InputError(f"no passage with label >= {opts.min_label} in split {opts.split!r}; nothing to train on",
+                         file=bench.path, field="min_label")
+    return examples
+
+
+def distinct_question_batches(examples: Sequence[Example], batch_size: int, rng: random.Random) -> list[list[Example]]:
+    """Shuffled batches in which no question appears twice."""
+    queues: dict[str, list[Example]] = {}
+    for ex in examples:
+        queues.setdefault(ex.qid, []).append(ex)
+    for q in queues.values():
+        rng.shuffle(q)
+    batches: list[list[Example]] = []
+    while queues:  # one round takes one example of every question that has one left
+        order = list(queues)
+        rng.shuffle(order)
+        chunks = [[queues[q].pop() for q in order[i:i + batch_size]] for i in range(0, len(order), batch_size)]
+        if len(chunks) > 1 and len(chunks[-1]) == 1:  # a lone example has no in-batch negatives
+            lone = chunks.pop()
+            chunks[-1] += lone
+        batches += chunks
+        queues = {q: v for q, v in queues.items() if v}
+    rng.shuffle(batches)
+    return batches
+
+
+def _seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _schedule(optimizer, total: int, warmup_ratio: float):
+    import torch
+    warmup = max(1, int(total * warmup_ratio))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))))
+
+
+def _train(model, loss_fn, batches_per_epoch: Iterator, total: int, opts: FinetuneOptions, log_path: Path,
+           desc: str) -> list[float]:
+    import torch
+    from tqdm.auto import tqdm
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
+    scheduler = _schedule(optimizer, total, opts.warmup_ratio)
+    model.train()
+    losses = []
+    t0 = time.perf_counter()
+    with open(log_path, "w", encoding="utf-8") as log, tqdm(total=total, desc=desc, unit="step") as bar:
+        step = 0
+        for epoch, batch in batches_per_epoch:
+            if step >= total:
+                break
+            loss = loss_fn(batch)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            losses.append(float(loss.item()))
+            log.write(json.dumps({"step": step, "epoch": epoch, "loss": round(losses[-1], 6),
+                                  "lr": scheduler.get_last_lr()[0], "examples": len(batch),
+                                  "seconds": round(time.perf_counter() - t0, 3)}) + "\n")
+            log.flush()
+            bar.set_postfix(loss=f"{losses[-1]:.4f}")
+            bar.update(1)
+    model.eval()
+    return losses
+
+
+def _epochs(examples: list[Example], opts: FinetuneOptions, rng: random.Random, pairs: bool = False):
+    for epoch in range(opts.epochs):
+        for batch in (distinct_question_batches(examples, opts.batch_size, rng) if not pairs
+                      else _plain_batches(examples, opts.batch_size, rng)):
+            yield epoch, batch
+
+
+def _plain_batches(items: list, batch_size: int, rng: random.Random) -> list[list]:
+    items = list(items)
+    rng.shuffle(items)
+    return [items[i:i + batch_size] for i in range(0, len(items), batch_size)]
+
+
+def _steps(n_batches: int, opts: FinetuneOptions) -> int:
+    total = n_batches * opts.epochs
+    return min(total, opts.max_steps) if opts.max_steps else total
+
+
+def _losses_module():
+    try:
+        from sentence_transformers.sentence_transformer import losses
+    except ImportError:  # sentence-transformers < 6
+        from sentence_transformers import losses
+    return losses
+
+
+def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
+                       options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
+    """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
+    from sentence_transformers import SentenceTransformer
+
+    from ..models import resolve_embedding_model
+
+    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    _seed_everything(options.seed)
+    examples = build_examples(bench, options)
+    rng = random.Random(options.seed)
+    st = SentenceTransformer(resolve_embedding_model(model), device=device or "cpu")
+    st.max_seq_length = options.max_length
+    mnrl = _losses_module().MultipleNegativesRankingLoss(st)
+    n_batches = len(distinct_question_batches(examples, options.batch_size, random.Random(options.seed)))
+    total = _steps(n_batches, options)
+
+    def loss_fn(batch: list[Example]):
+        columns = [[e.query for e in batch], [e.positive for e in batch]]
+        if all(e.negative for e in batch):
+            columns.append([e.negative for e in batch])
+        features = [_to(st.preprocess(col) if hasattr(st, "preprocess") else st.tokenize(col), st.device)
+                    for col in columns]
+        return mnrl(features, None)
+
+    t0 = time.perf_counter()
+    with atomic_dir(out_dir) as tmp:
+        losses = _train(st, loss_fn, _epochs(examples, options, rng), total, options, tmp / LOG_FILE,
+                        "fine-tune retriever")
+        st.save(str(tmp))
+        _write_info(tmp, "retriever", model, bench, options, examples, losses, time.perf_counter() - t0)
+    return Path(out_dir)
+
+
+def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
+                      options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
+    """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
+    import torch
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    from ..models import resolve_embedding_model
+
+    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    _seed_everything(options.seed)
+    examples = build_examples(bench, options)
+    pairs = [(e.query, e.positive, 1.0) for e in examples]
+    pairs += [(e.query, e.negative, 0.0) for e in examples if e.negative]
+    if all(lab == 1.0 for *_, lab in pairs):
+        raise InputError("no negatives: a reranker needs --negatives > 0", field="negatives")
+    rng = random.Random(options.seed)
+    ce = CrossEncoder(resolve_embedding_model(model), num_labels=1, max_length=options.max_length,
+                      device=device or "cpu")
+    bce = BinaryCrossEntropyLoss(ce)
+    total = _steps(len(_plain_batches(pairs, options.batch_size, random.Random(0))), options)
+
+    def loss_fn(batch: list[tuple[str, str, float]]):
+        labels = torch.tensor([lab for *_, lab in batch], device=ce.device)
+        return bce([[q for q, _, _ in batch], [p for _, p, _ in batch]], labels)
+
+    t0 = time.perf_counter()
+    with atomic_dir(out_dir) as tmp:
+        losses = _train(ce, loss_fn, _epochs(pairs, options, rng, pairs=True), total, options, tmp / LOG_FILE,
+                        "fine-tune reranker")
+        ce.save(str(tmp))
+        _write_info(tmp, "reranker", model, bench, options, examples, losses, time.perf_counter() - t0)
+    return Path(out_dir)
+
+
+def _to(features: dict, device) -> dict:
+    return {k: (v.to(device) if hasattr(v, "to") else v) for k, v in features.items()}
+
+
+def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: FinetuneOptions,
+                examples: list[Example], losses: list[float], seconds: float) -> None:
+    write_json(folder / INFO_FILE, {
+        "kind": kind, "base_model": model, "benchmark": str(bench.path), "options": asdict(opts),
+        "questions": len({e.qid for e in examples}), "examples": len(examples),
+        "with_negative": sum(1 for e in examples if e.negative), "steps": len(losses),
+        "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
+        "seconds": round(seconds, 2),
+    })
