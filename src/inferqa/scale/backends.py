@@ -118,6 +118,12 @@ def ensure_ray(address: str | None = None) -> None:
     ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
 
 
+class _RaisedInputError(tuple):
+    def error(self) -> InputError:
+        message, file, record, field = self
+        return InputError(message, file=file, record=record, field=field)
+
+
 class _RayActor:
     """One per Ray actor: builds the worker once, then maps pickled batches."""
 
@@ -130,7 +136,12 @@ class _RayActor:
         import numpy as np
 
         items = [pickle.loads(b) for b in batch["blob"]]
-        outs = _checked(items, self.worker(items))
+        try:
+            outs = _checked(items, self.worker(items))
+        except InputError as exc:
+            # Ray Data re-raises worker errors as its own type without the cause: send the
+            # InputError back as data so the caller gets it whole.
+            outs = [_RaisedInputError((exc.message, exc.file, exc.record, exc.field))] * len(items)
         blobs = np.array([pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL) for o in outs], dtype=object)
         return {"idx": batch["idx"], "blob": blobs}
 
@@ -161,7 +172,10 @@ def _ray_window(chunk: list, make_worker: WorkerFactory, *, batch_size: int, num
         for i, blob in zip(batch["idx"], batch["blob"]):
             heapq.heappush(pending, (int(i), blob))
         while pending and pending[0][0] == want:
-            yield pickle.loads(heapq.heappop(pending)[1])
+            out = pickle.loads(heapq.heappop(pending)[1])
+            if isinstance(out, _RaisedInputError):
+                raise out.error()
+            yield out
             want += 1
     if want != len(chunk):
         raise RuntimeError(f"Ray returned {want} of {len(chunk)} outputs")

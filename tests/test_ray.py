@@ -1,0 +1,106 @@
+"""The Ray backend computes what the local backend computes: one local Ray instance, started
+here for the whole module (about 10 s), on a small benchmark built from the demo data."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'inferqa[ray]'): Ray backend untested")
+
+from inferqa.errors import InputError  # noqa: E402
+from inferqa.read import Reader  # noqa: E402
+from inferqa.scale import RayLLM, encode_texts, generate, load_scaled_llm, map_batches, rerank_run  # noqa: E402
+
+from test_scale import HashLLM, first_run, small_bench  # noqa: E402,F401  (fixture reused)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session():
+    # Test-local classes (HashLLM) travel to the actors by value: workers cannot import tests/.
+    ray.cloudpickle.register_pickle_by_value(sys.modules["test_scale"])
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def square_worker():
+    import os
+
+    pid = os.getpid()
+    return lambda batch: [(x * x, pid) for x in batch]
+
+
+def test_map_batches_ray_equals_local_across_windows():
+    local = map_batches(range(57), square_worker, batch_size=4, progress=False)
+    remote = map_batches(range(57), square_worker, backend="ray", batch_size=4, num_actors=2, window=30,
+                         progress=False)
+    assert [x for x, _ in remote] == [x for x, _ in local] == [i * i for i in range(57)]
+
+
+def test_worker_input_error_reaches_the_caller_as_input_error():
+    def make():
+        def worker(batch):
+            raise InputError("passage text is empty", record=batch[0], field="text")
+
+        return worker
+
+    with pytest.raises(InputError, match="passage text is empty") as info:
+        map_batches(["p1", "p2"], make, backend="ray", batch_size=2, progress=False)
+    assert info.value.field == "text"
+
+
+def test_dense_encoding_ray_equals_local(small_bench):
+    pids = [pid for qid in list(small_bench.questions)[:2] for pid in list(small_bench.qrels[qid])[:20]]
+    texts = [small_bench.passage_text(pid) for pid in pids]
+    local = encode_texts(texts, "minilm", batch_size=8, progress=False)
+    remote = encode_texts(texts, "minilm", backend="ray", batch_size=8, num_actors=1, progress=False)
+    assert remote.shape == local.shape == (40, 384)
+    np.testing.assert_allclose(remote, local, atol=1e-5)
+
+
+def test_rerank_ray_equals_local(small_bench):
+    run = first_run(small_bench)
+    opts = {"model": HashLLM()}
+    local = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, progress=False)
+    remote = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, backend="ray",
+                        num_actors=2, progress=False)
+    assert remote == local and remote.tag == local.tag
+    assert list(remote) == list(run)
+
+
+def test_reader_and_generate_through_ray_equal_local(small_bench, tmp_path):
+    items = [(q.text, [h.text for h in q.hints[:2]]) for q in small_bench.questions.values()]
+    expected = Reader(HashLLM()).read_batch(items)
+    proxy = RayLLM(HashLLM, num_actors=2)
+    try:
+        assert proxy.identity == "fake:hash" and proxy.mode == "chat"
+        assert Reader(proxy).read_batch(items) == expected
+        pairs = [("prompt one", " yes"), ("prompt two", " no"), ("prompt three", " yes")]
+        assert proxy.logprobs(pairs) == [HashLLM().logprob(p, c) for p, c in pairs]
+    finally:
+        proxy.close()
+    prompts = [f"Question {i}: what?" for i in range(9)]
+    assert generate(HashLLM, prompts, backend="ray", num_actors=2, batch_size=2, progress=False) == \
+        HashLLM().complete(prompts) == generate(HashLLM, prompts, progress=False)
+
+
+@pytest.mark.llm
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
+def test_real_smollm2_reader_ray_equals_local(small_bench, tmp_path):
+    items = [(q.text, [h.text for h in q.hints[:3]]) for q in list(small_bench.questions.values())[:3]]
+    local = Reader(load_scaled_llm("smollm2", cache=False)).read_batch(items)
+    scaled = load_scaled_llm("smollm2", backend="ray", num_actors=2, cache=tmp_path / "llm.sqlite")
+    try:
+        assert [o.raw for o in Reader(scaled).read_batch(items)] == [o.raw for o in local]
+        # the driver-side cache answers a repeat without touching the actors
+        again = Reader(scaled).read_batch(items)
+        assert [o.raw for o in again] == [o.raw for o in local] and scaled.stats.hits == len(items)
+    finally:
+        scaled.close()
