@@ -1,0 +1,178 @@
+"""Dense retrieval: a sentence-transformers bi-encoder, float32 embeddings on disk
+(memory-mapped), exact FAISS inner-product search by default, HNSW as an option.
+
+Pooling and normalisation come from the model's own configuration; DPR/E5/BGE-style
+instructions go in `query_prefix` / `passage_prefix`. Encoding runs in chunks whose rows are
+flushed to `embeddings.partial.npy` with the count in `progress.json`, so an interrupted
+build resumes where it stopped; finished embeddings are reused by later builds (an HNSW
+graph is added beside them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import atomic_open, read_json, write_json
+from ..models import resolve_embedding_model
+from ..records import Run
+from .base import Retriever
+from .corpus import corpus_ids
+from .registry import register
+
+INDEX_TYPES = ("flat", "hnsw")
+EMBEDDINGS = "embeddings.npy"
+PARTIAL = "embeddings.partial.npy"
+PROGRESS = "progress.json"
+
+
+@register("dense")
+class DenseRetriever(Retriever):
+    def __init__(self, model: str = "minilm", query_prefix: str = "", passage_prefix: str = "",
+                 batch_size: int = 64, index_type: str = "flat", chunk_size: int = 8192, hnsw_m: int = 32,
+                 ef_search: int = 256, search_block: int = 262144, device: str | None = None,
+                 show_progress: bool = True):
+        if index_type not in INDEX_TYPES:
+            raise InputError(f"unknown index type {index_type!r} (use {' or '.join(INDEX_TYPES)})",
+                             field="index_type")
+        super().__init__(model=model, query_prefix=query_prefix, passage_prefix=passage_prefix,
+                         index_type=index_type, hnsw_m=int(hnsw_m))
+        self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)
+        self.search_block, self.device, self.show_progress = int(search_block), device, show_progress
+        self._model = None
+
+    def index_options(self) -> dict[str, Any]:
+        # Only what shapes the embeddings: flat and HNSW share one directory.
+        return {"model": self.options["model"], "passage_prefix": self.options["passage_prefix"]}
+
+    @property
+    def hnsw_file(self) -> str:
+        return f"hnsw-m{self.options['hnsw_m']}.faiss"
+
+    def encoder(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(resolve_embedding_model(self.options["model"]), device=self.device)
+        return self._model
+
+    def encode(self, texts: list[str], prefix: str) -> np.ndarray:
+        vecs = self.encoder().encode([prefix + t for t in texts], batch_size=self.batch_size,
+                                     convert_to_numpy=True, show_progress_bar=False)
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    # -- build ----------------------------------------------------------------------------
+    def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        ids = corpus_ids(bench)
+        pid_file = out_dir / "pids.npy"
+        if not pid_file.exists() or not np.array_equal(np.load(pid_file, mmap_mode="r"), ids):
+            for stale in (EMBEDDINGS, PARTIAL, PROGRESS, self.hnsw_file):
+                (out_dir / stale).unlink(missing_ok=True)
+            with atomic_open(pid_file, "wb") as fh:
+                np.save(fh, ids)
+        if not (out_dir / EMBEDDINGS).exists():
+            self._encode_corpus(bench, out_dir, len(ids))
+        if self.options["index_type"] == "hnsw" and not (out_dir / self.hnsw_file).exists():
+            self._build_hnsw(out_dir)
+        emb = np.load(out_dir / EMBEDDINGS, mmap_mode="r")
+        return {"passages": int(len(ids)), "dim": int(emb.shape[1]),
+                "build_seconds": round(time.perf_counter() - t0, 3)}
+
+    def _encode_corpus(self, bench: Benchmark, out_dir: Path, n: int) -> None:
+        from tqdm.auto import tqdm
+
+        enc = self.encoder()
+        dim_of = getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension
+        dim = dim_of()
+        partial, progress = out_dir / PARTIAL, out_dir / PROGRESS
+        state = read_json(progress) if progress.exists() and partial.exists() else None
+        if state is None or state.get("n") != n or state.get("dim") != dim:
+            emb = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float32, shape=(n, dim))
+            done = 0
+        else:
+            emb = np.load(partial, mmap_mode="r+")
+            done = int(state["done"])
+        passages = itertools.islice(bench.iter_corpus(), done, None)
+        with tqdm(total=n, initial=done, desc="encoding passages", unit="psg",
+                  disable=not self.show_progress) as bar:
+            while done < n:
+                chunk = [p.text for p in itertools.islice(passages, self.chunk_size)]
+                if not chunk:
+                    raise InputError("corpus ended early (changed while encoding?)", file=bench.path)
+                emb[done:done + len(chunk)] = self.encode(chunk, self.options["passage_prefix"])
+                emb.flush()
+                done += len(chunk)
+                write_json(progress, {"n": n, "dim": dim, "done": done})
+                bar.update(len(chunk))
+        del emb
+        partial.replace(out_dir / EMBEDDINGS)
+        progress.unlink()
+
+    def _build_hnsw(self, out_dir: Path) -> None:
+        import faiss
+
+        emb = np.load(out_dir / EMBEDDINGS, mmap_mode="r")
+        index = faiss.IndexHNSWFlat(emb.shape[1], self.options["hnsw_m"], faiss.METRIC_INNER_PRODUCT)
+        for s in range(0, len(emb), self.search_block):
+            index.add(np.ascontiguousarray(emb[s:s + self.search_block]))
+        tmp = out_dir / f".{self.hnsw_file}.tmp"
+        faiss.write_index(index, str(tmp))
+        tmp.replace(out_dir / self.hnsw_file)
+
+    # -- search ---------------------------------------------------------------------------
+    def is_indexed(self) -> bool:
+        ok = super().is_indexed() and (self.index_dir / EMBEDDINGS).exists()
+        if ok and self.options["index_type"] == "hnsw":
+            ok = (self.index_dir / self.hnsw_file).exists()
+        return ok
+
+    def _load(self, index_dir: Path) -> None:
+        self._pids = np.load(index_dir / "pids.npy", mmap_mode="r")
+        self._emb = np.load(index_dir / EMBEDDINGS, mmap_mode="r")
+        self._hnsw = None
+        if self.options["index_type"] == "hnsw":
+            import faiss
+
+            self._hnsw = faiss.read_index(str(index_dir / self.hnsw_file))
+
+    def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
+        q = self.encode(texts, self.options["query_prefix"])
+        k = min(k, len(self._pids))
+        scores, idx = self._search_hnsw(q, k) if self._hnsw is not None else self._search_flat(q, k)
+        run = Run()
+        for i, qid in enumerate(qids):
+            keep = idx[i] >= 0
+            s, j = scores[i][keep], idx[i][keep]
+            order = np.lexsort((j, -s))  # score descending, corpus position among equals
+            run[qid] = list(zip(self._pids[j[order]].astype("U").tolist(), s[order].astype(float).tolist()))
+        return run
+
+    def _search_hnsw(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        self._hnsw.hnsw.efSearch = max(self.ef_search, k)
+        return self._hnsw.search(q, k)
+
+    def _search_flat(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact inner product, block by block over the memory-mapped embeddings."""
+        import faiss
+
+        best_s = np.full((len(q), 0), -np.inf, dtype=np.float32)
+        best_i = np.zeros((len(q), 0), dtype=np.int64)
+        for start in range(0, len(self._emb), self.search_block):
+            block = np.ascontiguousarray(self._emb[start:start + self.search_block])
+            index = faiss.IndexFlatIP(block.shape[1])
+            index.add(block)
+            s, i = index.search(q, min(k, len(block)))
+            best_s = np.concatenate([best_s, s], axis=1)
+            best_i = np.concatenate([best_i, i + start], axis=1)
+            if best_s.shape[1] > k:
+                sel = np.argsort(-best_s, axis=1, kind="stable")[:, :k]
+                best_s = np.take_along_axis(best_s, sel, axis=1)
+                best_i = np.take_along_axis(best_i, sel, axis=1)
+        return best_s, best_i
