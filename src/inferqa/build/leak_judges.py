@@ -1,0 +1,198 @@
+"""Semantic leakage judges: catch hints that reveal the answer without writing it verbatim.
+
+Both implement `inferqa.build.leakage.LeakJudge` and apply the string rule first, so they
+only ever add flags to it.
+
+EmbeddingLeakJudge compares each answer with short spans of the hint (word n-grams that
+neither start nor end on a stop word), not with the whole hint: a hint is *about* the
+answer by design, so whole-hint similarity flags nearly every on-topic hint, while a span
+that means the same as the answer ("looking glass" for "mirror", "Big Apple" for "New
+York City") is what a paraphrased leak looks like.
+
+LLMLeakJudge asks an LLM (any `inferqa.llm.load_llm` spec) whether the hint states the
+answer or an alternative name of it, and parses yes/no.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+from ..errors import InputError
+
+JUDGE_NAMES = ("string", "embedding", "llm")
+DEFAULT_EMBEDDING_THRESHOLD = 0.85
+DEFAULT_EMBEDDING_MODEL = "minilm"
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have having
+he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+nor not now of off on once only or other our ours ourselves out over own same she should so some such
+than that the their theirs them themselves then there these they this those through to too under until up
+very was we were what when where which while who whom why will with would you your yours yourself
+yourselves known called often many may might must well used use s
+""".split())
+
+
+def _string_judge():
+    from .leakage import StringLeakJudge
+
+    return StringLeakJudge()
+
+
+def hint_spans(hint: str, max_words: int) -> list[str]:
+    """Distinct word n-grams (1..max_words) of `hint` that neither start nor end on a stop word."""
+    words = _WORD.findall(hint)
+    low = [w.lower() for w in words]
+    out: dict[str, None] = {}
+    for n in range(1, max_words + 1):
+        for i in range(len(words) - n + 1):
+            if low[i] in STOP_WORDS or low[i + n - 1] in STOP_WORDS:
+                continue
+            out.setdefault(" ".join(words[i:i + n]), None)
+    return list(out)
+
+
+class EmbeddingLeakJudge:
+    """Leak if the string rule fires, or some hint span's cosine to an answer is >= threshold."""
+
+    name = "embedding"
+
+    def __init__(self, model: str | Any = DEFAULT_EMBEDDING_MODEL, *,
+                 threshold: float = DEFAULT_EMBEDDING_THRESHOLD, max_extra_words: int = 1,
+                 max_words: int = 6, batch_size: int = 256, device: str | None = None,
+                 string_judge: Any = None):
+        if not 0.0 < threshold <= 1.0:
+            raise InputError(f"embedding leak threshold must be in (0, 1], got {threshold}", field="threshold")
+        self.threshold = threshold
+        self.max_extra_words = max_extra_words
+        self.max_words = max_words
+        self.batch_size = batch_size
+        self._model_spec, self._device = model, device
+        self._model: Any = None if isinstance(model, str) else model
+        self._cache: dict[str, Any] = {}
+        self.string_judge = string_judge if string_judge is not None else _string_judge()
+
+    @property
+    def model(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            from ..models import resolve_embedding_model
+
+            self._model = SentenceTransformer(resolve_embedding_model(self._model_spec), device=self._device)
+        return self._model
+
+    def _embed(self, texts: Iterable[str]) -> None:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if not todo:
+            return
+        vecs = self.model.encode(todo, batch_size=self.batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False)
+        self._cache.update(zip(todo, vecs))
+
+    def _spans_for(self, hint: str, answers: Sequence[str]) -> list[str]:
+        longest = max((len(_WORD.findall(a)) for a in answers), default=1)
+        return hint_spans(hint, min(self.max_words, max(2, longest + self.max_extra_words)))
+
+    def scores_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[float, str]]:
+        """Per (hint, answers): the best span cosine to any answer, and that span."""
+        import numpy as np
+
+        spans = [self._spans_for(h, a) for h, a in items]
+        self._embed(t for (_, answers), sp in zip(items, spans) for t in [*answers, *sp])
+        out = []
+        for (_, answers), sp in zip(items, spans):
+            if not sp or not answers:
+                out.append((0.0, ""))
+                continue
+            sims = np.stack([self._cache[s] for s in sp]) @ np.stack([self._cache[a] for a in answers]).T
+            i = int(sims.max(axis=1).argmax())
+            out.append((float(sims[i].max()), sp[i]))
+        return out
+
+    def score(self, hint: str, answers: Sequence[str]) -> float:
+        return self.scores_many([(hint, answers)])[0][0]
+
+    def leaks_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[bool]:
+        items = [(h, [a for a in answers if a.strip()]) for h, answers in items]
+        by_string = [bool(self.string_judge.leaks(h, a)) for h, a in items]
+        rest = [i for i, s in enumerate(by_string) if not s]
+        scored = self.scores_many([items[i] for i in rest])
+        for i, (sim, _) in zip(rest, scored):
+            by_string[i] = sim >= self.threshold
+        return by_string
+
+    def leaks(self, hint: str, answers: Sequence[str]) -> bool:
+        return self.leaks_many([(hint, answers)])[0]
+
+
+LLM_LEAK_SYSTEM = "You check quiz hints. A hint must help guess the answer without giving it away."
+LLM_LEAK_PROMPT = (
+    "Answer: {answers}\n"
+    "Hint: {hint}\n"
+    "Does the hint say the answer itself, or another name, spelling, abbreviation or translation of it? "
+    "Reply with yes or no."
+)
+_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """The first standalone yes/no in a reply; None when there is none."""
+    m = _YES_NO.search(text or "")
+    return None if m is None else m.group(1).lower() == "yes"
+
+
+class LLMLeakJudge:
+    """Leak if the string rule fires, or the LLM answers yes. Unparseable replies count as no."""
+
+    name = "llm"
+
+    def __init__(self, llm: Any, *, batch_size: int = 16, max_tokens: int = 4, string_judge: Any = None):
+        if isinstance(llm, str):
+            from ..llm import load_llm
+
+            llm = load_llm(llm)
+        self.llm = llm
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.unparsed = 0  # replies with neither yes nor no, counted for reports
+        self.string_judge = string_judge if string_judge is not None else _string_judge()
+
+    def conversation(self, hint: str, answers: Sequence[str]) -> list[dict]:
+        user = LLM_LEAK_PROMPT.format(answers=" / ".join(answers), hint=hint)
+        return [{"role": "system", "content": LLM_LEAK_SYSTEM}, {"role": "user", "content": user}]
+
+    def leaks_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[bool]:
+        from ..llm.base import GenerationParams
+
+        items = [(h, [a for a in answers if a.strip()]) for h, answers in items]
+        out = [bool(self.string_judge.leaks(h, a)) for h, a in items]
+        rest = [i for i, s in enumerate(out) if not s and items[i][1]]
+        params = GenerationParams(max_tokens=self.max_tokens, temperature=0.0)
+        for start in range(0, len(rest), self.batch_size):
+            chunk = rest[start:start + self.batch_size]
+            replies = self.llm.chat([self.conversation(*items[i]) for i in chunk], params)
+            for i, reply in zip(chunk, replies):
+                verdict = parse_yes_no(reply)
+                if verdict is None:
+                    self.unparsed += 1
+                out[i] = bool(verdict)
+        return out
+
+    def leaks(self, hint: str, answers: Sequence[str]) -> bool:
+        return self.leaks_many([(hint, answers)])[0]
+
+
+def make_leak_judge(name: str, *, threshold: float = DEFAULT_EMBEDDING_THRESHOLD,
+                    embedding_model: str = DEFAULT_EMBEDDING_MODEL, llm: str | Any = "smollm2") -> Any:
+    """`string`, `embedding` or `llm`: what `--leak-judge` names."""
+    if name == "string":
+        return _string_judge()
+    if name == "embedding":
+        return EmbeddingLeakJudge(embedding_model, threshold=threshold)
+    if name == "llm":
+        return LLMLeakJudge(llm)
+    raise InputError(f"unknown leak judge {name!r} (use {', '.join(JUDGE_NAMES)})", field="leak_judge")
