@@ -79,7 +79,7 @@ class LlamaCppLLM(LLM):
         try:
             with _quiet_stderr():
                 self.llama = llama_cpp.Llama(model_path=str(self.path), n_ctx=int(n_ctx), n_threads=threads,
-                                             n_batch=int(n_batch), flash_attn=bool(flash_attn), seed=int(seed),
+                                             n_threads_batch=threads, n_batch=int(n_batch), flash_attn=bool(flash_attn), seed=int(seed),
                                              verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load this model: {exc}", file=self.path) from None
@@ -114,9 +114,11 @@ class LlamaCppLLM(LLM):
         return r.prompt, [s for s in stop if s]
 
     def _check_fits(self, tokens: Sequence[int], max_new: int) -> None:
-        if len(tokens) + max_new > self.llama.n_ctx():
+        # llama.cpp may round n_ctx up while llama-cpp-python's token buffer keeps the size asked for.
+        n_ctx = min(self.llama.n_ctx(), len(self.llama.input_ids))
+        if len(tokens) + max_new > n_ctx:
             raise InputError(f"prompt of {len(tokens)} tokens plus {max_new} new tokens exceeds the context "
-                             f"window n_ctx={self.llama.n_ctx()} (raise it with ?n_ctx=...)")
+                             f"window n_ctx={n_ctx} (raise it with ?n_ctx=...)")
 
     # --- prefix snapshots -----------------------------------------------------------
     def _in_context(self) -> Sequence[int]:
