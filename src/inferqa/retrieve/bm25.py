@@ -46,7 +46,8 @@ def top_k_positions(scores: np.ndarray, k: int, tie_key: np.ndarray | None = Non
     n = len(scores)
     k = min(k, n)
     if k < n:
-        thr = np.partition(scores, n - k)[n - k]
+        # Partitioning the negated scores at k - 1 stays fast when most scores tie (at 0).
+        thr = -np.partition(-scores, k - 1)[k - 1]
         above = np.flatnonzero(scores > thr)
         tied = np.flatnonzero(scores == thr)
         if tie_key is not None and len(tied) > k - len(above):
@@ -101,7 +102,7 @@ class BM25Retriever(Retriever):
         hint_row: dict[tuple[str, int], int] = {}
         member_rows: list[list[int]] = []
         hint_texts: list[str] = []
-        for key in groups.keys:
+        for key in groups.keys.tolist():
             qid, subset = key.decode().rsplit("_", 1)
             q = questions.get(qid)
             if q is None:

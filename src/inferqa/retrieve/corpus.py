@@ -21,13 +21,13 @@ _CHUNK = 1 << 26
 def corpus_ids(bench: Benchmark) -> np.ndarray:
     """All passage ids of corpus.jsonl, in file order, as an `S` array.
 
-    A regex pass over large blocks (one match per line expected); blocks where that does not
-    hold are parsed line by line with json.
+    A regex pass over large blocks (one match per line expected); a block where that does
+    not hold is parsed line by line with json.
     """
     path = bench.path / "corpus.jsonl"
     if not path.exists():
         raise InputError("corpus.jsonl is missing", file=bench.path)
-    parts: list[list[bytes]] = []
+    parts: list[np.ndarray] = []
     with open(path, "rb") as fh:
         rest = b""
         while True:
@@ -37,28 +37,28 @@ def corpus_ids(bench: Benchmark) -> np.ndarray:
             block = rest + block
             cut = block.rfind(b"\n") + 1
             block, rest = block[:cut], block[cut:]
-            parts.append(_ids_of_block(block, path))
+            if block:
+                parts.append(_ids_of_block(block, path))
         if rest.strip():
             parts.append(_ids_of_block(rest + b"\n", path))
-    ids = [i for p in parts for i in p]
-    if not ids:
+    parts = [p for p in parts if len(p)]
+    if not parts:
         raise InputError("corpus.jsonl holds no passages", file=path)
-    return np.array(ids, dtype=f"S{max(map(len, ids))}")
+    return np.concatenate(parts)
 
 
-def _ids_of_block(block: bytes, path: Path) -> list[bytes]:
+def _ids_of_block(block: bytes, path: Path) -> np.ndarray:
     found = _ID.findall(block)
-    if len(found) == block.count(b"\n"):  # the usual case: one flat record per line
-        return found
-    out = []
-    for line in block.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            out.append(str(json.loads(line)["id"]).encode())
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise InputError("corpus line without a passage id", file=path, field="id") from None
-    return out
+    if len(found) != block.count(b"\n"):
+        found = []
+        for line in block.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                found.append(str(json.loads(line)["id"]).encode())
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise InputError("corpus line without a passage id", file=path, field="id") from None
+    return np.array(found, dtype=f"S{max(map(len, found))}") if found else np.array([], dtype="S1")
 
 
 @dataclass
@@ -66,12 +66,15 @@ class Groups:
     """Passages grouped by (question, hint subset), groups in order of first appearance.
 
     `pids[ptr[g]:ptr[g + 1]]` are group g's passages in corpus order; `keys[g]` is
-    `b"qid_subset"`; `multiplicity = diff(ptr)`.
+    `b"qid_subset"`; `group_of[i]` is the group of corpus position i; `first[g]` the corpus
+    position of group g's first passage.
     """
 
-    keys: list[bytes]
+    keys: np.ndarray
     pids: np.ndarray
     ptr: np.ndarray
+    group_of: np.ndarray
+    first: np.ndarray
 
     @property
     def multiplicity(self) -> np.ndarray:
@@ -79,30 +82,43 @@ class Groups:
 
 
 def group_by_subset(ids: np.ndarray, path: Path | None = None) -> Groups:
-    index: dict[bytes, int] = {}
-    group_of = np.empty(len(ids), dtype=np.int64)
-    for i, pid in enumerate(ids.tolist()):
-        key = pid[: pid.rfind(b"_")]
-        g = index.get(key)
-        if g is None:
-            g = index[key] = len(index)
-            try:
-                parse_passage_id(pid.decode())
-            except ValueError as exc:
-                raise InputError(str(exc), file=path, record=i + 1, field="id") from None
-        group_of[i] = g
-    order = np.argsort(group_of, kind="stable")
-    counts = np.bincount(group_of, minlength=len(index))
-    ptr = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    return Groups(keys=list(index), pids=ids[order], ptr=ptr)
+    n, width = len(ids), ids.dtype.itemsize
+    mat = ids.view(np.uint8).reshape(n, width)
+    under = mat == ord("_")
+    last = width - 1 - np.argmax(under[:, ::-1], axis=1)
+    bad = np.flatnonzero(~under.any(axis=1))
+    if len(bad):
+        raise InputError(f"not a passage id of the form qid_subset_perm: {ids[bad[0]].decode()!r}",
+                         file=path, record=int(bad[0]) + 1, field="id")
+    keys = np.where(np.arange(width) < last[:, None], mat, 0).astype(np.uint8).view(f"S{width}").ravel()
+    change = np.ones(n, dtype=bool)
+    change[1:] = keys[1:] != keys[:-1]
+    run_starts = np.flatnonzero(change)
+    if len(np.unique(keys[run_starts])) == len(run_starts):
+        # Each group is one contiguous run (as `inferqa build` writes the corpus).
+        group_of = np.cumsum(change) - 1
+        ptr = np.append(run_starts, n).astype(np.int64)
+        out = Groups(keys=keys[run_starts], pids=ids, ptr=ptr, group_of=group_of, first=run_starts)
+    else:
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        by_first = np.argsort(first, kind="stable")
+        rank = np.empty_like(by_first)
+        rank[by_first] = np.arange(len(by_first))
+        group_of = rank[inverse.ravel()]
+        order = np.argsort(group_of, kind="stable")
+        ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(group_of, minlength=len(uniq)), out=ptr[1:])
+        out = Groups(keys=uniq[by_first], pids=ids[order], ptr=ptr, group_of=group_of, first=first[by_first])
+    for g in range(len(out.keys)):  # one id per group through the full parser
+        pid = out.pids[out.ptr[g]].decode()
+        try:
+            parse_passage_id(pid)
+        except ValueError as exc:
+            raise InputError(str(exc), file=path, record=int(out.first[g]) + 1, field="id") from None
+    return out
 
 
 def group_first_position(ids: np.ndarray) -> np.ndarray:
     """For each passage, the corpus position of the first passage of its (question, subset) group."""
-    first: dict[bytes, int] = {}
-    out = np.empty(len(ids), dtype=np.int64)
-    for i, pid in enumerate(ids.tolist()):
-        key = pid[: pid.rfind(b"_")]
-        out[i] = first.setdefault(key, i)
-    return out
+    g = group_by_subset(ids)
+    return g.first[g.group_of]
