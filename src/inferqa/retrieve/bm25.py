@@ -96,28 +96,9 @@ class BM25Retriever(Retriever):
     def _build_dedup(self, bench: Benchmark, ids: np.ndarray, out: Path) -> dict[str, Any]:
         import scipy.sparse as sp
 
-        groups: Groups = group_by_subset(ids, bench.path / "corpus.jsonl")
-        questions = bench.questions
-        # Tokenize every hint a group uses, once.
-        hint_row: dict[tuple[str, int], int] = {}
-        member_rows: list[list[int]] = []
-        hint_texts: list[str] = []
-        for key in groups.keys.tolist():
-            qid, subset = key.decode().rsplit("_", 1)
-            q = questions.get(qid)
-            if q is None:
-                raise InputError(f"corpus passage of unknown question {qid!r}", file=bench.path / "corpus.jsonl")
-            rows = []
-            for c in subset:
-                h = int(c)
-                if h >= len(q.hints):
-                    raise InputError(f"corpus passage {key.decode()}_… names hint {h} but question {qid} "
-                                     f"keeps {len(q.hints)}", file=bench.path / "corpus.jsonl")
-                r = hint_row.setdefault((qid, h), len(hint_row))
-                if r == len(hint_texts):
-                    hint_texts.append(q.hints[h].text)
-                rows.append(r)
-            member_rows.append(rows)
+        corpus = bench.path / "corpus.jsonl"
+        groups: Groups = group_by_subset(ids, corpus)
+        member_rows, member_cols, hint_texts = self._subset_members(bench, groups.keys, corpus)
         tokens = self.tokenize(hint_texts)
         vocab: dict[str, int] = {}
         h_rows, h_cols = [], []
@@ -126,34 +107,81 @@ class BM25Retriever(Retriever):
                 h_rows.append(r)
                 h_cols.append(vocab.setdefault(t, len(vocab)))
         n_groups, n_hints, n_terms = len(groups.keys), len(hint_texts), max(len(vocab), 1)
-        hint_tf = sp.csr_matrix((np.ones(len(h_rows), np.float64), (h_rows, h_cols)), shape=(n_hints, n_terms))
+        # Counts are small integers: float32 holds them exactly and halves the memory.
+        hint_tf = sp.csr_matrix((np.ones(len(h_rows), np.float32), (h_rows, h_cols)), shape=(n_hints, n_terms))
         hint_tf.sum_duplicates()
-        lens = np.fromiter((len(r) for r in member_rows), np.int64, n_groups)
-        member = sp.csr_matrix((np.ones(lens.sum()), np.concatenate(member_rows) if n_groups else [],
-                                np.concatenate([[0], np.cumsum(lens)])), shape=(n_groups, n_hints))
+        member = sp.csr_matrix((np.ones(len(member_rows), np.float32), (member_rows, member_cols)),
+                               shape=(n_groups, n_hints))
         group_tf = (member @ hint_tf).tocsr()  # subset term counts = sum of its hints' counts
+        del member, hint_tf
         group_tf.sort_indices()
         mult = groups.multiplicity.astype(np.float64)
         n_docs = float(mult.sum())
-        doc_len = np.asarray(group_tf.sum(axis=1)).ravel()
+        doc_len = np.asarray(group_tf.sum(axis=1, dtype=np.float64)).ravel()
         avg_len = float((mult * doc_len).sum() / n_docs)
         nnz_per_group = np.diff(group_tf.indptr)
         df = np.bincount(group_tf.indices, weights=np.repeat(mult, nnz_per_group), minlength=n_terms)
         idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         k1, b = self.options["k1"], self.options["b"]
+        # w = idf * tf / (tf + k1 * (1 - b + b * len / avg_len)), in place over the nonzeros.
         tf = group_tf.data
-        norm = np.repeat(k1 * ((1 - b) + b * doc_len / avg_len), nnz_per_group)
-        weights = (idf[group_tf.indices] * tf / (norm + tf)).astype(np.float32)
-        by_term = sp.csr_matrix((weights, group_tf.indices, group_tf.indptr), shape=(n_groups, n_terms)).tocsc()
+        w = np.repeat((k1 * ((1 - b) + b * doc_len / avg_len)).astype(np.float32), nnz_per_group)
+        w += tf
+        np.divide(tf, w, out=w)
+        w *= idf.astype(np.float32)[group_tf.indices]
+        group_tf.data = w
+        by_term = group_tf.tocsc()
+        del group_tf, w, tf
         by_term.sort_indices()
         _save(out, "term_ptr", by_term.indptr.astype(np.int64))
         _save(out, "term_docs", by_term.indices.astype(np.int32))
         _save(out, "term_weights", by_term.data.astype(np.float32))
+        del by_term
         _save(out, "pids", groups.pids)
         _save(out, "group_ptr", groups.ptr)
         with atomic_open(out / "vocab.json") as fh:
             json.dump(vocab, fh, ensure_ascii=False)
         return {"groups": n_groups, "hints": n_hints, "terms": len(vocab), "avg_len": avg_len}
+
+    @staticmethod
+    def _subset_members(bench: Benchmark, keys: np.ndarray, corpus: Path
+                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(group, hint row) pairs of the membership matrix, and the text of each hint row.
+
+        `keys` are `b"qid_subset"`; each question's hints become rows once, in key order.
+        """
+        n, width = len(keys), keys.dtype.itemsize
+        mat = keys.view(np.uint8).reshape(n, width)
+        pos = np.arange(width)
+        length = np.count_nonzero(mat, axis=1)
+        under = np.where(mat == ord("_"), pos, -1).max(axis=1)
+        qid_keys = np.where(pos < under[:, None], mat, 0).astype(np.uint8).view(f"S{width}").ravel()
+        qids, first, q_of = np.unique(qid_keys, return_index=True, return_inverse=True)
+        q_of = q_of.ravel()
+        sub_len = length - under - 1
+        cols = np.arange(max(int(sub_len.max()), 1))
+        valid = cols < sub_len[:, None]
+        digits = mat[np.arange(n)[:, None], np.minimum(under[:, None] + 1 + cols, width - 1)].astype(np.int64) - 48
+        ok = (under > 0) & np.where(valid, (digits >= 0) & (digits <= 9), True).all(axis=1)
+        ok &= np.where(valid[:, 1:], digits[:, 1:] > digits[:, :-1], True).all(axis=1)  # ascending, distinct
+        questions = bench.questions
+        n_hints = np.zeros(len(qids), dtype=np.int64)
+        offset = np.zeros(len(qids), dtype=np.int64)
+        texts: list[str] = []
+        for j in np.argsort(first).tolist():  # questions in corpus order
+            q = questions.get(qids[j].decode())
+            if q is None:
+                raise InputError(f"corpus passage of unknown question {qids[j].decode()!r}", file=corpus,
+                                 field="id")
+            offset[j], n_hints[j] = len(texts), len(q.hints)
+            texts.extend(h.text for h in q.hints)
+        ok &= np.where(valid, digits < n_hints[q_of][:, None], True).all(axis=1)
+        if not ok.all():
+            bad = keys[np.flatnonzero(~ok)[0]].decode()
+            raise InputError(f"passage group {bad!r}: hint subset is not ascending digits of the question's "
+                             "kept hints", file=corpus, field="id")
+        rows = np.repeat(np.arange(n), sub_len)
+        return rows, (offset[q_of][:, None] + digits)[valid], texts
 
     def _build_plain(self, bench: Benchmark, ids: np.ndarray, out: Path) -> dict[str, Any]:
         import bm25s
@@ -178,8 +206,8 @@ class BM25Retriever(Retriever):
         if self.options["dedup"]:
             with open(index_dir / "vocab.json", encoding="utf-8") as fh:
                 self._vocab = json.load(fh)
-            self._arr["group_ptr"] = np.asarray(self._arr["group_ptr"])
-            self._arr["term_ptr"] = np.asarray(self._arr["term_ptr"])
+            for name in ("group_ptr", "term_ptr", "term_docs", "term_weights"):  # small: keep in memory
+                self._arr[name] = np.array(self._arr[name])
         else:
             import bm25s
 
