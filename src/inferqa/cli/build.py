@@ -14,14 +14,11 @@ LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-qu
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
 
 
-def leak_judge_for(name: str = "string"):
+def leak_judge_for(name: str = "string", threshold: float = 0.85, llm: str = "smollm2"):
     """The leak judge behind a --leak-judge name (one place to register new judges)."""
-    from ..build.leakage import StringLeakJudge
+    from ..build.leak_judges import make_leak_judge
 
-    judges = {"string": StringLeakJudge}
-    if name not in judges:
-        raise InputError(f"unknown leak judge {name!r} (choose from {', '.join(judges)})", field="leak-judge")
-    return judges[name]()
+    return make_leak_judge(name, threshold=threshold, llm=llm)
 
 
 def _check_out_dir(out: Path) -> None:
@@ -54,6 +51,11 @@ def build_cmd(
     demo: bool = typer.Option(False, "--demo", help="Add the demo questions embedded in the package."),
     top_k: int = typer.Option(5, "--top-k", help="Hints kept per question (325 passages for 5)."),
     leak_policy: str = typer.Option("drop-hint", "--leak-policy", help=LEAK_POLICY_HELP),
+    leak_judge: str = typer.Option("string", "--leak-judge", help="string (word-boundary rule) | embedding (best "
+                                   "hint-span cosine to the answer) | llm (asks --leak-llm); the string rule "
+                                   "always runs first."),
+    leak_threshold: float = typer.Option(0.85, "--leak-threshold", help="Cosine threshold of the embedding judge."),
+    leak_llm: str = typer.Option("smollm2", "--leak-llm", help="LLM spec of the llm leak judge."),
     split: str = typer.Option("0.7,0.1,0.2", "--split",
                               help="train,dev,test as fractions (0.7,0.1,0.2), counts (5000,862,1539) or 'source'."),
     seed: int = typer.Option(13, "--seed", help="Seed of the split shuffle."),
@@ -89,7 +91,7 @@ def build_cmd(
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,
                                  split_by=split_by, split=split, seed=seed)
     questions = convergence_step(questions, convergence)
-    meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=leak_judge_for("string"),
+    meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=leak_judge_for(leak_judge, leak_threshold, leak_llm),
                            split=split, seed=seed, strict=strict, post_build=post_build,
                            sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True)
     c = meta["counts"]
