@@ -133,3 +133,23 @@ def test_index_location_and_missing_index(bench, tmp_path):
         get_retriever("no-such-retriever")
     with pytest.raises(InputError, match="k must be"):
         get_retriever("bm25").attach(None, out).search({"q": "x"}, 0)
+
+
+def test_corpus_ids_other_layouts(bench, tmp_path):
+    """Ids are read by a regex fast path; other key orders, blank lines and escapes fall back to json."""
+    import json
+
+    from inferqa.retrieve.corpus import corpus_ids
+
+    out = tmp_path / "bench"
+    shutil.copytree(bench.path, out, ignore=shutil.ignore_patterns("indexes"))
+    rows = [json.loads(line) for line in (out / "corpus.jsonl").read_text().splitlines()]
+    want = [r["id"] for r in rows]
+    text = "".join(json.dumps({"text": r["text"], "qid": r["qid"], "id": r["id"]}, ensure_ascii=True) + "\n"
+                   for r in rows)
+    cut = text.index("\n", 500) + 1
+    (out / "corpus.jsonl").write_text(text[:cut] + "\n" + text[cut:].rstrip("\n"))  # a blank line, no final newline
+    assert corpus_ids(Benchmark(out)).astype("U").tolist() == want
+    (out / "corpus.jsonl").write_text("")
+    with pytest.raises(InputError, match="no passages"):
+        corpus_ids(Benchmark(out))
