@@ -153,3 +153,9 @@ def test_corpus_ids_other_layouts(bench, tmp_path):
     (out / "corpus.jsonl").write_text("")
     with pytest.raises(InputError, match="no passages"):
         corpus_ids(Benchmark(out))
+
+
+def test_index_built_with_other_options_is_refused(bench, tmp_path):
+    get_retriever("bm25", k1=1.2, show_progress=False).index(bench, tmp_path / "i")
+    with pytest.raises(InputError, match="built with options"):
+        get_retriever("bm25", k1=0.5).attach(bench, tmp_path / "i").search({"q": "x"}, 3)

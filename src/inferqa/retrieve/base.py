@@ -90,6 +90,10 @@ class Retriever(ABC):
         if manifest.get("retriever") != self.name:
             raise InputError(f"index was built by {manifest.get('retriever')!r}, not {self.name!r}",
                              file=self.index_dir / MANIFEST)
+        built_with = json.loads(json.dumps(self.index_options(), default=str))
+        if manifest.get("options") != built_with:
+            raise InputError(f"index was built with options {manifest.get('options')}, not {built_with}; "
+                             "rebuild it or pass the same options", file=self.index_dir / MANIFEST)
         self._load(self.index_dir)
         self._loaded = True
 
