@@ -150,7 +150,7 @@ class LLMLeakJudge:
 
     name = "llm"
 
-    def __init__(self, llm: Any, *, batch_size: int = 16, max_tokens: int = 4, string_judge: Any = None):
+    def __init__(self, llm: Any, *, batch_size: int = 16, max_tokens: int = 8, string_judge: Any = None):
         if isinstance(llm, str):
             from ..llm import load_llm
 
