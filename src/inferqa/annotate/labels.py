@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -56,6 +57,7 @@ class LabelRow:
         return d
 
 
+@lru_cache(maxsize=1 << 16)  # a benchmark has few distinct answers and millions of rows
 def answer_key(answer: str | None) -> str | None:
     """The normalised form answers are grouped by; None for empty or "no answer" outputs."""
     if not isinstance(answer, str):
