@@ -87,7 +87,7 @@ def _row(obj: dict, path: Path, lineno: int) -> LabelRow:
 def load_labels(path: str | os.PathLike) -> list[LabelRow]:
     path = Path(path)
     if not path.exists():
-        raise InputError("labels.jsonl is missing: label the benchmark first (inferqa label)", file=path)
+        raise InputError("labels.jsonl is missing: label the benchmark first (inferqa build --label)", file=path)
     rows = [_row(obj, path, lineno) for lineno, obj in iter_jsonl(path)]
     pids = {r.pid for r in rows}
     for r in rows:
