@@ -23,7 +23,9 @@ class OpenAILLM(LLM):
 
     def __init__(self, model: str, base_url: str | None = None, *, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 3, mode: str = "chat", concurrency: int = 1,
-                 **ignored: Any):
+                 **extra_body: Any):
+        """Options this backend does not know (e.g. `repeat_penalty=1.0` for llama.cpp's
+        server, `top_k`) are sent with every request as server-specific fields."""
         try:
             import openai
         except ImportError:
@@ -41,12 +43,14 @@ class OpenAILLM(LLM):
         self.mode = mode
         self.concurrency = max(1, int(concurrency))
         self.max_retries = int(max_retries)
+        self.extra_body = {k: v for k, v in extra_body.items() if k not in ("n_ctx", "n_threads")}
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=float(timeout),
                                      max_retries=self.max_retries)
 
     @property
     def identity(self) -> str:
-        return f"openai:{self.model}@{self.base_url}"
+        extra = "&".join(f"{k}={v}" for k, v in sorted(self.extra_body.items()))
+        return f"openai:{self.model}@{self.base_url}" + (f"?{extra}" if extra else "")
 
     def _call(self, fn: Callable[[], T]) -> T:
         o = self._openai
@@ -77,6 +81,8 @@ class OpenAILLM(LLM):
             out["stop"] = list(params.stop)
         if params.seed is not None:
             out["seed"] = params.seed
+        if self.extra_body:
+            out["extra_body"] = dict(self.extra_body)
         return out
 
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
@@ -101,7 +107,8 @@ class OpenAILLM(LLM):
         """Needs a server that echoes prompt logprobs (vLLM; llama.cpp's server with logits_all)."""
         text = prompt + continuation
         r = self._call(lambda: self._client.completions.create(
-            model=self.model, prompt=text, max_tokens=1, temperature=0.0, echo=True, logprobs=1))
+            model=self.model, prompt=text, max_tokens=1, temperature=0.0, echo=True, logprobs=1,
+            **({"extra_body": dict(self.extra_body)} if self.extra_body else {})))
         lp = r.choices[0].logprobs
         if lp is None or not lp.token_logprobs or lp.text_offset is None:
             raise InputError(f"the LLM server at {self.base_url} returns no prompt logprobs (echo); "
