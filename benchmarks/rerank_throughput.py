@@ -1,9 +1,9 @@
 """Passages per second of each reranker on this machine, and (with --quality) what each LLM
 reranker does to BM25 and dense runs on the demo benchmark.
 
-Throughput: the first --questions demo questions, BM25's top --depth passages each (real
-QUIT-style passages of 1-5 hints), reranked with the LLM call cache off so every call is
-computed. The cross-encoder is MiniLM-sized (the bundled all-MiniLM-L6-v2 encoder with an
+Throughput: the first --questions demo questions, --depth of their passages each drawn at
+random (QUIT's mix: 1-5 hints, 4 on average), reranked with the LLM call cache off so
+every call is computed. The cross-encoder is MiniLM-sized (the bundled all-MiniLM-L6-v2 encoder with an
 untrained head, as the experiments engineer's fine-tuned one would be); MonoT5 is
 T5-small/base-sized with random weights and MiniLM's WordPiece vocabulary: the cost of a
 real MonoT5 of that size, not its quality.
@@ -50,6 +50,21 @@ def retrieve(bench, name: str, qids: list[str], depth: int):
     return retriever.search(question_queries(bench, qids), depth)
 
 
+def sample_run(bench, depth: int, seed: int = 0):
+    """`depth` passages per question drawn (seeded) from its 325: the corpus's mix of lengths
+    (4 hints on average), unlike BM25's top ranks, which favour one-hint passages."""
+    import random
+
+    from inferqa.records import Run
+
+    run = Run(tag="sample")
+    for qid in bench.questions:
+        pids = sorted(bench.qrels[qid])
+        random.Random(f"{seed}:{qid}").shuffle(pids)
+        run[qid] = [(pid, float(-i)) for i, pid in enumerate(pids[:depth])]
+    return run
+
+
 def t5_sized(out: Path, size: str) -> Path:
     """A MonoT5-shaped model with random weights and MiniLM's tokenizer (has 'true'/'false')."""
     import torch
@@ -68,13 +83,13 @@ def t5_sized(out: Path, size: str) -> Path:
     return out
 
 
-def make_reranker(name: str, tmp: Path):
+def make_reranker(name: str, tmp: Path, threads: int):
     from inferqa.llm import load_llm
     from inferqa.models import minilm_path
     from inferqa.rerank import get_reranker
 
     if name in LLM_RERANKERS:
-        return get_reranker(name, model=load_llm("smollm2", cache=None))
+        return get_reranker(name, model=load_llm("smollm2", cache=None, n_threads=threads))
     if name == "cross-encoder":
         from sentence_transformers import CrossEncoder
         path = tmp / "minilm-ce"
@@ -85,17 +100,20 @@ def make_reranker(name: str, tmp: Path):
 
 
 def throughput(args) -> list[dict]:
+    import torch
+
+    torch.set_num_threads(args.threads)
     rows = []
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         bench = build_demo(tmp / "bench", args.questions)
-        run = retrieve(bench, "bm25", list(bench.questions), args.depth)
+        run = sample_run(bench, args.depth)
         n = sum(min(args.depth, len(r)) for r in run.values())
         tokens = sum(len(bench.passage_text(p).split()) for r in run.values() for p, _ in r[:args.depth])
         print(f"{len(run)} questions x depth {args.depth} = {n} passages, {tokens / n:.0f} words each on average",
               file=sys.stderr)
         for name in args.only or ALL:
-            rr = make_reranker(name, tmp)
+            rr = make_reranker(name, tmp, args.threads)
             rr.rank(bench.questions[next(iter(run))].text, ["warm-up passage"])  # load weights, first call
             start, cpu = time.perf_counter(), time.process_time()
             rr.rerank(run, bench, depth=args.depth)
@@ -108,7 +126,7 @@ def throughput(args) -> list[dict]:
                 llm.close()
     # CPU seconds (all threads) say more than wall time on a machine shared with other jobs
     fastest = max(r["passages_per_cpu_s"] for r in rows)
-    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; threads {args.threads}")
     print("| reranker | passages | wall s | passages/s | CPU s | passages/CPU-s | x CPU cost of cheapest |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
@@ -118,31 +136,49 @@ def throughput(args) -> list[dict]:
 
 
 def quality(args) -> list[dict]:
-    """hit@1 / mrr / ndcg@10 before and after each LLM reranker, and the oracle reranker."""
+    """hit@1 / mrr / ndcg@10 before and after each LLM reranker, and the oracle reranker.
+
+    Relevance at two levels: label >= 1 (a passage of the question; ndcg gains 2^label - 1)
+    and label 2 (answerable, as labelled by SmolLM2)."""
     from inferqa.evaluate import evaluate, oracle_reranker
     from inferqa.llm import load_llm
     from inferqa.rerank import get_reranker
 
-    metrics = ("hit@1", "mrr", "ndcg@10")
-    llm = load_llm("smollm2")  # cached: a rerun of this benchmark repeats no call
+    from inferqa.benchmark import Benchmark
+    from inferqa.label import label_benchmark
+
+    llm = load_llm("smollm2", n_threads=args.threads)  # cached: a rerun repeats no call
     rows = []
     with tempfile.TemporaryDirectory() as tmpdir:
         bench = build_demo(Path(tmpdir) / "bench", None)
         qids = bench.split_qids(args.split)
-        labels = sorted({lab for q in qids for lab in bench.qrels.get(q, {}).values()})
-        print(f"demo split {args.split}: {len(qids)} questions; labels present: {labels}", file=sys.stderr)
+        # answerability labels (2) for the split's passages: SmolLM2 answers from one ordering
+        # per hint subset, exact match against the aliases; the only labeller offline here
+        label_benchmark(bench.path, [llm], mode="subsets", qids=qids, progress=True)
+        bench = Benchmark(bench.path)
+        labels = {}
+        for q in qids:
+            for lab in bench.qrels[q].values():
+                labels[lab] = labels.get(lab, 0) + 1
+        print(f"demo split {args.split}: {len(qids)} questions; label counts {labels}", file=sys.stderr)
         for retriever in ("bm25", "dense"):
             run = retrieve(bench, retriever, qids, 100)
             head = run.top(args.quality_depth)
-            settings = [("(none)", run), ("oracle reranker", oracle_reranker(head, bench.qrels))]
+            oracle = oracle_reranker(head, bench.qrels)
+            for qid in oracle:  # the tail below the reranking depth stays, as for the real rerankers
+                oracle[qid] = oracle[qid] + run[qid][args.quality_depth:]
+            settings = [("(none)", run), ("oracle reranker", oracle)]
             for name in args.only or LLM_RERANKERS:
                 start = time.perf_counter()
                 settings.append((name, get_reranker(name, model=llm).rerank(run, bench, depth=args.quality_depth,
                                                                               progress=True)))
                 print(f"{retriever} + {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
             for name, r in settings:
-                scores = evaluate(r.top(100), bench.qrels, metrics)
-                rows.append({"retriever": retriever, "reranker": name, **scores})
+                own = evaluate(r, bench.qrels, ("hit@1", "mrr", "ndcg@10"), min_label=1)
+                answerable = evaluate(r, bench.qrels, ("hit@1", "mrr"), min_label=2)
+                rows.append({"retriever": retriever, "reranker": name, **{f"{k} (>=1)": v for k, v in own.items()},
+                             **{f"{k} (=2)": v for k, v in answerable.items()}})
+    metrics = [k for k in rows[0] if k not in ("retriever", "reranker")]
     print(f"\n| retriever | reranker (top {args.quality_depth}) | " + " | ".join(metrics) + " |")
     print("|---|---|" + "---:|" * len(metrics))
     for r in rows:
@@ -159,6 +195,7 @@ def main() -> None:
     ap.add_argument("--quality-only", action="store_true", help="only the quality table")
     ap.add_argument("--quality-depth", type=int, default=10)
     ap.add_argument("--split", default="test")
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp and torch threads (1 is best on a busy machine)")
     ap.add_argument("--json", type=Path, help="write the rows here too")
     args = ap.parse_args()
     out = {}
