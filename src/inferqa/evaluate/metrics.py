@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Sequence
 
 import numpy as np
@@ -68,27 +70,29 @@ def parse_metric(name: str) -> Metric:
 def _label_matrix(run: Run, qrels: Qrels, qids: list[str], depth: int) -> np.ndarray:
     """labels[i, r] = label of the passage at rank r + 1 for question i (0 past the run's end)."""
     out = np.zeros((len(qids), depth), dtype=np.int16)
+    first = itemgetter(0)
     for i, qid in enumerate(qids):
         ranked = run[qid]
-        if not ranked:
-            continue
         rel = qrels.get(qid)
-        if not rel:
+        if not ranked or not rel:
             continue
-        get = rel.get
-        row = [get(pid, 0) for pid, _ in ranked[:depth]]
-        out[i, : len(row)] = row
+        n = min(len(ranked), depth)
+        # map() over C callables: no Python bytecode per passage.
+        out[i, :n] = np.fromiter(map(rel.get, map(first, ranked[:n]), repeat(0, n)), dtype=np.int16, count=n)
     return out
 
 
 def _judged_matrix(qrels: Qrels, qids: list[str], min_label: int) -> tuple[np.ndarray, np.ndarray]:
     """Per question: judged labels >= min_label sorted descending (ideal ranking), and their count."""
-    rows = [sorted((lab for lab in qrels.get(q, {}).values() if lab >= min_label), reverse=True) for q in qids]
+    rows = [np.fromiter(qrels.get(q, {}).values(), dtype=np.int16) for q in qids]
     width = max((len(r) for r in rows), default=0)
     ideal = np.zeros((len(qids), max(width, 1)), dtype=np.int16)
     for i, r in enumerate(rows):
         ideal[i, : len(r)] = r
-    return ideal, np.array([len(r) for r in rows], dtype=np.int64)
+    ideal[ideal < min_label] = 0
+    ideal = -np.sort(-ideal, axis=1)
+    n_rel = np.count_nonzero(ideal, axis=1) if min_label > 0 else np.array([len(r) for r in rows])
+    return ideal, n_rel.astype(np.int64)
 
 
 def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
@@ -113,7 +117,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     rel = labels >= min_label
     ideal, n_rel = _judged_matrix(qrels, qids, min_label)
     has_rel = n_rel > 0
-    cum = np.cumsum(rel, axis=1, dtype=np.int64)
+    cum = np.cumsum(rel, axis=1, dtype=np.int32)
     first = np.where(rel.any(axis=1), rel.argmax(axis=1) + 1, 0)  # 1-based rank, 0 = none
     gains = np.where(rel, (2.0 ** labels) - 1.0, 0.0)
     ideal_gains = np.where(ideal >= min_label, (2.0 ** ideal) - 1.0, 0.0)
