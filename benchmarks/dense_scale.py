@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_synthetic import DEFAULT_OUT, QUIT_QUESTIONS, ensure_synthetic  # noqa: E402
+from make_synthetic import DEFAULT_OUT, ensure_synthetic  # noqa: E402
 
 DIM = 384
 RANDOM_INDEX = "dense-random-unit"
@@ -146,7 +146,8 @@ def in_child(bench_dir: Path, *args: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default=str(DEFAULT_OUT), help="synthetic benchmark directory (built if absent)")
-    ap.add_argument("--questions", type=int, default=QUIT_QUESTIONS)
+    ap.add_argument("--questions", type=int, default=None,
+                    help="build a synthetic benchmark of this many questions if --bench has none (default: QUIT's 7,401)")
     ap.add_argument("--sample", type=int, default=512, help="passages encoded for the speed figure")
     ap.add_argument("--ks", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--ray", action="store_true", help="also encode the sample through the Ray backend")

@@ -132,18 +132,24 @@ def make_synthetic(out: str | os.PathLike = DEFAULT_OUT, questions: int = QUIT_Q
                            show_progress=progress)
 
 
-def ensure_synthetic(out: str | os.PathLike = DEFAULT_OUT, questions: int = QUIT_QUESTIONS, seed: int = 13,
+def ensure_synthetic(out: str | os.PathLike = DEFAULT_OUT, questions: int | None = None, seed: int = 13,
                      progress: bool = True) -> Path:
-    """Reuse `out` when it holds this very synthetic benchmark; build it otherwise."""
+    """Reuse `out` when it holds a benchmark (of `questions` questions and this seed, when
+    `questions` is given); build the synthetic one (QUIT size by default) otherwise."""
+    from inferqa.errors import InputError
     from inferqa.io import read_json
 
     out = Path(out)
     meta_file = out / "meta.json"
     if meta_file.exists():
+        if questions is None:
+            return out
         have = read_json(meta_file).get("synthetic", {})
         if have.get("questions") == questions and have.get("seed") == seed:
             return out
-    make_synthetic(out, questions, seed, progress)
+        if not have:
+            raise InputError("holds a benchmark that is not this synthetic one; choose another --out", file=out)
+    make_synthetic(out, questions or QUIT_QUESTIONS, seed, progress)
     return out
 
 

@@ -1,0 +1,167 @@
+"""Run every stage's benchmark on the synthetic QUIT-size benchmark, one after the other,
+and write benchmarks/RESULTS.md: machine, versions, date, a summary of wall time and peak
+RSS per script against the memory targets, and each script's own table.
+
+Each script runs as a child process; its peak RSS is the largest resident set of any
+process it ran (os.wait4's ru_maxrss), which is what the "under 4 GB" target is about.
+
+    python benchmarks/scale_all.py                        # everything, writes RESULTS.md
+    python benchmarks/scale_all.py --only dense bm25 --out /tmp/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import importlib.metadata as md
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from make_synthetic import DEFAULT_OUT, ensure_synthetic  # noqa: E402
+
+GB = 1024
+PACKAGES = ("inferqa", "numpy", "torch", "sentence-transformers", "faiss-cpu", "bm25s", "numba", "PyStemmer",
+            "llama_cpp_python", "ir-measures", "ray", "transformers")
+
+
+@dataclass
+class Bench:
+    key: str
+    script: str
+    args: tuple[str, ...]
+    what: str
+    rss_target_mb: float | None = 4 * GB
+    timeout_s: int = 900
+
+
+def benches(bench_dir: Path) -> list[Bench]:
+    b = str(bench_dir)
+    return [
+        Bench("build", "build_passages.py", ("--sizes", "740,7401"), "build: 2.4M passages written"),
+        Bench("bm25", "bm25_scale.py", ("--bench", b), "BM25 dedup vs no-dedup, k = 100 and 1,000",
+              rss_target_mb=1.5 * GB),
+        Bench("dense", "dense_scale.py", ("--bench", b), "dense: MiniLM passages/s, flat search 2.4M × 384"),
+        Bench("eval", "eval_speed.py", (), "evaluation: inferqa vs ir_measures, 1,728 × 1,000"),
+        Bench("reader", "reader_throughput.py", ("--n", "16"), "reader: prompts/s with and without prefix reuse"),
+        Bench("rerank", "rerank_throughput.py", (), "rerankers: passages/s"),
+    ]
+
+
+def machine() -> dict[str, str]:
+    mem_kb = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor() or "unknown")
+    return {"cpus (nproc)": str(os.cpu_count()), "RAM": f"{mem_kb / 2**20:.1f} GiB", "CPU": cpu,
+            "OS": f"{platform.system()} {platform.release()}", "Python": platform.python_version(),
+            "load average at start": f"{os.getloadavg()[0]:.1f}"}
+
+
+def versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def measured(b: Bench) -> dict:
+    """Run `b` in a runner child that reports the script's own peak RSS via os.wait4."""
+    code = ("import json,os,subprocess,sys\n"
+            "p=subprocess.Popen(sys.argv[1:]);_,st,ru=os.wait4(p.pid,0)\n"
+            "print(json.dumps({'rc':os.waitstatus_to_exitcode(st),'rss_kb':ru.ru_maxrss}),file=sys.stderr)")
+    path = HERE / b.script
+    if not path.exists():
+        return {"status": "missing", "seconds": 0.0, "rss_mb": 0.0, "output": f"{b.script} does not exist yet"}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, sys.executable, str(path), *b.args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=HERE.parent)
+    try:
+        stdout, stderr = proc.communicate(timeout=b.timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        return {"status": f"timed out after {b.timeout_s} s", "seconds": time.perf_counter() - start,
+                "rss_mb": 0.0, "output": stdout + "\n" + stderr[-2000:]}
+    seconds = time.perf_counter() - start
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else "{}"
+    try:
+        info = json.loads(last)
+    except json.JSONDecodeError:
+        info = {"rc": proc.returncode, "rss_kb": 0}
+    ok = info.get("rc") == 0
+    return {"status": "ok" if ok else f"exit {info.get('rc')}", "seconds": seconds,
+            "rss_mb": info.get("rss_kb", 0) / 1024, "output": stdout if ok else stdout + "\n" + stderr[-3000:]}
+
+
+def verdict(b: Bench, r: dict) -> str:
+    if r["status"] != "ok" or b.rss_target_mb is None:
+        return "–"
+    return "within target" if r["rss_mb"] <= b.rss_target_mb else "OVER target"
+
+
+def render(results: list[tuple[Bench, dict]], syn: dict, total_s: float) -> str:
+    lines = ["# Benchmark results", "",
+             f"Written by `python benchmarks/scale_all.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
+             f"in {total_s / 60:.1f} minutes. All figures are absolute measurements on this machine; "
+             "ratios compare rows of the same table.", "", "## Machine", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in machine().items()]
+    lines += ["", "## Versions", "", "| package | version |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in versions().items()]
+    lines += ["", "## Synthetic QUIT-size benchmark", "",
+              f"`benchmarks/make_synthetic.py`: {syn['counts']['questions']:,} questions × 325 = "
+              f"{syn['counts']['passages']:,} passages from real WikiHint/TriviaHG hints, splits "
+              + " / ".join(f"{k} {v:,}" for k, v in syn["splits"].items())
+              + f", synthetic labels (label 2: {int(syn['labels'].get('2', 0)):,}).", "",
+              "## Summary", "",
+              "| stage | script | status | wall s | peak RSS MB (any process) | target MB | memory |",
+              "|---|---|---|---:|---:|---:|---|"]
+    for b, r in results:
+        target = f"{b.rss_target_mb:,.0f}" if b.rss_target_mb else "–"
+        lines.append(f"| {b.what} | `{b.script}` | {r['status']} | {r['seconds']:.0f} | {r['rss_mb']:,.0f} | "
+                     f"{target} | {verdict(b, r)} |")
+    for b, r in results:
+        lines += ["", f"## {b.what}", "", f"`python benchmarks/{b.script} {' '.join(b.args)}`".replace(" `", "`"), ""]
+        out = r["output"].strip() or "(no output)"
+        lines += [out] if "|---" in out else ["```", out, "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default=str(DEFAULT_OUT), help="synthetic benchmark directory (built if absent)")
+    ap.add_argument("--questions", type=int, default=None,
+                    help="build a synthetic benchmark of this many questions if --bench has none (default: QUIT's 7,401)")
+    ap.add_argument("--only", nargs="*", help="keys to run: build bm25 dense eval reader rerank")
+    ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    args = ap.parse_args(argv)
+    from inferqa.io import atomic_open, read_json
+
+    t0 = time.perf_counter()
+    bench_dir = ensure_synthetic(args.bench, args.questions)
+    syn = read_json(bench_dir / "meta.json")
+    chosen = [b for b in benches(bench_dir) if not args.only or b.key in args.only]
+    results = []
+    for b in chosen:
+        print(f"running {b.script} {' '.join(b.args)} ...", file=sys.stderr, flush=True)
+        r = measured(b)
+        print(f"  {r['status']}: {r['seconds']:.0f} s, peak RSS {r['rss_mb']:,.0f} MB", file=sys.stderr, flush=True)
+        results.append((b, r))
+    text = render(results, syn, time.perf_counter() - t0)
+    with atomic_open(args.out) as fh:
+        fh.write(text)
+    print(text)
+    return 0 if all(r["status"] in ("ok", "missing") for _, r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
