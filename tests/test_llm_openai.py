@@ -78,7 +78,7 @@ def llama_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("server") / "server.log"  # a file, not a pipe: a full pipe would block it
     log_fh = open(log, "wb")
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--n_threads", "2",
+                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--n_threads", "1", "--n_threads_batch", "1",
                              "--logits_all", "true", "--model_alias", "smollm2",
                              "--flash_attn", "true"],
                             stdout=log_fh, stderr=subprocess.STDOUT)
@@ -110,7 +110,7 @@ def test_real_local_server_matches_in_process_backend(llama_server, tmp_path):
     remote = load_llm(f"openai:smollm2@{llama_server}?repeat_penalty=1.0", cache=tmp_path / "c.sqlite",
                       api_key=SECRET)
     assert remote.identity == f"openai:smollm2@{llama_server}?repeat_penalty=1.0"
-    local = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=2)
+    local = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1)
     conv = [{"role": "system", "content": "Reply with one word."},
             {"role": "user", "content": "What colour is the sky on a clear day?"}]
     params = GenerationParams(max_tokens=8)

@@ -142,12 +142,14 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
     from inferqa.llm import load_llm
     from inferqa.read import exact_match
     items = [(q, hints) for q, hints, _ in demo_items]
-    reused = load_llm("smollm2", cache=tmp_path / "c.sqlite", n_ctx=1024, n_threads=2)
+    reused = load_llm("smollm2", cache=tmp_path / "c.sqlite", n_ctx=1024, n_threads=1)
     out = Reader(reused).read_batch(items)
     assert reused.stats.misses == len(items)
     assert all(o.answer == NO_ANSWER or 0 < len(o.answer.split()) <= 10 for o in out)
-    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=2, prefix_reuse=False)
-    assert [o.raw for o in Reader(naive).read_batch(items)] == [o.raw for o in out]
+    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
+    # the naive path (full prompt evaluated from scratch) on the second prompt, which the
+    # reused path answered from the first prompt's prefix state
+    assert Reader(naive).read_batch(items[1:])[0].raw == out[1].raw
     naive.close()
     # interleaving another prompt (a logprob call) does not change later answers
     reused.inner.logprob("An unrelated prompt about", " cats")
@@ -155,4 +157,5 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
     assert [o.raw for o in again] == [o.raw for o in out][::-1]
     ems = [exact_match(o.answer, golds) for o, (_, _, golds) in zip(out, demo_items)]
     print("SmolLM2 answers:", [(o.raw, o.answer) for o in out], "EM:", ems)
+    assert any(ems)  # two easy demo questions (Mona Lisa, relativity) with their best hints
     reused.close()
