@@ -136,6 +136,8 @@ def test_registry_names_and_option_errors():
         get_reranker("bm42")
     with pytest.raises(InputError, match="takes no option"):
         get_reranker("cross-encoder", windoww=3)
+    with pytest.raises(InputError, match="llm_options"):
+        get_reranker("llm-pointwise", llm_options="{}")
     rr = get_reranker("monot5", model="some/model", batch_size=None)  # None options are dropped, nothing loads
     assert rr.model_name == "some/model" and rr.batch_size == 16
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..errors import InputError
 from ..llm.base import LLM, GenerationParams
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
@@ -43,6 +44,9 @@ def resolve_llm(model: LLM | str | None, **options: Any) -> LLM:
 
 class _LLMReranker(Reranker):
     def __init__(self, model: LLM | str | None = None, llm_options: dict | None = None):
+        if llm_options is not None and not isinstance(llm_options, dict):
+            raise InputError("llm_options must be a mapping of load_llm options (use an LLM spec's "
+                             "?key=value query instead)", field="llm_options")
         self._spec = model
         self._llm_options = llm_options or {}
         self._llm: LLM | None = model if isinstance(model, LLM) else None
