@@ -124,10 +124,14 @@ def test_rerank_resumes_from_checkpoint(tmp_path):
     resumed = again.rerank(run, bench, depth=4, checkpoint=ckpt)
     assert len(again.calls) == 1  # only the third question was scored again
     assert resumed == LengthReranker().rerank(run, bench, depth=4)
-    # another depth is another computation: the checkpoint is not reused
+    # another depth, or another input ranking, is another computation: not reused
     fresh = LengthReranker()
     fresh.rerank(run, bench, depth=3, checkpoint=ckpt)
     assert len(fresh.calls) == 3
+    reordered = Run({q: list(reversed(r)) for q, r in run.items()})
+    other = LengthReranker()
+    other.rerank(reordered, bench, depth=3, checkpoint=ckpt)
+    assert len(other.calls) == 3
 
 
 def test_registry_names_and_option_errors():

@@ -8,6 +8,7 @@ ranked list, score them, sort (ties keep the incoming order), keep the passages 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -64,7 +65,7 @@ class Reranker(ABC):
             if qid not in bench.questions:
                 raise InputError(f"question {qid} of the run is not in the benchmark", file=bench.path,
                                  field="qid")
-        header = {**self.config(), "depth": depth}
+        header = {**self.config(), "depth": depth, "run": _digest(run, selected)} if checkpoint else {}
         done = _read_checkpoint(checkpoint, header, run) if checkpoint else {}
         out = Run(tag=f"{run.tag}+{self.name}")
         sink = _open_checkpoint(checkpoint, header, done) if checkpoint else None
@@ -107,6 +108,17 @@ def _progress(items: list, enabled: bool, label: str) -> Iterable:
     from rich.progress import track
 
     return track(items, description=label, total=len(items))
+
+
+def _digest(run: Run, qids: list[str]) -> str:
+    """Identifies the input ranking, so a checkpoint is only reused for the same run."""
+    h = hashlib.sha256()
+    for qid in qids:
+        h.update(qid.encode())
+        for pid, _ in run[qid]:
+            h.update(b" " + pid.encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
 
 
 def _read_checkpoint(path: str | os.PathLike, header: dict, run: Run) -> dict[str, list]:
