@@ -84,3 +84,22 @@ def test_completion_mode_and_context_overflow(tmp_path):
     with pytest.raises(InputError, match="exceeds the context window"):
         llm.complete(["word " * 80])
     llm.close()
+
+
+def test_prefix_snapshots_give_the_naive_answers(smollm2):
+    from inferqa.llm.llamacpp import MIN_SHARED_PREFIX
+    shared = ("Here are some facts. The Sun is a star. Mars is red. Jupiter is large. Venus is hot. "
+              "Saturn has rings. The Moon orbits the Earth. Mercury is small. ")
+    longer = shared + "Neptune is blue and far away. Uranus is tilted. "
+    first = [shared + "Question: which planet has rings? Answer:", shared + "Question: which star is ours? Answer:"]
+    second = [longer + "Which planet is blue? Answer:", longer + "Which planet is tilted? Answer:"]
+    params = GenerationParams(max_tokens=3)
+    n_shared = len(smollm2._tokens(shared))
+    assert n_shared >= MIN_SHARED_PREFIX
+    smollm2._snapshots.clear()
+    got = smollm2.complete(first, params) + smollm2.complete(second, params)
+    keys = [len(k) for k in smollm2._snapshots]
+    assert len(keys) == 2 and keys[0] >= n_shared - 1 and keys[1] > keys[0]  # the second extends the first
+    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
+    assert naive.complete(first + second, params) == got
+    naive.close()

@@ -125,7 +125,11 @@ class LlamaCppLLM(LLM):
         return self.llama._input_ids.tolist()
 
     def _prepare_prefix(self, batch: list[list[int]]) -> None:
-        """Evaluate the batch's shared prefix once and keep a snapshot of it."""
+        """Evaluate the batch's shared prefix once and keep a snapshot of it.
+
+        Evaluation starts from the longest part already in context or in a snapshot, so a
+        batch whose shared prefix extends the few-shot prefix only pays for the extension.
+        """
         n = common_prefix_len(batch) if len(batch) > 1 else 0
         # Leave at least one token of each prompt to evaluate: generate() needs fresh logits.
         n = min(n, min(len(t) for t in batch) - 1) if batch else 0
@@ -136,19 +140,28 @@ class LlamaCppLLM(LLM):
             self._snapshots.move_to_end(key)
             return
         ll = self.llama
-        ll.reset()
-        ll.eval(list(key))
+        self._restore_best(list(key), usable=n)
+        ctx = self._in_context()
+        start = min(common_prefix_len([ctx, key]) if ctx else 0, n)
+        ll.n_tokens = start
+        if start < n:
+            ll.eval(list(key[start:]))  # eval() drops the KV entries past `start` first
+        else:
+            ll._ctx.kv_cache_seq_rm(-1, n, -1)
+            ll._requires_eval = True
         self._snapshots[key] = ll.save_state()
         while len(self._snapshots) > MAX_SNAPSHOTS:
             self._snapshots.popitem(last=False)
 
-    def _restore_best(self, tokens: list[int]) -> None:
-        """Load the snapshot sharing most of `tokens` if it beats what is in context."""
+    def _restore_best(self, tokens: list[int], usable: int | None = None) -> None:
+        """Load the snapshot sharing most of `tokens` (at most `usable` of them, by default
+        all but the last) if it beats what is in context."""
+        usable = len(tokens) - 1 if usable is None else usable
         ctx = self._in_context()
         have = common_prefix_len([ctx, tokens]) if ctx else 0
         best, best_len = None, have
         for key, state in self._snapshots.items():
-            if len(key) > best_len and len(key) < len(tokens) and tuple(tokens[:len(key)]) == key:
+            if best_len < len(key) <= usable and tuple(tokens[:len(key)]) == key:
                 best, best_len = state, len(key)
         if best is not None:
             self.llama.load_state(best)
@@ -196,7 +209,8 @@ class LlamaCppLLM(LLM):
         Reuses the KV entries shared with what is in context, then decodes the rest in
         chunks with logits requested for every position that predicts a continuation token.
         """
-        np = __import__("numpy")
+        import numpy as np
+
         ll = self.llama
         p_tok = self._tokens(prompt)
         c_tok = self._tokens(continuation, add_bos=False)
@@ -214,7 +228,8 @@ class LlamaCppLLM(LLM):
         if not self.prefix_reuse:
             keep = 0
         ll.n_tokens = keep
-        ll.eval(full[keep:len(p_tok) - 1]) if keep < len(p_tok) - 1 else None
+        if keep < len(p_tok) - 1:
+            ll.eval(full[keep:len(p_tok) - 1])
         tail = full[len(p_tok) - 1:len(full) - 1]  # positions whose next token is a continuation token
         n_vocab = ll.n_vocab()
         total = 0.0
