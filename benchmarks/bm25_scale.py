@@ -4,7 +4,9 @@ The corpus is the synthetic QUIT-size benchmark of `make_synthetic.py` (7,401 qu
 325 passages from the real WikiHint/TriviaHG hints; 2,405,325 passages); the queries are its
 1,728 test questions. Each side runs in its own subprocess so that its peak RSS is its own:
 
-- dedup: `inferqa.retrieve` bm25 (each hint subset once, weighted by its multiplicity);
+- dedup: `inferqa.retrieve` bm25 (each hint subset once, weighted by its multiplicity),
+  results as numpy arrays (`search_arrays`, the same output form as bm25s.retrieve);
+- dedup-run: the same, results as a `Run` of Python (pid, score) tuples (`search`);
 - bm25s: plain bm25s (Lucene BM25, numba backend warmed up before timing) over every passage;
 - pyserini: Lucene, only when `import pyserini` works (see ../shared/MODELS.md), else skipped.
 
@@ -15,6 +17,7 @@ then corpus position) above the final block of scores tied with the k-th.
 
     python benchmarks/bm25_scale.py                     # full size, ~10 min on 2 cores
     python benchmarks/bm25_scale.py --questions 300     # quick look
+    python benchmarks/bm25_scale.py --work W --reuse    # re-measure only sides not saved in W
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ def save_results(path: Path, qids: list[str], pids: list[np.ndarray], scores: li
     np.savez(path, qids=np.array(qids), pids=P, scores=S)
 
 
-def side_dedup(bench, queries, ks, work: Path) -> dict:
+def side_dedup(bench, queries, ks, work: Path, as_run: bool = False) -> dict:
+    """Arrays out (like bm25s.retrieve), or with `as_run` a `Run` of Python tuples."""
     from inferqa.retrieve import get_retriever
 
     t0 = time.perf_counter()
@@ -64,15 +68,24 @@ def side_dedup(bench, queries, ks, work: Path) -> dict:
     r.index(bench, work / "dedup-index")
     r.load()
     build = time.perf_counter() - t0
-    search, run = {}, None
+    search, res = {}, None
     for k in ks:
+        res = None
         t0 = time.perf_counter()
-        run = r.search(queries, k)
+        if as_run:
+            res = r.search(queries, k)
+        else:
+            res = list(r.search_arrays(queries, k))
         search[k] = time.perf_counter() - t0
     rss = peak_rss_mb()
-    save_results(work / "dedup.npz", list(run), [np.array([p.encode() for p, _ in r_]) for r_ in run.values()],
-                 [np.array([s for _, s in r_]) for r_ in run.values()])
+    if not as_run:
+        save_results(work / "dedup.npz", [q for q, _, _ in res], [p for _, p, _ in res],
+                     [s.astype(np.float64) for _, _, s in res])
     return {"build_s": build, "search_s": search, "peak_rss_mb": rss}
+
+
+def side_dedup_run(bench, queries, ks, work: Path) -> dict:
+    return side_dedup(bench, queries, ks, work, as_run=True)
 
 
 def side_bm25s(bench, queries, ks, work: Path) -> dict:
@@ -134,17 +147,23 @@ def side_pyserini(bench, queries, ks, work: Path) -> dict:
             "note": "JVM heap not in the Python process's RSS"}
 
 
-SIDES = {"dedup": side_dedup, "bm25s": side_bm25s, "pyserini": side_pyserini}
+SIDES = {"dedup": side_dedup, "dedup-run": side_dedup_run, "bm25s": side_bm25s, "pyserini": side_pyserini}
 
 
 def run_side(name: str, args) -> dict | None:
+    saved = args.work / f"{name}.json"
+    if args.reuse and saved.exists():
+        print(f"  reusing {saved}")
+        return json.loads(saved.read_text())
     cmd = [sys.executable, __file__, "--side", name, "--bench", str(args.bench), "--work", str(args.work),
            "--queries", str(args.queries), "--ks", args.ks]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"[{name}] failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
         return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    saved.write_text(json.dumps(res))
+    return res
 
 
 def compare(work: Path, bench_path: Path) -> dict:
@@ -152,7 +171,8 @@ def compare(work: Path, bench_path: Path) -> dict:
     from inferqa.benchmark import Benchmark
     from inferqa.retrieve.corpus import corpus_ids, group_by_subset
 
-    a, b = np.load(work / "dedup.npz"), np.load(work / "bm25s.npz")
+    with np.load(work / "dedup.npz") as fa, np.load(work / "bm25s.npz") as fb:
+        a, b = {k: fa[k] for k in fa.files}, {k: fb[k] for k in fb.files}
     assert a["qids"].tolist() == b["qids"].tolist()
     ids = corpus_ids(Benchmark(bench_path))
     groups = group_by_subset(ids)
@@ -186,8 +206,9 @@ def main(argv=None) -> int:
     ap.add_argument("--questions", type=int, default=7401, help="synthetic benchmark size when --bench is not given")
     ap.add_argument("--queries", type=int, default=1728, help="test questions used as queries")
     ap.add_argument("--ks", default="100,1000", help="cutoffs to time")
-    ap.add_argument("--sides", default="dedup,bm25s,pyserini")
+    ap.add_argument("--sides", default="dedup,dedup-run,bm25s,pyserini")
     ap.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temp dir)")
+    ap.add_argument("--reuse", action="store_true", help="reuse sides already measured into --work")
     ap.add_argument("--side", choices=list(SIDES), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.ks.split(",")]
@@ -197,7 +218,9 @@ def main(argv=None) -> int:
         from inferqa.benchmark import Benchmark
 
         bench = Benchmark(args.bench)
-        print(json.dumps(SIDES[args.side](bench, queries_of(bench, args.queries), ks, args.work)))
+        res = SIDES[args.side](bench, queries_of(bench, args.queries), ks, args.work)
+        res["search_s"] = {str(k): v for k, v in res["search_s"].items()}
+        print(json.dumps(res))
         return 0
 
     if args.bench is None:
@@ -233,16 +256,19 @@ def main(argv=None) -> int:
         total = r["build_s"] + r["search_s"][str(ks[-1])]
         cells = " | ".join(f"{r['search_s'][str(k)]:.2f}" for k in ks)
         print(f"| {name} | {r['build_s']:.2f} | {cells} | {total:.2f} | {r['peak_rss_mb']:.0f} |")
-    if "dedup" in results:
-        d = results["dedup"]
-        d_total = d["build_s"] + d["search_s"][str(ks[-1])]
+    last = str(ks[-1])
+    for ours in ("dedup", "dedup-run"):
+        if ours not in results:
+            continue
+        d = results[ours]
+        d_total = d["build_s"] + d["search_s"][last]
         for name, r in results.items():
-            if name == "dedup":
+            if name.startswith("dedup"):
                 continue
-            total = r["build_s"] + r["search_s"][str(ks[-1])]
-            print(f"dedup vs {name}: build+search {total / d_total:.1f}× faster, "
+            total = r["build_s"] + r["search_s"][last]
+            print(f"{ours} vs {name}: build+search {total / d_total:.1f}× faster, "
                   f"build {r['build_s'] / d['build_s']:.1f}×, search(k={ks[-1]}) "
-                  f"{r['search_s'][str(ks[-1])] / d['search_s'][str(ks[-1])]:.1f}×, "
+                  f"{r['search_s'][last] / d['search_s'][last]:.1f}×, "
                   f"peak RSS {r['peak_rss_mb'] / d['peak_rss_mb']:.1f}× lower")
     if "dedup" in results and "bm25s" in results:
         cmp = compare(args.work, args.bench)

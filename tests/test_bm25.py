@@ -159,3 +159,12 @@ def test_index_built_with_other_options_is_refused(bench, tmp_path):
     get_retriever("bm25", k1=1.2, show_progress=False).index(bench, tmp_path / "i")
     with pytest.raises(InputError, match="built with options"):
         get_retriever("bm25", k1=0.5).attach(bench, tmp_path / "i").search({"q": "x"}, 3)
+
+
+def test_search_arrays_matches_search(bench):
+    r = get_retriever("bm25", show_progress=False)
+    r.index(bench)
+    queries = _queries(bench)
+    run = r.search(queries, 50)
+    got = {q: list(zip(p.astype("U").tolist(), s.tolist())) for q, p, s in r.search_arrays(queries, 50)}
+    assert got == run

@@ -102,7 +102,7 @@ class Retriever(ABC):
             raise InputError(f"k must be at least 1 (got {k})", field="k")
         self.load()
         qids = list(queries)
-        run = self._search(qids, [queries[q] for q in qids], k)
+        run = self._search(qids, [queries[q] for q in qids], k) if qids else Run()
         run.tag = self.name
         return run
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -223,15 +223,28 @@ class BM25Retriever(Retriever):
                 for toks in self.tokenize(texts, allow_empty=True)]
 
     def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
+        run = Run()
+        for qid, pids, scores in self._iter_arrays(qids, texts, k):
+            run[qid] = list(zip(pids.astype("U").tolist(), scores.tolist()))
+        return run
+
+    def search_arrays(self, queries: Mapping[str, str], k: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+        """Like `search`, one question at a time, as (qid, passage ids `S` array, float32 scores):
+        no Python object per passage, for large k or many queries written straight to disk."""
+        if k < 1:
+            raise InputError(f"k must be at least 1 (got {k})", field="k")
+        self.load()
+        qids = list(queries)
+        return self._iter_arrays(qids, [queries[q] for q in qids], k)
+
+    def _iter_arrays(self, qids: list[str], texts: list[str], k: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
         from tqdm.auto import tqdm
 
-        run = Run()
         one = self._search_dedup if self.options["dedup"] else self._search_plain
         for qid, terms in tqdm(list(zip(qids, self._query_term_ids(texts))), desc="bm25 search",
                                disable=not self.show_progress, leave=False):
             pids, scores = one(terms, k)
-            run[qid] = list(zip(pids.astype("U").tolist(), scores.tolist()))
-        return run
+            yield qid, pids, scores
 
     def group_scores(self, terms: np.ndarray) -> np.ndarray:
         """BM25 score of every (question, subset) group for a query's term ids (dedup index)."""
