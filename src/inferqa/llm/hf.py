@@ -44,7 +44,11 @@ class TransformersLLM(LLM):
         self.device = device
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
-            self.lm = AutoModelForCausalLM.from_pretrained(self.model, dtype=dtype).to(device).eval()
+            try:
+                lm = AutoModelForCausalLM.from_pretrained(self.model, dtype=dtype)
+            except TypeError:  # transformers < 4.56 names it torch_dtype
+                lm = AutoModelForCausalLM.from_pretrained(self.model, torch_dtype=dtype)
+            self.lm = lm.to(device).eval()
         except OSError as exc:
             raise InputError(f"cannot load transformers model {model!r}: {str(exc).splitlines()[0]}") from None
 
