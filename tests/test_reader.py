@@ -159,3 +159,15 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
     print("SmolLM2 answers:", [(o.raw, o.answer) for o in out], "EM:", ems)
     assert any(ems)  # two easy demo questions (Mona Lisa, relativity) with their best hints
     reused.close()
+
+
+def test_tune_union_prefers_the_alpha_that_reads_right(bench):
+    from inferqa.read import tune_union
+    idx = {t.text: i for i, t in enumerate(bench.questions["a"].hints)}
+    pid = lambda *txt: "a_" + "".join(sorted(str(idx[t]) for t in txt)) + "_" + "".join(str(idx[t]) for t in txt)
+    # rank 1 (Hot, Red), rank 2 (Two, Red). alpha=1: Red 1 + 1/2 beats Hot 1 -> "Mars".
+    # beta=1: Red 1/2 + 1/2 = Hot 1 = Two 1 -> tie, Hot first seen -> "Venus".
+    run = Run({"a": [(pid("Hot clouds", "Red dust"), 2.0), (pid("Two moons", "Red dust"), 1.0)]})
+    grid = tune_union(bench, run, FirstHint(), ks=[2], qids=["a"], alphas=[0.0, 1.0], progress=False)
+    assert [(g["alpha"], g["beta"], g["em"]) for g in grid] == [(1.0, 0.0, 1.0), (0.0, 1.0, 0.0)]
+    assert grid[0]["em@2"] == 1.0
