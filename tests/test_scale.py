@@ -198,3 +198,21 @@ def test_synthetic_benchmark_small(wikihint_file, triviahg_file, tmp_path):
     again = ms.make_synthetic(tmp_path / "syn2", questions=30, seed=5, progress=False)
     assert (tmp_path / "syn2" / "qrels.tsv").read_bytes() == (out / "qrels.tsv").read_bytes()
     assert again["labelled_by"] == "synthetic"
+
+
+def test_npy_rows_read_and_write_by_file_io(tmp_path):
+    from inferqa.scale.arrays import npy_layout, read_npy_rows, write_npy_rows
+
+    a = np.arange(10 * 3, dtype=np.float32).reshape(10, 3)
+    np.save(tmp_path / "a.npy", a)
+    lay = npy_layout(tmp_path / "a.npy")
+    assert lay.shape == (10, 3) and lay.row_bytes == 12 and lay.offset == (tmp_path / "a.npy").stat().st_size - a.nbytes
+    np.testing.assert_array_equal(read_npy_rows(tmp_path / "a.npy", 2, 7), a[2:7])
+    np.testing.assert_array_equal(read_npy_rows(tmp_path / "a.npy", 8, 20, lay), a[8:])  # clipped at the end
+    mm = np.lib.format.open_memmap(tmp_path / "b.npy", mode="w+", dtype=np.float32, shape=(10, 3))
+    del mm
+    write_npy_rows(tmp_path / "b.npy", 6, a[6:])
+    write_npy_rows(tmp_path / "b.npy", 0, a[:6].astype(np.float64))  # cast to the file's dtype
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), a)
+    with pytest.raises(ValueError, match="do not fit"):
+        write_npy_rows(tmp_path / "b.npy", 8, a[:3])
