@@ -48,7 +48,7 @@ def benches(bench_dir: Path) -> list[Bench]:
         Bench("build", "build_passages.py", ("--sizes", "740,7401"), "build: 2.4M passages written"),
         Bench("bm25", "bm25_scale.py", ("--bench", b), "BM25 dedup vs no-dedup, k = 100 and 1,000",
               rss_target_mb=1.5 * GB),
-        Bench("dense", "dense_scale.py", ("--bench", b), "dense: MiniLM passages/s, flat search 2.4M × 384"),
+        Bench("dense", "dense_scale.py", ("--bench", b, "--sample", "256", "--ks", "1000"), "dense: MiniLM passages/s, flat search 2.4M × 384"),
         Bench("eval", "eval_speed.py", (), "evaluation: inferqa vs ir_measures, 1,728 × 1,000"),
         Bench("reader", "reader_throughput.py", ("--n", "16"), "reader: prompts/s with and without prefix reuse"),
         Bench("rerank", "rerank_throughput.py", (), "rerankers: passages/s"),
@@ -111,8 +111,8 @@ def verdict(b: Bench, r: dict) -> str:
 
 def render(results: list[tuple[Bench, dict]], syn: dict, total_s: float) -> str:
     lines = ["# Benchmark results", "",
-             f"Written by `python benchmarks/scale_all.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-             f"in {total_s / 60:.1f} minutes. All figures are absolute measurements on this machine; "
+             f"Written by `python benchmarks/scale_all.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
+             f"the scripts ran {total_s / 60:.1f} minutes in total. All figures are absolute measurements on this machine; "
              "ratios compare rows of the same table.", "", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in machine().items()]
     lines += ["", "## Versions", "", "| package | version |", "|---|---|"]
@@ -130,7 +130,8 @@ def render(results: list[tuple[Bench, dict]], syn: dict, total_s: float) -> str:
         lines.append(f"| {b.what} | `{b.script}` | {r['status']} | {r['seconds']:.0f} | {r['rss_mb']:,.0f} | "
                      f"{target} | {verdict(b, r)} |")
     for b, r in results:
-        lines += ["", f"## {b.what}", "", f"`python benchmarks/{b.script} {' '.join(b.args)}`".replace(" `", "`"), ""]
+        lines += ["", f"## {b.what}", "", f"`python benchmarks/{b.script} {' '.join(b.args)}`".replace(" `", "`")
+                  + f" (run {r.get('when', '?')})", ""]
         out = r["output"].strip() or "(no output)"
         lines += [out] if "|---" in out else ["```", out, "```"]
     return "\n".join(lines) + "\n"
@@ -143,20 +144,30 @@ def main(argv=None) -> int:
                     help="build a synthetic benchmark of this many questions if --bench has none (default: QUIT's 7,401)")
     ap.add_argument("--only", nargs="*", help="keys to run: build bm25 dense eval reader rerank")
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--store", default=str(HERE.parent / "runs" / "scale_all.json"),
+                    help="raw results; with --only, the other stages' latest results are taken from here")
     args = ap.parse_args(argv)
     from inferqa.io import atomic_open, read_json
 
     t0 = time.perf_counter()
     bench_dir = ensure_synthetic(args.bench, args.questions)
     syn = read_json(bench_dir / "meta.json")
-    chosen = [b for b in benches(bench_dir) if not args.only or b.key in args.only]
+    store = Path(args.store)
+    stored = json.loads(store.read_text()) if args.only and store.exists() else {}
     results = []
-    for b in chosen:
+    for b in benches(bench_dir):
+        if args.only and b.key not in args.only:
+            if b.key in stored:
+                results.append((b, stored[b.key]))
+            continue
         print(f"running {b.script} {' '.join(b.args)} ...", file=sys.stderr, flush=True)
         r = measured(b)
+        r["when"] = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
         print(f"  {r['status']}: {r['seconds']:.0f} s, peak RSS {r['rss_mb']:,.0f} MB", file=sys.stderr, flush=True)
         results.append((b, r))
-    text = render(results, syn, time.perf_counter() - t0)
+    with atomic_open(store) as fh:
+        json.dump({b.key: r for b, r in results}, fh, indent=1)
+    text = render(results, syn, sum(r["seconds"] for _, r in results))
     with atomic_open(args.out) as fh:
         fh.write(text)
     print(text)
