@@ -13,7 +13,8 @@ MAX_NEW_TOKENS = 32
 MAX_ANSWER_WORDS = 10  # longer replies are sentences, not short exact answers
 
 _LABEL = re.compile(r"^\s*(?:final\s+)?(?:answer|a)\s*[:\-]\s*", re.IGNORECASE)
-_THE_ANSWER_IS = re.compile(r"^(?:so\s+|therefore\s+)?the\s+(?:correct\s+)?answer\s+is\s*:?\s*(.+)$", re.IGNORECASE)
+_THE_ANSWER_IS = re.compile(r"^(?:so\s+|therefore\s+)?(?:the\s+(?:correct\s+)?answer\s+is\s*:?|(?:it|this|that)"
+                            r"(?:'s|\s+is|\s+was))\s+(.+)$", re.IGNORECASE)
 _REFUSAL = re.compile(
     r"\b(no answer|not enough|cannot|can't|can not|unable to|don't know|do not know|not sure|"
     r"insufficient|sorry|not possible|no idea|not provided|not mentioned)\b", re.IGNORECASE)
