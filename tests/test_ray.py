@@ -94,7 +94,8 @@ def test_reader_and_generate_through_ray_equal_local(small_bench, tmp_path):
 @pytest.mark.llm
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
 def test_real_smollm2_reader_ray_equals_local(small_bench, tmp_path):
-    items = [(q.text, [h.text for h in q.hints[:3]]) for q in list(small_bench.questions.values())[:3]]
+    # two short prompts: one per actor (SmolLM2 reads about 56 prompt tokens/s per core)
+    items = [(q.text, [q.hints[0].text]) for q in list(small_bench.questions.values())[:2]]
     local = Reader(load_scaled_llm("smollm2", cache=False)).read_batch(items)
     scaled = load_scaled_llm("smollm2", backend="ray", num_actors=2, cache=tmp_path / "llm.sqlite")
     try:
