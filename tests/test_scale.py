@@ -216,3 +216,29 @@ def test_npy_rows_read_and_write_by_file_io(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), a)
     with pytest.raises(ValueError, match="do not fit"):
         write_npy_rows(tmp_path / "b.npy", 8, a[:3])
+
+
+def test_rerank_run_checkpoint_resumes(small_bench, tmp_path):
+    import json
+
+    run = first_run(small_bench)
+    opts = {"model": HashLLM()}
+    ckpt = tmp_path / "rerank.ckpt.jsonl"
+    full = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, checkpoint=ckpt, progress=False)
+    lines = ckpt.read_text().splitlines()
+    assert len(lines) == 1 + len(run)
+    # keep the first question (with a ranking the model would not give) and a torn line
+    q0, q1 = list(run)[:2]
+    planted = list(reversed(full[q0]))
+    row0 = json.loads(lines[1])
+    assert row0["qid"] == q0
+    ckpt.write_text(lines[0] + "\n" + json.dumps({"qid": q0, "ranked": planted}) + "\n" + lines[2][:15])
+    resumed = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, checkpoint=ckpt,
+                         progress=False)
+    assert resumed[q0] == [tuple(x) for x in planted]  # taken from the checkpoint, not recomputed
+    assert {q: resumed[q] for q in list(run)[1:]} == {q: full[q] for q in list(run)[1:]}
+    # another depth is another job: the checkpoint is ignored
+    other = rerank_run(run, small_bench.path, "llm-pointwise", depth=3, options=opts, checkpoint=ckpt, progress=False)
+    assert other[q0] != resumed[q0]
+    with pytest.raises(InputError, match="not in the run"):
+        rerank_run(run, small_bench.path, "llm-pointwise", qids=["nope"], options=opts, progress=False)
