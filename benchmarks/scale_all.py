@@ -52,7 +52,63 @@ def benches(bench_dir: Path) -> list[Bench]:
         Bench("eval", "eval_speed.py", (), "evaluation: inferqa vs ir_measures, 1,728 × 1,000"),
         Bench("reader", "reader_throughput.py", ("--n", "16"), "reader: prompts/s with and without prefix reuse"),
         Bench("rerank", "rerank_throughput.py", (), "rerankers: passages/s"),
+        Bench("label", "scale_all.py", ("--probe-label", "150,600"),
+              "labelling bookkeeping: memory per passage (instant fake LLM)", rss_target_mb=None),
     ]
+
+
+def probe_label(sizes: list[int]) -> None:
+    """label_benchmark's own memory, without model cost: an LLM that answers instantly, on
+    synthetic benchmarks of growing size (each in a child); the growth per passage,
+    extrapolated linearly, is what the 2.4M-passage labelling holds besides its models."""
+    import tempfile
+
+    if len(sizes) == 1:
+        from inferqa.label.labelling import label_benchmark
+        from inferqa.llm.base import LLM, GenerationParams
+        from make_synthetic import make_synthetic
+
+        class Instant(LLM):
+            backend, model, mode = "fake", "instant", "chat"
+
+            def complete(self, prompts, params=GenerationParams()):
+                return ["Paris"] * len(prompts)
+
+            def chat(self, conversations, params=GenerationParams()):
+                return ["Paris"] * len(conversations)
+
+            def logprob(self, prompt, continuation):
+                return 0.0
+
+        with tempfile.TemporaryDirectory() as tmp:
+            make_synthetic(Path(tmp) / "b", sizes[0], progress=False)
+            base = resource_mb()
+            start = time.perf_counter()
+            rec = label_benchmark(Path(tmp) / "b", [Instant()], "full", progress=False)
+            print(json.dumps({"passages": rec["passages_labelled"], "seconds": time.perf_counter() - start,
+                              "base_mb": base, "peak_mb": resource_mb()}))
+        return
+    rows = []
+    for n in sizes:
+        out = subprocess.run([sys.executable, __file__, "--probe-label", str(n)], capture_output=True, text=True,
+                             check=True)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print("| passages | seconds | passages/s | RSS before MB | peak RSS MB |")
+    print("|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['passages']:,} | {r['seconds']:.1f} | {r['passages'] / r['seconds']:,.0f} | {r['base_mb']:.0f} | "
+              f"{r['peak_mb']:.0f} |")
+    a, b = rows[0], rows[-1]
+    per = (b["peak_mb"] - a["peak_mb"]) / (b["passages"] - a["passages"])
+    print(f"\ngrowth {per * 1024:.2f} KB per passage; extrapolated to 2,405,325 passages: "
+          f"{a['peak_mb'] + per * (2_405_325 - a['passages']):,.0f} MB peak "
+          f"(src/inferqa/label/labelling.py keeps every passage's answers, verdicts and row in memory)")
+
+
+def resource_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def machine() -> dict[str, str]:
@@ -144,9 +200,13 @@ def main(argv=None) -> int:
                     help="build a synthetic benchmark of this many questions if --bench has none (default: QUIT's 7,401)")
     ap.add_argument("--only", nargs="*", help="keys to run: build bm25 dense eval reader rerank")
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--probe-label", help=argparse.SUPPRESS)
     ap.add_argument("--store", default=str(HERE.parent / "runs" / "scale_all.json"),
                     help="raw results; with --only, the other stages' latest results are taken from here")
     args = ap.parse_args(argv)
+    if args.probe_label:
+        probe_label([int(x) for x in args.probe_label.split(",")])
+        return 0
     from inferqa.io import atomic_open, read_json
 
     t0 = time.perf_counter()
