@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -89,6 +90,45 @@ def test_reader_and_generate_through_ray_equal_local(small_bench, tmp_path):
     prompts = [f"Question {i}: what?" for i in range(9)]
     assert generate(HashLLM, prompts, backend="ray", num_actors=2, batch_size=2, progress=False) == \
         HashLLM().complete(prompts) == generate(HashLLM, prompts, progress=False)
+
+
+class GoldOrNotLLM(HashLLM):
+    """Answers a question's gold answer for about half of the contexts, else a wrong one."""
+
+    def __init__(self, golds: dict[str, str]):
+        self.golds = golds
+
+    def chat(self, conversations, params=None):
+        outs = []
+        for c in conversations:
+            turn = c[-1]["content"]
+            gold = next((a for q, a in self.golds.items() if q in turn), "nobody")
+            outs.append(gold if zlib.crc32(turn.encode()) % 2 else "Nobody Knows Me")
+        return outs
+
+
+def test_labelling_through_ray_equals_local(tmp_path):
+    import shutil
+
+    from inferqa.benchmark import Benchmark
+    from inferqa.build import build_benchmark
+    from inferqa.data import demo_path, load_questions
+    from inferqa.label import label_benchmark
+
+    questions = load_questions(demo_path())[:3]
+    golds = {q.text: q.answers[0] for q in questions}
+    build_benchmark(questions, tmp_path / "local", top_k=3, split=(0.5, 0.0, 0.5))  # 3 × 15 passages
+    shutil.copytree(tmp_path / "local", tmp_path / "ray")
+    label_benchmark(tmp_path / "local", [GoldOrNotLLM(golds)], progress=False)
+    proxy = RayLLM(lambda: GoldOrNotLLM(golds), num_actors=2)
+    try:
+        label_benchmark(tmp_path / "ray", [proxy], progress=False)
+    finally:
+        proxy.close()
+    local, remote = Benchmark(tmp_path / "local").qrels, Benchmark(tmp_path / "ray").qrels
+    assert remote == local
+    assert {lab for docs in local.values() for lab in docs.values()} == {1, 2}  # both outcomes occur
+    assert (tmp_path / "ray" / "labels.jsonl").read_text() == (tmp_path / "local" / "labels.jsonl").read_text()
 
 
 @pytest.mark.llm
