@@ -9,8 +9,8 @@ has to be a list.
 from __future__ import annotations
 
 import heapq
-import logging
 import itertools
+import logging
 import pickle
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
