@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from inferqa.llm import CachedLLM, GenerationParams, LLMCache, default_cache_path, load_llm
+from inferqa.llm import CachedLLM, GenerationParams, default_cache_path, load_llm
 from inferqa.llm.base import LLM
 
 
