@@ -121,6 +121,29 @@ def test_llm_judge_asks_only_what_the_string_rule_passes():
     assert "Answer: Germany / FRG" in conv[-1]["content"] and "Hint: They call it Deutschland." in conv[-1]["content"]
 
 
+class ScoringLLM(ScriptedLLM):
+    """A backend that renders its chat template and scores continuations (as llama-cpp does)."""
+
+    def render_chat(self, messages):
+        return "<user>" + messages[-1]["content"] + "<assistant>", []
+
+    def logprob(self, prompt, continuation):
+        assert prompt.startswith("<user>Answer: ") and continuation in ("Yes", "No")
+        likes_yes = "Nippon" in prompt
+        return -1.0 if (continuation == "Yes") == likes_yes else -3.0
+
+
+def test_llm_judge_scores_yes_no_when_the_reply_has_neither():
+    llm = ScoringLLM({"Nippon": "The hint is a hint", "Nairobi": "It depends", "Kenyan": "No"})
+    judge = LLMLeakJudge(llm)
+    items = [("They call it Nippon.", ["Japan"]), ("Its capital is Nairobi.", ["Kenya"]),
+             ("Kenyan shillings.", ["Kenya"])]
+    assert judge.leaks_many(items) == [True, False, False]
+    assert judge.unparsed == 2 and judge.scored == 2
+    plain = LLMLeakJudge(ScriptedLLM({"Nippon": "The hint is a hint"}))
+    assert plain.leaks(*items[0]) is False and plain.scored == 0  # no template: counts as no
+
+
 def test_make_leak_judge_names():
     assert make_leak_judge("string").name == "string"
     with pytest.raises(InputError, match="unknown leak judge"):

@@ -10,7 +10,8 @@ that means the same as the answer ("looking glass" for "mirror", "Big Apple" for
 York City") is what a paraphrased leak looks like.
 
 LLMLeakJudge asks an LLM (any `inferqa.llm.load_llm` spec) whether the hint states the
-answer or an alternative name of it, and parses yes/no.
+answer or an alternative name of it, and parses yes/no (small models often reply with
+neither; then the likelier of "Yes" and "No" decides, where the backend allows).
 """
 
 from __future__ import annotations
@@ -146,7 +147,9 @@ def parse_yes_no(text: str) -> bool | None:
 
 
 class LLMLeakJudge:
-    """Leak if the string rule fires, or the LLM answers yes. Unparseable replies count as no."""
+    """Leak if the string rule fires, or the LLM answers yes. A reply with neither yes nor no is
+    decided by log P("Yes") > log P("No") after the chat prompt where the backend can render
+    its template (llama-cpp), and counts as no elsewhere."""
 
     name = "llm"
 
@@ -159,6 +162,7 @@ class LLMLeakJudge:
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self.unparsed = 0  # replies with neither yes nor no, counted for reports
+        self.scored = 0    # of those, decided by comparing log P("Yes") and log P("No")
         self.string_judge = string_judge if string_judge is not None else _string_judge()
 
     def conversation(self, hint: str, answers: Sequence[str]) -> list[dict]:
@@ -179,8 +183,18 @@ class LLMLeakJudge:
                 verdict = parse_yes_no(reply)
                 if verdict is None:
                     self.unparsed += 1
+                    verdict = self._scored(items[i])
                 out[i] = bool(verdict)
         return out
+
+    def _scored(self, item: tuple[str, Sequence[str]]) -> bool:
+        """Yes if "Yes" is likelier than "No" as the reply, where the backend renders its chat template."""
+        render = getattr(self.llm, "render_chat", None)
+        if render is None:
+            return False
+        self.scored += 1
+        prompt, _ = render(self.conversation(*item))
+        return self.llm.logprob(prompt, "Yes") > self.llm.logprob(prompt, "No")
 
     def leaks(self, hint: str, answers: Sequence[str]) -> bool:
         return self.leaks_many([(hint, answers)])[0]
