@@ -171,3 +171,24 @@ def test_tune_union_prefers_the_alpha_that_reads_right(bench):
     grid = tune_union(bench, run, FirstHint(), ks=[2], qids=["a"], alphas=[0.0, 1.0], progress=False)
     assert [(g["alpha"], g["beta"], g["em"]) for g in grid] == [(1.0, 0.0, 1.0), (0.0, 1.0, 0.0)]
     assert grid[0]["em@2"] == 1.0
+
+
+@pytest.mark.llm
+def test_read_cli_with_smollm2_and_a_cached_rerun(bench, tmp_path):
+    _need_smollm2()
+    import os
+    env = {**os.environ, "INFERQA_CACHE": str(tmp_path / "cache")}
+    out = tmp_path / "answers.jsonl"
+    cmd = [sys.executable, "-m", "inferqa", "read", "optimal", "--bench", str(bench.path), "--llm",
+           "smollm2?n_ctx=1024&n_threads=1", "--strategy", "union_norm,concat", "--k", "1", "--out", str(out)]
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(r["qid"], r["strategy"], r["k"]) for r in rows] == [("a", "union_norm", 1), ("a", "concat", 1),
+                                                                 ("b", "union_norm", 1), ("b", "concat", 1)]
+    assert all(r["llm"].startswith("llama-cpp:SmolLM2") and r["prediction"] for r in rows)
+    # optimal's first passage holds one hint, so union_norm and concat ask the same prompt
+    assert "LLM cache: 0 hits, 2 backend calls" in first.stdout
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0 and "LLM cache: 2 hits, 0 backend calls" in again.stdout
+    assert [json.loads(x) for x in out.read_text().splitlines()] == rows

@@ -86,9 +86,10 @@ def read_cmd(
     finally:
         model.close()
     write_jsonl(out, rows)
+    _print_summary(rows, ("em", "f1", "contains"), f"{out} ({len(rows)} rows, percent)")
     stats = getattr(model, "stats", None)
-    _print_summary(rows, ("em", "f1", "contains"), f"{out} ({len(rows)} rows"
-                   + (f"; cache hits {stats.hits}, backend calls {stats.misses})" if stats else ")"))
+    if stats is not None:
+        typer.echo(f"LLM cache: {stats.hits} hits, {stats.misses} backend calls")
 
 
 @app.command("tune-union")
