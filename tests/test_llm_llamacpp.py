@@ -30,6 +30,7 @@ def test_identity_and_chat_template(smollm2):
     text, stop = smollm2.render_chat([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
     assert text == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
     assert stop  # the template's end-of-turn token text
+    assert smollm2.count_tokens("<|im_start|>") == 1 and smollm2.count_tokens("") == 0
 
 
 def test_greedy_chat_is_deterministic_and_bounded(smollm2):

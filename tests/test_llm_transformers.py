@@ -79,6 +79,7 @@ def test_chat_uses_the_template_and_stop_strings(tiny_model, tmp_path):
 
 def test_completion_mode_refuses_chat_and_missing_folder(tiny_model, tmp_path):
     llm = load_llm(f"transformers:{tiny_model}?mode=completion", cache=None)
+    assert llm.count_tokens("which planet is red") == 4
     with pytest.raises(InputError, match="chat template"):
         llm.chat([[{"role": "user", "content": "x"}]])
     with pytest.raises(InputError, match="model folder not found"):

@@ -52,6 +52,9 @@ class TransformersLLM(LLM):
         except OSError as exc:
             raise InputError(f"cannot load transformers model {model!r}: {str(exc).splitlines()[0]}") from None
 
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def _generate(self, ids: list[int], params: GenerationParams) -> str:
         torch = self._torch
         sample = params.temperature > 0

@@ -104,6 +104,9 @@ class LlamaCppLLM(LLM):
     def _tokens(self, text: str, add_bos: bool = True) -> list[int]:
         return self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokens(text, add_bos=False))
+
     def render_chat(self, messages: Sequence[Message]) -> tuple[str, list[str]]:
         """The prompt text the model's own chat template gives, and its stop strings."""
         if self._formatter is None:
