@@ -7,6 +7,10 @@ together on one actor and the answers come back in order. A Ray Data pipeline pe
 would restart its actors and reload the model every time, so this proxy uses a plain
 actor pool; bulk jobs with all prompts known up front can use `generate` (Ray Data).
 
+Outputs equal the local run's when each actor gets the same batches; the llama-cpp backend's
+greedy answer to a prompt can depend on the batch around it (shared-prefix evaluation), so
+slicing a call over several actors may change some of its answers.
+
 The cache stays on the driver (`load_scaled_llm` wraps the proxy in `CachedLLM`): one
 SQLite file, one key per prompt, shared with local runs of the same model.
 """
