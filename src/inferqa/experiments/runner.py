@@ -98,9 +98,13 @@ class _Runner:
 
     def stage(self, name: str, inputs: dict[str, Any], compute: Callable[[Path, str], None],
               summary: Callable[[StageOutput], str] | None = None) -> StageOutput:
+        cpu0 = time.process_time()
         out = self.store.run(name, inputs, compute)
-        self.timings[f"{name}-{out.hash}"] = round(out.seconds, 3)
-        note = "cached" if out.reused else f"done in {out.seconds:.1f} s"
+        cpu = time.process_time() - cpu0
+        if not out.reused:
+            self.timings[f"{name}-{out.hash}"] = round(out.seconds, 3)
+            self.timings[f"{name}-{out.hash} cpu"] = round(cpu, 3)
+        note = "cached" if out.reused else f"done in {out.seconds:.1f} s (cpu {cpu:.1f} s)"
         extra = f"  {summary(out)}" if summary else ""
         self.log(f"  {name:<40} {note}{extra}")
         return out
