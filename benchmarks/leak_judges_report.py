@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             agree = sum(bool(it.llm) for it in semantic if it.llm is not None)
             asked = sum(it.llm is not None for it in semantic)
             notes.append(f"{name}: the LLM also says yes to {agree} of the {asked} semantic-only flags it was shown; "
-                         f"{llm_judge.unparsed} replies had neither yes nor no so far")
+                         f"{llm_judge.unparsed} replies so far had neither yes nor no "
+                         f"({llm_judge.scored} of them decided by log P(Yes) vs log P(No))")
         table.add_row(name, f"{nq:,}", f"{len(items):,}", pct(sum(it.string for it in items), len(items)),
                       pct(len(flagged), len(items)), pct(len(semantic), len(items)),
                       *[pct(sum(it.string or it.score >= t for it in items), len(items)) for t in THRESHOLDS if t != th],
