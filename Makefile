@@ -5,8 +5,7 @@ INSTALLED := $(VENV)/.inferqa-installed
 
 # Main job: install, then run the demo pipeline end to end on the embedded dataset.
 demo: $(INSTALLED)
-	$(VENV)/bin/inferqa build --demo --out runs/demo-bench
-	$(VENV)/bin/inferqa stats runs/demo-bench
+	$(VENV)/bin/inferqa demo
 
 # Tests: install, then run the whole suite.
 test: $(INSTALLED)

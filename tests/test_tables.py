@@ -60,6 +60,7 @@ def test_reader_table_pivots_k_into_columns(results):
     assert rows[(PIPELINE, "bm25", "llm", "smol", "union_freq")] == (0.0, None)  # k=3 never run
     assert rows[(OPTIMAL, "oracle", "oracle", "smol", "union_norm")] == (0.75, 1.0)
     assert t.rows[-1][0] == OPTIMAL  # optimal comes last
+    assert [r[2] for r in t.rows[:2]] == ["–", "llm"]  # the first-stage row before the reranked one
     assert "| pipeline | bm25 | llm | smol | union_freq | 0.00 | – |" in t.to_markdown()
 
 

@@ -127,7 +127,8 @@ def reader_table(results: ExperimentResults) -> Table:
     for r in results.reader:
         key = (r.setting, r.retriever, r.reranker or "–", r.reader, r.strategy)
         grouped.setdefault(key, {})[r.k] = r.em
-    keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), *t[1:]))
+    # within a setting: retriever, then its first-stage row before its reranked rows
+    keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != "–", *t[2:]))
     rows = [(*key, *[grouped[key].get(k) for k in ks]) for key in keys]
     return Table("reader", f"Reader exact match on {results.name}",
                  ("setting", "retriever", "reranker", "reader", "strategy", *[f"EM@{k}" for k in ks]),
