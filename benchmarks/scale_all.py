@@ -132,7 +132,7 @@ def machine() -> dict[str, str]:
                platform.processor() or "unknown")
     return {"cpus (nproc)": str(os.cpu_count()), "RAM": f"{mem_kb / 2**20:.1f} GiB", "CPU": cpu,
             "OS": f"{platform.system()} {platform.release()}", "Python": platform.python_version(),
-            "load average at start": f"{os.getloadavg()[0]:.1f}"}
+            "load average when written": f"{os.getloadavg()[0]:.1f}"}
 
 
 def versions() -> dict[str, str]:
@@ -206,12 +206,13 @@ def render(results: list[tuple[Bench, dict]], syn: dict, total_s: float) -> str:
               "## Summary", "",
               "Script peak: the largest process the script ran, peers included (bm25s next to our BM25). "
               "Stage peak: the stage's own row in the script's table where it has peers or phases.", "",
-              "| stage | script | status | wall s | script peak RSS MB | stage peak RSS MB | target MB | memory |",
-              "|---|---|---|---:|---:|---:|---:|---|"]
+              "| stage | script | status | wall s | load avg | script peak RSS MB | stage peak RSS MB | target MB | memory |",
+              "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for b, r in results:
         target = f"{b.rss_target_mb:,.0f}" if b.rss_target_mb else "–"
         own = stage_rss(b, r)
-        lines.append(f"| {b.what} | `{b.script}` | {r['status']} | {r['seconds']:.0f} | {r['rss_mb']:,.0f} | "
+        load = f"{r['load']:.1f}" if "load" in r else "?"
+        lines.append(f"| {b.what} | `{b.script}` | {r['status']} | {r['seconds']:.0f} | {load} | {r['rss_mb']:,.0f} | "
                      f"{'–' if own is None else f'{own:,.0f}'} | {target} | {verdict(b, r)} |")
     for b, r in results:
         lines += ["", f"## {b.what}", "", f"`python benchmarks/{b.script} {' '.join(b.args)}`".replace(" `", "`")
@@ -250,8 +251,10 @@ def main(argv=None) -> int:
                 results.append((b, stored[b.key]))
             continue
         print(f"running {b.script} {' '.join(b.args)} ...", file=sys.stderr, flush=True)
+        load = os.getloadavg()[0]
         r = measured(b)
         r["when"] = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
+        r["load"] = max(load, os.getloadavg()[0])
         print(f"  {r['status']}: {r['seconds']:.0f} s, peak RSS {r['rss_mb']:,.0f} MB", file=sys.stderr, flush=True)
         results.append((b, r))
     with atomic_open(store) as fh:
