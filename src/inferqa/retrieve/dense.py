@@ -22,6 +22,7 @@ from ..errors import InputError
 from ..io import atomic_open, read_json, write_json
 from ..models import resolve_embedding_model
 from ..records import Run
+from ..scale.arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
 from .corpus import corpus_ids
 from .registry import register
@@ -37,7 +38,8 @@ class DenseRetriever(Retriever):
     def __init__(self, model: str = "minilm", query_prefix: str = "", passage_prefix: str = "",
                  batch_size: int = 64, index_type: str = "flat", chunk_size: int = 8192, hnsw_m: int = 32,
                  ef_search: int = 256, search_block: int = 262144, device: str | None = None,
-                 show_progress: bool = True):
+                 show_progress: bool = True, backend: str = "local", ray_address: str | None = None,
+                 num_actors: int = 1):
         if index_type not in INDEX_TYPES:
             raise InputError(f"unknown index type {index_type!r} (use {' or '.join(INDEX_TYPES)})",
                              field="index_type")
@@ -45,6 +47,8 @@ class DenseRetriever(Retriever):
                          index_type=index_type, hnsw_m=int(hnsw_m))
         self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)
         self.search_block, self.device, self.show_progress = int(search_block), device, show_progress
+        # How passages are encoded (here, or on Ray actors: inferqa.scale); not part of the index.
+        self.backend, self.ray_address, self.num_actors = backend, ray_address, int(num_actors)
         self._model = None
 
     def index_options(self) -> dict[str, Any]:
@@ -94,26 +98,42 @@ class DenseRetriever(Retriever):
         partial, progress = out_dir / PARTIAL, out_dir / PROGRESS
         state = read_json(progress) if progress.exists() and partial.exists() else None
         if state is None or state.get("n") != n or state.get("dim") != dim:
-            emb = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float32, shape=(n, dim))
+            header_only = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float32, shape=(n, dim))
+            del header_only  # rows are written with file I/O: a memory map would keep them resident
             done = 0
         else:
-            emb = np.load(partial, mmap_mode="r+")
             done = int(state["done"])
+        layout = npy_layout(partial)
         passages = itertools.islice(bench.iter_corpus(), done, None)
         with tqdm(total=n, initial=done, desc="encoding passages", unit="psg",
                   disable=not self.show_progress) as bar:
-            while done < n:
-                chunk = [p.text for p in itertools.islice(passages, self.chunk_size)]
-                if not chunk:
-                    raise InputError("corpus ended early (changed while encoding?)", file=bench.path)
-                emb[done:done + len(chunk)] = self.encode(chunk, self.options["passage_prefix"])
-                emb.flush()
-                done += len(chunk)
+            for vecs in self._encoded_chunks(passages):
+                if done + len(vecs) > n:
+                    raise InputError("corpus grew while encoding", file=bench.path)
+                write_npy_rows(partial, done, vecs, layout)
+                done += len(vecs)
                 write_json(progress, {"n": n, "dim": dim, "done": done})
-                bar.update(len(chunk))
-        del emb
+                bar.update(len(vecs))
+        if done != n:
+            raise InputError("corpus ended early (changed while encoding?)", file=bench.path)
         partial.replace(out_dir / EMBEDDINGS)
         progress.unlink()
+
+    def _encoded_chunks(self, passages):
+        """Embeddings of `passages` in chunks of `chunk_size` rows, encoded here or on Ray."""
+        prefix = self.options["passage_prefix"]
+        if self.backend == "local":
+            while chunk := [p.text for p in itertools.islice(passages, self.chunk_size)]:
+                yield self.encode(chunk, prefix)
+            return
+        from ..scale import embedding_worker, imap_batches
+
+        rows = imap_batches((prefix + p.text for p in passages),
+                            embedding_worker(self.options["model"], normalize=False, device=self.device),
+                            backend=self.backend, batch_size=self.batch_size, num_actors=self.num_actors,
+                            ray_address=self.ray_address, progress=False)
+        while chunk := list(itertools.islice(rows, self.chunk_size)):
+            yield np.stack(chunk).astype(np.float32)
 
     def _build_hnsw(self, out_dir: Path) -> None:
         import faiss
@@ -136,6 +156,7 @@ class DenseRetriever(Retriever):
     def _load(self, index_dir: Path) -> None:
         self._pids = np.load(index_dir / "pids.npy", mmap_mode="r")
         self._emb = np.load(index_dir / EMBEDDINGS, mmap_mode="r")
+        self._emb_path, self._emb_layout = index_dir / EMBEDDINGS, npy_layout(index_dir / EMBEDDINGS)
         self._hnsw = None
         if self.options["index_type"] == "hnsw":
             import faiss
@@ -165,7 +186,8 @@ class DenseRetriever(Retriever):
         best_s = np.full((len(q), 0), -np.inf, dtype=np.float32)
         best_i = np.zeros((len(q), 0), dtype=np.int64)
         for start in range(0, len(self._emb), self.search_block):
-            block = np.ascontiguousarray(self._emb[start:start + self.search_block])
+            # file reads, not the memory map: a mapped pass would leave all 3.7 GB resident
+            block = read_npy_rows(self._emb_path, start, start + self.search_block, self._emb_layout)
             index = faiss.IndexFlatIP(block.shape[1])
             index.add(block)
             s, i = index.search(q, min(k, len(block)))
