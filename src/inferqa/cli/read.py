@@ -28,9 +28,22 @@ def parse_list(values: List[str] | None, cast=str) -> list:
     return out
 
 
-def open_llm(spec: str, cache: Optional[Path], no_cache: bool):
+def open_llm(spec: str, cache: Optional[Path], no_cache: bool, backend: str = "local",
+             ray_address: Optional[str] = None, num_actors: int = 1, llm_urls: Optional[List[str]] = None):
     from ..llm import DEFAULT_CACHE, load_llm
-    return load_llm(spec, cache=None if no_cache else (cache or DEFAULT_CACHE))
+    if backend == "local" and not llm_urls:
+        return load_llm(spec, cache=None if no_cache else (cache or DEFAULT_CACHE))
+    from ..scale import load_scaled_llm
+    return load_scaled_llm(spec, backend=backend, ray_address=ray_address, num_actors=num_actors,
+                           base_urls=llm_urls or (), cache=False if no_cache else cache)
+
+# --backend ray: spread the LLM calls over Ray actors (inferqa.scale; pip install 'inferqa[ray]').
+BACKEND_HELP = "local, or ray: run the model on a pool of Ray actors (README: Scaling)."
+_backend = typer.Option("local", "--backend", help=BACKEND_HELP)
+_ray_address = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001 (default: start Ray here).")
+_num_actors = typer.Option(2, "--num-actors", help="Ray actors, each with its own copy of the model.")
+_llm_url = typer.Option(None, "--llm-url", help="With --backend ray and an openai: spec: one server URL per "
+                        "repeat; actors take them round-robin.")
 
 
 def load_run_arg(run: str, bench, split: Optional[str]):
@@ -71,6 +84,8 @@ def read_cmd(
     beta: float = typer.Option(0.4, "--beta", help="union_freq weight of 1/position."),
     cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
     no_cache: bool = typer.Option(False, "--no-cache", help="Call the backend for every prompt."),
+    backend: str = _backend, ray_address: Optional[str] = _ray_address, num_actors: int = _num_actors,
+    llm_url: Optional[List[str]] = _llm_url,
 ) -> None:
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
     from ..benchmark import Benchmark
@@ -79,7 +94,7 @@ def read_cmd(
 
     b = Benchmark(bench)
     ranked, qids = load_run_arg(run, b, split)
-    model = open_llm(llm, cache, no_cache)
+    model = open_llm(llm, cache, no_cache, backend, ray_address, num_actors, llm_url)
     try:
         rows = read_run(b, ranked, model, parse_list(strategy), parse_list(k, int), qids=qids,
                         alpha=alpha, beta=beta)
@@ -190,6 +205,8 @@ def label_cmd(
     split_by: Optional[str] = typer.Option(None, "--split-by", help="parametric: rewrite splits.json from the test."),
     judge: Optional[str] = typer.Option(None, "--judge", help="LLM judge of answer correctness (default: exact match)."),
     cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
+    backend: str = _backend, ray_address: Optional[str] = _ray_address, num_actors: int = _num_actors,
+    llm_url: Optional[List[str]] = _llm_url,
 ) -> None:
     """Label an existing benchmark with LLMs, as `inferqa build --label` does while building."""
     from rich.console import Console
@@ -201,7 +218,7 @@ def label_cmd(
     b = Benchmark(bench)
     if split_by not in (None, "parametric"):
         raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
-    llms = [open_llm(s, cache, False) for s in (labeler or [DEFAULT_LABELER])]
+    llms = [open_llm(s, cache, False, backend, ray_address, num_actors, llm_url) for s in (labeler or [DEFAULT_LABELER])]
     judge_llm = open_llm(judge, cache, False) if judge else None
     try:
         record = label_benchmark(bench, llms, label_mode, judge=judge_llm)

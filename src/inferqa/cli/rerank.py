@@ -59,6 +59,11 @@ def rerank_cmd(
     cache: Optional[Path] = typer.Option(None, "--cache", help="LLM call cache file (default: "
                                                                "$INFERQA_LLM_CACHE or ~/.cache/inferqa/llm.sqlite)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache LLM calls."),
+    backend: str = typer.Option("local", "--backend", help="local, or ray: questions reranked on a pool of Ray "
+                                "actors, each loading the model once (README: Scaling)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001 "
+                                              "(default: start Ray here)."),
+    num_actors: int = typer.Option(2, "--num-actors", help="Ray actors (--backend ray)."),
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
 
@@ -83,15 +88,24 @@ def rerank_cmd(
     extra = parse_options(options)
     if reranker.startswith("llm-") or reranker == "upr":
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
-    rr = get_reranker(reranker, model=model, batch_size=batch_size, **extra)
     ckpt = checkpoint_path(out)
     t0 = time.perf_counter()
-    reranked = rr.rerank(run, benchmark, depth=depth, qids=qids, checkpoint=ckpt, progress=True)
+    if backend != "local":
+        from ..scale import check_backend, rerank_run
+
+        check_backend(backend)
+        rr = None
+        reranked = rerank_run(run, bench, reranker, depth=depth, qids=qids, checkpoint=ckpt, backend=backend,
+                              ray_address=ray_address, num_actors=num_actors,
+                              options={"model": model, "batch_size": batch_size, **extra})
+    else:
+        rr = get_reranker(reranker, model=model, batch_size=batch_size, **extra)
+        reranked = rr.rerank(run, benchmark, depth=depth, qids=qids, checkpoint=ckpt, progress=True)
     seconds = time.perf_counter() - t0
     reranked.save(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)
-    line = (f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {rr.name} "
+    line = (f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {reranker} "
             f"in {seconds:.1f} s ({scored / max(seconds, 1e-9):.1f} passages/s)")
     stats = getattr(getattr(rr, "_llm", None), "stats", None)
     if stats is not None:

@@ -70,10 +70,22 @@ def index_cmd(
     retriever: str = _retr, model: str = _model, no_dedup: bool = _no_dedup, k1: float = _k1, b: float = _b,
     query_prefix: str = _qp, passage_prefix: str = _pp, batch_size: int = _bs, index_type: str = _it,
     opt: Optional[List[str]] = _opt, index_dir: Optional[Path] = _idx,
+    backend: str = typer.Option("local", "--backend", help="Dense: local, or ray: passages encoded on a pool "
+                                "of Ray actors (README: Scaling)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001."),
+    num_actors: int = typer.Option(2, "--num-actors", help="Dense with --backend ray: encoder actors."),
 ) -> None:
     """Build (or resume, or reuse) a retriever's index of the benchmark's corpus."""
+    scale = []
+    if backend != "local":
+        from ..scale import check_backend
+
+        check_backend(backend)
+        if retriever != "dense":
+            raise InputError(f"--backend {backend} encodes dense indexes; {retriever} builds here", field="backend")
+        scale = [f"backend={backend}", f"num_actors={num_actors}"] + ([f"ray_address={ray_address}"] if ray_address else [])
     r = _retriever(retriever, model, no_dedup, k1, b, query_prefix, passage_prefix, batch_size, index_type,
-                   opt or [])
+                   (opt or []) + scale)
     out = r.index(_bench(bench_dir), index_dir)
     typer.echo(f"index written: {out}")
 
