@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'infe
 
 from inferqa.errors import InputError  # noqa: E402
 from inferqa.read import Reader  # noqa: E402
-from inferqa.scale import RayLLM, encode_texts, generate, load_scaled_llm, map_batches, rerank_run  # noqa: E402
+from inferqa.scale import RayLLM, generate, load_scaled_llm, map_batches, rerank_run  # noqa: E402
 
 from test_scale import HashLLM, first_run, small_bench  # noqa: E402,F401  (fixture reused)
 
@@ -55,15 +55,6 @@ def test_worker_input_error_reaches_the_caller_as_input_error():
     with pytest.raises(InputError, match="passage text is empty") as info:
         map_batches(["p1", "p2"], make, backend="ray", batch_size=2, progress=False)
     assert info.value.field == "text"
-
-
-def test_dense_encoding_ray_equals_local(small_bench):
-    pids = [pid for qid in list(small_bench.questions)[:2] for pid in list(small_bench.qrels[qid])[:20]]
-    texts = [small_bench.passage_text(pid) for pid in pids]
-    local = encode_texts(texts, "minilm", batch_size=8, progress=False)
-    remote = encode_texts(texts, "minilm", backend="ray", batch_size=8, num_actors=1, progress=False)
-    assert remote.shape == local.shape == (40, 384)
-    np.testing.assert_allclose(remote, local, atol=1e-5)
 
 
 def test_rerank_ray_equals_local(small_bench):
@@ -147,3 +138,22 @@ def test_real_smollm2_reader_ray_equals_local(small_bench, tmp_path):
         assert [o.raw for o in again] == [o.raw for o in local] and scaled.stats.hits == len(items)
     finally:
         scaled.close()
+
+
+def test_cli_dense_index_on_ray_equals_local(tmp_path):
+    from typer.testing import CliRunner
+
+    from inferqa.build import build_benchmark
+    from inferqa.cli import app
+    from inferqa.data import demo_path, load_questions
+
+    bench = tmp_path / "b3"
+    build_benchmark(load_questions(demo_path())[:2], bench, top_k=3, split=(0.5, 0.0, 0.5))  # 2 × 15 passages
+    runner = CliRunner()
+    for backend, idx in (("local", "idx-local"), ("ray", "idx-ray")):
+        res = runner.invoke(app, ["index", str(bench), "--retriever", "dense", "--backend", backend,
+                                  "--num-actors", "1", "--index-dir", str(tmp_path / idx)])
+        assert res.exit_code == 0, res.output
+    local, remote = (np.load(tmp_path / d / "embeddings.npy") for d in ("idx-local", "idx-ray"))
+    assert local.shape == (30, 384)
+    np.testing.assert_allclose(remote, local, atol=1e-5)

@@ -241,3 +241,17 @@ def test_rerank_run_checkpoint_resumes(small_bench, tmp_path):
     assert other[q0] != resumed[q0]
     with pytest.raises(InputError, match="not in the run"):
         rerank_run(run, small_bench.path, "llm-pointwise", qids=["nope"], options=opts, progress=False)
+
+
+def test_cli_rejects_unknown_backend(small_bench, tmp_path):
+    import subprocess
+    import sys
+
+    run = first_run(small_bench)
+    run.save(tmp_path / "run.trec")
+    for args in (["rerank", str(tmp_path / "run.trec"), "--bench", str(small_bench.path), "--reranker", "upr",
+                  "--out", str(tmp_path / "o.trec"), "--backend", "spark"],
+                 ["index", str(small_bench.path), "--retriever", "bm25", "--backend", "ray"]):
+        res = subprocess.run([sys.executable, "-m", "inferqa", *args], capture_output=True, text=True)
+        assert res.returncode == 2, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "backend" in res.stderr
