@@ -89,9 +89,10 @@ def test_completion_mode_and_context_overflow(tmp_path):
 
 def test_prefix_snapshots_give_the_naive_answers(smollm2):
     from inferqa.llm.llamacpp import MIN_SHARED_PREFIX
-    shared = ("Here are some facts. The Sun is a star. Mars is red. Jupiter is large. Venus is hot. "
-              "Saturn has rings. The Moon orbits the Earth. Mercury is small. ")
-    longer = shared + "Neptune is blue and far away. Uranus is tilted. "
+    facts = ("The Sun is a star. Mars is red. Jupiter is large. Venus is hot. "
+             "Saturn has rings. The Moon orbits the Earth. Mercury is small. ")
+    shared = "Here are some facts. " + facts * 2
+    longer = shared + ("Neptune is blue and far away. Uranus is tilted. " * 6)
     first = [shared + "Question: which planet has rings? Answer:", shared + "Question: which star is ours? Answer:"]
     second = [longer + "Which planet is blue? Answer:", longer + "Which planet is tilted? Answer:"]
     params = GenerationParams(max_tokens=3)
@@ -100,7 +101,26 @@ def test_prefix_snapshots_give_the_naive_answers(smollm2):
     smollm2._snapshots.clear()
     got = smollm2.complete(first, params) + smollm2.complete(second, params)
     keys = [len(k) for k in smollm2._snapshots]
-    assert len(keys) == 2 and keys[0] >= n_shared - 1 and keys[1] > keys[0]  # the second extends the first
+    chunk = smollm2._chunk
+    assert n_shared >= chunk and all(k % chunk == 0 for k in keys)  # snapshots end on chunk boundaries
+    assert len(keys) == 2 and keys[0] > n_shared - chunk and keys[1] > keys[0]  # the second extends the first
     naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
     assert naive.complete(first + second, params) == got
     naive.close()
+
+
+def test_answer_does_not_depend_on_the_batch(smollm2):
+    # Demo question 7 once flipped between "Theodore Benson" alone and "Theodore Bregman"
+    # beside question 8, when the shared prefix ended off a chunk boundary.
+    from inferqa.data import demo_path, load_questions
+    from inferqa.read.reader import Reader
+
+    qs = load_questions(demo_path())[6:8]
+    items = [(q.text, [h.text for h in q.hints[:5]]) for q in qs]
+    reader = Reader(smollm2)
+    alone = reader.read_batch(items[:1])[0].raw
+    in_pair = reader.read_batch(items)[0].raw
+    naive_llm = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
+    naive = Reader(naive_llm).read_batch(items[:1])[0].raw
+    naive_llm.close()
+    assert alone == in_pair == naive

@@ -7,6 +7,12 @@ evaluates its own suffix: llama-cpp-python's generate() keeps the KV entries of 
 longest prefix it shares with the tokens already in context, and when something else ran
 in between (a logprob call, another prefix) the snapshot is restored with `load_state`.
 `prefix_reuse=False` resets the context before every prompt (the naive baseline).
+
+Determinism. A greedy answer can flip when the same prompt's KV entries are computed in
+differently cut chunks (float sums in another order). So every evaluation starts on a
+multiple of `n_batch`, the chunk size llama.cpp evaluates in: snapshots end on a chunk
+boundary and reuse of what is in context is cut back to one. A prompt then gets the same
+chunks, hence the same answer, alone, in any batch, and with `prefix_reuse=False`.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ class LlamaCppLLM(LLM):
     backend = "llama-cpp"
 
     def __init__(self, model_path: str | os.PathLike, *, mode: str = "chat", n_ctx: int = 4096,
-                 n_threads: int | None = None, n_batch: int = 512, flash_attn: bool = True,
+                 n_threads: int | None = None, n_batch: int = 64, flash_attn: bool = True,
                  prefix_reuse: bool = True, seed: int = 0, **ignored: Any):
         path = Path(model_path).expanduser()
         if not path.is_file():
@@ -79,10 +85,11 @@ class LlamaCppLLM(LLM):
         try:
             with _quiet_stderr():
                 self.llama = llama_cpp.Llama(model_path=str(self.path), n_ctx=int(n_ctx), n_threads=threads,
-                                             n_threads_batch=threads, n_batch=int(n_batch), flash_attn=bool(flash_attn), seed=int(seed),
+                                             n_threads_batch=threads, n_batch=int(n_batch), n_ubatch=int(n_batch), flash_attn=bool(flash_attn), seed=int(seed),
                                              verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load this model: {exc}", file=self.path) from None
+        self._chunk = int(n_batch)
         self._snapshots: OrderedDict[tuple[int, ...], Any] = OrderedDict()
         self._formatter = None
         if mode == "chat":
@@ -136,6 +143,7 @@ class LlamaCppLLM(LLM):
         n = common_prefix_len(batch) if len(batch) > 1 else 0
         # Leave at least one token of each prompt to evaluate: generate() needs fresh logits.
         n = min(n, min(len(t) for t in batch) - 1) if batch else 0
+        n = self._aligned(n)
         if n < MIN_SHARED_PREFIX:
             return
         key = tuple(batch[0][:n])
@@ -145,7 +153,7 @@ class LlamaCppLLM(LLM):
         ll = self.llama
         self._restore_best(list(key), usable=n)
         ctx = self._in_context()
-        start = min(common_prefix_len([ctx, key]) if ctx else 0, n)
+        start = self._aligned(min(common_prefix_len([ctx, key]) if ctx else 0, n))
         ll.n_tokens = start
         if start < n:
             ll.eval(list(key[start:]))  # eval() drops the KV entries past `start` first
@@ -155,6 +163,15 @@ class LlamaCppLLM(LLM):
         self._snapshots[key] = ll.save_state()
         while len(self._snapshots) > MAX_SNAPSHOTS:
             self._snapshots.popitem(last=False)
+
+    def _aligned(self, n: int) -> int:
+        return n - n % self._chunk
+
+    def _keep_aligned_context(self, tokens: Sequence[int]) -> None:
+        """Cut what generate() may reuse from the context back to a chunk boundary."""
+        ll = self.llama
+        have = common_prefix_len([self._in_context(), tokens[:-1]]) if ll.n_tokens else 0
+        ll.n_tokens = self._aligned(have)
 
     def _restore_best(self, tokens: list[int], usable: int | None = None) -> None:
         """Load the snapshot sharing most of `tokens` (at most `usable` of them, by default
@@ -180,6 +197,7 @@ class LlamaCppLLM(LLM):
         for tokens, stop in zip(batch, stops):
             if self.prefix_reuse:
                 self._restore_best(tokens)
+                self._keep_aligned_context(tokens)
             else:
                 ll.reset()
             if params.seed is not None:
