@@ -282,10 +282,11 @@ def test_llm_rerankers_config_names_the_model():
 
 
 def test_cli_option_parsing():
-    from inferqa.cli.rerank import checkpoint_path, parse_options
+    from inferqa.cli.rerank import checkpoint_path
+    from inferqa.options import parse_key_values
 
-    assert parse_options(["window=10", "reduction=mean", "use-x=true", "t=0.5"]) == \
-        {"window": 10, "reduction": "mean", "use_x": True, "t": 0.5}
-    with pytest.raises(InputError, match="KEY=VALUE"):
-        parse_options(["window"])
+    assert parse_key_values(["window=10", "reduction=mean", "use-x=true", "t=0.5", "y=no"], "option") == \
+        {"window": 10, "reduction": "mean", "use_x": True, "t": 0.5, "y": False}
+    with pytest.raises(InputError, match="--option expects KEY=VALUE"):
+        parse_key_values(["window"], "option")
     assert checkpoint_path(Path("runs/x.trec")) == Path("runs/.x.trec.rerank-checkpoint.jsonl")

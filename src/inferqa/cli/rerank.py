@@ -9,33 +9,12 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
+from ..options import parse_key_values
 from .app import app
 
 RERANKER_HELP = "llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5."
 MODEL_HELP = ("LLM spec for the LLM rerankers (smollm2, gemma3-270m, llama-cpp:/x.gguf, openai:MODEL, "
               "transformers:ID); HF id or local folder for cross-encoder and the T5 family.")
-
-
-def _option_value(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_options(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--option expects KEY=VALUE, got {pair!r}", field="option")
-        out[key.replace("-", "_")] = _option_value(value)
-    return out
 
 
 def checkpoint_path(out: Path) -> Path:
@@ -85,7 +64,7 @@ def rerank_cmd(
         qids = [q for q in run if q in wanted]
         if not qids:
             raise InputError(f"the run has no question of split {split!r}", file=run_file)
-    extra = parse_options(options)
+    extra = parse_key_values(options, "option")
     if reranker.startswith("llm-") or reranker == "upr":
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     ckpt = checkpoint_path(out)

@@ -8,23 +8,12 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
+from ..options import parse_key_values
 from .app import app
 
 RETRIEVER_HELP = "bm25 | dense | any registered retriever."
 INDEX_DIR_HELP = "Index directory (default: BENCH/indexes/<retriever>-<hash of options>/)."
 OPT_HELP = "Extra retriever option KEY=VALUE (repeatable), e.g. --opt hnsw_m=48."
-
-
-def _parse_opts(pairs: list[str]) -> dict:
-    import yaml
-
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--opt expects KEY=VALUE, got {pair!r}", field="opt")
-        out[key.replace("-", "_")] = yaml.safe_load(value) if value else ""
-    return out
 
 
 def _retriever(name: str, model: str, no_dedup: bool, k1: float, b: float, query_prefix: str,
@@ -37,7 +26,7 @@ def _retriever(name: str, model: str, no_dedup: bool, k1: float, b: float, query
     elif name == "dense":
         options = {"model": model, "query_prefix": query_prefix, "passage_prefix": passage_prefix,
                    "batch_size": batch_size, "index_type": index_type}
-    options.update(_parse_opts(opts))
+    options.update(parse_key_values(opts, "opt"))
     try:
         return get_retriever(name, **options)
     except TypeError as exc:

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ..errors import InputError
+from ..options import parse_scalar
 
 BACKENDS = ("llama-cpp", "openai", "transformers")
 SHORTCUTS = ("smollm2", "gemma3-270m")
@@ -20,20 +21,6 @@ class LLMSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "yes"):
-        return True
-    if low in ("false", "no"):
-        return False
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
 def parse_spec(spec: str) -> LLMSpec:
     spec = spec.strip()
     if not spec:
@@ -41,7 +28,7 @@ def parse_spec(spec: str) -> LLMSpec:
     head, query = spec, ""
     if "?" in spec:
         head, query = spec.rsplit("?", 1)
-    options = {k: _value(v) for k, v in parse_qsl(query, keep_blank_values=True)}
+    options = {k: parse_scalar(v) for k, v in parse_qsl(query, keep_blank_values=True)}
     if head in SHORTCUTS:
         return LLMSpec(backend=head, target=head, options=options)
     backend, sep, rest = head.partition(":")
