@@ -111,3 +111,23 @@ def test_finetuned_reranker_loads_and_scores(bench, minilm, tmp_path):
     from inferqa.rerank import get_reranker
     rr = get_reranker("cross-encoder", model=str(out)).score(q.text, [t for _, t in pairs])
     assert (rr[0] > rr[1]) == (scores[0] > scores[1]) and rr[0] != rr[1]
+
+
+def test_finetune_cli_trains_the_asked_kind_and_rejects_others(bench, minilm, tmp_path, capsys):
+    from inferqa.cli import main
+
+    argv = ["inferqa", "finetune", "reranker", "--bench", str(bench.path), "--out", str(tmp_path / "ce"),
+            "--model", str(minilm), "--positives", "1", "--negatives", "1", "--negatives-from", "random",
+            "--batch-size", "4", "--max-steps", "1"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.argv", argv)
+        with pytest.raises(SystemExit) as done:
+            main()
+    assert done.value.code in (0, None)
+    assert json.loads((tmp_path / "ce" / INFO_FILE).read_text())["with_negative"] == len(bench.split_qids("train"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.argv", ["inferqa", "finetune", "tokenizer", "--bench", str(bench.path), "--out", str(tmp_path / "x")])
+        with pytest.raises(SystemExit) as bad:
+            main()
+    assert bad.value.code == 2 and "retriever or reranker" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -7,11 +7,8 @@ from typing import Optional
 
 import typer
 
+from ..errors import InputError
 from .app import app
-
-finetune_app = typer.Typer(help="Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split.",
-                           no_args_is_help=True)
-app.add_typer(finetune_app, name="finetune")
 
 
 def _run(config_path: Path, out: Optional[Path], progress: bool) -> None:
@@ -57,44 +54,19 @@ def demo_command(
     _run(shipped_config(config), out, progress)
 
 
-@finetune_app.command("retriever")
-def finetune_retriever_command(
+@app.command("finetune")
+def finetune_command(
+    kind: str = typer.Argument(..., help="retriever (bi-encoder: in-batch negatives plus n positives and n hard "
+                               "negatives per question) or reranker (cross-encoder, binary relevance)."),
     bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
     split: str = typer.Option("train", "--split", help="Split to train on."),
-    model: str = typer.Option("minilm", "--model", help="Base bi-encoder: minilm, an HF id or a folder."),
-    positives: int = typer.Option(10, "--positives", help="Positive passages per question (1, 5, 10, 50, ...)."),
-    negatives: int = typer.Option(10, "--negatives", help="Hard negatives per question (0: in-batch only)."),
-    negatives_from: str = typer.Option("bm25", "--negatives-from",
-                                       help="Hard negatives from a retriever (bm25, dense) or a TREC run file."),
-    epochs: int = typer.Option(1, "--epochs"),
-    batch_size: int = typer.Option(32, "--batch-size"),
-    lr: float = typer.Option(2e-5, "--lr"),
-    max_questions: Optional[int] = typer.Option(None, "--max-questions", help="Use the first N questions."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop after N optimiser steps."),
-    seed: int = typer.Option(13, "--seed"),
-) -> None:
-    """Bi-encoder with in-batch negatives plus n positives and n hard negatives per question."""
-    from ..experiments.finetune import FinetuneOptions, finetune_retriever
-
-    opts = FinetuneOptions(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
-                           epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
-                           max_steps=max_steps, seed=seed)
-    path = finetune_retriever(bench, out, model=model, options=opts)
-    typer.echo(f"model: {path}")
-
-
-@finetune_app.command("reranker")
-def finetune_reranker_command(
-    bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained cross-encoder."),
-    split: str = typer.Option("train", "--split", help="Split to train on."),
     model: str = typer.Option("minilm", "--model", help="Initial weights: minilm, an HF id or a folder."),
-    positives: int = typer.Option(10, "--positives", help="Positive passages per question."),
-    negatives: int = typer.Option(10, "--negatives", help="Negatives per question (other questions' passages)."),
+    positives: int = typer.Option(10, "--positives", help="Positive passages per question (1, 5, 10, 50, ...)."),
+    negatives: int = typer.Option(10, "--negatives", help="Negatives per question (retriever: 0 = in-batch only)."),
     min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as positive (2: answerable only)."),
     negatives_from: str = typer.Option("bm25", "--negatives-from",
-                                       help="Where negatives come from: bm25, dense, random or a TREC run file."),
+                                       help="Negatives from bm25, dense, random or a TREC run file."),
     epochs: int = typer.Option(1, "--epochs"),
     batch_size: int = typer.Option(32, "--batch-size"),
     lr: float = typer.Option(2e-5, "--lr"),
@@ -102,11 +74,14 @@ def finetune_reranker_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop after N optimiser steps."),
     seed: int = typer.Option(13, "--seed"),
 ) -> None:
-    """Cross-encoder initialised from a bi-encoder's weights, binary relevance."""
-    from ..experiments.finetune import FinetuneOptions, finetune_reranker
+    """Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split."""
+    from ..experiments.finetune import FinetuneOptions, finetune_reranker, finetune_retriever
 
+    trainers = {"retriever": finetune_retriever, "reranker": finetune_reranker}
+    if kind not in trainers:
+        raise InputError(f"finetune KIND must be retriever or reranker, not {kind!r}", field="kind")
     opts = FinetuneOptions(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
                            epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
                            max_steps=max_steps, seed=seed, min_label=min_label)
-    path = finetune_reranker(bench, out, model=model, options=opts)
+    path = trainers[kind](bench, out, model=model, options=opts)
     typer.echo(f"model: {path}")
