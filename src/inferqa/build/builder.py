@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import __version__
 from ..data.quit import LABELS_KEY
@@ -25,6 +25,7 @@ from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
 from .splits import make_splits, parse_split
+from ..progress import track
 
 MAX_TOP_K = 10  # passage ids spell hint indices with one digit each
 PostBuild = Callable[[Path, dict], None]
@@ -86,14 +87,6 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
     return selected, {"counts": counts, "details": details}
 
 
-def _progress(items: list, enabled: bool, description: str) -> Iterable:
-    if not enabled:
-        return items
-    from rich.progress import track
-
-    return track(items, description=description, transient=True)
-
-
 def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *, top_k: int = 5,
                     leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
                     split: Any = (0.7, 0.1, 0.2), seed: int = 13, strict: bool = False,
@@ -119,7 +112,7 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
         with open(tmp / "questions.jsonl", "w", encoding="utf-8") as fq, \
                 open(tmp / "corpus.jsonl", "w", encoding="utf-8") as fc, \
                 open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr:
-            for sel in _progress(selected, show_progress, "Building passages"):
+            for sel in track(selected, "Building passages", show_progress, transient=True):
                 q, source_idx, release_labels = sel.question, sel.source_indices, sel.release_labels
                 fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
                 n_before = passages

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
+from ..progress import counter
 from ..read.answers import exact_match, llm_judge
 from ..read.reader import Reader
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -47,11 +48,6 @@ def judge_correct(answer: str, golds: Sequence[str], question: str, judge: "LLM 
     if judge is None:
         return exact_match(answer, golds)
     return llm_judge(judge, question, answer, golds, samples=samples, temperature=temperature)
-
-
-def _progress(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, unit="passage", disable=not enabled, leave=False)
 
 
 def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = "full", *,
@@ -81,7 +77,7 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
     correct: dict[str, dict[str, bool]] = {pid: {} for pid in asked}
     for llm in labelers:
         reader = Reader(llm)
-        with _progress(len(asked), f"labelling with {llm.identity}", progress) as bar:
+        with counter(len(asked), f"labelling with {llm.identity}", "passage", progress, leave=False) as bar:
             for i in range(0, len(asked), BATCH):
                 chunk = asked[i:i + BATCH]
                 items = []

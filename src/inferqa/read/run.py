@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
+from ..progress import counter
 from .answers import contains, exact_match, f1
 from .context import STRATEGIES, merge
 from .reader import Reader
@@ -15,11 +16,6 @@ if TYPE_CHECKING:
     from ..records import Run
 
 BATCH = 16  # prompts per backend call: the unit of progress and of prefix reuse
-
-
-def _progress(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, unit="prompt", disable=not enabled, leave=False)
 
 
 def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
@@ -53,7 +49,7 @@ def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[st
                 plan.append({"qid": qid, "strategy": strategy, "k": k, "pids": pids, "_prompt": prompts[key]})
     items = list(prompts)
     outputs = []
-    with _progress(len(items), "reading", progress) as bar:
+    with counter(len(items), "reading", "prompt", progress, leave=False) as bar:
         for i in range(0, len(items), BATCH):
             chunk = items[i:i + BATCH]
             outputs += reader.read_batch([(q, list(lines)) for q, lines in chunk])

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..progress import track
 from ..records import Run
 
 _BIG = 1e30
@@ -70,7 +71,7 @@ class Reranker(ABC):
         out = Run(tag=f"{run.tag}+{self.name}")
         sink = _open_checkpoint(checkpoint, header, done) if checkpoint else None
         try:
-            for qid in _progress(selected, progress, f"rerank {self.name}"):
+            for qid in track(selected, f"rerank {self.name}", progress):
                 ranked = done.get(qid)
                 if ranked is None:
                     ranked = self._rerank_question(qid, run[qid], bench, depth)
@@ -100,14 +101,6 @@ class Reranker(ABC):
         floor = min(s for _, s in new_head)
         shift = tail[0][1] - floor + 1.0
         return new_head + [(pid, float(s) - shift) for pid, s in tail]
-
-
-def _progress(items: list, enabled: bool, label: str) -> Iterable:
-    if not enabled:
-        return items
-    from rich.progress import track
-
-    return track(items, description=label, total=len(items))
 
 
 def _digest(run: Run, qids: list[str]) -> str:

@@ -15,6 +15,7 @@ import pickle
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import InputError
+from ..progress import counter
 
 BACKENDS = ("local", "ray")
 Worker = Callable[[list], Sequence]
@@ -37,12 +38,6 @@ def _checked(batch: list, out: Sequence) -> Sequence:
     if len(out) != len(batch):
         raise RuntimeError(f"worker returned {len(out)} outputs for a batch of {len(batch)} items")
     return out
-
-
-def _progress(total: int | None, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="item", disable=not enabled, dynamic_ncols=True)
 
 
 def imap_batches(
@@ -71,7 +66,7 @@ def imap_batches(
         raise InputError("batch_size and num_actors must be at least 1", field="batch_size")
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
-    with _progress(total, desc, progress) as bar:
+    with counter(total, desc, "item", progress, dynamic_ncols=True) as bar:
         if backend == "local":
             worker = make_worker()
             for batch in _batched(items, batch_size):
