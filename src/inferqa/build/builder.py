@@ -20,12 +20,12 @@ from .. import __version__
 from ..data.quit import LABELS_KEY
 from ..errors import InputError
 from ..io import atomic_dir, sha256_file
+from ..progress import track
 from ..records import LABEL_PARTIAL, Question, passage_id
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
 from .splits import make_splits, parse_split
-from ..progress import track
 
 MAX_TOP_K = 10  # passage ids spell hint indices with one digit each
 PostBuild = Callable[[Path, dict], None]
