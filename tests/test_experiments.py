@@ -290,5 +290,5 @@ def test_ci_config_with_smollm2_twice(tmp_path, monkeypatch):
                                       "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "stages: 0 computed" in result.output and "LLM backend calls: 0" in result.output
-    assert "**Reader exact match on ci**" in result.output
+    assert "**Reader exact match on ci (3 test questions; 95 % bootstrap CI in brackets)**" in result.output
     assert f"report: {tmp_path / 'ci' / 'report.html'}" in result.output

@@ -6,12 +6,14 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 
 from inferqa.experiments.results import (OPTIMAL, ORACLE_RERANKER, PIPELINE, ExperimentResults, RankingResult,
                                          ReaderResult)
+from inferqa.experiments.comparisons import add_statistics
 from inferqa.experiments.tables import (latex_escape, reader_table, reranking_table, retrieval_table,
-                                        write_tables)
+                                        significance_table, write_tables)
 
 
 @pytest.fixture
@@ -85,7 +87,7 @@ def test_write_tables_writes_every_format(results, tmp_path):
     names = sorted(p.name for p in paths)
     assert names == sorted(f"{t}.{f}" for t in ("retrieval", "reranking", "reader")
                            for f in ("md", "csv", "json", "tex"))
-    assert (tmp_path / "tables" / "reader.md").read_text().startswith("**Reader exact match on toy**")
+    assert (tmp_path / "tables" / "reader.md").read_text().startswith("**Reader exact match on toy (4 questions)**")
     assert not [p for p in (tmp_path / "tables").iterdir() if p.name.startswith(".")]  # no temp leftovers
 
 
@@ -93,3 +95,57 @@ def test_results_roundtrip(results, tmp_path):
     results.save(tmp_path / "r.json")
     back = ExperimentResults.load(tmp_path / "r.json")
     assert back == results
+
+
+def _with_statistics(results):
+    """Per-question scores of the toy results (4 questions), chosen so the means match the fixture."""
+    v = lambda *x: np.array(x, dtype=float)  # noqa: E731
+    ranking = [{"hit@1": v(0, 1, 0, 0), "mrr": v(.5, 1, .25, .25)},
+               {"hit@1": v(1, 1, 0, 0), "mrr": v(1, 1, .25, .25)},
+               {"hit@1": v(1, 1, 1, 0), "mrr": v(1, 1, 1, .2)},
+               {"hit@1": v(1, 1, 1, 1), "mrr": v(1, 1, 1, 1)}]
+    reader = [v(0, 1, 0, 0), v(1, 1, 0, 0), v(1, 1, 1, 0), v(1, 1, 1, 1), v(0, 0, 0, 0)]
+    for r, scores in zip(results.ranking, ranking):
+        assert all(scores[m].mean() == pytest.approx(r.metrics[m]) for m in r.metrics)
+    for r, em in zip(results.reader, reader):
+        assert em.mean() == pytest.approx(r.em)
+    return add_statistics(results, ranking, reader, seed=3)
+
+
+def test_paired_tests_pick_the_pairs_and_match_hand_worked_p_values(results):
+    stats = _with_statistics(results)
+    got = {(t["family"], t["a"], t["b"], t["metric"], t.get("strategy"), t.get("k")): t for t in stats.tests}
+    assert set(got) == {
+        ("ranking", "dense_1", "bm25", "mrr", None, None),          # retriever vs the first retriever
+        ("ranking", "bm25 → llm", "bm25", "mrr", None, None),       # reranked vs its first stage
+        ("reader", "bm25", "optimal", "em", "union_norm", 1),       # every setting vs optimal
+        ("reader", "bm25", "optimal", "em", "union_norm", 3),
+    }
+    # mrr differences (.5, 0, 0, 0): one non-zero difference, both signs as extreme -> p = 1
+    assert got[("ranking", "dense_1", "bm25", "mrr", None, None)]["p"] == 1.0
+    # (.5, 0, .75, -.05): of the 8 sign patterns, 4 reach |sum| >= 1.2 -> p = .5
+    rr = got[("ranking", "bm25 → llm", "bm25", "mrr", None, None)]
+    assert rr["p"] == pytest.approx(0.5) and rr["exact"] and rr["diff"] == pytest.approx(0.3) and rr["n"] == 4
+    em1 = got[("reader", "bm25", "optimal", "em", "union_norm", 1)]
+    assert em1["p"] == pytest.approx(0.5) and em1["diff"] == pytest.approx(-0.5)
+    assert em1["ci_low"] <= -0.5 <= em1["ci_high"]
+
+
+def test_tables_show_intervals_and_question_counts(results):
+    stats = _with_statistics(results)
+    t = retrieval_table(stats)
+    assert t.title == "Retrieval on toy (4 questions; 95 % bootstrap CI in brackets)"
+    lo, hi = stats.ranking[0].ci["hit@1"]
+    assert 0 <= lo <= 0.25 <= hi <= 1
+    assert t.text_rows()[0][1] == f"25.00 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert stats.ranking[3].ci["hit@1"] == [1.0, 1.0]  # constant scores: a zero-width interval
+    parsed = list(csv.reader(io.StringIO(t.to_csv())))
+    assert parsed[0] == ["retriever", "hit@1", "mrr", "hit@1 ci_low", "hit@1 ci_high", "mrr ci_low", "mrr ci_high"]
+    assert float(parsed[1][3]) == pytest.approx(lo, abs=1e-6)
+    assert json.loads(t.to_json())["rows"][0]["ci95"]["hit@1"] == [lo, hi]
+    rd = significance_table(stats, "reader")
+    assert rd.columns == ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", "n")
+    first = rd.text_rows()[0]
+    assert first[:5] == ["smol", "union_norm", "1", "bm25", "optimal"]
+    assert first[5:7] == ["25.00", "75.00"] and first[7].startswith("-50.00 [") and first[8:] == ["0.500", "4"]
+    assert "not corrected for multiple comparisons" in rd.to_markdown()

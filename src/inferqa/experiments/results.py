@@ -28,6 +28,7 @@ class RankingResult:
     metrics: dict[str, float]
     questions: int
     stage: str = ""  # the stage folder name it was computed from
+    ci: dict[str, list[float]] = field(default_factory=dict)  # metric -> 95 % bootstrap [low, high]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,18 @@ class ReaderResult:
     em: float
     questions: int
     stage: str = ""
+    ci: list[float] | None = None  # 95 % bootstrap [low, high] of the EM
+
+
+def run_label(r: "RankingResult | ReaderResult") -> str:
+    """How tables, plots, tests and the explorer name a ranked run."""
+    if r.setting == OPTIMAL:
+        return OPTIMAL
+    if r.setting == ORACLE_RERANKER:
+        return f"{r.retriever} → oracle reranker"
+    if r.setting == ORACLE_RETRIEVER:
+        return f"oracle retriever → {r.reranker}"
+    return r.retriever if not r.reranker else f"{r.retriever} → {r.reranker}"
 
 
 @dataclass
@@ -51,6 +64,7 @@ class ExperimentResults:
     config: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    tests: list[dict[str, Any]] = field(default_factory=list)  # paired tests (experiments.comparisons)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,6 +79,7 @@ class ExperimentResults:
                 config=d.get("config", {}),
                 environment=d.get("environment", {}),
                 timings=d.get("timings", {}),
+                tests=d.get("tests", []),
             )
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an experiment results record ({exc})", field="results") from None

@@ -286,13 +286,23 @@ class _Runner:
         if cfg.oracles.optimal:
             ranked.append(self.optimal())
 
+        from ..evaluate import DEFAULT_METRICS, evaluate
+        from .comparisons import add_statistics, per_question_em, per_question_metrics
+
         results = ExperimentResults(name=cfg.name, config=cfg.to_dict())
+        ranking_scores = []
         for r in ranked:
-            results.ranking.append(RankingResult(r.setting, r.retriever, r.reranker, self.metrics(r.run),
+            ev = evaluate(r.run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
+            results.ranking.append(RankingResult(r.setting, r.retriever, r.reranker, ev["mean"],
                                                  len(self.qids), f"{r.stage.name}-{r.stage.hash}"))
+            ranking_scores.append(per_question_metrics(ev["per_query"], self.qids, list(ev["mean"])))
         for reader in cfg.readers:
             for r in ranked:
                 results.reader += self.read(r, reader)
+        em = {stage: per_question_em(load_answers(self.store.stages_dir / stage), self.qids)
+              for stage in {r.stage for r in results.reader}}
+        results = add_statistics(results, ranking_scores, [em[r.stage][(r.strategy, r.k)] for r in results.reader],
+                                 seed=cfg.seed)
         self.timings["total"] = round(time.perf_counter() - t_all, 3)
         results.timings = dict(self.timings)
         return results

@@ -27,43 +27,90 @@ _SETTING_ORDER = {PIPELINE: 0, ORACLE_RERANKER: 1, ORACLE_RETRIEVER: 2, OPTIMAL:
 
 @dataclass(frozen=True)
 class Table:
+    """Rows of values; `kinds` says how each column shows (text, score, diff, count, p).
+
+    Scores and differences are fractions, shown in percent; `cis[row][col]` is an optional
+    (low, high) interval of that cell, shown in brackets and kept raw in CSV and JSON.
+    """
+
     name: str
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
-    n_label_columns: int  # leading text columns; the rest are scores in [0, 1]
+    n_label_columns: int  # leading text columns; the rest are scores in [0, 1] unless `kinds` says
+    kinds: tuple[str, ...] | None = None
+    cis: tuple[tuple[Any, ...], ...] | None = None
+    questions: int | None = None
+    note: str = ""
 
-    def cell(self, value: Any, col: int) -> str:
-        if value is None:
+    def kind(self, col: int) -> str:
+        if self.kinds is not None:
+            return self.kinds[col]
+        return "text" if col < self.n_label_columns else "score"
+
+    def ci(self, row: int, col: int):
+        if self.cis is None:
+            return None
+        c = self.cis[row][col]
+        return None if c is None or any(x is None or x != x for x in c) else c
+
+    def cell(self, value: Any, col: int, ci=None) -> str:
+        if value is None or (isinstance(value, float) and value != value):
             return "–"
-        if col >= self.n_label_columns and isinstance(value, (int, float)):
-            return f"{100 * value:.2f}"
-        return str(value)
+        kind = self.kind(col)
+        if kind == "score" and isinstance(value, (int, float)):
+            text = f"{100 * value:.2f}"
+        elif kind == "diff" and isinstance(value, (int, float)):
+            text = f"{100 * value:+.2f}"
+        elif kind == "p" and isinstance(value, (int, float)):
+            return "<0.001" if value < 0.001 else f"{value:.3f}"
+        else:
+            return str(value)
+        if ci is not None:
+            text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        return text
 
     def text_rows(self) -> list[list[str]]:
-        return [[self.cell(v, i) for i, v in enumerate(row)] for row in self.rows]
+        return [[self.cell(v, i, self.ci(r, i)) for i, v in enumerate(row)] for r, row in enumerate(self.rows)]
+
+    def numeric(self, col: int) -> bool:
+        return self.kind(col) != "text"
 
     def to_markdown(self) -> str:
         head = "| " + " | ".join(self.columns) + " |"
-        align = "|" + "|".join("---" if i < self.n_label_columns else "---:"
-                               for i in range(len(self.columns))) + "|"
+        align = "|" + "|".join("---:" if self.numeric(i) else "---" for i in range(len(self.columns))) + "|"
         body = ["| " + " | ".join(r) + " |" for r in self.text_rows()]
-        return "\n".join([f"**{self.title}**", "", head, align, *body]) + "\n"
+        tail = ["", self.note] if self.note else []
+        return "\n".join([f"**{self.title}**", "", head, align, *body, *tail]) + "\n"
+
+    def _ci_columns(self) -> list[int]:
+        return [c for c in range(len(self.columns))
+                if any(self.ci(r, c) is not None for r in range(len(self.rows)))]
 
     def to_csv(self) -> str:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(self.columns)
-        for row in self.rows:
-            w.writerow(["" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in row])
+        ci_cols = self._ci_columns()
+        w.writerow([*self.columns, *[f"{self.columns[c]} {end}" for c in ci_cols for end in ("ci_low", "ci_high")]])
+        fmt = lambda v: "" if v is None else (f"{v:.6f}" if isinstance(v, float) else v)  # noqa: E731
+        for r, row in enumerate(self.rows):
+            extra = [fmt(x) for c in ci_cols for x in (self.ci(r, c) or (None, None))]
+            w.writerow([*[fmt(v) for v in row], *extra])
         return buf.getvalue()
 
     def to_json(self) -> str:
-        records = [dict(zip(self.columns, row)) for row in self.rows]
-        return json.dumps({"name": self.name, "title": self.title, "rows": records}, indent=2) + "\n"
+        records = []
+        for r, row in enumerate(self.rows):
+            rec = dict(zip(self.columns, row))
+            cis = {self.columns[c]: list(self.ci(r, c)) for c in range(len(self.columns)) if self.ci(r, c)}
+            if cis:
+                rec["ci95"] = cis
+            records.append(rec)
+        return json.dumps({"name": self.name, "title": self.title, "questions": self.questions,
+                           "rows": records}, indent=2) + "\n"
 
     def to_latex(self) -> str:
-        spec = "l" * self.n_label_columns + "r" * (len(self.columns) - self.n_label_columns)
+        spec = "".join("r" if self.numeric(i) else "l" for i in range(len(self.columns)))
         lines = [
             "\\begin{table}[t]", "\\centering", f"\\caption{{{latex_escape(self.title)}}}",
             f"\\label{{tab:{self.name}}}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
@@ -77,12 +124,18 @@ class Table:
         from html import escape
         head = "".join(f"<th>{escape(c)}</th>" for c in self.columns)
         body = []
-        for r in self.text_rows():
-            cells = "".join(f'<td class="{"num" if i >= self.n_label_columns else "lab"}">{escape(c)}</td>'
-                            for i, c in enumerate(r))
-            body.append(f"<tr>{cells}</tr>")
+        for r, row in enumerate(self.rows):
+            cells = []
+            for i, v in enumerate(row):
+                ci = self.ci(r, i)
+                main = escape(self.cell(v, i))
+                if ci is not None and v is not None:
+                    main += f' <span class="ci">[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]</span>'
+                cells.append(f'<td class="{"num" if self.numeric(i) else "lab"}">{main}</td>')
+            body.append(f"<tr>{''.join(cells)}</tr>")
+        note = f'<p class="note">{escape(self.note)}</p>' if self.note else ""
         return (f'<table id="table-{escape(self.name)}"><caption>{escape(self.title)}</caption>'
-                f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}")
 
     def render(self, fmt: str) -> str:
         return {"md": self.to_markdown, "csv": self.to_csv, "json": self.to_json, "tex": self.to_latex}[fmt]()
@@ -105,40 +158,95 @@ def _metric_names(results: ExperimentResults) -> list[str]:
     return names
 
 
-def retrieval_table(results: ExperimentResults) -> Table:
+def _questions(rows) -> int | None:
+    counts = {r.questions for r in rows}
+    return max(counts) if counts else None
+
+
+def _title(what: str, results: ExperimentResults, n: int | None, with_ci: bool) -> str:
+    split = results.config.get("split") if isinstance(results.config, dict) else None
+    where = f"{n} {split} questions" if n is not None and split else (f"{n} questions" if n is not None else "")
+    ci = "; 95 % bootstrap CI in brackets" if with_ci else ""
+    return f"{what} on {results.name}" + (f" ({where}{ci})" if where or ci else "")
+
+
+def _ranking_table(name: str, what: str, results: ExperimentResults, picked, labels) -> Table:
     metrics = _metric_names(results)
-    rows = [(r.retriever, *[r.metrics.get(m) for m in metrics])
-            for r in results.ranking if r.setting == PIPELINE and r.reranker is None]
-    return Table("retrieval", f"Retrieval on {results.name}", ("retriever", *metrics), tuple(rows), 1)
+    rows = [(*labels(r), *[r.metrics.get(m) for m in metrics]) for r in picked]
+    n_lab = len(rows[0]) - len(metrics) if rows else 1
+    cis = tuple((*([None] * n_lab), *[tuple(r.ci[m]) if m in r.ci else None for m in metrics]) for r in picked)
+    with_ci = any(r.ci for r in picked)
+    n = _questions(picked)
+    return Table(name, _title(what, results, n, with_ci), (*_LABEL_COLUMNS[name], *metrics), tuple(rows), n_lab,
+                 cis=cis if with_ci else None, questions=n)
+
+
+_LABEL_COLUMNS = {"retrieval": ("retriever",), "reranking": ("setting", "retriever", "reranker")}
+
+
+def retrieval_table(results: ExperimentResults) -> Table:
+    picked = [r for r in results.ranking if r.setting == PIPELINE and r.reranker is None]
+    return _ranking_table("retrieval", "Retrieval", results, picked, lambda r: (r.retriever,))
 
 
 def reranking_table(results: ExperimentResults) -> Table:
-    metrics = _metric_names(results)
     picked = [r for r in results.ranking if r.reranker is not None or r.setting != PIPELINE]
     picked.sort(key=lambda r: _SETTING_ORDER.get(r.setting, 9))
-    rows = [(r.setting, r.retriever, r.reranker or "–", *[r.metrics.get(m) for m in metrics]) for r in picked]
-    return Table("reranking", f"Reranking on {results.name}", ("setting", "retriever", "reranker", *metrics),
-                 tuple(rows), 3)
+    return _ranking_table("reranking", "Reranking", results, picked,
+                          lambda r: (r.setting, r.retriever, r.reranker or "–"))
 
 
 def reader_table(results: ExperimentResults) -> Table:
     ks = sorted({r.k for r in results.reader})
-    grouped: dict[tuple, dict[int, float]] = {}
+    grouped: dict[tuple, dict[int, Any]] = {}
     for r in results.reader:
         key = (r.setting, r.retriever, r.reranker or "–", r.reader, r.strategy)
-        grouped.setdefault(key, {})[r.k] = r.em
+        grouped.setdefault(key, {})[r.k] = r
     # within a setting: retriever, then its first-stage row before its reranked rows
     keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != "–", *t[2:]))
-    rows = [(*key, *[grouped[key].get(k) for k in ks]) for key in keys]
-    return Table("reader", f"Reader exact match on {results.name}",
+    rows = tuple((*key, *[grouped[key][k].em if k in grouped[key] else None for k in ks]) for key in keys)
+    cis = tuple((*([None] * 5), *[tuple(grouped[key][k].ci) if k in grouped[key] and grouped[key][k].ci else None
+                                  for k in ks]) for key in keys)
+    with_ci = any(r.ci for r in results.reader)
+    n = _questions(results.reader)
+    return Table("reader", _title("Reader exact match", results, n, with_ci),
                  ("setting", "retriever", "reranker", "reader", "strategy", *[f"EM@{k}" for k in ks]),
-                 tuple(rows), 5)
+                 rows, 5, cis=cis if with_ci else None, questions=n)
+
+
+_TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs answer (10,000 sign flips, "
+              "exact below 14 differing questions); A − B in points with its 95 % bootstrap CI; "
+              "p-values are not corrected for multiple comparisons.")
+
+
+def significance_table(results: ExperimentResults, family: str) -> Table:
+    """The paired tests of one family (`ranking` or `reader`) from `results.tests`."""
+    picked = [t for t in results.tests if t["family"] == family]
+    if family == "reader":
+        cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", "n")
+        rows = tuple((t["reader"], t["strategy"], t["k"], t["a"], t["b"], t["mean_a"], t["mean_b"], t["diff"],
+                      t["p"], t["n"]) for t in picked)
+        kinds = ("text",) * 5 + ("score", "score", "diff", "p", "count")
+        what = "Paired tests of reader EM"
+    else:
+        cols = ("A", "B", "metric", "A score", "B score", "A − B", "p", "n")
+        rows = tuple((t["a"], t["b"], t["metric"], t["mean_a"], t["mean_b"], t["diff"], t["p"], t["n"])
+                     for t in picked)
+        kinds = ("text",) * 3 + ("score", "score", "diff", "p", "count")
+        what = "Paired tests of ranking metrics"
+    at = cols.index("A − B")
+    cis = tuple(tuple((t["ci_low"], t["ci_high"]) if i == at else None for i in range(len(cols))) for t in picked)
+    n = max((t["n"] for t in picked), default=None)
+    return Table(f"tests-{family}", _title(what, results, n, False), cols, rows, kinds.count("text"), kinds=kinds,
+                 cis=cis, questions=n, note=_TEST_NOTE)
 
 
 def all_tables(results: ExperimentResults) -> list[Table]:
     tables = [retrieval_table(results), reranking_table(results)]
     if results.reader:
         tables.append(reader_table(results))
+    if results.tests:
+        tables += [significance_table(results, "ranking"), significance_table(results, "reader")]
     return [t for t in tables if t.rows]
 
 
