@@ -49,7 +49,7 @@ def sample_texts(bench_dir: Path, n: int, seed: int = 0) -> list[str]:
     bench = Benchmark(bench_dir)
     rng = random.Random(seed)
     qids, orders = list(bench.questions), list(iter_orders(5))
-    pids = [passage_id(qids[i * len(qids) // n], rng.choice(orders)) for i in range(n)]
+    pids = [passage_id(qids[i * len(qids) // n], rng.choice(orders), 5) for i in range(n)]
     return [bench.passage_text(p) for p in pids]
 
 

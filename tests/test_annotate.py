@@ -47,7 +47,7 @@ def label_rows(qid):
         a, a_ok = FIRST_HINT[qid][order[0]]
         b = BY_LENGTH[qid][len(order)]
         b_ok = b == GOLD[qid]
-        rows.append({"pid": passage_id(qid, order), "qid": qid, "label": 2 if a_ok or b_ok else 1,
+        rows.append({"pid": passage_id(qid, order, 3), "qid": qid, "label": 2 if a_ok or b_ok else 1,
                      "answers": {"llm:a": a, "llm:b": b}, "correct": {"llm:a": a_ok, "llm:b": b_ok},
                      "copied_from": None})
     return rows
@@ -152,11 +152,11 @@ def test_round_trip_relabels_adds_aliases_drops_leaking_hint_and_is_idempotent(b
 
     after = labels_of(bench)
     assert {pid for pid in before if pid.startswith("p_")} - set(after) == \
-        {passage_id("p", o) for o in all_orders() if 0 in o}
+        {passage_id("p", o, 3) for o in all_orders() if 0 in o}
     assert {pid: lab for pid, lab in after.items() if pid.startswith("p_")} == {
-        "p_1_1": 2, "p_2_2": 1, "p_12_12": 2, "p_12_21": 2}
+        "p_010_1": 2, "p_001_2": 1, "p_011_12": 2, "p_011_21": 2}
     changed_i = {pid: (before[pid], after[pid]) for pid in after if pid.startswith("i_") and before[pid] != after[pid]}
-    assert changed_i == {"i_2_2": (2, 1), "i_02_20": (2, 1), "i_12_21": (2, 1)}
+    assert changed_i == {"i_001_2": (2, 1), "i_101_20": (2, 1), "i_011_21": (2, 1)}
 
     b = Benchmark(bench)
     assert b.qrels["p"] == {pid: lab for pid, lab in after.items() if pid.startswith("p_")}
@@ -165,7 +165,7 @@ def test_round_trip_relabels_adds_aliases_drops_leaking_hint_and_is_idempotent(b
     assert b.questions["p"].metadata["dropped_hints"] == [0]
     assert len(b.questions["p"].hints) == 3  # kept so that surviving passage ids stay valid
     corpus_p = [p.id for p in b.iter_corpus() if p.qid == "p"]
-    assert sorted(corpus_p) == sorted(["p_1_1", "p_2_2", "p_12_12", "p_12_21"])
+    assert sorted(corpus_p) == sorted(["p_010_1", "p_001_2", "p_011_12", "p_011_21"])
     meta = b.meta
     rnd = meta["label_verification"]["rounds"][-1]
     assert rnd["annotator"] == "ada" and rnd["timestamp"] and rnd["labels_1_to_2"] == 2
@@ -173,7 +173,7 @@ def test_round_trip_relabels_adds_aliases_drops_leaking_hint_and_is_idempotent(b
     assert meta["counts"]["passages"] == 30 - 11
     assert meta["labels"] == {"1": sum(v == 1 for v in after.values()), "2": sum(v == 2 for v in after.values())}
     rows = [json.loads(line) for line in open(bench / "labels.jsonl")]
-    r = next(r for r in rows if r["pid"] == "i_2_2")
+    r = next(r for r in rows if r["pid"] == "i_001_2")
     assert r["correct"] == {"llm:a": False, "llm:b": False} and r["answers"]["llm:a"] == "harpsichord"
 
     files = snapshot(bench)
@@ -279,14 +279,14 @@ def test_copied_rows_follow_their_source(tmp_path, bench):
     rows = [json.loads(line) for line in open(bench / "labels.jsonl")]
     # Make p_01_10's answers come from p_01_01 (subsets-style copy with empty answers).
     for r in rows:
-        if r["pid"] == "p_01_10":
-            r.update(answers={}, correct={}, copied_from="p_01_01")
+        if r["pid"] == "p_110_10":
+            r.update(answers={}, correct={}, copied_from="p_110_01")
     with open(bench / "labels.jsonl", "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows)
     cands = collect_candidates(load_labels(bench / "labels.jsonl"), Benchmark(bench).questions,
                                VerificationState())
     red = cands[("p", "red planet")]
-    assert "p_01_10" in red.passages  # copied from an ordering that starts with h0
+    assert "p_110_10" in red.passages  # copied from an ordering that starts with h0
     assert cands[("p", "mars")].is_gold and not cands[("p", "mars")].exportable
 
 

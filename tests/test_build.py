@@ -25,15 +25,16 @@ def test_k2_hand_worked_ids_and_texts():
     x = Question("X", "?", ["z"], [Hint("first."), Hint("second.")])
     assert list(iter_orders(2)) == [(0,), (1,), (0, 1), (1, 0)]
     assert [(p.id, p.text) for p in iter_passages(x)] == [
-        ("X_0_0", "first."), ("X_1_1", "second."), ("X_01_01", "first. second."), ("X_01_10", "second. first.")]
+        ("X_10_0", "first."), ("X_01_1", "second."), ("X_11_01", "first. second."), ("X_11_10", "second. first.")]
 
 
 def test_k5_count_and_id_set_match_brute_force():
     ids = [p.id for p in iter_passages(q("q_7", 5))]
-    expected = {f"q_7_{''.join(map(str, sorted(t)))}_{''.join(map(str, t))}"
+    expected = {f"q_7_{''.join('1' if i in t else '0' for i in range(5))}_{''.join(map(str, t))}"
                 for size in range(1, 6) for t in product(range(5), repeat=size) if len(set(t)) == size}
     assert len(ids) == 325 == len(set(ids)) and set(ids) == expected
-    assert ids[:5] == [f"q_7_{i}_{i}" for i in range(5)] and ids[-1] == "q_7_01234_43210"
+    assert ids[:2] == ["q_7_10000_0", "q_7_01000_1"] and ids[-1] == "q_7_11111_43210"
+    assert "q_7_10110_320" in ids
     assert [n_orders(k) for k in range(1, 7)] == [1, 4, 15, 64, 325, 1956]
 
 
@@ -45,7 +46,7 @@ def test_order_is_size_then_subset_then_permutation():
 
 def test_passage_text_follows_the_order():
     p = next(p for p in iter_passages(q("a", 3)) if p.order == (2, 0, 1))
-    assert p.id == "a_012_201" and p.text == "a hint 2. a hint 0. a hint 1."
+    assert p.id == "a_111_201" and p.text == "a hint 2. a hint 0. a hint 1."
 
 
 def test_ranking_by_convergence_ties_by_source_order():
@@ -128,9 +129,10 @@ def test_leaking_hint_is_dropped_before_ranking(tmp_path):
 def test_release_labels_follow_hints_through_leakage_and_ranking(tmp_path):
     # Source hints 0, 1, 2; hint 1 names the answer and is dropped; kept hints are source 0 and 2.
     rel = Question("r", "?", ["Cobalt"], [Hint("blue."), Hint("cobalt!"), Hint("27.")],
-                   metadata={LABELS_KEY: {"0_0": 1, "2_2": 2, "02_20": 2, "02_02": 1}})
+                   metadata={LABELS_KEY: {"0": 1, "2": 2, "20": 2, "02": 1}})
     meta = build_benchmark([rel], tmp_path / "b", top_k=2, split=(1.0,))
-    assert Qrels.load(tmp_path / "b" / "qrels.tsv") == {"r": {"r_0_0": 1, "r_1_1": 2, "r_01_01": 1, "r_01_10": 2}}
+    assert Qrels.load(tmp_path / "b" / "qrels.tsv") == {"r": {"r_10_0": 1, "r_01_1": 2, "r_11_01": 1, "r_11_10": 2}}
+    assert meta["id_scheme"] == {"name": "qid_mask_perm", "mask_bits": ["left-to-right"]}
     assert meta["labels"] == {"1": 2, "2": 2} and meta["labelled_by"] == "quit-release"
     assert LABELS_KEY not in Benchmark(tmp_path / "b").questions["r"].metadata
 
@@ -142,12 +144,12 @@ def test_post_build_hook_runs_inside_the_temp_dir_and_failure_leaves_the_old_out
     def relabel(tmp, meta):
         seen["dir"] = tmp
         assert (tmp / "qrels.tsv").exists() and tmp != out
-        (tmp / "qrels.tsv").write_text("a 0 a_0_0 2\n")
+        (tmp / "qrels.tsv").write_text("a 0 a_1_0 2\n")
         meta["labelled_by"] = "test-hook"
 
     build_benchmark([q("a", 1)], out, top_k=1, split=(1.0,), post_build=relabel)
     assert json.loads((out / "meta.json").read_text())["labelled_by"] == "test-hook"
-    assert (out / "qrels.tsv").read_text() == "a 0 a_0_0 2\n" and not seen["dir"].exists()
+    assert (out / "qrels.tsv").read_text() == "a 0 a_1_0 2\n" and not seen["dir"].exists()
 
     def boom(tmp, meta):
         raise RuntimeError("labeller crashed")
@@ -177,3 +179,20 @@ def test_real_triviahg_build(triviahg_file, tmp_path):
     assert meta["counts"]["questions"] == 1000 and meta["counts"]["passages"] == 325_000
     with open(tmp_path / "b" / "qrels.tsv") as fh:
         assert sum(1 for _ in fh) == 325_000
+
+
+def test_a_benchmark_with_the_old_ids_asks_for_a_rebuild(tmp_path):
+    out = tmp_path / "b"
+    build_benchmark([q("a", 2)], out, top_k=2, split=(1.0,))
+    assert Benchmark(out).meta["id_scheme"]["name"] == "qid_mask_perm"
+    meta = json.loads((out / "meta.json").read_text())
+    del meta["id_scheme"]  # as every build before QUIT's ids wrote it
+    (out / "meta.json").write_text(json.dumps(meta))
+    (out / "qrels.tsv").write_text("a 0 a_0_0 1\na 0 a_01_10 1\n")
+    with pytest.raises(InputError, match=r"old passage ids \(a_0_0.*rebuild it with `inferqa build`"):
+        Benchmark(out)
+    meta["id_scheme"] = {"name": "qid_subset_perm"}
+    (out / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="rebuild it with") as exc:
+        Benchmark(out)
+    assert exc.value.field == "id_scheme"

@@ -121,8 +121,8 @@ def test_module_entry_point_help_and_error():
 def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
     def record(qid, label_model_answer):
         hints = [{"hint": f"{qid} clue {i}."} for i in range(2)]
-        subsets = {"0": {"0": {"gemma-3-1b": label_model_answer}}, "1": {"1": {"qwen-3-4b": "nope"}},
-                   "01": {"01": {"llama-31-8b": "nope"}, "10": {"llama-31-8b": label_model_answer}}}
+        subsets = {"10": {"0": {"gemma-3-1b": label_model_answer}}, "01": {"1": {"qwen-3-4b": "nope"}},
+                   "11": {"01": {"llama-31-8b": "nope"}, "10": {"llama-31-8b": label_model_answer}}}
         return {"id": qid, "question": "?", "answers": ["Gold"], "hints": hints, "subsets": subsets}
 
     dev = tmp_path / "dev.json"
@@ -134,6 +134,6 @@ def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
     assert code in (0, None), err
     bench = Benchmark(tmp_path / "b")
     assert bench.splits == {"dev": ["d1"], "test": ["t1", "t2"]}
-    assert bench.qrels["d1"] == {"d1_0_0": 2, "d1_1_1": 1, "d1_01_01": 1, "d1_01_10": 2}
-    assert set(bench.qrels["t1"].values()) == {1} and bench.qrels["t2"]["t2_01_10"] == 2
+    assert bench.qrels["d1"] == {"d1_10_0": 2, "d1_01_1": 1, "d1_11_01": 1, "d1_11_10": 2}  # the release's ids
+    assert set(bench.qrels["t1"].values()) == {1} and bench.qrels["t2"]["t2_11_10"] == 2
     assert bench.meta["labels"] == {"1": 8, "2": 4}   # d1 and t2 two each

@@ -98,12 +98,14 @@ def _write(path, text):
 def test_bad_input_is_one_line(bench_dir, tmp_path, monkeypatch, capsys):
     qrels = bench_dir / "qrels.tsv"
     good_pid = next(iter(next(iter(Qrels.load(qrels).values()))))
-    qid = good_pid.rsplit("_", 2)[0]
+    qid, mask, _ = good_pid.rsplit("_", 2)
+    other = next(f"{qid}_{'0' * i}1{'0' * (len(mask) - i - 1)}_{i}" for i in range(len(mask))
+                 if good_pid != f"{qid}_{'0' * i}1{'0' * (len(mask) - i - 1)}_{i}")
     cases = {
-        "unknown passage id": f"{qid} Q0 {qid}_09_90 1 2.0 t\n",
+        "unknown passage id": f"{qid} Q0 {qid}_0000000001_9 1 2.0 t\n",
         "not a passage id": f"{qid} Q0 banana 1 2.0 t\n",
         "duplicate passage": f"{qid} Q0 {good_pid} 1 2.0 t\n{qid} Q0 {good_pid} 2 1.0 t\n",
-        "unsorted run": f"{qid} Q0 {good_pid} 1 1.0 t\n{qid} Q0 {qid}_1_1 2 2.0 t\n",
+        "unsorted run": f"{qid} Q0 {good_pid} 1 1.0 t\n{qid} Q0 {other} 2 2.0 t\n",
         "run file is empty": "\n",
     }
     for needle, text in cases.items():

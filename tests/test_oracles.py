@@ -11,8 +11,8 @@ from inferqa.records import Qrels, Run
 @pytest.fixture
 def qrels() -> Qrels:
     return Qrels({
-        "q1": {"q1_0_0": 1, "q1_1_1": 2, "q1_01_01": 0, "q1_01_10": 2, "q1_2_2": 1},
-        "q2": {"q2_0_0": 0},
+        "q1": {"q1_100_0": 1, "q1_010_1": 2, "q1_110_01": 0, "q1_110_10": 2, "q1_001_2": 1},
+        "q2": {"q2_100_0": 0},
     })
 
 
@@ -20,29 +20,29 @@ def test_oracle_retriever_is_seeded_and_complete(qrels):
     a = oracle_retriever(qrels, ["q1", "q2"], seed=7)
     b = oracle_retriever(qrels, ["q2", "q1"], seed=7)  # order of qids does not change a question's run
     assert a["q1"] == b["q1"]
-    assert {p for p, _ in a["q1"]} == {"q1_0_0", "q1_1_1", "q1_01_10", "q1_2_2"}
+    assert {p for p, _ in a["q1"]} == {"q1_100_0", "q1_010_1", "q1_110_10", "q1_001_2"}
     assert a["q2"] == []
     orders = {tuple(p for p, _ in oracle_retriever(qrels, ["q1"], seed=s)["q1"]) for s in range(30)}
     assert len(orders) > 5  # really shuffled
     scores = [s for _, s in a["q1"]]
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
     only2 = oracle_retriever(qrels, ["q1"], seed=7, min_label=2)
-    assert {p for p, _ in only2["q1"]} == {"q1_1_1", "q1_01_10"}
+    assert {p for p, _ in only2["q1"]} == {"q1_010_1", "q1_110_10"}
 
 
 def test_oracle_reranker_sorts_by_label_stably(qrels):
-    run = Run({"q1": [("q1_2_2", 9.0), ("q1_01_01", 8.0), ("q1_0_0", 7.0), ("q1_01_10", 6.0), ("x_0_0", 5.0)],
-               "q2": [("q2_0_0", 1.0)]})
+    run = Run({"q1": [("q1_001_2", 9.0), ("q1_110_01", 8.0), ("q1_100_0", 7.0), ("q1_110_10", 6.0), ("x_100_0", 5.0)],
+               "q2": [("q2_100_0", 1.0)]})
     out = oracle_reranker(run, qrels)
-    assert [p for p, _ in out["q1"]] == ["q1_01_10", "q1_2_2", "q1_0_0", "q1_01_01", "x_0_0"]
-    assert [p for p, _ in out["q2"]] == ["q2_0_0"]
+    assert [p for p, _ in out["q1"]] == ["q1_110_10", "q1_001_2", "q1_100_0", "q1_110_01", "x_100_0"]
+    assert [p for p, _ in out["q2"]] == ["q2_100_0"]
     before, after = evaluate(run, qrels, ["ndcg@5", "mrr"]), evaluate(out, qrels, ["ndcg@5", "mrr"])
     assert after["ndcg@5"] >= before["ndcg@5"] and after["mrr"] >= before["mrr"]
 
 
 def test_optimal_reaches_the_ceiling(qrels):
     run = optimal(qrels, ["q1"])
-    assert [p for p, _ in run["q1"]] == ["q1_1_1", "q1_01_10", "q1_0_0", "q1_2_2"]
+    assert [p for p, _ in run["q1"]] == ["q1_010_1", "q1_110_10", "q1_100_0", "q1_001_2"]
     res = evaluate(run, qrels, ["ndcg@10", "hit@1", "recall@5", "mrr"])
     assert res == {"ndcg@10": pytest.approx(1.0), "hit@1": 1.0, "recall@5": 1.0, "mrr": 1.0}
 

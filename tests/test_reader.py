@@ -13,7 +13,7 @@ from inferqa.benchmark import Benchmark
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.read import NO_ANSWER, Reader, read_run
 from inferqa.read.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
-from inferqa.records import Hint, Question, Run
+from inferqa.records import Hint, Question, Run, passage_id
 
 
 class FirstHint(LLM):
@@ -57,7 +57,7 @@ def test_read_run_rows_dedup_and_scores(bench):
     h = {q: {t.text: i for i, t in enumerate(bench.questions[q].hints)} for q in "ab"}
     a = lambda *txt: "".join(str(h["a"][t]) for t in txt)
     b = lambda *txt: "".join(str(h["b"][t]) for t in txt)
-    pid = lambda q, order: f"{q}_{''.join(sorted(order))}_{order}"
+    pid = lambda q, order: passage_id(q, tuple(map(int, order)), 3)
     run = Run({
         "a": [(pid("a", a("Hot clouds")), 3.0), (pid("a", a("Red dust", "Hot clouds")), 2.0)],
         "b": [(pid("b", b("Tiber flows", "Seven hills")), 3.0), (pid("b", b("Seven hills")), 2.0)],
@@ -164,7 +164,7 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
 def test_tune_union_prefers_the_alpha_that_reads_right(bench):
     from inferqa.read import tune_union
     idx = {t.text: i for i, t in enumerate(bench.questions["a"].hints)}
-    pid = lambda *txt: "a_" + "".join(sorted(str(idx[t]) for t in txt)) + "_" + "".join(str(idx[t]) for t in txt)
+    pid = lambda *txt: passage_id("a", tuple(idx[t] for t in txt), 3)
     # rank 1 (Hot, Red), rank 2 (Two, Red). alpha=1: Red 1 + 1/2 beats Hot 1 -> "Mars".
     # beta=1: Red 1/2 + 1/2 = Hot 1 = Two 1 -> tie, Hot first seen -> "Venus".
     run = Run({"a": [(pid("Hot clouds", "Red dust"), 2.0), (pid("Two moons", "Red dust"), 1.0)]})

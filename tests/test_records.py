@@ -6,29 +6,50 @@ from __future__ import annotations
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.records import Hint, Passage, Qrels, Question, Run, parse_passage_id, passage_id
+from inferqa.records import (RIGHT_TO_LEFT, Hint, Passage, Qrels, Question, Run, is_old_passage_id, mask_readings,
+                             parse_passage_id, passage_id)
 
 
-def test_passage_id_spells_subset_then_order():
-    assert passage_id("q7", (3, 0, 1)) == "q7_013_301"
-    assert passage_id("q7", (2,)) == "q7_2_2"
+def test_passage_id_spells_a_mask_of_the_kept_hints_then_the_order():
+    assert passage_id("Q_train_44835", (3, 2, 0), 5) == "Q_train_44835_10110_320"
+    assert passage_id("q7", (2,), 3) == "q7_001_2"
+    assert passage_id("q7", (3, 2, 0), 5, RIGHT_TO_LEFT) == "q7_01101_320"
 
 
 def test_parse_passage_id_reads_from_the_right_so_qids_may_hold_underscores():
-    assert parse_passage_id("Q_dev_8315_013_301") == ("Q_dev_8315", (3, 0, 1))
+    assert parse_passage_id("Q_train_44835_10110_320") == ("Q_train_44835", (3, 2, 0))
     for qid, order in [("test_62", (4, 3, 2, 1, 0)), ("a_b_c", (0,)), ("x", (1, 0))]:
-        assert parse_passage_id(passage_id(qid, order)) == (qid, order)
+        assert parse_passage_id(passage_id(qid, order, 5)) == (qid, order)
+        assert parse_passage_id(passage_id(qid, order, 5, RIGHT_TO_LEFT)) == (qid, order)
 
 
-@pytest.mark.parametrize("bad", ["q7_013", "q7_013_311", "q7_013_30", "_01_10", "q7_01_1x", "q7_012_013"])
+def test_mask_readings_name_the_bit_orders_that_fit():
+    assert mask_readings("10110", (3, 2, 0)) == ("left-to-right",)
+    assert mask_readings("01101", (3, 2, 0)) == ("right-to-left",)
+    assert mask_readings("00100", (2,)) == ("left-to-right", "right-to-left")  # symmetric: both fit
+    assert mask_readings("10100", (3, 2, 0)) == ()
+
+
+@pytest.mark.parametrize("bad", ["q7_10110", "q7_10110_3200", "q7_10110_32", "_10110_320", "q7_10110_32x",
+                                 "q7_013_301", "q7_10210_320", "q7_101_320", "q7_0_0"])
 def test_parse_passage_id_rejects_malformed_ids(bad):
     with pytest.raises(ValueError):
         parse_passage_id(bad)
 
 
+def test_old_ids_are_recognised_and_never_parse_as_new_ones():
+    for old in ["q7_013_301", "q7_2_2", "q_01_10", "q_1_1", "q_0_0", "q_01234_43210"]:
+        assert is_old_passage_id(old)
+        with pytest.raises(ValueError):
+            parse_passage_id(old)
+    assert not is_old_passage_id("Q_train_44835_10110_320")
+
+
 def test_passage_id_refuses_two_digit_indices():
     with pytest.raises(ValueError):
-        passage_id("q", (10, 1))
+        passage_id("q", (10, 1), 11)
+    with pytest.raises(ValueError):
+        passage_id("q", (3,), 3)
 
 
 def test_question_round_trips_through_dict():
@@ -41,19 +62,19 @@ def test_question_round_trips_through_dict():
 
 
 def test_passage_dict_has_corpus_fields():
-    p = Passage(id="q_01_10", qid="q", order=(1, 0), text="b a")
-    assert p.to_dict() == {"id": "q_01_10", "text": "b a", "qid": "q"}
+    p = Passage(id="q_11_10", qid="q", order=(1, 0), text="b a")
+    assert p.to_dict() == {"id": "q_11_10", "text": "b a", "qid": "q"}
 
 
 def test_qrels_save_load_round_trip(tmp_path):
-    q = Qrels({"q1": {"q1_0_0": 1, "q1_01_10": 2}, "q2": {"q2_1_1": 0}})
+    q = Qrels({"q1": {"q1_10_0": 1, "q1_11_10": 2}, "q2": {"q2_01_1": 0}})
     path = tmp_path / "qrels.tsv"
     q.save(path)
-    assert path.read_text().splitlines()[1] == "q1 0 q1_01_10 2"
+    assert path.read_text().splitlines()[1] == "q1 0 q1_11_10 2"
     back = Qrels.load(path)
     assert back == q
-    assert back.relevant("q1") == {"q1_0_0", "q1_01_10"}
-    assert back.relevant("q1", min_label=2) == {"q1_01_10"}
+    assert back.relevant("q1") == {"q1_10_0", "q1_11_10"}
+    assert back.relevant("q1", min_label=2) == {"q1_11_10"}
     assert back.relevant("missing") == set()
 
 

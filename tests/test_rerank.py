@@ -34,7 +34,7 @@ def make_bench(tmp_path, n_questions: int = 3, n_hints: int = 3) -> Benchmark:
         questions.append(Question(qid, f"Which thing is question {q} about?", [f"answer {q}"], hints))
         for r in range(1, n_hints + 1):
             for order in permutations(range(n_hints), r):
-                qrels.setdefault(qid, {})[passage_id(qid, order)] = 2 if r == n_hints else int(0 in order)
+                qrels.setdefault(qid, {})[passage_id(qid, order, n_hints)] = 2 if r == n_hints else int(0 in order)
     write_jsonl(tmp_path / "questions.jsonl", [q.to_dict() for q in questions])
     qrels.save(tmp_path / "qrels.tsv")
     return Benchmark(tmp_path)
@@ -100,7 +100,7 @@ def test_rerank_qids_subset_and_errors(tmp_path):
         LengthReranker().rerank(run, bench, qids=["nope"])
     with pytest.raises(InputError, match="depth"):
         LengthReranker().rerank(run, bench, depth=0)
-    bad = Run({"zz": [("zz_0_0", 1.0)]})
+    bad = Run({"zz": [("zz_100_0", 1.0)]})
     with pytest.raises(InputError, match="not in the benchmark"):
         LengthReranker().rerank(bad, bench)
 

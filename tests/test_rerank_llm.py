@@ -50,7 +50,7 @@ def demo(tmp_path_factory):
     run = Run(tag="handmade")
     for qid in bench.questions:
         orders = [(0,), (1,), (2,), (3,), (0, 1), (2, 3), (4, 1), (3, 0), (4,), (1, 2), (2, 4), (0, 4)]
-        run[qid] = [(passage_id(qid, o), float(-i)) for i, o in enumerate(orders)]
+        run[qid] = [(passage_id(qid, o, 5), float(-i)) for i, o in enumerate(orders)]
     return bench, run
 
 

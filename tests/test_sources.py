@@ -36,9 +36,9 @@ def triviahg_later(qid="Q_1"):
 def quit_record():
     return {"id": "quit_7", "question": "Which metal?", "answers": ["Cobalt", "Co"],
             "hints": [{"hint": "Blue glass pigment."}, {"hint": "Atomic number 27."}],
-            "subsets": {"0": {"0": {"gemma-3-1b": "copper", "qwen-3-4b": "nickel", "llama-31-8b": "iron"}},
-                        "1": {"1": {"gemma-3-1b": "cobalt.", "qwen-3-4b": "x", "llama-31-8b": "y"}},
-                        "01": {"01": {"gemma-3-1b": "no", "qwen-3-4b": "no", "llama-31-8b": "CO",
+            "subsets": {"10": {"0": {"gemma-3-1b": "copper", "qwen-3-4b": "nickel", "llama-31-8b": "iron"}},
+                        "01": {"1": {"gemma-3-1b": "cobalt.", "qwen-3-4b": "x", "llama-31-8b": "y"}},
+                        "11": {"01": {"gemma-3-1b": "no", "qwen-3-4b": "no", "llama-31-8b": "CO",
                                       "gemma-3-4b": "Cobalt"},
                                "10": {"label": 2}}}}
 
@@ -90,21 +90,43 @@ def test_quit_release_labels_follow_the_labelling_models(tmp_path):
     assert q.answers == ["Cobalt", "Co"] and [h.text for h in q.hints] == ["Blue glass pigment.", "Atomic number 27."]
     # copper/nickel/iron -> 1; "cobalt." normalises to a gold answer -> 2; "CO" (llama-31-8b) -> 2;
     # a reader model (gemma-3-4b) never labels; an explicit label wins.
-    assert q.metadata[LABELS_KEY] == {"0_0": 1, "1_1": 2, "01_01": 2, "01_10": 2}
-    assert q.metadata["split"] == "test"
+    assert q.metadata[LABELS_KEY] == {"0": 1, "1": 2, "01": 2, "10": 2}
+    assert q.metadata["split"] == "test" and q.metadata["mask_bits"] == "left-to-right"
 
 
-def test_quit_ordering_must_permute_its_subset(tmp_path):
+@pytest.mark.parametrize("mask,perm,why", [("11", "12", "distinct hint indices below 2"),
+                                           ("013", "01", "0/1 mask"), ("110", "01", "2-character"),
+                                           ("10", "01", "different hints")])
+def test_quit_ordering_must_name_its_masks_hints(tmp_path, mask, perm, why):
     rec = quit_record()
-    rec["subsets"]["01"]["12"] = {}
-    with pytest.raises(InputError) as exc:
+    rec["subsets"].setdefault(mask, {})[perm] = {}
+    with pytest.raises(InputError, match=why) as exc:
         load_questions(write_json(tmp_path / "dev.json", [rec]))
-    assert exc.value.field == "subsets.01.12"
+    assert exc.value.field == f"subsets.{mask}.{perm}" and exc.value.record == "0 (id quit_7)"
+
+
+def three_hint_record(qid, right_to_left):
+    def key(*used):
+        mask = "".join("1" if i in used else "0" for i in range(3))
+        return mask[::-1] if right_to_left else mask
+    return {"id": qid, "question": "?", "answers": ["x"], "hints": [{"hint": f"{qid} h{i}."} for i in range(3)],
+            "subsets": {key(2): {"2": {}}, key(0, 2): {"20": {"qwen-3-4b": "x"}, "02": {}}}}
+
+
+def test_quit_mask_bits_read_one_way_per_file(tmp_path):
+    (a, b) = load_questions(write_json(tmp_path / "train.json", [three_hint_record("a", True),
+                                                                  three_hint_record("b", True)]))
+    assert a.metadata["mask_bits"] == b.metadata["mask_bits"] == "right-to-left"
+    assert a.metadata[LABELS_KEY] == {"2": 1, "20": 2, "02": 1}
+    mixed = [three_hint_record("a", False), three_hint_record("b", True)]
+    with pytest.raises(InputError, match="fits only right-to-left.*earlier records.*left-to-right") as exc:
+        load_questions(write_json(tmp_path / "dev.json", mixed))
+    assert (exc.value.record, exc.value.field) == ("1 (id b)", "subsets.100.2")
 
 
 def test_quit_corpus_file_is_refused_with_a_pointer(tmp_path):
     f = tmp_path / "corpus.jsonl"
-    f.write_text(json.dumps({"id": "q_0_0", "contents": "x", "title": "q"}) + "\n")
+    f.write_text(json.dumps({"id": "q_10000_0", "contents": "x", "title": "q"}) + "\n")
     with pytest.raises(InputError, match="train/dev/test JSON"):
         load_questions(f)
 

@@ -59,7 +59,7 @@ class _Bench:
 
 
 def test_build_context_from_passage_ids():
-    pids = ["q1_01_10", "q1_012_201"]  # [h1, h0], [h2, h0, h1]
+    pids = ["q1_11000_10", "q1_11100_201"]  # [h1, h0], [h2, h0, h1]
     assert build_context(_Bench(), pids, "union_norm") == "- h1\n- h0\n- h2"
     # union_freq: h1: .6*(1+.5)+.4*(1+1/3)=1.4333, h0: .6*1.5+.4*(.5+.5)=1.3, h2: .3+.4=0.7
     assert build_context(_Bench(), pids, "union_freq") == "- h1\n- h0\n- h2"

@@ -14,9 +14,10 @@ from typing import Iterator
 
 from .errors import InputError
 from .io import iter_jsonl, read_json
-from .records import Passage, Qrels, Question, parse_passage_id
+from .records import ID_SCHEME, Passage, Qrels, Question, is_old_passage_id, parse_passage_id
 
 HINT_SEPARATOR = " "
+REBUILD = "rebuild it with `inferqa build`"
 
 
 class Benchmark:
@@ -27,6 +28,20 @@ class Benchmark:
         for name in ("questions.jsonl", "qrels.tsv"):
             if not (self.path / name).exists():
                 raise InputError(f"not a benchmark directory: {name} is missing", file=self.path)
+        self._check_id_scheme()
+
+    def _check_id_scheme(self) -> None:
+        """Refuse a directory written with passage ids of another scheme, before any stage misreads them."""
+        scheme = (self.meta.get("id_scheme") or {}).get("name") if isinstance(self.meta, dict) else None
+        if scheme not in (None, ID_SCHEME):
+            raise InputError(f"passage id scheme {scheme!r} is not {ID_SCHEME!r}; {REBUILD}",
+                             file=self.path / "meta.json", field="id_scheme")
+        if scheme is None:
+            with open(self.path / "qrels.tsv", encoding="utf-8") as fh:
+                first = next((line.split() for line in fh if line.strip()), [])
+            if len(first) == 4 and is_old_passage_id(first[2]):
+                raise InputError(f"written with the old passage ids ({first[2]}: sorted hint indices, not QUIT's "
+                                 f"0/1 mask); {REBUILD}", file=self.path)
 
     @cached_property
     def questions(self) -> dict[str, Question]:

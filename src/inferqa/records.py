@@ -1,8 +1,11 @@
 """Typed records passed between the pipeline's stages, and TREC qrels/run files.
 
-Passage ids are `{qid}_{subset}_{perm}`: `subset` lists the hint indices in ascending
-order, `perm` the same indices in passage order (`q7_013_301`). Question ids may hold
-underscores, so ids are parsed from the right.
+Passage ids follow the QUIT release: `{qid}_{mask}_{perm}`. `mask` has one 0/1 character
+per kept hint of the question (position i from the left = hint i, as `inferqa build`
+writes it), `perm` spells the hint indices in passage order (`Q_train_44835_10110_320`).
+The release's bit order is inferred, not documented, so a mask is also accepted read from
+the right; loaders hold one file to one reading. Question ids may hold underscores, so
+ids are parsed from the right.
 """
 
 from __future__ import annotations
@@ -72,6 +75,11 @@ class Passage:
         return {"id": self.id, "text": self.text, "qid": self.qid}
 
 
+ID_SCHEME = "qid_mask_perm"
+LEFT_TO_RIGHT, RIGHT_TO_LEFT = "left-to-right", "right-to-left"
+MASK_BITS = (LEFT_TO_RIGHT, RIGHT_TO_LEFT)
+
+
 def _digits(indices: Iterable[int]) -> str:
     out = []
     for i in indices:
@@ -81,21 +89,56 @@ def _digits(indices: Iterable[int]) -> str:
     return "".join(out)
 
 
-def passage_id(qid: str, order: Sequence[int]) -> str:
-    """`passage_id("q7", (3, 0, 1)) == "q7_013_301"`."""
-    return f"{qid}_{_digits(sorted(order))}_{_digits(order)}"
+def hint_mask(order: Iterable[int], n_hints: int, bits: str = LEFT_TO_RIGHT) -> str:
+    """`hint_mask((3, 0, 2), 5) == "10110"`: one 0/1 character per hint, set where used."""
+    used = set(order)
+    if any(not 0 <= i < n_hints for i in used):
+        raise ValueError(f"hint indices {sorted(used)} do not fit a question of {n_hints} hints")
+    chars = ["1" if i in used else "0" for i in range(n_hints)]
+    if bits == RIGHT_TO_LEFT:
+        chars.reverse()
+    elif bits != LEFT_TO_RIGHT:
+        raise ValueError(f"mask bit order must be one of {', '.join(MASK_BITS)}, not {bits!r}")
+    return "".join(chars)
+
+
+def passage_id(qid: str, order: Sequence[int], n_hints: int, bits: str = LEFT_TO_RIGHT) -> str:
+    """`passage_id("Q_train_44835", (3, 2, 0), 5) == "Q_train_44835_10110_320"`."""
+    return f"{qid}_{hint_mask(order, n_hints, bits)}_{_digits(order)}"
+
+
+def mask_readings(mask: str, order: Sequence[int]) -> tuple[str, ...]:
+    """The bit orders (of MASK_BITS) under which `mask`'s set bits name exactly the hints of `order`."""
+    if not mask or set(mask) - {"0", "1"} or len(set(order)) != len(order) or any(i >= len(mask) for i in order):
+        return ()
+    return tuple(bits for bits in MASK_BITS if hint_mask(order, len(mask), bits) == mask)
+
+
+def split_passage_id(pid: str) -> tuple[str, str, str]:
+    """(question id, mask, perm) as spelled, without checking that they agree."""
+    parts = pid.rsplit("_", 2)
+    if len(parts) != 3 or not parts[0] or not parts[1] or not parts[2].isdigit():
+        raise ValueError(f"not a passage id of the form qid_mask_perm: {pid!r}")
+    return parts[0], parts[1], parts[2]
 
 
 def parse_passage_id(pid: str) -> tuple[str, tuple[int, ...]]:
-    """Inverse of `passage_id`: (question id, hint order)."""
-    parts = pid.rsplit("_", 2)
-    if len(parts) != 3 or not parts[0] or not parts[1].isdigit() or not parts[2].isdigit():
-        raise ValueError(f"not a passage id of the form qid_subset_perm: {pid!r}")
-    qid, subset, perm = parts
+    """Inverse of `passage_id`: (question id, hint order). The mask must name the perm's
+    hints, read from the left or from the right."""
+    qid, mask, perm = split_passage_id(pid)
     order = tuple(int(c) for c in perm)
-    if "".join(sorted(perm)) != subset or len(set(order)) != len(order):
-        raise ValueError(f"passage id {pid!r}: perm is not an ordering of subset")
+    if not mask_readings(mask, order):
+        raise ValueError(f"passage id {pid!r}: mask {mask!r} does not name the hints of perm {perm!r}")
     return qid, order
+
+
+def is_old_passage_id(pid: str) -> bool:
+    """An id of the scheme before QUIT's (`q7_013_301`: sorted hint indices, then the order)."""
+    try:
+        _, subset, perm = split_passage_id(pid)
+    except ValueError:
+        return False
+    return subset.isdigit() and "".join(sorted(perm)) == subset and len(set(perm)) == len(perm)
 
 
 class Qrels(dict):

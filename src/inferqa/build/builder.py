@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import __version__
-from ..data.quit import LABELS_KEY
+from ..data.quit import LABELS_KEY, MASK_BITS_KEY
 from ..errors import InputError
 from ..io import atomic_dir, sha256_file
 from ..progress import track
-from ..records import LABEL_PARTIAL, Question, passage_id
+from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
@@ -43,7 +43,7 @@ def _source_entry(src: Any) -> dict:
 def _release_label(labels: dict[str, int] | None, source_order: Sequence[int]) -> int:
     if not labels:
         return LABEL_PARTIAL
-    return labels.get(passage_id("", source_order)[1:], LABEL_PARTIAL)  # "{subset}_{perm}"
+    return labels.get("".join(map(str, source_order)), LABEL_PARTIAL)
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,8 @@ class Selected:
 
     question: Question
     source_indices: list[int]
-    release_labels: dict[str, int] | None  # QUIT release labels keyed by source-index passage ids
+    release_labels: dict[str, int] | None  # QUIT release labels keyed by perm of source hint indices
+    mask_bits: str  # bit order of the passage ids' masks (the release file's own, else left-to-right)
 
 
 def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str, leak_judge: LeakJudge,
@@ -69,11 +70,14 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
             skipped.append(q.id)
             continue
         kept = leak.kept_indices[q.id]
-        source_idx = [kept[j] for j in top]
-        meta = {k: v for k, v in q.metadata.items() if k != LABELS_KEY}
-        meta["source_hint_indices"] = source_idx  # provenance: kept hint i is source hint source_idx[i]
         labels = q.metadata.get(LABELS_KEY)
-        selected.append(Selected(replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels))
+        if labels is not None:
+            top = sorted(top)  # the release's own hint order, so its passage ids come out verbatim
+        source_idx = [kept[j] for j in top]
+        meta = {k: v for k, v in q.metadata.items() if k not in (LABELS_KEY, MASK_BITS_KEY)}
+        meta["source_hint_indices"] = source_idx  # provenance: kept hint i is source hint source_idx[i]
+        selected.append(Selected(replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels,
+                                 q.metadata.get(MASK_BITS_KEY, LEFT_TO_RIGHT)))
     counts = {
         "questions_in": len(questions),
         "hints_in": sum(len(q.hints) for q in questions),
@@ -116,7 +120,7 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
                 q, source_idx, release_labels = sel.question, sel.source_indices, sel.release_labels
                 fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
                 n_before = passages
-                for order, pid, line in iter_corpus_lines(q):
+                for order, pid, line in iter_corpus_lines(q, sel.mask_bits):
                     label = _release_label(release_labels, [source_idx[i] for i in order]) \
                         if release_labels else LABEL_PARTIAL
                     fc.write(line)
@@ -136,6 +140,7 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
                         "split": split_spec if isinstance(split_spec, str) else list(split_spec),
                         "seed": seed, "strict": strict},
             "counts": {**info["counts"], "passages": passages, "passages_per_question": n_orders(top_k)},
+            "id_scheme": {"name": ID_SCHEME, "mask_bits": sorted({s.mask_bits for s in selected})},
             "labels": {str(k): v for k, v in sorted(labels.items())},
             "labelled_by": "quit-release" if any(s.release_labels for s in selected) else "constant",
             "splits": {name: len(ids) for name, ids in splits.items()},

@@ -9,7 +9,7 @@ from math import comb, factorial
 from typing import Iterator
 
 from ..benchmark import HINT_SEPARATOR
-from ..records import Passage, Question, passage_id
+from ..records import LEFT_TO_RIGHT, Passage, Question, passage_id
 
 
 def n_orders(k: int) -> int:
@@ -25,26 +25,26 @@ def iter_orders(k: int) -> Iterator[tuple[int, ...]]:
 
 
 @lru_cache(maxsize=16)
-def order_table(k: int) -> tuple[tuple[tuple[int, ...], str], ...]:
-    """(order, passage-id suffix `_{subset}_{perm}`) for every order of k hints, computed once per k."""
-    return tuple((order, passage_id("", order)) for order in iter_orders(k))
+def order_table(k: int, bits: str = LEFT_TO_RIGHT) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """(order, passage-id suffix `_{mask}_{perm}`) for every order of k hints, computed once per k."""
+    return tuple((order, passage_id("", order, k, bits)) for order in iter_orders(k))
 
 
-def iter_passages(question: Question) -> Iterator[Passage]:
+def iter_passages(question: Question, bits: str = LEFT_TO_RIGHT) -> Iterator[Passage]:
     """One passage per order of the question's hints; text = the hints joined by one space."""
     texts = [h.text for h in question.hints]
-    for order, suffix in order_table(len(texts)):
+    for order, suffix in order_table(len(texts), bits):
         yield Passage(id=question.id + suffix, qid=question.id, order=order,
                       text=HINT_SEPARATOR.join(texts[i] for i in order))
 
 
-def iter_corpus_lines(question: Question) -> Iterator[tuple[tuple[int, ...], str, str]]:
+def iter_corpus_lines(question: Question, bits: str = LEFT_TO_RIGHT) -> Iterator[tuple[tuple[int, ...], str, str]]:
     """(order, passage id, corpus.jsonl line) — the same bytes as `json.dumps(passage.to_dict())`,
     built from each hint's JSON escape computed once (escaping commutes with joining)."""
     escaped = [json.dumps(h.text, ensure_ascii=False)[1:-1] for h in question.hints]
     qid_json = json.dumps(question.id, ensure_ascii=False)
     sep = json.dumps(HINT_SEPARATOR)[1:-1]
-    for order, suffix in order_table(len(escaped)):
+    for order, suffix in order_table(len(escaped), bits):
         pid = question.id + suffix
         text = sep.join([escaped[i] for i in order])
         yield order, pid, f'{{"id": {json.dumps(pid, ensure_ascii=False)}, "text": "{text}", "qid": {qid_json}}}\n'

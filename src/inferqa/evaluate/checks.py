@@ -6,7 +6,7 @@ import os
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..records import Run, parse_passage_id
+from ..records import Run, hint_mask, parse_passage_id, split_passage_id
 
 
 def check_run_ids(run: Run, bench: Benchmark, file: str | os.PathLike | None = None) -> None:
@@ -14,6 +14,8 @@ def check_run_ids(run: Run, bench: Benchmark, file: str | os.PathLike | None = N
     names a hint the question does not keep (the corpus holds every ordering of kept hints)."""
     questions = bench.questions
     n_hints = {qid: len(q.hints) for qid, q in questions.items()}
+    bits = (bench.meta.get("id_scheme") or {}).get("mask_bits") or []
+    one_reading = bits[0] if len(bits) == 1 else None
     seen_ok: set[str] = set()
     for qid, ranked in run.items():
         for rank, (pid, _) in enumerate(ranked, 1):
@@ -25,7 +27,8 @@ def check_run_ids(run: Run, bench: Benchmark, file: str | os.PathLike | None = N
                 raise InputError(f"unknown passage id: {exc}", file=file, record=f"{qid} rank {rank}",
                                  field="pid") from None
             n = n_hints.get(pq)
-            if n is None or max(order) >= n:
+            mask = split_passage_id(pid)[1]
+            if n is None or len(mask) != n or (one_reading and mask != hint_mask(order, n, one_reading)):
                 raise InputError(f"unknown passage id {pid!r} (not in the corpus of {bench.path})",
                                  file=file, record=f"{qid} rank {rank}", field="pid")
             seen_ok.add(pid)

@@ -38,9 +38,8 @@ SUBSETS_NOTE = ("subsets mode: one ordering per hint subset (hints in ranked ord
 
 def representative(pid: str) -> str:
     """The subset's labelled ordering in subsets mode: its hints in ascending (ranked) order."""
-    qid, order = parse_passage_id(pid)
-    subset = "".join(str(i) for i in sorted(order))
-    return f"{qid}_{subset}_{subset}"
+    _, order = parse_passage_id(pid)
+    return f"{pid.rsplit('_', 1)[0]}_{''.join(str(i) for i in sorted(order))}"
 
 
 def judge_correct(answer: str, golds: Sequence[str], question: str, judge: "LLM | None",

@@ -98,7 +98,7 @@ class BM25Retriever(Retriever):
 
         corpus = bench.path / "corpus.jsonl"
         groups: Groups = group_by_subset(ids, corpus)
-        member_rows, member_cols, hint_texts = self._subset_members(bench, groups.keys, corpus)
+        member_rows, member_cols, hint_texts = self._subset_members(bench, groups, corpus)
         tokens = self.tokenize(hint_texts)
         vocab: dict[str, int] = {}
         h_rows, h_cols = [], []
@@ -144,26 +144,34 @@ class BM25Retriever(Retriever):
         return {"groups": n_groups, "hints": n_hints, "terms": len(vocab), "avg_len": avg_len}
 
     @staticmethod
-    def _subset_members(bench: Benchmark, keys: np.ndarray, corpus: Path
+    def _subset_members(bench: Benchmark, groups: Groups, corpus: Path
                         ) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """(group, hint row) pairs of the membership matrix, and the text of each hint row.
 
-        `keys` are `b"qid_subset"`; each question's hints become rows once, in key order.
+        `groups.keys` are `b"qid_mask"`; a group's hints are the perm digits of its first
+        passage (so the mask's bit order never matters). Each question's hints become rows
+        once, in key order.
         """
+        keys = groups.keys
         n, width = len(keys), keys.dtype.itemsize
         mat = keys.view(np.uint8).reshape(n, width)
         pos = np.arange(width)
-        length = np.count_nonzero(mat, axis=1)
         under = np.where(mat == ord("_"), pos, -1).max(axis=1)
         qid_keys = np.where(pos < under[:, None], mat, 0).astype(np.uint8).view(f"S{width}").ravel()
         qids, first, q_of = np.unique(qid_keys, return_index=True, return_inverse=True)
         q_of = q_of.ravel()
-        sub_len = length - under - 1
+        heads = groups.pids[groups.ptr[:-1]]
+        p_width = heads.dtype.itemsize
+        pmat = heads.view(np.uint8).reshape(n, p_width)
+        p_pos = np.arange(p_width)
+        p_under = np.where(pmat == ord("_"), p_pos, -1).max(axis=1)
+        sub_len = np.count_nonzero(pmat, axis=1) - p_under - 1
         cols = np.arange(max(int(sub_len.max()), 1))
         valid = cols < sub_len[:, None]
-        digits = mat[np.arange(n)[:, None], np.minimum(under[:, None] + 1 + cols, width - 1)].astype(np.int64) - 48
+        digits = pmat[np.arange(n)[:, None], np.minimum(p_under[:, None] + 1 + cols, p_width - 1)].astype(np.int64) - 48
         ok = (under > 0) & np.where(valid, (digits >= 0) & (digits <= 9), True).all(axis=1)
-        ok &= np.where(valid[:, 1:], digits[:, 1:] > digits[:, :-1], True).all(axis=1)  # ascending, distinct
+        digits = np.sort(np.where(valid, digits, 99), axis=1)  # padding sorts last
+        ok &= np.where(valid[:, 1:], digits[:, 1:] > digits[:, :-1], True).all(axis=1)  # distinct
         questions = bench.questions
         n_hints = np.zeros(len(qids), dtype=np.int64)
         offset = np.zeros(len(qids), dtype=np.int64)
@@ -177,9 +185,9 @@ class BM25Retriever(Retriever):
             texts.extend(h.text for h in q.hints)
         ok &= np.where(valid, digits < n_hints[q_of][:, None], True).all(axis=1)
         if not ok.all():
-            bad = keys[np.flatnonzero(~ok)[0]].decode()
-            raise InputError(f"passage group {bad!r}: hint subset is not ascending digits of the question's "
-                             "kept hints", file=corpus, field="id")
+            bad = heads[np.flatnonzero(~ok)[0]].decode()
+            raise InputError(f"passage {bad!r}: perm is not distinct digits of the question's kept hints",
+                             file=corpus, field="id")
         rows = np.repeat(np.arange(n), sub_len)
         return rows, (offset[q_of][:, None] + digits)[valid], texts
 

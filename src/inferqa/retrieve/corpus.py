@@ -70,7 +70,7 @@ class Groups:
     """Passages grouped by (question, hint subset), groups in order of first appearance.
 
     `pids[ptr[g]:ptr[g + 1]]` are group g's passages in corpus order; `keys[g]` is
-    `b"qid_subset"`; `group_of[i]` is the group of corpus position i; `first[g]` the corpus
+    `b"qid_mask"`; `group_of[i]` is the group of corpus position i; `first[g]` the corpus
     position of group g's first passage.
     """
 
@@ -92,7 +92,7 @@ def group_by_subset(ids: np.ndarray, path: Path | None = None) -> Groups:
     last = width - 1 - np.argmax(under[:, ::-1], axis=1)
     bad = np.flatnonzero(~under.any(axis=1))
     if len(bad):
-        raise InputError(f"not a passage id of the form qid_subset_perm: {ids[bad[0]].decode()!r}",
+        raise InputError(f"not a passage id of the form qid_mask_perm: {ids[bad[0]].decode()!r}",
                          file=path, record=int(bad[0]) + 1, field="id")
     keys = np.where(np.arange(width) < last[:, None], mat, 0).astype(np.uint8).view(f"S{width}").ravel()
     change = np.ones(n, dtype=bool)
