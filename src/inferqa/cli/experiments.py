@@ -1,4 +1,4 @@
-"""`inferqa run CONFIG`, `inferqa demo` and `inferqa finetune retriever|reranker`."""
+"""`inferqa run CONFIG`, `inferqa demo` and `inferqa finetune retriever|colbert|reranker`."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def demo_command(
 @app.command("finetune")
 def finetune_command(
     kind: str = typer.Argument(..., help="retriever (bi-encoder: in-batch negatives plus n positives and n hard "
-                               "negatives per question) or reranker (cross-encoder, binary relevance)."),
+                               "negatives per question), colbert (late interaction, same examples) or "
+                               "reranker (cross-encoder, binary relevance)."),
     bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
     split: str = typer.Option("train", "--split", help="Split to train on."),
@@ -75,11 +76,11 @@ def finetune_command(
     seed: int = typer.Option(13, "--seed"),
 ) -> None:
     """Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split."""
-    from ..experiments.finetune import FinetuneOptions, finetune_reranker, finetune_retriever
+    from ..experiments.finetune import FinetuneOptions, finetune_colbert, finetune_reranker, finetune_retriever
 
-    trainers = {"retriever": finetune_retriever, "reranker": finetune_reranker}
+    trainers = {"retriever": finetune_retriever, "colbert": finetune_colbert, "reranker": finetune_reranker}
     if kind not in trainers:
-        raise InputError(f"finetune KIND must be retriever or reranker, not {kind!r}", field="kind")
+        raise InputError(f"finetune KIND must be retriever, colbert or reranker, not {kind!r}", field="kind")
     opts = FinetuneOptions(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
                            epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
                            max_steps=max_steps, seed=seed, min_label=min_label)

@@ -1,9 +1,12 @@
-"""Fine-tuning on a benchmark split: a bi-encoder retriever and a cross-encoder reranker.
+"""Fine-tuning on a benchmark split: a bi-encoder retriever, a ColBERT retriever and a
+cross-encoder reranker.
 
 - Retriever: a sentence-transformers bi-encoder trained with MultipleNegativesRankingLoss:
   every (question, positive[, hard negative]) example also sees the other examples'
   passages of its batch as negatives. Batches never hold two examples of one question
   (their positives would be false in-batch negatives).
+- ColBERT: sentence-transformers' MultiVectorEncoder with its MaxSim contrastive loss, same
+  examples and batches as the bi-encoder; saved in PyLate's layout (`retrieve/colbert_model.py`).
 - Reranker: a sentence-transformers CrossEncoder whose encoder starts from the given
   weights (MiniLM here) and whose one-logit head is new, trained with binary cross-entropy:
   the question's own passages with label >= min_label are positive, other questions'
@@ -318,6 +321,48 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
                         "fine-tune reranker")
         ce.save(str(tmp))
         _write_info(tmp, "reranker", model, bench, options, examples, losses, time.perf_counter() - t0)
+    return Path(out_dir)
+
+
+def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
+                     options: FinetuneOptions = FinetuneOptions(), device: str | None = None, dim: int = 128) -> Path:
+    """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
+    projection to `dim`, or further from a ColBERT folder; MaxSim scores, in-batch + hard negatives."""
+    import shutil
+
+    from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
+
+    from ..models import resolve_embedding_model
+    from ..retrieve.colbert_model import init_colbert, is_colbert_folder, load_colbert, write_colbert
+
+    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    _seed_everything(options.seed)
+    examples = build_examples(bench, options)
+    rng = random.Random(options.seed)
+    n_batches = len(distinct_question_batches(examples, options.batch_size, random.Random(options.seed)))
+    total = _steps(n_batches, options)
+    t0 = time.perf_counter()
+    with atomic_dir(out_dir) as tmp:
+        start = resolve_embedding_model(model)
+        if not is_colbert_folder(start):
+            start = init_colbert(start, tmp / "init", dim=dim, document_length=options.max_length, seed=options.seed)
+        mve = load_colbert(start, device)
+        loss = MultiVectorMultipleNegativesRankingLoss(mve)
+
+        def features(texts: list[str], task: str) -> dict:
+            return _to(mve.preprocess(texts, prompt=mve.prompts.get(task), task=task), mve.device)
+
+        def loss_fn(batch: list[Example]):
+            columns = [features([e.query for e in batch], "query"), features([e.positive for e in batch], "document")]
+            if all(e.negative for e in batch):
+                columns.append(features([e.negative for e in batch], "document"))
+            return loss(columns)
+
+        losses = _train(mve, loss_fn, _epochs(examples, options, rng), total, options, tmp / LOG_FILE,
+                        "fine-tune colbert")
+        write_colbert(mve, tmp)
+        shutil.rmtree(tmp / "init", ignore_errors=True)
+        _write_info(tmp, "colbert", model, bench, options, examples, losses, time.perf_counter() - t0)
     return Path(out_dir)
 
 

@@ -4,7 +4,8 @@
   plain bm25s over the expanded corpus);
 - `dense`: sentence-transformers bi-encoder, memory-mapped float32 embeddings, FAISS flat or
   HNSW;
-- late interaction: see `late_interaction.py` for the slot.
+- `colbert`: late interaction (MaxSim over token vectors) with a model in PyLate's layout,
+  over full passages or over each distinct hint once (`mode=clue`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,140 @@
+"""Late interaction (ColBERT): token vectors per passage, MaxSim scoring, exact search.
+
+`mode=full` encodes every passage of corpus.jsonl and scores it by MaxSim over its own
+(contextualised) tokens. `mode=clue` encodes each distinct hint once and gives a passage the
+union of its hints' token vectors: MaxSim over a union is the max of the hints' maxima, so
+scoring is per hint, then per hint *set*; every ordering of one subset shares its set's
+score. Encoding cost is proportional to distinct hints (about 1/65 of the passages at QUIT
+size). Both store float16 token vectors memory-mapped (`maxsim.py`), search exhaustively
+(no PLAID-style pruning), and break ties by corpus position.
+
+The model is a folder in PyLate's layout (`colbert_model.py`), trained here with
+`inferqa finetune colbert` or benchmarks/train_colbert.py.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import atomic_open
+from ..records import Run, parse_passage_id
+from .base import Retriever
+from .colbert_model import encode_tokens, load_colbert
+from .corpus import corpus_ids
+from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, store_facts, token_maxima,
+                     top_k, write_token_store)
+from .registry import register
+
+MODES = ("full", "clue")
+DEFAULT_MODEL = "runs/colbert-triviahg/model"  # where benchmarks/train_colbert.py writes its model
+SETS = "sets.npz"
+
+
+@register("colbert")
+class ColbertRetriever(Retriever):
+    def __init__(self, model: str = DEFAULT_MODEL, mode: str = "full", batch_size: int = 32,
+                 chunk_size: int = 1024, query_block: int = 16, device: str | None = None,
+                 show_progress: bool = True):
+        if mode not in MODES:
+            raise InputError(f"unknown colbert mode {mode!r} (use {' or '.join(MODES)})", field="mode")
+        super().__init__(model=str(model), mode=mode)
+        self.batch_size, self.chunk_size, self.query_block = int(batch_size), int(chunk_size), int(query_block)
+        self.device, self.show_progress = device, show_progress
+        self._model = None
+
+    def encoder(self):
+        if self._model is None:
+            self._model = load_colbert(self.options["model"], self.device)
+        return self._model
+
+    def _encode(self, texts: list[str], query: bool) -> list[np.ndarray]:
+        return encode_tokens(self.encoder(), texts, query=query, batch_size=self.batch_size)
+
+    # -- build ----------------------------------------------------------------------------
+    def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        ids = corpus_ids(bench)
+        pid_file = out_dir / "pids.npy"
+        if not pid_file.exists() or not np.array_equal(np.load(pid_file), ids):
+            for stale in ("offsets.npy", "progress.json", SETS):
+                (out_dir / stale).unlink(missing_ok=True)
+            with atomic_open(pid_file, "wb", encoding=None) as fh:
+                np.save(fh, ids)
+        if self.options["mode"] == "full":
+            texts, n, what = (p.text for p in bench.iter_corpus()), len(ids), "passages"
+        else:
+            units, passage_set, set_ptr, set_units = clue_sets(bench, ids)
+            with atomic_open(out_dir / SETS, "wb", encoding=None) as fh:
+                np.savez(fh, passage_set=passage_set, set_ptr=set_ptr, set_units=set_units)
+            texts, n, what = iter(units), len(units), "hints"
+        facts = write_token_store(out_dir, texts, n, lambda chunk: self._encode(chunk, query=False),
+                                  chunk_size=self.chunk_size, desc=f"colbert: encoding {what}",
+                                  show_progress=self.show_progress)
+        if self.options["mode"] == "clue":
+            facts["hint_sets"] = int(len(set_ptr) - 1)
+        return {"passages": int(len(ids)), "encoded": what, **facts,
+                "build_seconds": round(time.perf_counter() - t0, 3)}
+
+    # -- search ---------------------------------------------------------------------------
+    def is_indexed(self) -> bool:
+        return super().is_indexed() and (self.index_dir / "offsets.npy").exists()
+
+    def _load(self, index_dir: Path) -> None:
+        self._pids = np.load(index_dir / "pids.npy")
+        self._tokens, self._offsets = open_token_store(index_dir)
+        self._facts = store_facts(index_dir)
+        if self.options["mode"] == "clue":
+            with np.load(index_dir / SETS) as z:
+                self._passage_set, self._set_ptr, self._set_units = z["passage_set"], z["set_ptr"], z["set_units"]
+
+    def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
+        run = Run()
+        for s in range(0, len(qids), self.query_block):
+            block_qids = qids[s:s + self.query_block]
+            queries = pad_queries(self._encode(texts[s:s + self.query_block], query=True))
+            idx, scores = top_k(self.passage_scores(queries), k)
+            for i, qid in enumerate(block_qids):
+                run[qid] = list(zip(self._pids[idx[i]].astype("U").tolist(), scores[i].astype(float).tolist()))
+        return run
+
+    def passage_scores(self, queries: np.ndarray) -> np.ndarray:
+        """MaxSim of every corpus passage for padded query token vectors: [passages, n_queries]."""
+        if self.options["mode"] == "full":
+            return maxsim_scores(self._tokens, self._offsets, queries)
+        per_set = set_maxsim_scores(token_maxima(self._tokens, self._offsets, queries), self._set_ptr, self._set_units)
+        return per_set[self._passage_set]
+
+
+def clue_sets(bench: Benchmark, ids: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct hint texts (units), and for each passage its hint set as unit indices.
+
+    Returns (units, passage_set [passages], set_ptr [sets + 1], set_units): set g holds units
+    set_units[set_ptr[g]:set_ptr[g + 1]] (sorted); sets are numbered in corpus order.
+    """
+    units: dict[str, int] = {}
+    unit_of = {qid: [units.setdefault(h.text, len(units)) for h in q.hints] for qid, q in bench.questions.items()}
+    sets: dict[tuple[int, ...], int] = {}
+    passage_set = np.empty(len(ids), dtype=np.int64)
+    corpus = bench.path / "corpus.jsonl"
+    for i, raw in enumerate(ids.tolist()):
+        pid = raw.decode()
+        try:
+            qid, order = parse_passage_id(pid)
+        except ValueError as exc:
+            raise InputError(str(exc), file=corpus, record=f"line {i + 1}", field="id") from None
+        hints = unit_of.get(qid)
+        if hints is None or max(order) >= len(hints):
+            raise InputError(f"passage {pid!r} names hints its question does not have (clue mode needs "
+                             "the benchmark's questions.jsonl)", file=corpus, record=f"line {i + 1}", field="id")
+        key = tuple(sorted({hints[j] for j in order}))
+        passage_set[i] = sets.setdefault(key, len(sets))
+    set_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum([len(key) for key in sets], out=set_ptr[1:])
+    set_units = np.fromiter((u for key in sets for u in key), dtype=np.int64, count=int(set_ptr[-1]))
+    return list(units), passage_set, set_ptr, set_units
