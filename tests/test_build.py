@@ -129,7 +129,7 @@ def test_leaking_hint_is_dropped_before_ranking(tmp_path):
 def test_release_labels_follow_hints_through_leakage_and_ranking(tmp_path):
     # Source hints 0, 1, 2; hint 1 names the answer and is dropped; kept hints are source 0 and 2.
     rel = Question("r", "?", ["Cobalt"], [Hint("blue."), Hint("cobalt!"), Hint("27.")],
-                   metadata={LABELS_KEY: {"0": 1, "2": 2, "20": 2, "02": 1}})
+                   metadata={LABELS_KEY: {"0": 1, "2": 2, "20": 2, "02": 1}})  # explicit labels
     meta = build_benchmark([rel], tmp_path / "b", top_k=2, split=(1.0,))
     assert Qrels.load(tmp_path / "b" / "qrels.tsv") == {"r": {"r_10_0": 1, "r_01_1": 2, "r_11_01": 1, "r_11_10": 2}}
     assert meta["id_scheme"] == {"name": "qid_mask_perm", "mask_bits": ["left-to-right"]}

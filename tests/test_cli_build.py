@@ -134,6 +134,15 @@ def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
     assert code in (0, None), err
     bench = Benchmark(tmp_path / "b")
     assert bench.splits == {"dev": ["d1"], "test": ["t1", "t2"]}
-    assert bench.qrels["d1"] == {"d1_10_0": 2, "d1_01_1": 1, "d1_11_01": 1, "d1_11_10": 2}  # the release's ids
+    # The release's ids; labels by the authors' exact rule: "gold" is not "Gold".
+    assert bench.qrels["d1"] == {"d1_10_0": 1, "d1_01_1": 1, "d1_11_01": 1, "d1_11_10": 1}
+    assert bench.meta["options"]["label_match"] == "exact"
+    code, _, err = run_cli(monkeypatch, capsys, "build", dev, test, "--out", tmp_path / "b", "--top-k", "2",
+                           "--split", "source", "--leak-policy", "none", "--label-match", "normalized")
+    assert code in (0, None), err
+    bench = Benchmark(tmp_path / "b")
+    assert bench.qrels["d1"] == {"d1_10_0": 2, "d1_01_1": 1, "d1_11_01": 1, "d1_11_10": 2}
     assert set(bench.qrels["t1"].values()) == {1} and bench.qrels["t2"]["t2_11_10"] == 2
+    assert bench.meta["labelling"] == {"source": "quit-release", "labelers": ["gemma-3-1b", "qwen-3-4b",
+                                       "llama-31-8b"], "match": "normalized", "stored_answers": 12}
     assert bench.meta["labels"] == {"1": 8, "2": 4}   # d1 and t2 two each

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from inferqa.data import demo_path, detect_format, load_questions
-from inferqa.data.quit import LABELS_KEY
+from inferqa.data.quit import ANSWERS_KEY, LABELS_KEY, release_label
 from inferqa.errors import InputError
 
 
@@ -88,9 +88,16 @@ def test_quit_release_labels_follow_the_labelling_models(tmp_path):
     assert detect_format(f) == "quit"
     (q,) = load_questions(f)
     assert q.answers == ["Cobalt", "Co"] and [h.text for h in q.hints] == ["Blue glass pigment.", "Atomic number 27."]
-    # copper/nickel/iron -> 1; "cobalt." normalises to a gold answer -> 2; "CO" (llama-31-8b) -> 2;
-    # a reader model (gemma-3-4b) never labels; an explicit label wins.
-    assert q.metadata[LABELS_KEY] == {"0": 1, "1": 2, "01": 2, "10": 2}
+    assert q.metadata[LABELS_KEY] == {"10": 2}  # only explicit labels; the rest follow from the answers
+    stored = q.metadata[ANSWERS_KEY]
+    assert stored["01"] == {"gemma-3-1b": "no", "qwen-3-4b": "no", "llama-31-8b": "CO", "gemma-3-4b": "Cobalt"}
+    gold = q.answers
+    # The authors' rule: exact membership. copper/nickel/iron -> 1; "cobalt." and "CO" are not
+    # in answers -> 1; a reader model (gemma-3-4b) answering "Cobalt" never labels.
+    assert [release_label(None, stored[p], gold) for p in ("0", "1", "01")] == [1, 1, 1]
+    # Ours, normalised: "cobalt." and "CO" match -> 2.
+    assert [release_label(None, stored[p], gold, "normalized") for p in ("0", "1", "01")] == [1, 2, 2]
+    assert release_label(2, stored["10"], gold) == 2 and release_label(None, {"qwen-3-4b": "Co"}, gold) == 2
     assert q.metadata["split"] == "test" and q.metadata["mask_bits"] == "left-to-right"
 
 
@@ -117,7 +124,7 @@ def test_quit_mask_bits_read_one_way_per_file(tmp_path):
     (a, b) = load_questions(write_json(tmp_path / "train.json", [three_hint_record("a", True),
                                                                   three_hint_record("b", True)]))
     assert a.metadata["mask_bits"] == b.metadata["mask_bits"] == "right-to-left"
-    assert a.metadata[LABELS_KEY] == {"2": 1, "20": 2, "02": 1}
+    assert a.metadata[ANSWERS_KEY] == {"2": {}, "20": {"qwen-3-4b": "x"}, "02": {}}
     mixed = [three_hint_record("a", False), three_hint_record("b", True)]
     with pytest.raises(InputError, match="fits only right-to-left.*earlier records.*left-to-right") as exc:
         load_questions(write_json(tmp_path / "dev.json", mixed))

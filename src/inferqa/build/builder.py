@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import __version__
-from ..data.quit import LABELS_KEY, MASK_BITS_KEY
+from ..data.quit import (ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct,
+                         release_label)
 from ..errors import InputError
 from ..io import atomic_dir, sha256_file
 from ..progress import track
@@ -40,10 +41,22 @@ def _source_entry(src: Any) -> dict:
     return entry
 
 
-def _release_label(labels: dict[str, int] | None, source_order: Sequence[int]) -> int:
-    if not labels:
-        return LABEL_PARTIAL
-    return labels.get("".join(map(str, source_order)), LABEL_PARTIAL)
+def _release_row(sel: "Selected", pid: str, source_order: Sequence[int], match: str) -> tuple[int, dict | None]:
+    """A release passage's label and its labels.jsonl row (None where the release lists no answers)."""
+    perm = "".join(map(str, source_order))
+    explicit = (sel.release_labels or {}).get(perm)
+    answers = (sel.release_answers or {}).get(perm)
+    q = sel.question
+    if answers is None:
+        return (LABEL_PARTIAL if explicit is None else explicit), None
+    label = release_label(explicit, answers, q.answers, match)
+    if label not in (1, 2):
+        return label, None
+    row = {"pid": pid, "qid": q.id, "label": label,
+           "answers": {m: a for m, a in answers.items() if m in LABELLERS},
+           "correct": labeller_correct(answers, q.answers, match), "copied_from": None,
+           "reader_answers": {m: a for m, a in answers.items() if m not in LABELLERS}}
+    return label, row
 
 
 @dataclass(frozen=True)
@@ -52,7 +65,8 @@ class Selected:
 
     question: Question
     source_indices: list[int]
-    release_labels: dict[str, int] | None  # QUIT release labels keyed by perm of source hint indices
+    release_labels: dict[str, int] | None  # QUIT release: explicit labels keyed by perm of source hint indices
+    release_answers: dict[str, dict[str, str]] | None  # QUIT release: model -> answer, keyed the same way
     mask_bits: str  # bit order of the passage ids' masks (the release file's own, else left-to-right)
 
 
@@ -70,14 +84,14 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
             skipped.append(q.id)
             continue
         kept = leak.kept_indices[q.id]
-        labels = q.metadata.get(LABELS_KEY)
-        if labels is not None:
+        labels, answers = q.metadata.get(LABELS_KEY), q.metadata.get(ANSWERS_KEY)
+        if labels is not None or answers is not None:
             top = sorted(top)  # the release's own hint order, so its passage ids come out verbatim
         source_idx = [kept[j] for j in top]
-        meta = {k: v for k, v in q.metadata.items() if k not in (LABELS_KEY, MASK_BITS_KEY)}
+        meta = {k: v for k, v in q.metadata.items() if k not in (LABELS_KEY, ANSWERS_KEY, MASK_BITS_KEY)}
         meta["source_hint_indices"] = source_idx  # provenance: kept hint i is source hint source_idx[i]
         selected.append(Selected(replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels,
-                                 q.metadata.get(MASK_BITS_KEY, LEFT_TO_RIGHT)))
+                                 answers, q.metadata.get(MASK_BITS_KEY, LEFT_TO_RIGHT)))
     counts = {
         "questions_in": len(questions),
         "hints_in": sum(len(q.hints) for q in questions),
@@ -95,10 +109,15 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
                     leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
                     split: Any = (0.7, 0.1, 0.2), seed: int = 13, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
-                    show_progress: bool = False) -> dict:
+                    show_progress: bool = False, label_match: str = "exact") -> dict:
     """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
-    (replaced atomically); return the meta dict. `post_build(tmp_dir, meta)` runs inside the
-    temp directory before the rename and may rewrite qrels.tsv or update meta."""
+    (replaced atomically), and labels.jsonl with every model's stored answer for a QUIT release
+    (labels by `label_match`: the release's exact membership, or `normalized`); return the meta
+    dict. `post_build(tmp_dir, meta)` runs inside the temp directory before the rename and may
+    rewrite qrels.tsv or update meta."""
+    if label_match not in LABEL_MATCHES:
+        raise InputError(f"--label-match must be one of {', '.join(LABEL_MATCHES)}, not {label_match!r}",
+                         field="label-match")
     if not 1 <= top_k <= MAX_TOP_K:
         raise InputError(f"--top-k must be between 1 and {MAX_TOP_K}, got {top_k}", field="top-k")
     if not questions:
@@ -111,25 +130,33 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
     kept = [s.question for s in selected]
     splits = make_splits(kept, split_spec, seed)
     labels = Counter()
-    passages = 0
+    passages = stored_rows = 0
+    from_release = any(s.release_labels or s.release_answers for s in selected)
     with atomic_dir(out_dir) as tmp:
         with open(tmp / "questions.jsonl", "w", encoding="utf-8") as fq, \
                 open(tmp / "corpus.jsonl", "w", encoding="utf-8") as fc, \
-                open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr:
+                open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr, \
+                open(tmp / "labels.jsonl", "w", encoding="utf-8") as fl:
             for sel in track(selected, "Building passages", show_progress, transient=True):
-                q, source_idx, release_labels = sel.question, sel.source_indices, sel.release_labels
+                q, source_idx = sel.question, sel.source_indices
+                release = bool(sel.release_labels or sel.release_answers)
                 fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
                 n_before = passages
                 for order, pid, line in iter_corpus_lines(q, sel.mask_bits):
-                    label = _release_label(release_labels, [source_idx[i] for i in order]) \
-                        if release_labels else LABEL_PARTIAL
+                    label = LABEL_PARTIAL
+                    if release:
+                        label, row = _release_row(sel, pid, [source_idx[i] for i in order], label_match)
+                        labels[label] += 1
+                        if row is not None:
+                            fl.write(json.dumps(row, ensure_ascii=False) + "\n")
+                            stored_rows += 1
                     fc.write(line)
                     fr.write(f"{q.id} 0 {pid} {label}\n")
-                    if release_labels:
-                        labels[label] += 1
                     passages += 1
-                if not release_labels:
+                if not release:
                     labels[LABEL_PARTIAL] += passages - n_before
+        if not stored_rows:
+            (tmp / "labels.jsonl").unlink()
         with open(tmp / "splits.json", "w", encoding="utf-8") as fs:
             json.dump(splits, fs, indent=1)
         meta = {
@@ -138,14 +165,17 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
             "sources": [_source_entry(s) for s in sources],
             "options": {"top_k": top_k, "leak_policy": leak_policy, "leak_judge": judge.name,
                         "split": split_spec if isinstance(split_spec, str) else list(split_spec),
-                        "seed": seed, "strict": strict},
+                        "seed": seed, "strict": strict, "label_match": label_match},
             "counts": {**info["counts"], "passages": passages, "passages_per_question": n_orders(top_k)},
             "id_scheme": {"name": ID_SCHEME, "mask_bits": sorted({s.mask_bits for s in selected})},
             "labels": {str(k): v for k, v in sorted(labels.items())},
-            "labelled_by": "quit-release" if any(s.release_labels for s in selected) else "constant",
+            "labelled_by": "quit-release" if from_release else "constant",
             "splits": {name: len(ids) for name, ids in splits.items()},
             "leakage": info["details"],
         }
+        if from_release:
+            meta["labelling"] = {"source": "quit-release", "labelers": list(LABELLERS), "match": label_match,
+                                 "stored_answers": stored_rows}
         if post_build is not None:
             post_build(tmp, meta)
         with open(tmp / "meta.json", "w", encoding="utf-8") as fm:

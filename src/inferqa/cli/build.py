@@ -67,6 +67,9 @@ def build_cmd(
                                                 "default smollm2)."),
     label_mode: str = typer.Option("full", "--label-mode", help="full: every ordering; subsets: one ordering per "
                                    "subset, label copied to the others (an approximation)."),
+    label_match: str = typer.Option("exact", "--label-match", help="QUIT release labels: exact (the authors' "
+                                    "rule: a labeller's answer is in answers, case-sensitive) | normalized "
+                                    "(our SQuAD-style normalised match); recorded in meta.json."),
     parametric: bool = typer.Option(False, "--parametric", help="Ask each labeller every question with no context; "
                                     "write parametric.jsonl."),
     split_by: Optional[str] = typer.Option(None, "--split-by", help="parametric: parametric questions to train, the "
@@ -93,7 +96,8 @@ def build_cmd(
     questions = convergence_step(questions, convergence)
     meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=leak_judge_for(leak_judge, leak_threshold, leak_llm),
                            split=split, seed=seed, strict=strict, post_build=post_build,
-                           sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True)
+                           sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True,
+                           label_match=label_match)
     c = meta["counts"]
     Console().print(f"[bold]{out}[/]: {c['questions']:,} questions, {c['passages']:,} passages "
                     f"({c['leak_hints_dropped']} leaking hints dropped, {c['leak_questions_dropped']} questions "

@@ -6,10 +6,12 @@ train/dev/test JSON: a list of
                                   "llama-32-1b": ..., "gemma-3-4b": ..., "qwen-3-8b": ...}, ...}, ...}}
 The release's own indexing script makes passage `{id}_{mask}_{perm}` (mask: one 0/1 per hint)
 with the hints in `perm` order, kept verbatim here; the mask's bit order is inferred, so
-each file must read one way throughout (left-to-right or right-to-left). It labels it 2 when an answer of one of the three labelling LLMs
-(gemma-3-1b, qwen-3-4b, llama-31-8b) is among `answers`, else 1. We apply the same rule,
-comparing with `normalize_answer` (so it also accepts case/punctuation variants the
-release's exact-string test would miss); an explicit `"label"` in an ordering wins.
+each file must read one way throughout (left-to-right or right-to-left). It labels it 2
+when an answer of one of the three labelling LLMs (gemma-3-1b, qwen-3-4b, llama-31-8b) is
+among `answers` (exact, case-sensitive string membership), else 1. `release_label` applies
+that rule (`match="exact"`, the default) or our `normalize_answer` comparison
+(`match="normalized"`, which also accepts case/punctuation variants); an explicit
+`"label"` in an ordering wins. Every model's answer is kept per ordering (ANSWERS_KEY).
 corpus.jsonl ({id, contents, title = question id}) is derived from these files, so
 passages are rebuilt from the hints rather than read from it.
 """
@@ -26,7 +28,9 @@ from ._common import answers_field, check_unique, convergence_field, expect_list
 
 LABELLERS = ("gemma-3-1b", "qwen-3-4b", "llama-31-8b")
 READERS = ("llama-32-1b", "gemma-3-4b", "qwen-3-8b")
-LABELS_KEY = "passage_labels"  # metadata key: {perm: label}, perm = source hint indices in passage order
+LABELS_KEY = "passage_labels"  # metadata key: {perm: explicit label}, perm = source hint indices in passage order
+ANSWERS_KEY = "passage_answers"  # metadata key: {perm: {model: answer}}, every ordering the release lists
+LABEL_MATCHES = ("exact", "normalized")
 MASK_BITS_KEY = "mask_bits"  # metadata key: the file's bit order of subset masks (records.MASK_BITS)
 
 
@@ -38,19 +42,38 @@ def looks_like_corpus(obj: Any) -> bool:
     return isinstance(obj, dict) and "contents" in obj and "id" in obj
 
 
-def ordering_label(entry: Any, gold: set[str], *, file: Path, record: str, field: str) -> int:
+def ordering_entry(entry: Any, *, file: Path, record: str, field: str) -> tuple[int | None, dict[str, str]]:
+    """(explicit label or None, model -> answer string) of one ordering."""
     if not isinstance(entry, dict):
         raise InputError("expected an object of model answers", file=file, record=record, field=field)
-    if "label" in entry:
-        label = entry["label"]
-        if label not in (0, 1, 2):
-            raise InputError(f"label {label!r} is not 0, 1 or 2", file=file, record=record, field=f"{field}.label")
-        return int(label)
-    for model in LABELLERS:
-        answer = entry.get(model)
-        if isinstance(answer, str) and normalize_answer(answer) in gold:
-            return LABEL_ANSWERABLE
-    return LABEL_PARTIAL
+    label = entry.get("label")
+    if label is not None and label not in (0, 1, 2):
+        raise InputError(f"label {label!r} is not 0, 1 or 2", file=file, record=record, field=f"{field}.label")
+    answers = {}
+    for model, answer in entry.items():
+        if model == "label":
+            continue
+        if not isinstance(answer, str):
+            raise InputError("expected an answer string", file=file, record=record, field=f"{field}.{model}")
+        answers[model] = answer
+    return label, answers
+
+
+def labeller_correct(answers: dict[str, str], gold: list[str], match: str = "exact") -> dict[str, bool]:
+    """Per labelling model present: is its answer a gold answer (exact membership, or normalised)?"""
+    if match not in LABEL_MATCHES:
+        raise InputError(f"label match must be one of {', '.join(LABEL_MATCHES)}, not {match!r}",
+                         field="label-match")
+    if match == "exact":
+        return {m: answers[m] in gold for m in LABELLERS if m in answers}
+    golds = {normalize_answer(a) for a in gold}
+    return {m: normalize_answer(answers[m]) in golds for m in LABELLERS if m in answers}
+
+
+def release_label(explicit: int | None, answers: dict[str, str], gold: list[str], match: str = "exact") -> int:
+    if explicit is not None:
+        return int(explicit)
+    return LABEL_ANSWERABLE if any(labeller_correct(answers, gold, match).values()) else LABEL_PARTIAL
 
 
 def _check_ordering(mask: str, perm: str, n_hints: int, fits: list[str], *, file: Path, record: str,
@@ -98,8 +121,8 @@ def parse(data: Any, file: Path) -> list[Question]:
         subsets = get(obj, "subsets", file=file, record=rec)
         if not isinstance(subsets, dict):
             raise InputError("expected an object subset -> ordering -> answers", file=file, record=rec, field="subsets")
-        gold = {normalize_answer(a) for a in answers}
         labels: dict[str, int] = {}
+        stored: dict[str, dict[str, str]] = {}
         for mask, perms in subsets.items():
             if not isinstance(perms, dict):
                 raise InputError("expected an object ordering -> answers", file=file, record=rec,
@@ -107,9 +130,11 @@ def parse(data: Any, file: Path) -> list[Question]:
             for perm, entry in perms.items():
                 f = f"subsets.{mask}.{perm}"
                 _check_ordering(mask, perm, len(hints), fits, file=file, record=rec, field=f)
-                labels[perm] = ordering_label(entry, gold, file=file, record=rec, field=f)
+                explicit, stored[perm] = ordering_entry(entry, file=file, record=rec, field=f)
+                if explicit is not None:
+                    labels[perm] = explicit
         meta = {k: obj[k] for k in ("type", "difficulty", "parametric") if k in obj}
-        meta.update({"source_format": "quit", LABELS_KEY: labels})
+        meta.update({"source_format": "quit", LABELS_KEY: labels, ANSWERS_KEY: stored})
         if split:
             meta["split"] = split
         out.append(Question(id=qid, text=text, answers=answers, hints=hints, metadata=meta))
