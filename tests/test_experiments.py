@@ -223,6 +223,9 @@ def test_grid_end_to_end_and_cache(tmp_path, scripted):
             assert (out / "tables" / f"{t}.{fmt}").exists()
     assert json.loads((out / "results.json").read_text())["name"] == "toy"
     assert (out / "report.html").stat().st_size > 10_000
+    page = (out / "explorer.html").read_text()  # every ranked run and reader setting, question by question
+    assert first.explorer == out / "explorer.html"
+    assert all(f'"name":"{name}"' in page for name in ("bm25", "bm25 → fake-yesno", "optimal / fake-reader"))
 
     # Second run: nothing recomputed, no LLM loaded, no backend call, same results.
     n_made = len(made)

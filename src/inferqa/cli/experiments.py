@@ -11,7 +11,7 @@ from ..errors import InputError
 from .app import app
 
 
-def _run(config_path: Path, out: Optional[Path], progress: bool) -> None:
+def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answers: bool = False) -> None:
     from rich.console import Console
 
     from ..experiments.config import load_config
@@ -21,6 +21,14 @@ def _run(config_path: Path, out: Optional[Path], progress: bool) -> None:
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     config = load_config(config_path)
     out_dir = out or Path("runs") / config.name
+    if seed_demo_answers:
+        from ..data.shipped_demo import seed_llm_cache
+        from ..llm.cache import default_cache_path
+
+        added = seed_llm_cache(config.llm_cache or default_cache_path())
+        if added:
+            console.print(f"  {added} shipped SmolLM2 answers copied into the LLM cache (--compute skips this)",
+                          markup=False)
     outcome = run_experiment(config, out_dir, progress=progress, log=lambda s: console.print(s, markup=False))
     for table in all_tables(outcome.results):
         typer.echo(table.to_markdown())
@@ -29,6 +37,7 @@ def _run(config_path: Path, out: Optional[Path], progress: bool) -> None:
                f"LLM backend calls: {outcome.llm_calls}; wall time {total:.1f} s")
     typer.echo(f"tables: {out_dir / 'tables'}")
     typer.echo(f"report: {outcome.report}")
+    typer.echo(f"explorer: {outcome.explorer}")
 
 
 @app.command("run")
@@ -46,12 +55,58 @@ def demo_command(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Experiment folder."),
     config: str = typer.Option("demo", "--config", help="Shipped config to run: demo or ci."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
+    compute: bool = typer.Option(False, "--compute", help="Ask SmolLM2 again instead of starting from the "
+                                 "answers shipped with the demo (several minutes more on 2 cores)."),
 ) -> None:
     """Run the shipped demo experiment on the embedded demo benchmark (BM25, dense MiniLM,
-    a SmolLM2 reranker and reader, oracles); print the tables and the report path."""
+    a SmolLM2 reranker and reader, oracles); print the tables, the report and explorer paths."""
     from ..experiments.config import shipped_config
 
-    _run(shipped_config(config), out, progress)
+    _run(shipped_config(config), out, progress, seed_demo_answers=not compute)
+
+
+@app.command("explore")
+def explore_command(
+    runs: list[str] = typer.Argument(None, help="TREC runs, as PATH or NAME=PATH."),
+    bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
+    answers: list[str] = typer.Option([], "--answers", help="Reader ANSWERS.jsonl, as PATH or NAME=PATH; "
+                                      "answers named like a run belong to that run. Repeatable."),
+    out: Path = typer.Option(Path("explorer.html"), "--out", "-o", help="The page to write."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split."),
+    depth: int = typer.Option(10, "--depth", help="Passages shown per run and question."),
+) -> None:
+    """Write explorer.html: one offline page to study runs and answers question by question."""
+    from ..benchmark import Benchmark
+    from ..experiments.explorer import explorer_data, write_explorer
+    from ..io import iter_jsonl
+    from ..records import Run
+
+    b = Benchmark(bench)
+    loaded = []
+    for item in runs or []:
+        name, path = _named(item)
+        loaded.append((name, "run", Run.load(path)))
+    sets = []
+    for item in answers:
+        name, path = _named(item)
+        run_name = name if any(name == r[0] for r in loaded) else None
+        rows = []
+        for lineno, row in iter_jsonl(path):
+            missing = [f for f in ("qid", "strategy", "k", "prediction", "em") if f not in row]
+            if missing:
+                raise InputError("not a reader answers row", file=path, record=f"line {lineno}", field=missing[0])
+            rows.append(row)
+        sets.append((name, run_name, rows))
+    if not loaded and not sets:
+        raise InputError("give at least one run or --answers file", field="runs")
+    qids = b.split_qids(split) if split else None
+    page = write_explorer(explorer_data(b, loaded, sets, qids=qids, depth=depth), out)
+    typer.echo(f"explorer: {page} ({page.stat().st_size / 1e6:.2f} MB)")
+
+
+def _named(item: str) -> tuple[str, Path]:
+    name, sep, path = item.rpartition("=")
+    return (name, Path(path)) if sep and name else (Path(item).stem, Path(item))
 
 
 @app.command("finetune")

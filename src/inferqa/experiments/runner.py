@@ -58,6 +58,7 @@ class ExperimentRun:
     llm_loads: int        # LLMs loaded by this run (0 when every LLM stage was cached)
     tables: list[Path] = field(default_factory=list)
     report: Path | None = None
+    explorer: Path | None = None
 
 
 def benchmark_fingerprint(bench: Benchmark) -> str:
@@ -354,6 +355,9 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
         results.save(out_dir / "results.json")
         outcome.tables = write_tables(results, out_dir / "tables")
         outcome.report = write_report(results, out_dir / "report.html", config_text)
+        from .explorer import experiment_explorer
+        outcome.explorer = experiment_explorer(runner.bench, results, runner.store.stages_dir, runner.qids,
+                                               out_dir / "explorer.html")
     return outcome
 
 

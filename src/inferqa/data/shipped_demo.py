@@ -1,0 +1,121 @@
+"""What ships with the demo besides its questions: SmolLM2's labels and SmolLM2's answers.
+
+- `demo_labels.jsonl`: one row per passage of the demo benchmark (built with `DEMO_BUILD`),
+  `{"qid", "order", "label", "answers", "correct"}`, from `label_benchmark(..., mode="full")`
+  with the bundled SmolLM2 (exact match). Rows are keyed by question and hint order, not by
+  passage id, so they survive a change of the id format.
+- `demo_llm_cache.jsonl`: the rows of the LLM call cache (key, identity, kind, value) that
+  the demo experiment and its labelling filled; `inferqa demo` copies them into the user's
+  cache before it runs, so its first run reads SmolLM2's answers instead of recomputing
+  them (`inferqa demo --compute` skips that). Keys hash the model file's name and size and
+  the full prompt, so they answer only the very same calls.
+
+`scripts/demo_data.py` recomputes both files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..io import iter_jsonl, write_jsonl
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, parse_passage_id, passage_id
+
+# 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
+DEMO_BUILD: dict[str, Any] = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
+LABELS_FILE = "demo_labels.jsonl"
+CACHE_FILE = "demo_llm_cache.jsonl"
+LABELLING_NOTE = ("labels shipped with the demo (inferqa/data/demo/demo_labels.jsonl): SmolLM2-135M-Instruct "
+                  "answered from every passage with the reader protocol, exact match; scripts/demo_data.py "
+                  "recomputes them")
+
+
+def _shipped(name: str) -> Path:
+    return Path(str(resources.files("inferqa.data").joinpath("demo", name)))
+
+
+def labels_path() -> Path:
+    return _shipped(LABELS_FILE)
+
+
+def cache_rows_path() -> Path:
+    return _shipped(CACHE_FILE)
+
+
+def export_labels(bench_dir: str | os.PathLike, out: str | os.PathLike) -> int:
+    """labels.jsonl of a labelled benchmark → the shipped, id-format-free rows; returns the count."""
+    rows = []
+    for _, row in iter_jsonl(Path(bench_dir) / "labels.jsonl"):
+        qid, order = parse_passage_id(row["pid"])
+        rows.append({"qid": qid, "order": "".join(map(str, order)), "label": row["label"],
+                     "answers": row.get("answers") or {}, "correct": row.get("correct") or {}})
+    write_jsonl(out, rows)
+    return len(rows)
+
+
+def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.PathLike | None = None) -> None:
+    """Rewrite qrels.tsv and write labels.jsonl from the shipped rows (a `post_build` hook)."""
+    bench_dir = Path(bench_dir)
+    by_pid = {}
+    for _, row in iter_jsonl(Path(rows_file) if rows_file else labels_path()):
+        pid = passage_id(row["qid"], tuple(int(c) for c in row["order"]))
+        by_pid[pid] = row
+    qrels_lines, label_rows, counts = [], [], {}
+    with open(bench_dir / "qrels.tsv", encoding="utf-8") as fh:
+        for line in fh:
+            qid, zero, pid, label = line.split()
+            row = by_pid.get(pid)
+            if row is not None:
+                label = str(LABEL_ANSWERABLE if row["label"] == LABEL_ANSWERABLE else LABEL_PARTIAL)
+                label_rows.append({"pid": pid, "qid": qid, "label": int(label), "answers": row["answers"],
+                                   "correct": row["correct"], "copied_from": None})
+            counts[label] = counts.get(label, 0) + 1
+            qrels_lines.append(f"{qid} {zero} {pid} {label}\n")
+    with open(bench_dir / "qrels.tsv", "w", encoding="utf-8") as fh:
+        fh.writelines(qrels_lines)
+    write_jsonl(bench_dir / "labels.jsonl", label_rows)
+    identities = sorted({who for r in label_rows for who in r["answers"]})
+    meta["labelling"] = {"labelers": identities, "mode": "full", "judge": "exact_match",
+                         "passages_labelled": len(label_rows), "note": LABELLING_NOTE}
+    meta["labels"] = dict(sorted(counts.items()))
+    meta["labelled_by"] = "llm"
+
+
+def seed_llm_cache(cache_path: str | os.PathLike, rows_file: str | os.PathLike | None = None) -> int:
+    """Copy the shipped answers into the LLM cache at `cache_path` (existing rows win); rows added."""
+    from ..llm.cache import LLMCache
+
+    src = Path(rows_file) if rows_file else cache_rows_path()
+    if not src.exists():
+        return 0
+    LLMCache(cache_path).close()  # creates the file and its table when new
+    import sqlite3
+
+    rows = [row for _, row in iter_jsonl(src)]
+    db = sqlite3.connect(str(cache_path), timeout=60)
+    try:
+        before = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        # one transaction; INSERT OR IGNORE keeps whatever the user's cache already holds
+        db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, 0)",
+                       [(r["key"], r["identity"], r["kind"], json.dumps(r["value"])) for r in rows])
+        db.commit()
+        return db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] - before
+    finally:
+        db.close()
+
+
+def export_llm_cache(cache_path: str | os.PathLike, out: str | os.PathLike) -> int:
+    """Every row of an LLM cache file → the shipped JSONL (sorted by key, so diffs stay small)."""
+    import sqlite3
+
+    db = sqlite3.connect(str(cache_path))
+    try:
+        rows = [{"key": k, "identity": i, "kind": kind, "value": json.loads(v)}
+                for k, i, kind, v in db.execute("SELECT key, identity, kind, value FROM calls ORDER BY key")]
+    finally:
+        db.close()
+    write_jsonl(out, rows)
+    return len(rows)

@@ -1,0 +1,207 @@
+"""`explorer.html`: one self-contained page to study a benchmark's runs and answers question by question.
+
+The page embeds its data as one JSON block and renders with inline JavaScript (no server,
+no network): a filterable, paged question list and, per question, its hints in rank
+order, each run's top passages (labels coloured, hints as chips), every reader setting's
+context, answer and EM, the labellers' answers per passage, and two settings side by side.
+
+Compactness, so that a 1,728-question experiment stays a few MB:
+- a passage is its hint order (`"302"`) for its own question, `"Q:302"` for another
+  question's (Q indexes a shared table of questions and their hints), then its label;
+- runs are cut to their top `depth`; the rank of the first label ≥ 1 and label-2 passage
+  of the whole run is kept, so hit/miss filters work at any cut;
+- a reader row stores its passages only when they differ from the run's top k, and its
+  context as hint references, merged by the reader's own `merge` (one mechanism).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..benchmark import Benchmark
+from ..io import atomic_open, iter_jsonl
+from ..read.context import merge
+from ..records import Run, parse_passage_id
+
+DEPTH = 10
+
+
+class _Refs:
+    """Question table: evaluated questions first, others (foreign passages) appended on use."""
+
+    def __init__(self, bench: Benchmark, qids: Sequence[str]):
+        self.bench = bench
+        self.index = {q: i for i, q in enumerate(qids)}
+        self.foreign: list[str] = []
+
+    def qref(self, qid: str) -> int:
+        if qid not in self.index:
+            self.index[qid] = len(self.index)
+            self.foreign.append(qid)
+        return self.index[qid]
+
+    def passage(self, pid: str, own: int) -> str:
+        """`"302"` for the own question's passage, `"Q:302"` for question Q's."""
+        qid, order = parse_passage_id(pid)
+        perm = "".join(map(str, order))
+        q = self.qref(qid)
+        return perm if q == own else f"{q}:{perm}"
+
+    def hint_refs(self, pid: str, own: int) -> list[str]:
+        qid, order = parse_passage_id(pid)
+        q = self.qref(qid)
+        return [str(i) if q == own else f"{q}:{i}" for i in order]
+
+
+def _first_ranks(ranked: list[tuple[str, float]], labels: dict[str, int]) -> list[int | None]:
+    """1-based rank of the first passage with label >= 1 and of the first with label 2."""
+    out: list[int | None] = [None, None]
+    for rank, (pid, _) in enumerate(ranked, 1):
+        lab = labels.get(pid, 0)
+        if lab >= 1 and out[0] is None:
+            out[0] = rank
+        if lab >= 2 and out[1] is None:
+            out[1] = rank
+            break
+    return out
+
+
+def _labels_by_pid(bench: Benchmark) -> dict[str, dict]:
+    f = bench.path / "labels.jsonl"
+    return {row["pid"]: row for _, row in iter_jsonl(f)} if f.exists() else {}
+
+
+def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
+                  answers: Sequence[tuple[str, str | None, Iterable[dict]]], *, qids: Sequence[str] | None = None,
+                  depth: int = DEPTH, alpha: float = 0.6, beta: float = 0.4, title: str = "") -> dict[str, Any]:
+    """The page's data. `runs`: (name, setting, Run); `answers`: (name, run name or None, rows).
+
+    Questions default to those of the runs and answers, in benchmark order.
+    """
+    runs = list(runs)
+    answers = [(name, run, list(rows)) for name, run, rows in answers]
+    if qids is None:
+        seen = {q for _, _, r in runs for q in r} | {row["qid"] for _, _, rows in answers for row in rows}
+        qids = [q for q in bench.questions if q in seen]
+    qids = [q for q in qids if q in bench.questions]
+    refs = _Refs(bench, qids)
+    qrels = bench.qrels
+    split_of = {q: name for name, ids in bench.splits.items() for q in ids}
+
+    out_runs = []
+    top_of: dict[str, list[list[str]]] = {}
+    for name, setting, run in runs:
+        top, first = [], []
+        for i, qid in enumerate(qids):
+            ranked = run.get(qid, [])
+            labels = qrels.get(qid, {})
+            top.append(" ".join(f"{refs.passage(pid, i)}.{labels.get(pid, 0)}" for pid, _ in ranked[:depth]))
+            first.append(_first_ranks(ranked, labels))
+        top_of[name] = [[pid for pid, _ in run.get(qid, [])] for qid in qids]
+        out_runs.append({"name": name, "setting": setting, "top": top, "first": first})
+
+    out_sets = []
+    for name, run_name, rows in answers:
+        keys = list(dict.fromkeys(f"{r['strategy']}|{int(r['k'])}" for r in rows))
+        col = {k: j for j, k in enumerate(keys)}
+        table: list[list | None] = [None] * len(qids)
+        for r in rows:
+            i = refs.index.get(r["qid"])
+            if i is None or i >= len(qids):
+                continue
+            pids = list(r.get("pids") or [])
+            ctx = merge([refs.hint_refs(p, i) for p in pids], r["strategy"], alpha, beta)
+            ctx_lines = [line.split(" ") for line in ctx]
+            own_top = top_of.get(run_name, [[]] * len(qids))[i] if run_name else None
+            stored = None if own_top is not None and own_top[:len(pids)] == pids else \
+                " ".join(refs.passage(p, i) for p in pids)
+            raw = r.get("raw") or ""
+            row = [r.get("prediction", ""), int(bool(r.get("em"))), stored, "|".join(",".join(x) for x in ctx_lines),
+                   raw if raw.strip() != str(r.get("prediction", "")).strip() else ""]
+            if table[i] is None:
+                table[i] = [None] * len(keys)
+            table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
+        out_sets.append({"name": name, "run": run_name, "keys": keys, "rows": table})
+
+    labels = _labels_by_pid(bench)
+    labellers: list[str] = []
+    lab_out: list[dict | None] = []
+    read_pids: dict[str, set[str]] = {}
+    if labels:
+        for _, _, rows in answers:
+            for r in rows:
+                read_pids.setdefault(r["qid"], set()).update(r.get("pids") or [])
+    for i, qid in enumerate(qids):
+        shown = {pid for _, _, run in runs for pid, _ in run.get(qid, [])[:depth]} | read_pids.get(qid, set())
+        entry = {}
+        for pid in shown:
+            row = labels.get(pid)
+            if row is None or row.get("qid", qid) != qid:
+                continue
+            src = labels.get(row.get("copied_from") or "", row)
+            given = []
+            for who, ans in (src.get("answers") or {}).items():
+                if who not in labellers:
+                    labellers.append(who)
+                given.append([labellers.index(who), ans, int(bool((src.get("correct") or {}).get(who)))])
+            copied = refs.passage(row["copied_from"], i) if row.get("copied_from") else ""
+            entry[refs.passage(pid, i)] = [copied, given]
+        lab_out.append(entry or None)
+
+    def question(qid: str) -> dict:
+        q = bench.questions[qid]
+        return {"id": q.id, "text": q.text, "answers": q.answers, "type": q.metadata.get("type") or "",
+                "split": split_of.get(qid, ""), "hints": [h.text for h in q.hints],
+                "conv": [h.convergence for h in q.hints]}
+
+    # foreign questions were appended while encoding runs, answers and labels: list them last
+    foreign = [{"id": qid, "hints": [h.text for h in bench.questions[qid].hints]} if qid in bench.questions
+               else {"id": qid, "hints": []} for qid in refs.foreign]
+    return {"title": title or f"inferqa explorer: {bench.path.name}", "depth": depth,
+            "questions": [question(q) for q in qids], "foreign": foreign, "runs": out_runs, "sets": out_sets,
+            "labellers": labellers, "labels": lab_out,
+            "label_note": (bench.meta.get("labelling") or {}).get("note") or ""}
+
+
+def render_explorer(data: dict[str, Any]) -> str:
+    template = resources.files(__package__).joinpath("explorer_template.html").read_text(encoding="utf-8")
+    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    from html import escape
+    return template.replace("__TITLE__", escape(data["title"])).replace("__DATA__", blob)
+
+
+def write_explorer(data: dict[str, Any], path: str | os.PathLike) -> Path:
+    path = Path(path)
+    with atomic_open(path) as fh:
+        fh.write(render_explorer(data))
+    return path
+
+
+def experiment_explorer(bench: Benchmark, results, stages_dir: str | os.PathLike, qids: Sequence[str],
+                        path: str | os.PathLike, *, depth: int = DEPTH) -> Path:
+    """The explorer of one `inferqa run`: every ranked run and reader setting of `results`."""
+    from .results import run_label
+    from .runner import RUN_FILE, load_answers
+
+    stages_dir = Path(stages_dir)
+    runs, by_key = [], {}
+    for r in results.ranking:
+        name = run_label(r)
+        by_key[(r.setting, r.retriever, r.reranker)] = name
+        runs.append((name, r.setting, Run.load(stages_dir / r.stage / RUN_FILE)))
+    answers, seen = [], set()
+    readers = {spec.get("name"): spec for spec in results.config.get("readers", [])}
+    for r in results.reader:
+        if r.stage in seen:
+            continue
+        seen.add(r.stage)
+        run_name = by_key.get((r.setting, r.retriever, r.reranker))
+        answers.append((f"{run_name} / {r.reader}", run_name, load_answers(stages_dir / r.stage)))
+    opts = (next(iter(readers.values()), {}) or {}).get("options") or {}
+    return write_explorer(explorer_data(bench, runs, answers, qids=qids, depth=depth,
+                                        alpha=opts.get("alpha", 0.6), beta=opts.get("beta", 0.4),
+                                        title=f"inferqa explorer: {results.name}"), path)
