@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import iter_jsonl, write_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, parse_passage_id, passage_id
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, parse_passage_id
 
 # 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
 DEMO_BUILD: dict[str, Any] = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
@@ -59,15 +59,13 @@ def export_labels(bench_dir: str | os.PathLike, out: str | os.PathLike) -> int:
 def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.PathLike | None = None) -> None:
     """Rewrite qrels.tsv and write labels.jsonl from the shipped rows (a `post_build` hook)."""
     bench_dir = Path(bench_dir)
-    by_pid = {}
-    for _, row in iter_jsonl(Path(rows_file) if rows_file else labels_path()):
-        pid = passage_id(row["qid"], tuple(int(c) for c in row["order"]))
-        by_pid[pid] = row
+    shipped = {(row["qid"], row["order"]): row for _, row in iter_jsonl(Path(rows_file) if rows_file else labels_path())}
     qrels_lines, label_rows, counts = [], [], {}
     with open(bench_dir / "qrels.tsv", encoding="utf-8") as fh:
         for line in fh:
             qid, zero, pid, label = line.split()
-            row = by_pid.get(pid)
+            q, order = parse_passage_id(pid)
+            row = shipped.get((q, "".join(map(str, order))))
             if row is not None:
                 label = str(LABEL_ANSWERABLE if row["label"] == LABEL_ANSWERABLE else LABEL_PARTIAL)
                 label_rows.append({"pid": pid, "qid": qid, "label": int(label), "answers": row["answers"],
