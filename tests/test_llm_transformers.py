@@ -84,3 +84,14 @@ def test_completion_mode_refuses_chat_and_missing_folder(tiny_model, tmp_path):
         llm.chat([[{"role": "user", "content": "x"}]])
     with pytest.raises(InputError, match="model folder not found"):
         load_llm(f"transformers:{tmp_path / 'nope'}", cache=None)
+
+
+def test_chat_turns_thinking_off_where_the_template_reads_enable_thinking(tiny_model):
+    llm = load_llm(f"transformers:{tiny_model}", cache=None)
+    # A Qwen3-style switch: with thinking on (or the flag absent) the prompt would gain "mars moon".
+    llm.tokenizer.chat_template = ("{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}"
+                                   "{% if add_generation_prompt %}answer {% endif %}"
+                                   "{% if enable_thinking is not defined or enable_thinking %}mars moon {% endif %}")
+    conv = [{"role": "user", "content": "which city"}]
+    a = llm.chat([conv], GenerationParams(max_tokens=3))[0]
+    assert a == llm.complete(["user which city answer"], GenerationParams(max_tokens=3))[0]

@@ -72,7 +72,9 @@ def test_no_relevant_anywhere_gives_nan_hit():
 def test_metric_names():
     assert parse_metric("Hit@10").name == "hit@10"
     assert parse_metric("mrr").k is None and parse_metric("mrr@10").k == 10
-    for bad in ("hit", "map@5", "ndcg@0", "foo@3", "recall@x"):
+    assert parse_metric("precision@5").name == "precision@5" and parse_metric("P@5").name == "p@5"
+    assert parse_metric("map@50").k == 50
+    for bad in ("hit", "precision", "precision@0", "ndcg@0", "foo@3", "recall@x"):
         with pytest.raises(InputError):
             parse_metric(bad)
     with pytest.raises(InputError):
@@ -112,6 +114,7 @@ def test_against_ir_measures(seed):
             f"recall@{k}": R(rel=min_label) @ k for k in (5, 10, 50)
         } | {
             "mrr": RR(rel=min_label), "mrr@10": RR(rel=min_label) @ 10, "map": AP(rel=min_label),
+            "map@20": AP(rel=min_label) @ 20,
             "p@5": P(rel=min_label) @ 5,
             "ndcg@10": nDCG(gains=gains) @ 10, "ndcg@100": nDCG(gains=gains) @ 100,
         }
@@ -139,3 +142,26 @@ def test_default_metrics_are_the_papers():
     # monotone in k
     assert res["hit@1"] <= res["hit@5"] <= res["hit@10"] <= res["hit@50"] <= res["hit@100"]
     assert np.isfinite(list(res.values())).all()
+
+
+def test_paper_protocol_differs_from_ours_on_a_hand_worked_case():
+    # q1: c(0) a(2) e(unjudged) b(1); relevant a, b, d -> 3. q2: nothing relevant. q3: an empty list.
+    qrels = Qrels({"q1": {"a": 2, "b": 1, "c": 0, "d": 1}, "q2": {"x": 0}, "q3": {"y": 2}})
+    run = Run({"q1": [("c", 4.0), ("a", 3.0), ("e", 2.0), ("b", 1.0)], "q2": [("x", 1.0)], "q3": []})
+    names = ["hit@1", "hit@2", "recall@2", "precision@5", "p@2", "mrr@10", "map@3", "ndcg@3"]
+    ours = evaluate(run, qrels, names)
+    paper = evaluate(run, qrels, names, protocol="paper")
+    dcg = 3 / math.log2(3)                        # a (gain 3) at rank 2
+    ndcg_q1 = dcg / (3 + 1 / math.log2(3) + 1 / 2)  # ideal gains 3, 1, 1
+    # Ours: hit/recall over q1 and q3 (q2 has no relevant passage); precision@5 divides by 5.
+    assert ours == pytest.approx({"hit@1": 0.0, "hit@2": 1 / 2, "recall@2": (1 / 3) / 2, "precision@5": (2 / 5) / 3,
+                                  "p@2": (1 / 2) / 3, "mrr@10": (1 / 2) / 3, "map@3": ((1 / 2) / 3) / 3,
+                                  "ndcg@3": ndcg_q1 / 3})
+    # Paper: every question in the denominator; precision@5 divides by the 4 retrieved; round(x, 4).
+    assert paper == {"hit@1": 0.0, "hit@2": 0.3333, "recall@2": 0.1111, "precision@5": 0.1667, "p@2": 0.1667,
+                     "mrr@10": 0.1667, "map@3": 0.0556, "ndcg@3": 0.1527}
+    # With only label 2 relevant: ours gains label 2 only (ideal: a alone); the paper gains every label.
+    assert evaluate(run, qrels, ["ndcg@3"], min_label=2)["ndcg@3"] == pytest.approx((dcg / 3) / 3)
+    assert evaluate(run, qrels, ["ndcg@3"], min_label=2, protocol="paper") == {"ndcg@3": 0.1527}
+    with pytest.raises(InputError, match="protocol"):
+        evaluate(run, qrels, names, protocol="trec")

@@ -112,6 +112,11 @@ def test_evaluate_answers_cli(bench, tmp_path):
     assert res.returncode == 0, res.stderr
     lines = [ln for ln in res.stdout.splitlines() if "union_norm" in ln or "concat" in ln]
     assert "50.00" in lines[0] and "100.00" in lines[1]
+    # The authors' rule: exact, case-sensitive membership after cleaning ("mars", "The Mars" miss).
+    res = _cli("evaluate-answers", str(answers), "--bench", str(bench.path), "--protocol", "paper")
+    assert res.returncode == 0, res.stderr
+    ems = [[c.strip() for c in ln.split("│")] for ln in res.stdout.splitlines() if "union_norm" in ln or "concat" in ln]
+    assert [(r[1], r[4]) for r in ems] == [("union_norm", "0.00"), ("concat", "50.00")]  # EM column
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"qid": "zz", "strategy": "s", "k": 1, "prediction": "x"}\n')
     res = _cli("evaluate-answers", str(bad), "--bench", str(bench.path))

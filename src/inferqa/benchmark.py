@@ -69,6 +69,13 @@ class Benchmark:
         f = self.path / "meta.json"
         return read_json(f) if f.exists() else {}
 
+    @cached_property
+    def stored_answers(self) -> dict[str, dict]:
+        """pid -> its labels.jsonl row (labellers' `answers`, `correct`, and for a QUIT release
+        `reader_answers`); empty without labels.jsonl."""
+        f = self.path / "labels.jsonl"
+        return {str(obj.get("pid")): obj for _, obj in iter_jsonl(f)} if f.exists() else {}
+
     def split_qids(self, split: str | None) -> list[str]:
         if split in (None, "all"):
             return list(self.questions)

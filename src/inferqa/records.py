@@ -185,11 +185,17 @@ class Run(dict):
         self.tag = tag
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Run":
-        """Read a TREC run; duplicate (qid, pid) lines or unsorted ranks are errors."""
+    def load(cls, path: str | os.PathLike, bench: Any = None, split: str | None = None) -> "Run":
+        """Read a TREC run, or a Rankify/DPR JSON run (detected from the content; matched to
+        `bench`'s `split` by position, see inferqa.runfiles). Duplicate passages of a question
+        or unsorted TREC ranks are errors."""
         path = Path(path)
         if not path.exists():
             raise InputError("file not found", file=path)
+        from .runfiles import RANKIFY, read_rankify, sniff
+
+        if sniff(path) == RANKIFY:
+            return read_rankify(path, bench, split)[0]
         run = cls()
         seen: dict[str, set[str]] = {}
         last: dict[str, tuple[int, float]] = {}

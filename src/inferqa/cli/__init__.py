@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "experiments",
     "read",
     "annotate",
+    "release",
 ]
 
 for _name in COMMAND_MODULES:

@@ -52,7 +52,7 @@ def load_run_arg(run: str, bench, split: Optional[str]):
     if run in ("optimal", "oracle"):
         from ..evaluate.oracles import optimal
         return optimal(bench, qids, min_label=1), qids
-    loaded = Run.load(run)
+    loaded = Run.load(run, bench, split)
     return loaded, [q for q in qids if q in loaded]
 
 
@@ -154,12 +154,17 @@ def evaluate_answers_cmd(
     judge_samples: int = typer.Option(3, "--judge-samples", help="Judge samples; the majority decides."),
     judge_temperature: float = typer.Option(0.7, "--judge-temperature", help="Sampling temperature of the judge."),
     cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
+    protocol: str = typer.Option("inferqa", "--protocol", help="inferqa: normalised EM | paper: the QUIT authors' "
+                                 "answer cleaning, then exact case-sensitive EM (inferqa.evaluate.answers)."),
 ) -> None:
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
     from ..benchmark import Benchmark
     from ..io import iter_jsonl
+    from ..evaluate.answers import paper_exact_match
     from ..read import contains, exact_match, f1, llm_judge
 
+    if protocol not in ("inferqa", "paper"):
+        raise InputError(f"unknown protocol {protocol!r} (use inferqa or paper)", field="protocol")
     b = Benchmark(bench) if bench else None
     rows = []
     for lineno, row in iter_jsonl(answers):
@@ -176,7 +181,8 @@ def evaluate_answers_cmd(
         if not golds:
             raise InputError("no gold answers (give --bench)", file=answers, record=f"line {lineno}", field="golds")
         pred = row["prediction"]
-        row.update(em=float(exact_match(pred, golds)), f1=f1(pred, golds), contains=float(contains(pred, golds)))
+        em = paper_exact_match(pred, golds) if protocol == "paper" else exact_match(pred, golds)
+        row.update(em=float(em), f1=f1(pred, golds), contains=float(contains(pred, golds)))
         rows.append(row)
     if not rows:
         raise InputError("no rows", file=answers)

@@ -56,8 +56,8 @@ def rerank_cmd(
 
     if reranker not in RERANKERS:
         raise InputError(f"unknown reranker {reranker!r} (have: {', '.join(RERANKERS)})", field="reranker")
-    run = Run.load(run_file)
     benchmark = Benchmark(bench)
+    run = Run.load(run_file, benchmark, split)
     qids = None
     if split:
         wanted = set(benchmark.split_qids(split))

@@ -122,7 +122,7 @@ def oracle_cmd(
     if kind == "reranker":
         if run_file is None:
             raise InputError("--kind reranker needs --run RUN.trec", field="run")
-        run = Run.load(run_file)
+        run = Run.load(run_file, bench, split)
         check_run_ids(run, bench, run_file)
         result = oracle_reranker(run, bench.qrels)
     elif kind in ("retriever", "optimal"):

@@ -8,11 +8,18 @@ Definitions (relevant = label >= min_label):
 - ndcg@k: gain 2^label - 1 (labels below min_label gain 0), discount 1/log2(rank + 1),
   ideal ranking from all judged labels of the question; 0 where no gain is possible;
   over all questions.
-- map: average precision (sum of precision at each relevant rank / all relevant),
-  over all questions (0 without relevant passages).
-- p@k: relevant in the top k / k, over all questions.
+- map, map@k: average precision (sum of precision at each relevant rank, within the top k
+  for map@k, / all relevant, as trec_eval's map_cut), over all questions (0 without
+  relevant passages).
+- p@k (also precision@k): relevant in the top k / k, over all questions.
 
 The questions evaluated are the run's questions; the ranking is the run's list order.
+
+`protocol="paper"` applies the QUIT authors' rules instead (../shared/QUIT-FORMATS.md):
+every metric is a plain mean over the run's questions (a question without a relevant
+passage, or with an empty list, counts 0 — hit and recall included); precision@k divides
+by max(1, min(k, passages retrieved)); nDCG gains 2^label - 1 for every label, whatever
+`min_label`; means are rounded to 4 decimals.
 """
 
 from __future__ import annotations
@@ -34,30 +41,39 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "mrr", "ndcg@10", "ndcg@100",
 )
 
-_KINDS_WITH_K = {"hit", "recall", "ndcg", "p", "mrr"}
+PROTOCOLS = ("inferqa", "paper")
+_KINDS_WITH_K = {"hit", "recall", "ndcg", "p", "mrr", "map"}
 _KINDS_WITHOUT_K = {"mrr", "map"}
 # Means over questions that have a relevant passage only (undefined elsewhere).
 _NEEDS_RELEVANT = {"hit", "recall"}
-_NAME = re.compile(r"^(hit|recall|ndcg|p|mrr|map)(?:@(\d+))?$")
+_NAME = re.compile(r"^(hit|recall|ndcg|precision|p|mrr|map)(?:@(\d+))?$")
 
 
 @dataclass(frozen=True)
 class Metric:
     kind: str
     k: int | None
+    spelled: str | None = None  # the alias asked for (precision@k), kept as the result's key
 
     @property
     def name(self) -> str:
+        if self.spelled:
+            return self.spelled
         return self.kind if self.k is None else f"{self.kind}@{self.k}"
 
 
 def parse_metric(name: str) -> Metric:
-    """`"hit@10"` → Metric("hit", 10); `"mrr"` → Metric("mrr", None). Case-insensitive."""
+    """`"hit@10"` → Metric("hit", 10); `"mrr"` → Metric("mrr", None); `precision@5` is `p@5`
+    under its own name. Case-insensitive."""
     m = _NAME.match(name.strip().lower())
     if not m:
-        raise InputError(f"unknown metric {name!r} (use hit@k, recall@k, mrr, mrr@k, ndcg@k, map, p@k)",
-                         field="metrics")
+        raise InputError(f"unknown metric {name!r} (use hit@k, recall@k, mrr, mrr@k, ndcg@k, map, map@k, "
+                         "precision@k or p@k)", field="metrics")
     kind, k = m.group(1), m.group(2)
+    if kind == "precision":
+        if k is None:
+            raise InputError(f"metric {name!r} needs a cutoff, e.g. precision@10", field="metrics")
+        return Metric("p", int(k), f"precision@{k}") if int(k) >= 1 else parse_metric(f"p@{k}")
     if k is None and kind not in _KINDS_WITHOUT_K:
         raise InputError(f"metric {name!r} needs a cutoff, e.g. {kind}@10", field="metrics")
     if k is not None and kind not in _KINDS_WITH_K:
@@ -100,9 +116,17 @@ def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
     return g @ (1.0 / np.log2(np.arange(2, g.shape[1] + 2)))
 
 
+def _check_protocol(protocol: str) -> None:
+    if protocol not in PROTOCOLS:
+        raise InputError(f"unknown protocol {protocol!r} (use {' or '.join(PROTOCOLS)})", field="protocol")
+
+
 def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,
-                     min_label: int = 1) -> tuple[list[str], dict[str, np.ndarray]]:
-    """Question ids and, per metric name, a float array with NaN where the metric is undefined."""
+                     min_label: int = 1, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
+    """Question ids and, per metric name, a float array with NaN where the metric is undefined
+    (never under `protocol="paper"`, where such a question counts 0)."""
+    _check_protocol(protocol)
+    paper = protocol == "paper"
     parsed = [parse_metric(m) for m in metrics]
     if not qrels:
         raise InputError("qrels are empty", field="qrels")
@@ -119,8 +143,14 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     has_rel = n_rel > 0
     cum = np.cumsum(rel, axis=1, dtype=np.int32)
     first = np.where(rel.any(axis=1), rel.argmax(axis=1) + 1, 0)  # 1-based rank, 0 = none
-    gains = np.where(rel, (2.0 ** labels) - 1.0, 0.0)
-    ideal_gains = np.where(ideal >= min_label, (2.0 ** ideal) - 1.0, 0.0)
+    if paper:  # every label gains, whatever min_label; ideal from all of the question's labels
+        gains = (2.0 ** np.maximum(labels, 0)) - 1.0
+        all_ideal, _ = _judged_matrix(qrels, qids, 0)
+        ideal_gains = (2.0 ** np.maximum(all_ideal, 0)) - 1.0
+    else:
+        gains = np.where(rel, (2.0 ** labels) - 1.0, 0.0)
+        ideal_gains = np.where(ideal >= min_label, (2.0 ** ideal) - 1.0, 0.0)
+    retrieved = np.array([len(run[q]) for q in qids], dtype=np.int64)
 
     def at(k: int) -> np.ndarray:  # relevant retrieved within the top k
         return cum[:, min(k, depth) - 1]
@@ -133,35 +163,39 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
             elif m.kind == "recall":
                 v = at(m.k) / n_rel
             elif m.kind == "p":
-                v = at(m.k) / m.k
+                v = at(m.k) / (np.maximum(1, np.minimum(m.k, retrieved)) if paper else m.k)
             elif m.kind == "mrr":
                 ok = first > 0 if m.k is None else (first > 0) & (first <= m.k)
                 v = np.where(ok, 1.0 / np.maximum(first, 1), 0.0)
             elif m.kind == "map":
-                prec = np.where(rel, cum / np.arange(1, depth + 1), 0.0).sum(axis=1)
+                cut = depth if m.k is None else min(m.k, depth)
+                prec = np.where(rel[:, :cut], cum[:, :cut] / np.arange(1, cut + 1), 0.0).sum(axis=1)
                 v = np.where(has_rel, prec / np.maximum(n_rel, 1), 0.0)
             else:  # ndcg
                 idcg = _dcg(ideal_gains, m.k)
                 v = np.where(idcg > 0, _dcg(gains, m.k) / np.where(idcg > 0, idcg, 1.0), 0.0)
             if m.kind in _NEEDS_RELEVANT:
-                v = np.where(has_rel, v, np.nan)
+                v = np.where(has_rel, v, 0.0 if paper else np.nan)
             out[m.name] = v.astype(float)
     return qids, out
 
 
 def evaluate(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1,
-             per_query: bool = False) -> dict:
-    """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}`.
+             per_query: bool = False, protocol: str = "inferqa") -> dict:
+    """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}` (rounded to 4
+    decimals under `protocol="paper"`).
 
     With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
     (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
     A mean over no defined question is NaN.
     """
-    qids, scores = per_query_scores(run, qrels, metrics, min_label)
+    qids, scores = per_query_scores(run, qrels, metrics, min_label, protocol)
     means = {}
     for name, v in scores.items():
         defined = v[~np.isnan(v)]
         means[name] = float(defined.mean()) if defined.size else float("nan")
+        if protocol == "paper":
+            means[name] = round(means[name], 4) if defined.size else 0.0
     if not per_query:
         return means
     table = {

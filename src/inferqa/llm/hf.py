@@ -83,7 +83,9 @@ class TransformersLLM(LLM):
             raise InputError(f"transformers model {self.model!r} has no chat template; use ?mode=completion")
         out = []
         for messages in conversations:
-            text = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+            # enable_thinking: Qwen3-style templates skip the thinking block; other templates ignore it.
+            text = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False,
+                                                      enable_thinking=False)
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
             out.append(self._generate(ids, params))
         return out

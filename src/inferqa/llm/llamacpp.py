@@ -119,7 +119,8 @@ class LlamaCppLLM(LLM):
         if self._formatter is None:
             raise InputError(f"{self.path.name} has no chat template (or mode=completion); "
                              "use completion mode", file=self.path)
-        r = self._formatter(messages=[dict(m) for m in messages])
+        # enable_thinking: Qwen3-style templates skip the thinking block; other templates ignore it.
+        r = self._formatter(messages=[dict(m) for m in messages], enable_thinking=False)
         stop = r.stop if isinstance(r.stop, list) else ([r.stop] if r.stop else [])
         return r.prompt, [s for s in stop if s]
 

@@ -1,0 +1,146 @@
+"""`inferqa doctor`, `inferqa export`, `inferqa import-answers`, `inferqa stored-answers`:
+the QUIT authors' files in and out, run checks, and answer numbers from stored answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputError
+from .app import app
+
+EXPORTS = ("rankify", "retriever-jsonl", "pyserini")
+
+
+def _bench(path: Path):
+    from ..benchmark import Benchmark
+
+    return Benchmark(path)
+
+
+@app.command("doctor")
+def doctor_cmd(
+    run_file: Path = typer.Argument(..., help="Run file: TREC or Rankify/DPR JSON (told apart by content)."),
+    bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory the run is about."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split the run covers (needed for JSON runs)."),
+    tie_length: int = typer.Option(10, "--tie-length", help="Report runs of at least this many equal scores."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Ids not in the corpus, missing questions, duplicates, title/id disagreements, tied scores."""
+    from ..evaluate.doctor import diagnose
+
+    if tie_length < 2:
+        raise InputError("--tie-length must be at least 2", field="tie-length")
+    report = diagnose(run_file, _bench(bench_dir), split, tie_length)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(f"{run_file} ({report['format']}): {report['questions']} questions, {report['passages']} "
+                   f"passages, longest run of tied scores {report['longest_tie']}")
+        for name, c in report["checks"].items():
+            mark = "ok" if not c["count"] else f"{c['count']:,}"
+            typer.echo(f"  {name.replace('_', ' ')}: {mark}" + (f"  e.g. {'; '.join(c['examples'])}" if c["count"] else ""))
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("export")
+def export_cmd(
+    kind: str = typer.Argument(..., help="rankify (a run as Rankify JSON) | retriever-jsonl (each question's own "
+                               "passages with labels and stored reader answers) | pyserini (the corpus as a "
+                               "Pyserini JSONL collection: id, contents, title)."),
+    bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="File to write (atomically)."),
+    run_file: Optional[Path] = typer.Option(None, "--run", help="Run to convert (rankify)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split, in dataset order (rankify, retriever-jsonl)."),
+    no_text: bool = typer.Option(False, "--no-text", help="rankify: leave passage texts out."),
+) -> None:
+    """Write the QUIT authors' file formats from an inferqa benchmark."""
+    from ..records import Run
+    from ..runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
+
+    if kind not in EXPORTS:
+        raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
+    bench = _bench(bench_dir)
+    if kind == "pyserini":
+        n = write_pyserini_collection(bench, out)
+        typer.echo(f"{out}: {n:,} passages")
+        return
+    if split is None:
+        raise InputError(f"export {kind} needs --split (files are in the split's dataset order)", field="split")
+    if kind == "rankify":
+        if run_file is None:
+            raise InputError("export rankify needs --run RUN", field="run")
+        n = write_rankify(Run.load(run_file, bench, split), bench, split, out, with_text=not no_text)
+    else:
+        n = write_retriever_jsonl(bench, split, out)
+    typer.echo(f"{out}: {n:,} questions of split {split}")
+
+
+@app.command("import-answers")
+def import_answers_cmd(
+    retriever_jsonl: Path = typer.Argument(..., help="The authors' retriever.jsonl of one split."),
+    bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory (labels.jsonl is updated)."),
+    split: str = typer.Option(..., "--split", help="Split of the file (its lines are that split, in order)."),
+) -> None:
+    """Store the file's per-passage reader answers (`rag_answers`) in the benchmark's labels.jsonl."""
+    from ..runfiles import merge_reader_answers, read_retriever_jsonl
+
+    bench = _bench(bench_dir)
+    counts = merge_reader_answers(bench, read_retriever_jsonl(retriever_jsonl, bench, split))
+    typer.echo(", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in counts.items()))
+
+
+@app.command("stored-answers")
+def stored_answers_cmd(
+    bench_dir: Path = typer.Argument(..., help="Benchmark directory with stored answers (labels.jsonl)."),
+    split: str = typer.Option("test", "--split", help="Questions: train | dev | test | all."),
+    model: Optional[List[str]] = typer.Option(None, "--model", help="Model(s) whose stored answers to score "
+                                              "(default: every one stored)."),
+    run_file: Optional[Path] = typer.Option(None, "--run", help="Also the oracle-reranker reader over this run: "
+                                            "its passages sorted by label, top-k unions looked up."),
+    ks: str = typer.Option("1,3,5", "--k", help="Cutoffs of the oracle-reranker reader."),
+    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant for optimal EM."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
+    from ..evaluate import oracle_reranker
+    from ..evaluate.answers import accuracy_per_label, optimal_em, oracle_reader_em, stored_models
+    from ..records import Run
+
+    bench = _bench(bench_dir)
+    qids = bench.split_qids(split)
+    models = [p.strip() for m in model or [] for p in m.split(",") if p.strip()] or stored_models(bench)
+    if not models:
+        raise InputError("no stored answers: labels.jsonl is missing or empty", file=bench.path)
+    try:
+        cutoffs = [int(k) for k in ks.split(",") if k.strip()]
+    except ValueError:
+        raise InputError(f"--k must be comma-separated integers, not {ks!r}", field="k") from None
+    ranked = None
+    if run_file is not None:
+        run = Run.load(run_file, bench, split)
+        wanted = set(qids)
+        ranked = oracle_reranker(Run({q: r for q, r in run.items() if q in wanted}), bench.qrels)
+    out = {}
+    for m in models:
+        row = {"optimal_em": round(optimal_em(bench, qids, m, min_label), 4),
+               "accuracy_per_label": {str(k): round(v, 4) for k, v in accuracy_per_label(bench, qids, m).items()}}
+        if ranked is not None:
+            row["oracle_reranker_em"] = {str(k): round(v, 4) for k, v in oracle_reader_em(ranked, bench, m,
+                                                                                          cutoffs).items()}
+        out[m] = row
+    payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "models": out}
+    if as_json:
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    for m, row in out.items():
+        acc = ", ".join(f"label {k}: {100 * v:.2f}" for k, v in row["accuracy_per_label"].items())
+        line = f"{m}: optimal EM {100 * row['optimal_em']:.2f}; accuracy {acc}"
+        if "oracle_reranker_em" in row:
+            line += "; oracle reranker EM " + ", ".join(f"k={k}: {100 * v:.2f}"
+                                                        for k, v in row["oracle_reranker_em"].items())
+        typer.echo(line)

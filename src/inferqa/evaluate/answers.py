@@ -1,0 +1,158 @@
+"""Answer-level numbers of the QUIT paper, computed from stored per-passage answers (no model).
+
+The stored answers are a benchmark's labels.jsonl: for a QUIT release build every reader's
+answer (`reader_answers`) and every labeller's (`answers`) of every passage; for our own
+labelling, the labellers' answers. Rules as the authors' scripts apply them
+(../shared/QUIT-FORMATS.md):
+
+- paper EM: the cleaned answer is one of the gold answers, exact and case-sensitive;
+- "optimal" EM: a question counts when any of its passages with a relevant label holds a
+  stored answer that is a gold answer; divided by all questions asked about;
+- accuracy per label: share of the passages with that label whose stored answer is gold;
+- oracle reranker: the union of the top-k passages' hints is itself a passage of the
+  question, so its stored answer stands in for a reader call.
+
+Answer cleaning (`clean_answer`) follows the authors' steps except one: they also turn an
+answer that spaCy parses as a clause (a subject and a root verb) into NO ANSWER. spaCy and
+its English model are used when both are installed; otherwise that step is skipped, which
+changes EM only where a gold answer is itself a clause.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from ..errors import InputError
+from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+    from ..records import Run
+
+NO_ANSWER = "NO ANSWER"
+
+
+@lru_cache(maxsize=1)
+def _spacy():
+    try:
+        import spacy
+
+        return spacy.load("en_core_web_sm")
+    except Exception:  # not installed, or no English model: the clause step is skipped
+        return None
+
+
+def _is_clause(text: str) -> bool:
+    nlp = _spacy()
+    if nlp is None:
+        return False
+    doc = nlp(text)
+    return any(t.dep_ in ("nsubj", "nsubjpass") for t in doc) and any(
+        t.dep_ == "ROOT" and t.pos_ in ("VERB", "AUX") for t in doc)
+
+
+def clean_answer(raw: str) -> str:
+    """Strip, keep the last line, drop a leading "("; empty, "no answer" or a clause -> NO ANSWER."""
+    text = (raw or "").strip()
+    text = text.splitlines()[-1].strip() if text else ""
+    if text.startswith("("):
+        text = text[1:].strip()
+    if not text or "no answer" in text.lower() or _is_clause(text):
+        return NO_ANSWER
+    return text
+
+
+def paper_exact_match(raw: str, golds: Sequence[str]) -> bool:
+    return clean_answer(raw) in golds
+
+
+def stored_answer(bench: "Benchmark", pid: str, model: str) -> str | None:
+    """`model`'s stored answer to passage `pid` (reader or labeller), or None."""
+    row = bench.stored_answers.get(pid)
+    if row is None:
+        return None
+    for key in ("reader_answers", "answers"):
+        if model in (row.get(key) or {}):
+            return row[key][model]
+    return None
+
+
+def stored_models(bench: "Benchmark") -> list[str]:
+    """Every model with a stored answer, readers first, in first-seen order."""
+    seen: dict[str, None] = {}
+    for key in ("reader_answers", "answers"):
+        for row in bench.stored_answers.values():
+            seen.update(dict.fromkeys(row.get(key) or {}))
+    return list(seen)
+
+
+def _need_stored(bench: "Benchmark", model: str) -> None:
+    if not bench.stored_answers:
+        raise InputError("no stored answers: labels.jsonl is missing (build a QUIT release, or label with "
+                         "`inferqa label`)", file=bench.path)
+    if model not in stored_models(bench):
+        raise InputError(f"no stored answers of model {model!r} (have: {', '.join(stored_models(bench))})",
+                         file=bench.path / "labels.jsonl", field="model")
+
+
+def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = 1) -> float:
+    """The paper's "optimal" EM: share of questions with a relevant passage answered correctly."""
+    _need_stored(bench, model)
+    qids = list(qids)
+    hit = 0
+    for qid in qids:
+        golds = bench.questions[qid].answers
+        hit += any(stored_answer(bench, pid, model) in golds
+                   for pid, lab in bench.qrels.get(qid, {}).items() if lab >= min_label)
+    return hit / len(qids) if qids else 0.0
+
+
+def accuracy_per_label(bench: "Benchmark", qids: Iterable[str], model: str) -> dict[int, float]:
+    """label -> share of that label's passages (with a stored answer) whose answer is gold."""
+    _need_stored(bench, model)
+    right: dict[int, int] = {}
+    total: dict[int, int] = {}
+    for qid in qids:
+        golds = bench.questions[qid].answers
+        for pid, lab in bench.qrels.get(qid, {}).items():
+            ans = stored_answer(bench, pid, model)
+            if ans is None:
+                continue
+            total[lab] = total.get(lab, 0) + 1
+            right[lab] = right.get(lab, 0) + (ans in golds)
+    return {lab: right[lab] / total[lab] for lab in sorted(total)}
+
+
+def union_passage(bench: "Benchmark", pids: Sequence[str]) -> str | None:
+    """The passage whose text is the union of `pids`' hints, first appearance first; None when
+    they belong to different questions (no single passage holds them)."""
+    if not pids:
+        return None
+    qid, mask, _ = split_passage_id(pids[0])
+    order: dict[int, None] = {}
+    for pid in pids:
+        pq, hints = parse_passage_id(pid)
+        if pq != qid:
+            return None
+        order.update(dict.fromkeys(hints))
+    recorded = (bench.meta.get("id_scheme") or {}).get("mask_bits") or []
+    bits = recorded[0] if len(recorded) == 1 else mask_readings(mask, parse_passage_id(pids[0])[1])[0]
+    return passage_id(qid, tuple(order), len(mask), bits)
+
+
+def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = (1, 3, 5)
+                     ) -> dict[int, float]:
+    """EM of `model` reading the union of each question's top-k passages of `run`, looked up
+    in the stored answers (a question whose top k mix questions, or whose union has no
+    stored answer, counts 0); over the run's questions."""
+    _need_stored(bench, model)
+    out = {}
+    for k in ks:
+        hit = 0
+        for qid, ranked in run.items():
+            pid = union_passage(bench, [p for p, _ in ranked[:k]])
+            ans = stored_answer(bench, pid, model) if pid else None
+            hit += ans is not None and ans in bench.questions[qid].answers
+        out[k] = hit / len(run) if run else 0.0
+    return out

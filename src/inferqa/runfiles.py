@@ -1,0 +1,221 @@
+"""Run files in the formats the QUIT authors' tools read and write, beside TREC.
+
+- Rankify / DPR JSON: a JSON array, one object per question in the split's dataset order
+  (matched by position, not by id): `{"question", "answers", "ctxs": [{"id", "score",
+  "has_answer", "text", "title"}]}`; reranker outputs add `"reranked_ctxs"`, which then is
+  the ranking read.
+- `retriever.jsonl`: one line per question of a split, in dataset order, with the question's
+  own passages: `{"question", "answers", "contexts": [{"id", "text", "label", "rag_answers"}]}`.
+- The Pyserini JSONL collection (`id`, `contents`, `title` = question id) that Pyserini,
+  Anserini and Rankify index as it is.
+
+`sniff` tells the formats apart from the first bytes, so every command that reads a run
+(`Run.load`) accepts either.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .errors import InputError
+from .io import atomic_open, iter_jsonl
+
+if TYPE_CHECKING:
+    from .benchmark import Benchmark
+    from .records import Run
+
+TREC, RANKIFY = "trec", "rankify"
+RANKED_KEYS = ("reranked_ctxs", "ctxs")  # a reranker's output holds both; its own ranking wins
+
+
+def sniff(path: str | os.PathLike) -> str:
+    """`rankify` for a file whose first non-blank byte opens a JSON array, else `trec`."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(4096):
+            head = chunk.lstrip()
+            if head:
+                return RANKIFY if head[:1] == b"[" else TREC
+    return TREC
+
+
+def split_order(bench: "Benchmark | None", split: str | None, path: Path) -> list[str]:
+    if bench is None or split is None:
+        raise InputError("a Rankify/DPR JSON run is matched to questions by position: give --bench DIR and "
+                         "--split SPLIT", file=path)
+    return bench.split_qids(split)
+
+
+def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None,
+                 strict: bool = True) -> tuple["Run", list[dict[str, Any]]]:
+    """(the run, per question `{"qid", "question", "key", "titles"}`) of a Rankify JSON file.
+
+    Question i of the file is question i of `split`; its question text, where given, must be
+    that question's. With `strict`, duplicate passage ids of a question are an error (the
+    doctor reads with `strict=False` to report them instead).
+    """
+    from .records import Run
+
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno})", file=path) from None
+    if not isinstance(data, list):
+        raise InputError("expected a JSON array of questions", file=path)
+    qids = split_order(bench, split, path)
+    if len(data) > len(qids):
+        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
+                         file=path)
+    run, info = Run(tag=path.stem), []
+    for i, obj in enumerate(data):
+        qid, rec = qids[i], f"{i} (question {qids[i]})"
+        if not isinstance(obj, dict):
+            raise InputError("expected an object", file=path, record=rec)
+        text = obj.get("question")
+        if isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
+            raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
+                             "position, so the run and the split must hold the same questions in the same order",
+                             file=path, record=rec, field="question")
+        key = next((k for k in RANKED_KEYS if k in obj), None)
+        ctxs = obj.get(key) if key else []
+        if not isinstance(ctxs, list):
+            raise InputError("expected a list of passages", file=path, record=rec, field=key)
+        ranked, seen, titles = [], set(), []
+        for r, ctx in enumerate(ctxs):
+            f = f"{key}[{r}]"
+            if not isinstance(ctx, dict) or "id" not in ctx:
+                raise InputError("expected an object with an id", file=path, record=rec, field=f)
+            pid = str(ctx["id"])
+            try:
+                score = float(ctx["score"]) if ctx.get("score") is not None else float(len(ctxs) - r)
+            except (TypeError, ValueError):
+                raise InputError(f"score {ctx['score']!r} is not a number", file=path, record=rec,
+                                 field=f"{f}.score") from None
+            if math.isnan(score):
+                raise InputError("score is NaN", file=path, record=rec, field=f"{f}.score")
+            if pid in seen and strict:
+                raise InputError(f"duplicate passage {pid}", file=path, record=rec, field=f"{f}.id")
+            seen.add(pid)
+            ranked.append((pid, score))
+            titles.append(ctx.get("title"))
+        run[qid] = ranked
+        info.append({"qid": qid, "question": text, "key": key, "titles": titles})
+    if not data:
+        raise InputError("run file is empty", file=path)
+    return run, info
+
+
+def write_rankify(run: "Run", bench: "Benchmark", split: str, path: str | os.PathLike,
+                  with_text: bool = True) -> int:
+    """A Rankify JSON run of `split` in dataset order (a question missing from the run gets an
+    empty `ctxs`); `has_answer` = label 2, `title` = question id. Returns questions written."""
+    qrels, qids = bench.qrels, bench.split_qids(split)
+    with atomic_open(path) as fh:
+        fh.write("[\n")
+        for i, qid in enumerate(qids):
+            q = bench.questions[qid]
+            labels = qrels.get(qid, {})
+            ctxs = []
+            for pid, score in run.get(qid, []):
+                pq = pid.rsplit("_", 2)[0]
+                ctx = {"id": pid, "score": score, "has_answer": labels.get(pid, 0) >= 2}
+                if with_text:
+                    ctx["text"] = bench.passage_text(pid) if pq in bench.questions else ""
+                ctx["title"] = pq
+                ctxs.append(ctx)
+            obj = {"question": q.text, "answers": q.answers, "ctxs": ctxs}
+            fh.write(("" if i == 0 else ",\n") + json.dumps(obj, ensure_ascii=False))
+        fh.write("\n]\n")
+    return len(qids)
+
+
+def iter_retriever_lines(bench: "Benchmark", split: str) -> Iterator[dict[str, Any]]:
+    """`retriever.jsonl` objects of `split`: each question's own passages, with stored reader answers."""
+    stored = bench.stored_answers
+    qrels = bench.qrels
+    for qid in bench.split_qids(split):
+        q = bench.questions[qid]
+        contexts = [{"id": pid, "text": bench.passage_text(pid), "label": label,
+                     "rag_answers": stored.get(pid, {}).get("reader_answers", {})}
+                    for pid, label in qrels.get(qid, {}).items() if label > 0]
+        yield {"question": q.text, "answers": q.answers, "contexts": contexts}
+
+
+def write_retriever_jsonl(bench: "Benchmark", split: str, path: str | os.PathLike) -> int:
+    n = 0
+    with atomic_open(path) as fh:
+        for obj in iter_retriever_lines(bench, split):
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
+                         ) -> dict[str, dict[str, Any]]:
+    """pid -> {"label", "reader_answers"} from a `retriever.jsonl` of `split`, matched by position
+    (question text checked) and by passage id (each id must be a passage of that question)."""
+    path = Path(path)
+    qids = bench.split_qids(split)
+    out: dict[str, dict[str, Any]] = {}
+    for i, (lineno, obj) in enumerate(iter_jsonl(path)):
+        if i >= len(qids):
+            raise InputError(f"more lines than split {split!r} has questions ({len(qids)})", file=path,
+                             record=f"line {lineno}")
+        qid = qids[i]
+        rec = f"line {lineno} (question {qid})"
+        if obj.get("question", "").strip() != bench.questions[qid].text.strip():
+            raise InputError(f"question text differs from {qid}'s in split {split!r}", file=path, record=rec,
+                             field="question")
+        own = bench.qrels.get(qid, {})
+        for j, ctx in enumerate(obj.get("contexts") or []):
+            pid = str(ctx.get("id"))
+            if pid not in own:
+                raise InputError(f"passage {pid} is not one of {qid}'s", file=path, record=rec,
+                                 field=f"contexts[{j}].id")
+            answers = ctx.get("rag_answers") or {}
+            if not isinstance(answers, dict) or not all(isinstance(a, str) for a in answers.values()):
+                raise InputError("expected an object of reader -> answer string", file=path, record=rec,
+                                 field=f"contexts[{j}].rag_answers")
+            out[pid] = {"label": ctx.get("label"), "reader_answers": answers}
+    return out
+
+
+def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> int:
+    """corpus.jsonl as a Pyserini JSONL collection: `{"id", "contents", "title"}` per passage."""
+    n = 0
+    with atomic_open(path) as fh:
+        for p in bench.iter_corpus():
+            fh.write(json.dumps({"id": p.id, "contents": p.text, "title": p.qid}, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Write imported `rag_answers` into labels.jsonl as `reader_answers` (a passage without a
+    row gets one with its qrels label); labels are never changed, disagreements are counted."""
+    from .records import LABEL_PARTIAL
+
+    rows = dict(bench.stored_answers)
+    qrels = bench.qrels
+    disagree = added = 0
+    for pid, got in imported.items():
+        qid = pid.rsplit("_", 2)[0]
+        label = qrels.get(qid, {}).get(pid, LABEL_PARTIAL)
+        if got.get("label") is not None and got["label"] != label:
+            disagree += 1
+        row = rows.get(pid)
+        if row is None:
+            row = rows[pid] = {"pid": pid, "qid": qid, "label": label, "answers": {}, "correct": {},
+                               "copied_from": None}
+            added += 1
+        row["reader_answers"] = {**(row.get("reader_answers") or {}), **got["reader_answers"]}
+    with atomic_open(bench.path / "labels.jsonl") as fh:
+        for row in rows.values():
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    bench.__dict__.pop("stored_answers", None)
+    return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}

@@ -1,0 +1,239 @@
+"""A hand-written miniature QUIT release (our own texts, the release's exact schema, three
+splits) built end to end: ids verbatim, labels by the authors' rule, stored answers, the
+authors' file formats in and out, paper-protocol metrics and optimal EM against hand-worked
+values."""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import permutations
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.build import build_benchmark
+from inferqa.data import load_questions
+from inferqa.errors import InputError
+from inferqa.evaluate import evaluate
+from inferqa.evaluate.answers import (accuracy_per_label, clean_answer, optimal_em, oracle_reader_em,
+                                      paper_exact_match, union_passage)
+from inferqa.evaluate.doctor import diagnose
+from inferqa.records import Run
+from inferqa.runfiles import (read_rankify, read_retriever_jsonl, sniff, write_pyserini_collection, write_rankify,
+                              write_retriever_jsonl)
+
+from test_cli_build import run_cli
+
+GOLD = {"Q_train_1": "Paris", "Q_train_2": "Volga", "Q_dev_1": "Kepler", "Q_test_1": "Basalt", "Q_test_2": "Lyre"}
+
+
+def orderings(n=5):
+    return [p for size in range(1, n + 1) for p in permutations(range(n), size)]
+
+
+def mask(perm, right_to_left=False, n=5):
+    m = "".join("1" if i in perm else "0" for i in range(n))
+    return m[::-1] if right_to_left else m
+
+
+def answers_for(qid, perm):
+    """Rules the hand-worked numbers below follow. Labellers: gemma-3-1b is right (exactly)
+    when the passage starts with hint 0; qwen-3-4b answers in lower case when hint 1 is in it
+    (right only under the normalised match); llama-31-8b is always wrong. Readers: llama-32-1b
+    is right from 4 hints on, gemma-3-4b when hint 2 is in the passage, qwen-3-8b never.
+    Q_test_2's models are all wrong."""
+    gold = GOLD[qid] if qid != "Q_test_2" else None
+    def say(ok, wrong="Nothing", case=str):
+        return case(gold) if ok and gold else wrong
+    return {"gemma-3-1b": say(perm[0] == 0), "qwen-3-4b": say(1 in perm, case=str.lower),
+            "llama-31-8b": "Something", "llama-32-1b": say(len(perm) >= 4),
+            "gemma-3-4b": say(2 in perm), "qwen-3-8b": "NO ANSWER"}
+
+
+def record(qid, right_to_left=False):
+    subsets: dict = {}
+    for perm in orderings():
+        subsets.setdefault(mask(perm, right_to_left), {})["".join(map(str, perm))] = answers_for(qid, perm)
+    return {"id": qid, "question": f"Which thing is {qid} about?", "answers": [GOLD[qid], GOLD[qid] + " (x)"],
+            "hints": [{"hint": f"{qid} clue number {i}."} for i in range(5)], "subsets": subsets,
+            "type": "ENTY", "difficulty": "easy"}
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    d = tmp_path_factory.mktemp("release")
+    files = {"train": [record("Q_train_1"), record("Q_train_2")],
+             "dev": [record("Q_dev_1", right_to_left=True)],  # one file read right to left
+             "test": [record("Q_test_1"), record("Q_test_2")]}
+    for name, recs in files.items():
+        (d / f"{name}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return d, files
+
+
+@pytest.fixture(scope="module")
+def bench(release):
+    d, _ = release
+    qs = [q for name in ("train", "dev", "test") for q in load_questions(d / f"{name}.json")]
+    build_benchmark(qs, d / "bench", split="source", leak_policy="none")
+    return Benchmark(d / "bench")
+
+
+def test_ids_are_the_releases_verbatim(bench, release):
+    _, files = release
+    expected = {f"{r['id']}_{m}_{p}" for recs in files.values() for r in recs for m, perms in r["subsets"].items()
+                for p in perms}
+    got = [p.id for p in bench.iter_corpus()]
+    assert len(got) == 5 * 325 and set(got) == expected
+    assert "Q_train_1_10110_320" in got and "Q_dev_1_01101_320" in got  # left-to-right / right-to-left file
+    assert bench.splits == {"train": ["Q_train_1", "Q_train_2"], "dev": ["Q_dev_1"], "test": ["Q_test_1", "Q_test_2"]}
+    assert bench.meta["id_scheme"]["mask_bits"] == ["left-to-right", "right-to-left"]
+    assert bench.passage_text("Q_train_1_10110_320") == "Q_train_1 clue number 3. Q_train_1 clue number 2. " \
+                                                       "Q_train_1 clue number 0."
+
+
+def test_labels_follow_the_authors_exact_rule_and_answers_are_stored(bench, release):
+    # Exact: label 2 iff the passage starts with hint 0 — 1 + 4 + 12 + 24 + 24 = 65 orderings.
+    for qid in ("Q_train_1", "Q_dev_1", "Q_test_1"):
+        assert sum(v == 2 for v in bench.qrels[qid].values()) == 65
+    assert set(bench.qrels["Q_test_2"].values()) == {1}
+    assert bench.meta["labels"] == {"1": 5 * 325 - 4 * 65, "2": 4 * 65}
+    assert bench.meta["options"]["label_match"] == "exact" and bench.meta["labelling"]["match"] == "exact"
+    row = bench.stored_answers["Q_test_1_11000_10"]
+    assert row["answers"] == {"gemma-3-1b": "Nothing", "qwen-3-4b": "basalt", "llama-31-8b": "Something"}
+    assert row["correct"] == {"gemma-3-1b": False, "qwen-3-4b": False, "llama-31-8b": False}
+    assert row["reader_answers"] == {"llama-32-1b": "Nothing", "gemma-3-4b": "Nothing", "qwen-3-8b": "NO ANSWER"}
+    assert row["label"] == 1 and len(bench.stored_answers) == 5 * 325
+
+
+def test_normalized_match_is_a_recorded_option(release, tmp_path):
+    d, _ = release
+    meta = build_benchmark(load_questions(d / "test.json"), tmp_path / "b", split="source", leak_policy="none",
+                           label_match="normalized")
+    # Starts with hint 0, or holds hint 1: 261 with hint 1 + 16 from {0, 2, 3, 4} starting with 0.
+    assert meta["labels"] == {"1": 325 + 325 - 277, "2": 277} and meta["options"]["label_match"] == "normalized"
+    with pytest.raises(InputError, match="label-match"):
+        build_benchmark(load_questions(d / "test.json"), tmp_path / "c", label_match="fuzzy")
+
+
+def rankify_fixture(path, titles=None):
+    """Test split, in dataset order: Q_test_1 gets a passage of Q_test_2 (label 0 for it), then
+    a label-2 and a label-1 passage of its own; Q_test_2 gets an empty list."""
+    ctxs = [{"id": pid, "score": s, "has_answer": False, "text": "", "title": t}
+            for pid, s, t in zip(["Q_test_2_10000_0", "Q_test_1_10000_0", "Q_test_1_01000_1"], [9.0, 8.5, 8.0],
+                                 titles or ["Q_test_2", "Q_test_1", "Q_test_1"])]
+    data = [{"question": "Which thing is Q_test_1 about?", "answers": ["Basalt"], "ctxs": ctxs},
+            {"question": "Which thing is Q_test_2 about?", "answers": ["Lyre"], "ctxs": []}]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+PAPER = {
+    "hit@1": 0.0, "hit@2": 0.5,                      # empty list counts 0
+    "precision@5": round((2 / 3) / 2, 4),            # 2 relevant / min(5, 3 retrieved)
+    "mrr@10": 0.25, "recall@5": round((2 / 325) / 2, 4),
+    "map@3": round(((1 / 2 + 2 / 3) / 325) / 2, 4),  # cut at 3, over all 325 relevant
+    "ndcg@3": round(((3 / math.log2(3) + 1 / 2) / (3 + 3 / math.log2(3) + 3 / 2)) / 2, 4),
+}
+
+
+def test_rankify_run_evaluates_to_hand_worked_paper_numbers(bench, tmp_path, monkeypatch, capsys):
+    f = rankify_fixture(tmp_path / "bm25.json")
+    assert sniff(f) == "rankify"
+    run = Run.load(f, bench, "test")
+    assert list(run) == ["Q_test_1", "Q_test_2"] and run["Q_test_2"] == []
+    assert evaluate(run, bench.qrels, list(PAPER), protocol="paper") == PAPER
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", f, "--bench", bench.path, "--split", "test",
+                             "--protocol", "paper", "--metrics", ",".join(PAPER), "--json")
+    assert code in (0, None), err
+    assert json.loads(out)["metrics"] == PAPER and json.loads(out)["protocol"] == "paper"
+    with pytest.raises(InputError, match="give --bench DIR and --split"):
+        Run.load(f)
+    with pytest.raises(InputError, match="question text differs"):
+        Run.load(f, bench, "train")
+
+
+def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
+    trec = tmp_path / "run.trec"
+    Run({"Q_test_2": [("Q_test_2_00100_2", 3.0), ("Q_test_1_10000_0", 2.0)],
+         "Q_test_1": [("Q_test_1_11000_01", 1.5)]}).save(trec)
+    assert sniff(trec) == "trec"
+    out = tmp_path / "run.json"
+    assert write_rankify(Run.load(trec), bench, "test", out) == 2
+    data = json.loads(out.read_text())
+    assert [d["question"] for d in data] == ["Which thing is Q_test_1 about?", "Which thing is Q_test_2 about?"]
+    first = data[0]["ctxs"][0]
+    assert first == {"id": "Q_test_1_11000_01", "score": 1.5, "has_answer": True,
+                     "text": "Q_test_1 clue number 0. Q_test_1 clue number 1.", "title": "Q_test_1"}
+    back, info = read_rankify(out, bench, "test")
+    assert back == Run.load(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
+
+
+def test_retriever_jsonl_and_pyserini_exports(bench, tmp_path):
+    f = tmp_path / "retriever.jsonl"
+    assert write_retriever_jsonl(bench, "test", f) == 2
+    lines = [json.loads(x) for x in f.read_text().splitlines()]
+    assert lines[0]["question"] == "Which thing is Q_test_1 about?" and len(lines[0]["contexts"]) == 325
+    ctx = next(c for c in lines[0]["contexts"] if c["id"] == "Q_test_1_11110_3210")
+    assert ctx["label"] == 1 and ctx["rag_answers"] == {"llama-32-1b": "Basalt", "gemma-3-4b": "Basalt",
+                                                         "qwen-3-8b": "NO ANSWER"}
+    imported = read_retriever_jsonl(f, bench, "test")
+    assert imported["Q_test_1_11110_3210"] == {"label": 1, "reader_answers": ctx["rag_answers"]}
+    col = tmp_path / "collection.jsonl"
+    assert write_pyserini_collection(bench, col) == 5 * 325
+    first = json.loads(col.read_text().splitlines()[0])
+    assert first == {"id": "Q_train_1_10000_0", "contents": "Q_train_1 clue number 0.", "title": "Q_train_1"}
+
+
+def test_answer_level_numbers_from_stored_answers(bench):
+    test = bench.split_qids("test")
+    # Any relevant passage: Q_test_1 has 4+-hint passages answered right by llama-32-1b; Q_test_2 none.
+    assert optimal_em(bench, test, "llama-32-1b") == 0.5
+    assert optimal_em(bench, test, "qwen-3-8b") == 0.0
+    assert optimal_em(bench, ["Q_train_1", "Q_train_2"], "gemma-3-4b", min_label=2) == 1.0
+    # llama-32-1b: label 2 (starts with hint 0): 24 + 24 of 65 have 4+ hints; label 1: Q_test_1's
+    # 240 - 48 four-or-five-hint passages of its 260, none of Q_test_2's 325.
+    assert accuracy_per_label(bench, test, "llama-32-1b") == {1: 192 / 585, 2: 48 / 65}
+    with pytest.raises(InputError, match="no stored answers of model"):
+        optimal_em(bench, test, "gpt-9")
+
+
+def test_oracle_reranker_reader_looks_answers_up(bench):
+    assert union_passage(bench, ["Q_test_1_10000_0", "Q_test_1_11000_10", "Q_test_1_00110_32"]) == "Q_test_1_11110_0132"
+    assert union_passage(bench, ["Q_test_1_10000_0", "Q_test_2_10000_0"]) is None
+    assert union_passage(bench, ["Q_dev_1_00001_0", "Q_dev_1_00010_1"]) == "Q_dev_1_00011_01"  # right-to-left
+    run = Run({"Q_test_1": [("Q_test_1_10000_0", 3.0), ("Q_test_1_01000_1", 2.0), ("Q_test_1_00100_2", 1.5),
+                            ("Q_test_1_00010_3", 1.0)],
+               "Q_test_2": [("Q_test_2_10000_0", 1.0)]})
+    # llama-32-1b is right from 4 hints on: only k = 4 reaches a 4-hint union (for Q_test_1).
+    assert oracle_reader_em(run, bench, "llama-32-1b", [1, 3, 4]) == {1: 0.0, 3: 0.0, 4: 0.5}
+    # gemma-3-4b is right once hint 2 is in: k = 3 and on.
+    assert oracle_reader_em(run, bench, "gemma-3-4b", [1, 2, 3]) == {1: 0.0, 2: 0.0, 3: 0.5}
+
+
+def test_paper_answer_cleaning_and_exact_em():
+    assert clean_answer("  Let me think.\n(Basalt ") == "Basalt"
+    assert clean_answer("") == clean_answer("There is no answer here") == "NO ANSWER"
+    assert paper_exact_match("Basalt", ["Basalt"]) and not paper_exact_match("basalt", ["Basalt"])
+    assert not paper_exact_match("no answer", ["no answer"])
+
+
+def test_doctor_finds_the_shift_missing_questions_duplicates_and_ties(bench, tmp_path):
+    clean = diagnose(rankify_fixture(tmp_path / "ok.json"), bench, "test")
+    assert clean["checks"]["questions_missing"] == {"count": 1, "examples": ["Q_test_2"]}  # the empty list
+    assert clean["checks"]["title_disagrees_with_id"]["count"] == 0
+    # Every id shifted to another corpus line: titles name one question, ids another.
+    shifted = diagnose(rankify_fixture(tmp_path / "shift.json", titles=["Q_test_1", "Q_test_1", "Q_test_2"]),
+                       bench, "test")
+    assert shifted["checks"]["title_disagrees_with_id"]["count"] == 2 and not shifted["ok"]
+    trec = tmp_path / "bad.trec"
+    lines = [f"Q_test_1 Q0 Q_test_1_{mask(p)}_{''.join(map(str, p))} {r + 1} 1.0 t" for r, p in
+             enumerate(orderings()[:12])]
+    lines += ["Q_test_1 Q0 Q_test_1_10000_0 13 0.5 t", "Q_test_1 Q0 Q_test_1_1000_0 14 0.4 t",
+              "Q_nope Q0 Q_nope_10000_0 1 1.0 t"]
+    trec.write_text("\n".join(lines) + "\n")
+    r = diagnose(trec, bench, "test", tie_length=10)
+    c = r["checks"]
+    assert c["duplicate_ids"]["count"] == 1 and c["ids_not_in_corpus"]["count"] == 2  # short mask, unknown question
+    assert c["questions_missing"]["examples"] == ["Q_test_2"] and c["questions_not_in_benchmark"]["count"] == 1
+    assert c["tied_score_runs"]["count"] == 1 and r["longest_tie"] == 12
