@@ -237,3 +237,31 @@ def test_doctor_finds_the_shift_missing_questions_duplicates_and_ties(bench, tmp
     assert c["duplicate_ids"]["count"] == 1 and c["ids_not_in_corpus"]["count"] == 2  # short mask, unknown question
     assert c["questions_missing"]["examples"] == ["Q_test_2"] and c["questions_not_in_benchmark"]["count"] == 1
     assert c["tied_score_runs"]["count"] == 1 and r["longest_tie"] == 12
+
+
+def test_release_commands_end_to_end(release, tmp_path, monkeypatch, capsys):
+    d, _ = release
+    out = tmp_path / "bench"
+    code, _, err = run_cli(monkeypatch, capsys, "build", d / "train.json", d / "dev.json", d / "test.json",
+                           "--split", "source", "--leak-policy", "none", "--out", out)
+    assert code in (0, None), err
+    code, text, err = run_cli(monkeypatch, capsys, "stored-answers", out, "--split", "test", "--model",
+                              "llama-32-1b", "--json")
+    assert code in (0, None), err
+    got = json.loads(text)["models"]["llama-32-1b"]
+    assert got == {"optimal_em": 0.5, "accuracy_per_label": {"1": round(192 / 585, 4), "2": round(48 / 65, 4)}}
+    code, text, err = run_cli(monkeypatch, capsys, "export", "retriever-jsonl", "--bench", out, "--split", "test",
+                              "--out", tmp_path / "r.jsonl")
+    assert code in (0, None) and "2 questions" in text, err
+    code, text, err = run_cli(monkeypatch, capsys, "import-answers", tmp_path / "r.jsonl", "--bench", out,
+                              "--split", "test")
+    assert code in (0, None) and "label disagreements: 0" in text, err
+    run = rankify_fixture(tmp_path / "run.json", titles=["Q_test_1", "Q_test_1", "Q_test_2"])
+    code, text, err = run_cli(monkeypatch, capsys, "doctor", run, "--bench", out, "--split", "test", "--json")
+    assert code == 1 and json.loads(text)["checks"]["title_disagrees_with_id"]["count"] == 2
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", out, "--out", tmp_path / "x.json",
+                           "--run", run)
+    assert code == 2 and err.count("\n") == 1 and "--split" in err
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate", run, "--bench", out, "--protocol", "nope", "--split",
+                           "test")
+    assert code == 2 and "unknown protocol" in err
