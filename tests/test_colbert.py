@@ -208,7 +208,7 @@ def test_clue_mode_encodes_hints_once_and_equals_full_on_single_hint_passages(be
     clue = get_retriever("colbert", model=str(tiny_colbert), mode="clue", show_progress=False)
     clue.index(bench, tmp_path / "clue")
     manifest = json.loads((tmp_path / "clue" / "retriever.json").read_text())
-    n_hints = len({h.text for q in bench.questions.values() for h in q.hints})
+    n_hints = len({t for p in bench.iter_corpus() for t in bench.hints_of(p.id)})  # hints in passages only
     assert manifest["texts"] == n_hints and manifest["hint_sets"] == 4 * 7  # 3 hints: 7 subsets per question
 
     clue.load()

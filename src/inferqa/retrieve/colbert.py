@@ -117,8 +117,8 @@ def clue_sets(bench: Benchmark, ids: np.ndarray) -> tuple[list[str], np.ndarray,
     Returns (units, passage_set [passages], set_ptr [sets + 1], set_units): set g holds units
     set_units[set_ptr[g]:set_ptr[g + 1]] (sorted); sets are numbered in corpus order.
     """
-    units: dict[str, int] = {}
-    unit_of = {qid: [units.setdefault(h.text, len(units)) for h in q.hints] for qid, q in bench.questions.items()}
+    units: dict[str, int] = {}  # only hints some passage holds, numbered on first use
+    hints_of = {qid: [h.text for h in q.hints] for qid, q in bench.questions.items()}
     sets: dict[tuple[int, ...], int] = {}
     passage_set = np.empty(len(ids), dtype=np.int64)
     corpus = bench.path / "corpus.jsonl"
@@ -128,11 +128,11 @@ def clue_sets(bench: Benchmark, ids: np.ndarray) -> tuple[list[str], np.ndarray,
             qid, order = parse_passage_id(pid)
         except ValueError as exc:
             raise InputError(str(exc), file=corpus, record=f"line {i + 1}", field="id") from None
-        hints = unit_of.get(qid)
+        hints = hints_of.get(qid)
         if hints is None or max(order) >= len(hints):
             raise InputError(f"passage {pid!r} names hints its question does not have (clue mode needs "
                              "the benchmark's questions.jsonl)", file=corpus, record=f"line {i + 1}", field="id")
-        key = tuple(sorted({hints[j] for j in order}))
+        key = tuple(sorted({units.setdefault(hints[j], len(units)) for j in order}))
         passage_set[i] = sets.setdefault(key, len(sets))
     set_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
     np.cumsum([len(key) for key in sets], out=set_ptr[1:])
