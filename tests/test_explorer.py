@@ -103,21 +103,25 @@ def test_data_encodes_runs_contexts_and_labels(bench):
     s = data["sets"][0]
     assert s["name"] == "good / smol" and s["run"] == "good"
     assert s["keys"] == ["union_norm|1", "union_norm|3", "union_freq|1", "union_freq|3", "concat|1", "concat|3"]
-    pred, em, stored, ctx, raw = s["rows"][1][s["keys"].index("union_freq|3")]
-    assert (pred, em, stored, raw) == (bench.questions[test[1]].answers[0], 1, None, "")  # pids = the run's top 3
+    strings = data["strings"][1]
+    pred, em, ctx, raw, stored = s["rows"][1][s["keys"].index("union_freq|3")].split(";")
+    assert (strings[int(pred)], em, raw, stored) == (bench.questions[test[1]].answers[0], "1", "", "=")  # = run's top 3
     # the context, as the reader's own merge orders the hint texts
     q1 = bench.questions[test[1]]
     texts = merge([bench.hints_of(p) for p, _ in runs[0][2][test[1]][:3]], "union_freq")
     names = {h.text: str(i) for i, h in enumerate(q1.hints)}
     names.update({h.text: f"{oq}:{i}" for i, h in enumerate(bench.questions[other].hints)})
     assert ctx.split("|") == [names[t] for t in texts]
-    concat = s["rows"][1][s["keys"].index("concat|3")]
-    assert concat[3] == f"1,0|{oq}:2|2" and concat[4] == "I do not know."
+    pred, em, ctx, raw, stored = s["rows"][1][s["keys"].index("concat|3")].split(";")
+    assert ctx == f"1,0|{oq}:2|2" and strings[int(pred)] == "NO ANSWER" and strings[int(raw)] == "I do not know."
+    # the other question's hints are kept only where a shown passage holds them: (2,), (0, 1), (0,)
+    assert data["foreign"][0]["hints"] == {str(h): bench.questions[other].hints[h].text for h in (0, 1, 2)}
 
     # labellers' answers: the copied row shows its source's answer
     lab = data["labels"][1]
     assert data["labellers"] == ["smol"]
-    assert lab["10"] == ["01", [[0, q1.answers[0], 1]]]
+    copied, given = lab["10"].split(";")
+    assert copied == "01" and given == f"0.{strings.index(q1.answers[0])}+"
     json.dumps(data)  # plain JSON
 
 

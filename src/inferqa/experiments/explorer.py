@@ -10,8 +10,11 @@ Compactness, so that a 1,728-question experiment stays a few MB:
   question's (Q indexes a shared table of questions and their hints), then its label;
 - runs are cut to their top `depth`; the rank of the first label ≥ 1 and label-2 passage
   of the whole run is kept, so hit/miss filters work at any cut;
-- a reader row stores its passages only when they differ from the run's top k, and its
-  context as hint references, merged by the reader's own `merge` (one mechanism).
+- a reader row is one string `answer;em;context;raw;passages`: answers and raw replies
+  index a per-question table of distinct strings, the context is hint references merged by
+  the reader's own `merge` (one mechanism), passages are `=` when they are the run's top k;
+- labellers' answers (`copied;labeller.string±,...`) only for the passages shown, and other
+  questions' hints only where a shown passage holds them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class _Refs:
         self.bench = bench
         self.index = {q: i for i, q in enumerate(qids)}
         self.foreign: list[str] = []
+        self.used: dict[str, set[int]] = {}  # foreign question -> the hints its shown passages hold
 
     def qref(self, qid: str) -> int:
         if qid not in self.index:
@@ -49,12 +53,29 @@ class _Refs:
         qid, order = parse_passage_id(pid)
         perm = "".join(map(str, order))
         q = self.qref(qid)
+        if q != own:
+            self.used.setdefault(qid, set()).update(order)
         return perm if q == own else f"{q}:{perm}"
 
     def hint_refs(self, pid: str, own: int) -> list[str]:
         qid, order = parse_passage_id(pid)
         q = self.qref(qid)
+        if q != own:
+            self.used.setdefault(qid, set()).update(order)
         return [str(i) if q == own else f"{q}:{i}" for i in order]
+
+
+class _Strings:
+    """Per-question table of distinct strings (answers repeat across settings and passages)."""
+
+    def __init__(self, n: int):
+        self.tables: list[dict[str, int]] = [{} for _ in range(n)]
+
+    def __call__(self, i: int, text: str) -> int:
+        return self.tables[i].setdefault(text, len(self.tables[i]))
+
+    def lists(self) -> list[list[str]]:
+        return [list(t) for t in self.tables]
 
 
 def _first_ranks(ranked: list[tuple[str, float]], labels: dict[str, int]) -> list[int | None]:
@@ -104,11 +125,12 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
         top_of[name] = [[pid for pid, _ in run.get(qid, [])] for qid in qids]
         out_runs.append({"name": name, "setting": setting, "top": top, "first": first})
 
+    strings = _Strings(len(qids))
     out_sets = []
     for name, run_name, rows in answers:
         keys = list(dict.fromkeys(f"{r['strategy']}|{int(r['k'])}" for r in rows))
         col = {k: j for j, k in enumerate(keys)}
-        table: list[list | None] = [None] * len(qids)
+        table: list[list[str | None] | None] = [None] * len(qids)
         for r in rows:
             i = refs.index.get(r["qid"])
             if i is None or i >= len(qids):
@@ -119,9 +141,10 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             own_top = top_of.get(run_name, [[]] * len(qids))[i] if run_name else None
             stored = None if own_top is not None and own_top[:len(pids)] == pids else \
                 " ".join(refs.passage(p, i) for p in pids)
-            raw = r.get("raw") or ""
-            row = [r.get("prediction", ""), int(bool(r.get("em"))), stored, "|".join(",".join(x) for x in ctx_lines),
-                   raw if raw.strip() != str(r.get("prediction", "")).strip() else ""]
+            pred, raw = str(r.get("prediction", "")), str(r.get("raw") or "")
+            raw_ref = "" if raw.strip() == pred.strip() else str(strings(i, raw))
+            ctx_text = "|".join(",".join(x) for x in ctx_lines)
+            row = f"{strings(i, pred)};{int(bool(r.get('em')))};{ctx_text};{raw_ref};{'=' if stored is None else stored}"
             if table[i] is None:
                 table[i] = [None] * len(keys)
             table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
@@ -147,9 +170,10 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             for who, ans in (src.get("answers") or {}).items():
                 if who not in labellers:
                     labellers.append(who)
-                given.append([labellers.index(who), ans, int(bool((src.get("correct") or {}).get(who)))])
+                ok = "+" if (src.get("correct") or {}).get(who) else "-"
+                given.append(f"{labellers.index(who)}.{strings(i, str(ans))}{ok}")
             copied = refs.passage(row["copied_from"], i) if row.get("copied_from") else ""
-            entry[refs.passage(pid, i)] = [copied, given]
+            entry[refs.passage(pid, i)] = f"{copied};{','.join(given)}"
         lab_out.append(entry or None)
 
     def question(qid: str) -> dict:
@@ -159,11 +183,12 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
                 "conv": [h.convergence for h in q.hints]}
 
     # foreign questions were appended while encoding runs, answers and labels: list them last
-    foreign = [{"id": qid, "hints": [h.text for h in bench.questions[qid].hints]} if qid in bench.questions
-               else {"id": qid, "hints": []} for qid in refs.foreign]
+    foreign = [{"id": qid, "hints": {str(h): bench.questions[qid].hints[h].text
+                                     for h in sorted(refs.used.get(qid, ())) if h < len(bench.questions[qid].hints)}}
+               if qid in bench.questions else {"id": qid, "hints": {}} for qid in refs.foreign]
     return {"title": title or f"inferqa explorer: {bench.path.name}", "depth": depth,
             "questions": [question(q) for q in qids], "foreign": foreign, "runs": out_runs, "sets": out_sets,
-            "labellers": labellers, "labels": lab_out,
+            "labellers": labellers, "labels": lab_out, "strings": strings.lists(),
             "label_note": (bench.meta.get("labelling") or {}).get("note") or ""}
 
 
