@@ -103,12 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=max(Console().width, 200))
     th = args.threshold or DEFAULT_EMBEDDING_THRESHOLD
     emb = EmbeddingLeakJudge("minilm", threshold=th)
-    llm_judge = None
+    llm_leak_judge = None
     if not args.no_llm:
         try:
             from inferqa.llm import load_llm
 
-            llm_judge = LLMLeakJudge(load_llm(args.llm), string_judge=StringLeakJudge())
+            llm_leak_judge = LLMLeakJudge(load_llm(args.llm), string_judge=StringLeakJudge())
         except Exception as exc:  # a missing backend only removes one column
             console.print(f"[yellow]LLM judge skipped: {exc}[/]")
 
@@ -128,18 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         flagged = [it for it in items if it.string or it.score >= th]
         semantic = [it for it in items if not it.string and it.score >= th]
         llm_cells, t_llm_ms = ["-", "-"], "-"
-        if llm_judge is not None:
+        if llm_leak_judge is not None:
             rng = random.Random(0)
             sample = rng.sample(items, min(args.llm_sample, len(items)))
             extra = [it for it in sorted(semantic, key=lambda it: -it.score) if all(it is not s for s in sample)][:args.llm_sample // 2]
-            t_llm = run_llm(sample + extra, llm_judge)
+            t_llm = run_llm(sample + extra, llm_leak_judge)
             t_llm_ms = f"{1000 * t_llm / max(1, len(sample) + len(extra)):.0f}"
             llm_cells = [f"{len(sample)}", pct(sum(bool(it.llm) for it in sample), len(sample))]
             agree = sum(bool(it.llm) for it in semantic if it.llm is not None)
             asked = sum(it.llm is not None for it in semantic)
             notes.append(f"{name}: the LLM also says yes to {agree} of the {asked} semantic-only flags it was shown; "
-                         f"{llm_judge.unparsed} replies so far had neither yes nor no "
-                         f"({llm_judge.scored} of them decided by log P(Yes) vs log P(No))")
+                         f"{llm_leak_judge.unparsed} replies so far had neither yes nor no "
+                         f"({llm_leak_judge.scored} of them decided by log P(Yes) vs log P(No))")
         table.add_row(name, f"{nq:,}", f"{len(items):,}", pct(sum(it.string for it in items), len(items)),
                       pct(len(flagged), len(items)), pct(len(semantic), len(items)),
                       *[pct(sum(it.string or it.score >= t for it in items), len(items)) for t in THRESHOLDS if t != th],

@@ -89,7 +89,7 @@ def make_reranker(name: str, tmp: Path, threads: int):
     from inferqa.rerank import get_reranker
 
     if name in LLM_RERANKERS:
-        return get_reranker(name, model=load_llm("smollm2", cache=None, n_threads=threads))
+        return get_reranker(name, llm=load_llm("smollm2", cache=None, n_threads=threads))
     if name == "cross-encoder":
         from sentence_transformers import CrossEncoder
         path = tmp / "minilm-ce"
@@ -170,7 +170,7 @@ def quality(args) -> list[dict]:
             settings = [("(none)", run), ("oracle reranker", oracle)]
             for name in args.only or LLM_RERANKERS:
                 start = time.perf_counter()
-                settings.append((name, get_reranker(name, model=llm).rerank(run, bench, depth=args.quality_depth,
+                settings.append((name, get_reranker(name, llm=llm).rerank(run, bench, depth=args.quality_depth,
                                                                               progress=True)))
                 print(f"{retriever} + {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
             for name, r in settings:

@@ -2,8 +2,9 @@
 
 import pytest
 
+from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.read import NO_ANSWER, clean_answer, contains, exact_match, f1, llm_judge
+from inferqa.read import NO_ANSWER, answer_judge, clean_answer, contains, exact_match, f1
 
 
 @pytest.mark.parametrize("pred,golds,expected", [
@@ -85,19 +86,27 @@ class ScriptedJudge(LLM):
         raise AssertionError
 
 
-def test_llm_judge_majority_of_three():
+def vote(llm, question, pred, golds, **options):
+    return answer_judge("llm", llm=llm, **options).correct(question, pred, golds)
+
+
+def test_llm_answer_judge_majority_of_three():
     judge = ScriptedJudge(["Yes.", "no", "YES, they match"])
-    assert llm_judge(judge, "Which planet?", "the red planet", ["Mars"], samples=3, temperature=0.7)
+    assert vote(judge, "Which planet?", "the red planet", ["Mars"], samples=3, temperature=0.7)
     assert judge.seeds == [0, 1, 2]  # distinct samples: distinct cache entries
     judge = ScriptedJudge(["yes", "No", "maybe"])  # unparseable counts as no
-    assert not llm_judge(judge, "Which planet?", "the red planet", ["Mars"])
+    assert not vote(judge, "Which planet?", "the red planet", ["Mars"])
     judge = ScriptedJudge(["yes"])
-    assert llm_judge(judge, "Which planet?", "the red planet", ["Mars"], temperature=0.0)
+    assert vote(judge, "Which planet?", "the red planet", ["Mars"], temperature=0.0)
     assert judge.seeds == [None]  # greedy: one sample is enough
 
 
-def test_llm_judge_short_circuits():
+def test_llm_answer_judge_short_circuits_and_checks_options():
     judge = ScriptedJudge([])
-    assert llm_judge(judge, "q", "Mars", ["mars"])  # exact match needs no call
-    assert not llm_judge(judge, "q", NO_ANSWER, ["mars"])
+    assert vote(judge, "q", "Mars", ["mars"])  # exact match needs no call
+    assert not vote(judge, "q", NO_ANSWER, ["mars"])
     assert judge.seeds == []
+    with pytest.raises(InputError, match="answer-judge 'llm': option 'samples' takes an integer ≥ 1, not 0"):
+        answer_judge("llm", llm=judge, samples=0)
+    exact = answer_judge("exact-match")
+    assert exact.correct("q", "The Mars", ["mars"]) and not exact.correct("q", "Venus", ["mars"])

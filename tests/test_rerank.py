@@ -18,7 +18,8 @@ from inferqa.errors import InputError
 from inferqa.io import write_jsonl
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.records import Hint, Qrels, Question, Run, passage_id
-from inferqa.rerank import RERANKERS, get_reranker, listwise_order, parse_permutation, sliding_windows
+from inferqa import registry
+from inferqa.rerank import get_reranker, listwise_order, parse_permutation, sliding_windows
 from inferqa.rerank.base import Reranker
 from inferqa.rerank.permutation import order_to_scores
 
@@ -135,15 +136,19 @@ def test_rerank_resumes_from_checkpoint(tmp_path):
 
 
 def test_registry_names_and_option_errors():
-    assert set(RERANKERS) == {"llm-pointwise", "llm-listwise", "upr", "cross-encoder", "monot5", "rankt5", "lit5"}
-    with pytest.raises(InputError, match="unknown reranker"):
+    assert {"llm-pointwise", "llm-listwise", "upr", "cross-encoder", "monot5", "rankt5", "lit5"} <= \
+        set(registry.available("reranker"))
+    with pytest.raises(InputError, match="unknown reranker 'bm42'"):
         get_reranker("bm42")
-    with pytest.raises(InputError, match="takes no option"):
+    with pytest.raises(InputError, match="has no option 'windoww'; its options: model, batch_size"):
         get_reranker("cross-encoder", windoww=3)
-    with pytest.raises(InputError, match="llm_options"):
-        get_reranker("llm-pointwise", llm_options="{}")
-    rr = get_reranker("monot5", model="some/model", batch_size=None)  # None options are dropped, nothing loads
+    with pytest.raises(InputError, match="option 'llm_options' takes a mapping or null, not '\\[1\\]'"):
+        get_reranker("llm-pointwise", llm_options="[1]")
+    with pytest.raises(InputError, match="has no option 'model' \\(did you mean 'llm'\\?\\)"):
+        get_reranker("upr", model="smollm2")
+    rr = get_reranker("monot5", model="some/model", batch_size=None)  # None means the default, nothing loads
     assert rr.model_name == "some/model" and rr.batch_size == 16
+    assert get_reranker("llm-pointwise", llm_options='{"cache": null}')._llm_options == {"cache": None}
 
 
 # --- permutation parsing and windows -------------------------------------------------------
@@ -229,7 +234,7 @@ def test_llm_pointwise_scores_are_yes_minus_no(tmp_path):
     bench = make_bench(tmp_path)
     run = make_run(bench, per_question=10)
     llm = ScriptedLLM("alpha")
-    out = get_reranker("llm-pointwise", model=llm).rerank(run, bench, depth=10, qids=["q_1"])
+    out = get_reranker("llm-pointwise", llm=llm).rerank(run, bench, depth=10, qids=["q_1"])
     for pid, score in out["q_1"]:
         assert score == bench.passage_text(pid).count("alpha")
     assert [s for _, s in out["q_1"]] == sorted((s for _, s in out["q_1"]), reverse=True)
@@ -242,17 +247,19 @@ def test_upr_prefers_higher_likelihood_and_mean_equals_sum_order(tmp_path):
     bench = make_bench(tmp_path)
     run = make_run(bench, per_question=10)
     llm = ScriptedLLM("alpha")
-    summed = get_reranker("upr", model=llm).rerank(run, bench, depth=10, qids=["q_0"])
+    summed = get_reranker("upr", llm=llm).rerank(run, bench, depth=10, qids=["q_0"])
     # the fake's log P(question | passage) is minus the prompt length: shortest passage first
     lengths = [len(bench.passage_text(p)) for p, _ in summed["q_0"]]
     assert lengths == sorted(lengths)
     assert all(c == " Which thing is question 0 about?" for _, c in llm.logprob_calls)
-    mean = get_reranker("upr", model=llm, reduction="mean").rerank(run, bench, depth=10, qids=["q_0"])
+    mean = get_reranker("upr", llm=llm, reduction="mean").rerank(run, bench, depth=10, qids=["q_0"])
     assert [p for p, _ in mean["q_0"]] == [p for p, _ in summed["q_0"]]
     n_words = len("Which thing is question 0 about?".split())
     assert mean["q_0"][0][1] == pytest.approx(summed["q_0"][0][1] / n_words)
-    with pytest.raises(ValueError):
-        get_reranker("upr", model=llm, reduction="max")
+    with pytest.raises(InputError, match="option 'reduction' takes one of sum, mean, not 'max'"):
+        get_reranker("upr", llm=llm, reduction="max")
+    with pytest.raises(InputError, match="option 'window' takes an integer ≥ 2, not 0"):
+        get_reranker("llm-listwise", llm=llm, window=0)
 
 
 @pytest.mark.parametrize("messy", [False, True])
@@ -260,7 +267,7 @@ def test_llm_listwise_sliding_windows_bring_best_to_top(tmp_path, messy):
     bench = make_bench(tmp_path, n_hints=3)
     run = make_run(bench, per_question=15)
     llm = ScriptedLLM("alpha", messy=messy)
-    rr = get_reranker("llm-listwise", model=llm, window=6, step=3)
+    rr = get_reranker("llm-listwise", llm=llm, window=6, step=3)
     out = rr.rerank(run, bench, depth=12, qids=["q_0"])
     assert len(llm.chats) == len(sliding_windows(12, 6, 3)) == 3
     counts = [bench.passage_text(p).count("alpha") for p, _ in out["q_0"][:12]]
@@ -276,9 +283,9 @@ def test_llm_listwise_sliding_windows_bring_best_to_top(tmp_path, messy):
 
 def test_llm_rerankers_config_names_the_model():
     llm = ScriptedLLM("x")
-    assert get_reranker("llm-pointwise", model=llm).config()["llm"] == "scripted:fake"
-    assert get_reranker("llm-listwise", model=llm).config()["window"] == 20
-    assert json.dumps(get_reranker("upr", model=llm).config())  # checkpoint header is JSON
+    assert get_reranker("llm-pointwise", llm=llm).config()["llm"] == "scripted:fake"
+    assert get_reranker("llm-listwise", llm=llm).config()["window"] == 20
+    assert json.dumps(get_reranker("upr", llm=llm).config())  # checkpoint header is JSON
 
 
 def test_cli_option_parsing():
@@ -286,7 +293,7 @@ def test_cli_option_parsing():
     from inferqa.options import parse_key_values
 
     assert parse_key_values(["window=10", "reduction=mean", "use-x=true", "t=0.5", "y=no"], "option") == \
-        {"window": 10, "reduction": "mean", "use_x": True, "t": 0.5, "y": False}
+        {"window": "10", "reduction": "mean", "use_x": "true", "t": "0.5", "y": "no"}  # typed by the registry
     with pytest.raises(InputError, match="--option expects KEY=VALUE"):
         parse_key_values(["window"], "option")
     assert checkpoint_path(Path("runs/x.trec")) == Path("runs/.x.trec.rerank-checkpoint.jsonl")

@@ -64,7 +64,7 @@ def _check_kept(out: Run, run: Run, depth: int) -> None:
 
 def test_smollm2_pointwise(smollm2, demo):
     bench, run = demo
-    rr = get_reranker("llm-pointwise", model=smollm2)
+    rr = get_reranker("llm-pointwise", llm=smollm2)
     before = smollm2.stats.misses
     out = rr.rerank(run, bench, depth=DEPTH)
     _check_kept(out, run, DEPTH)
@@ -84,7 +84,7 @@ def test_smollm2_pointwise(smollm2, demo):
 
 def test_smollm2_upr(smollm2, demo):
     bench, run = demo
-    out = get_reranker("upr", model=smollm2).rerank(run, bench, depth=DEPTH)
+    out = get_reranker("upr", llm=smollm2).rerank(run, bench, depth=DEPTH)
     _check_kept(out, run, DEPTH)
     qid = next(iter(run))
     pid, score = out[qid][DEPTH - 1]  # the last reranked passage
@@ -96,7 +96,7 @@ def test_smollm2_upr(smollm2, demo):
 def test_smollm2_listwise_one_window(smollm2, demo):
     bench, run = demo
     qid = next(iter(run))
-    rr = get_reranker("llm-listwise", model=smollm2)  # window 20 > depth: one window
+    rr = get_reranker("llm-listwise", llm=smollm2)  # window 20 > depth: one window
     before = smollm2.stats.misses
     out = rr.rerank(run, bench, depth=DEPTH, qids=[qid])
     assert smollm2.stats.misses == before + 1  # one chat call

@@ -188,7 +188,8 @@ def test_every_reranker_keeps_the_passage_set(tiny_t5, tiny_cross_encoder, tmp_p
               "llm-listwise": ScriptedLLM("alpha", messy=True)}
     extra = {"lit5": {"window": 5, "step": 3, "max_new_tokens": 8}, "llm-listwise": {"window": 5, "step": 3}}
     for name, model in models.items():
-        out = get_reranker(name, model=model, **extra.get(name, {})).rerank(run, bench, depth=7)
+        key = "model" if isinstance(model, str) else "llm"  # LLM rerankers take `llm`, the others `model`
+        out = get_reranker(name, **{key: model}, **extra.get(name, {})).rerank(run, bench, depth=7)
         for qid in run:
             assert sorted(p for p, _ in out[qid]) == sorted(p for p, _ in run[qid]), name
             assert [p for p, _ in out[qid][7:]] == [p for p, _ in run[qid][7:]], name

@@ -126,7 +126,7 @@ def test_rerank_run_local_equals_reranker(small_bench):
     from inferqa.rerank import get_reranker
 
     run = first_run(small_bench)
-    expected = get_reranker("llm-pointwise", model=HashLLM()).rerank(run, small_bench, depth=4)
+    expected = get_reranker("llm-pointwise", llm=HashLLM()).rerank(run, small_bench, depth=4)
     got = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options={"model": HashLLM()},
                      batch_size=2, progress=False)
     assert got == expected

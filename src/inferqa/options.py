@@ -1,4 +1,8 @@
-"""Option values given as text (`--opt K=V`, `?key=value` in an LLM spec), typed once."""
+"""Option values given as text (`--opt K=V`, `?key=value` in an LLM spec).
+
+The text stays text: `inferqa.registry` converts it by the option's declared type.
+`parse_scalar` guesses a type only for options nobody declares (server-specific fields).
+"""
 
 from __future__ import annotations
 
@@ -22,12 +26,12 @@ def parse_scalar(text: str) -> Any:
     return text
 
 
-def parse_key_values(pairs: Sequence[str], flag: str) -> dict[str, Any]:
-    """['hnsw-m=48', 'x=1.5'] → {'hnsw_m': 48, 'x': 1.5}; `flag` names the option in errors."""
+def parse_key_values(pairs: Sequence[str], flag: str) -> dict[str, str]:
+    """['hnsw-m=48', 'x=1.5'] → {'hnsw_m': '48', 'x': '1.5'}; `flag` names the option in errors."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise InputError(f"--{flag} expects KEY=VALUE, got {pair!r}", field=flag)
-        out[key.replace("-", "_")] = parse_scalar(value)
+        out[key.replace("-", "_")] = value
     return out

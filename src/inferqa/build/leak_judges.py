@@ -1,6 +1,6 @@
-"""Semantic leakage judges: catch hints that reveal the answer without writing it verbatim.
+"""Semantic leak judges: catch hints that reveal the answer without writing it verbatim.
 
-Both implement `inferqa.build.leakage.LeakJudge` and apply the string rule first, so they
+They are `leak-judge` plugins (with `string`, the rule in inferqa.build.leakage). Both implement `inferqa.build.leakage.LeakJudge` and apply the string rule first, so they
 only ever add flags to it.
 
 EmbeddingLeakJudge compares each answer with short spans of the hint (word n-grams that
@@ -19,11 +19,13 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Sequence
 
-from ..errors import InputError
+from ..llm.base import LLM
+from ..registry import Option, plugin
 
-JUDGE_NAMES = ("string", "embedding", "llm")
 DEFAULT_EMBEDDING_THRESHOLD = 0.85
 DEFAULT_EMBEDDING_MODEL = "minilm"
+DEFAULT_LEAK_LLM = "smollm2"
+_STRING_JUDGE = Option("string_judge", object, None, "the judge applied first (default: the string rule)")
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
 STOP_WORDS = frozenset("""
@@ -56,6 +58,16 @@ def hint_spans(hint: str, max_words: int) -> list[str]:
     return list(out)
 
 
+@plugin("leak-judge", "embedding",
+        Option("model", (str, object), DEFAULT_EMBEDDING_MODEL, "sentence-transformers model (id, folder, "
+               "minilm) or instance"),
+        Option("threshold", float, DEFAULT_EMBEDDING_THRESHOLD, "cosine from which a span leaks", min=0,
+               max=1, min_open=True),
+        Option("max_extra_words", int, 1, "span length beyond the answer's", min=0),
+        Option("max_words", int, 6, "longest span compared", min=1),
+        Option("batch_size", int, 256, "texts per encoding batch", min=1),
+        Option("device", str, None, "torch device"),
+        _STRING_JUDGE)
 class EmbeddingLeakJudge:
     """Leak if the string rule fires, or some hint span's cosine to an answer is >= threshold."""
 
@@ -65,8 +77,6 @@ class EmbeddingLeakJudge:
                  threshold: float = DEFAULT_EMBEDDING_THRESHOLD, max_extra_words: int = 1,
                  max_words: int = 6, batch_size: int = 256, device: str | None = None,
                  string_judge: Any = None):
-        if not 0.0 < threshold <= 1.0:
-            raise InputError(f"embedding leak threshold must be in (0, 1], got {threshold}", field="threshold")
         self.threshold = threshold
         self.max_extra_words = max_extra_words
         self.max_words = max_words
@@ -146,6 +156,11 @@ def parse_yes_no(text: str) -> bool | None:
     return None if m is None else m.group(1).lower() == "yes"
 
 
+@plugin("leak-judge", "llm",
+        Option("llm", (str, LLM), DEFAULT_LEAK_LLM, "LLM spec or instance asked whether the hint gives the answer"),
+        Option("batch_size", int, 16, "hints per LLM call", min=1),
+        Option("max_tokens", int, 8, "reply length", min=1),
+        _STRING_JUDGE)
 class LLMLeakJudge:
     """Leak if the string rule fires, or the LLM answers yes. A reply with neither yes nor no is
     decided by log P("Yes") > log P("No") after the chat prompt where the backend can render
@@ -153,7 +168,8 @@ class LLMLeakJudge:
 
     name = "llm"
 
-    def __init__(self, llm: Any, *, batch_size: int = 16, max_tokens: int = 8, string_judge: Any = None):
+    def __init__(self, llm: Any = DEFAULT_LEAK_LLM, *, batch_size: int = 16, max_tokens: int = 8,
+                 string_judge: Any = None):
         if isinstance(llm, str):
             from ..llm import load_llm
 
@@ -200,13 +216,8 @@ class LLMLeakJudge:
         return self.leaks_many([(hint, answers)])[0]
 
 
-def make_leak_judge(name: str, *, threshold: float = DEFAULT_EMBEDDING_THRESHOLD,
-                    embedding_model: str = DEFAULT_EMBEDDING_MODEL, llm: str | Any = "smollm2") -> Any:
-    """`string`, `embedding` or `llm`: what `--leak-judge` names."""
-    if name == "string":
-        return _string_judge()
-    if name == "embedding":
-        return EmbeddingLeakJudge(embedding_model, threshold=threshold)
-    if name == "llm":
-        return LLMLeakJudge(llm)
-    raise InputError(f"unknown leak judge {name!r} (use {', '.join(JUDGE_NAMES)})", field="leak_judge")
+def leak_judge(name: str = "string", **options: Any) -> Any:
+    """The leak judge NAME (`--leak-judge`) with checked options; None values mean defaults."""
+    from .. import registry
+
+    return registry.create("leak-judge", name, **options)

@@ -24,6 +24,7 @@ from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 from ..errors import InputError
 from ..records import Question
+from ..registry import plugin
 from ..text import normalize_answer, strip_accents
 
 LEAK_POLICIES = ("drop-hint", "drop-question", "none")
@@ -90,8 +91,9 @@ def _common_word_leaks(hint: str, answer: str) -> bool:
     return False
 
 
+@plugin("leak-judge", "string")
 class StringLeakJudge:
-    """The word-boundary string rule (see the module docstring)."""
+    """The word-boundary string rule: an answer written out in the hint, ignoring case and accents."""
 
     name = "string"
 

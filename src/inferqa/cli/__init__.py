@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "read",
     "annotate",
     "release",
+    "plugins",
 ]
 
 for _name in COMMAND_MODULES:

@@ -43,8 +43,9 @@ def import_cmd(
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     leak_judge: str = typer.Option("string", "--leak-judge", help="Judge for new aliases: string | embedding | llm "
                                                                   "(the string rule always runs first)."),
-    leak_threshold: float = typer.Option(0.85, "--leak-threshold", help="Cosine threshold of the embedding judge."),
-    leak_llm: str = typer.Option("smollm2", "--leak-llm", help="LLM spec of the llm judge (see inferqa.llm)."),
+    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", help="Cosine threshold of the "
+                                                   "embedding leak judge (default 0.85)."),
+    leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
     leak_action: Optional[str] = typer.Option(None, "--leak-action",
                                               help="drop-hint | drop-question | flag (default: the build's "
                                                    "leak policy; its 'none' means flag)."),
@@ -53,9 +54,9 @@ def import_cmd(
 ) -> None:
     """Apply verdicts: relabel the passages each answer decides, add accepted answers as aliases, re-run the leak filter."""
     from ..annotate import import_sheet
-    from ..build.leak_judges import make_leak_judge
+    from .build import leak_judge_for
 
-    judge = make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm)
+    judge = leak_judge_for(leak_judge, leak_threshold, leak_llm)
     summary = import_sheet(bench, sheet, annotator=annotator, fmt=fmt, leak_judge=judge, leak_action=leak_action,
                            dry_run=dry_run)
     for line in summary.lines():

@@ -14,11 +14,12 @@ LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-qu
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
 
 
-def leak_judge_for(name: str = "string", threshold: float = 0.85, llm: str = "smollm2"):
-    """The leak judge behind a --leak-judge name (one place to register new judges)."""
-    from ..build.leak_judges import make_leak_judge
+def leak_judge_for(name: str = "string", threshold: float | None = None, llm: str | None = None):
+    """The leak judge behind --leak-judge with the --leak-* options that were given."""
+    from ..build.leak_judges import leak_judge
 
-    return make_leak_judge(name, threshold=threshold, llm=llm)
+    given = {"threshold": threshold, "llm": llm}
+    return leak_judge(name, **{k: v for k, v in given.items() if v is not None})
 
 
 def _check_out_dir(out: Path) -> None:
@@ -54,8 +55,9 @@ def build_cmd(
     leak_judge: str = typer.Option("string", "--leak-judge", help="string (word-boundary rule) | embedding (best "
                                    "hint-span cosine to the answer) | llm (asks --leak-llm); the string rule "
                                    "always runs first."),
-    leak_threshold: float = typer.Option(0.85, "--leak-threshold", help="Cosine threshold of the embedding judge."),
-    leak_llm: str = typer.Option("smollm2", "--leak-llm", help="LLM spec of the llm leak judge."),
+    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", help="Cosine threshold of the "
+                                                   "embedding leak judge (default 0.85)."),
+    leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
     split: str = typer.Option("0.7,0.1,0.2", "--split",
                               help="train,dev,test as fractions (0.7,0.1,0.2), counts (5000,862,1539) or 'source'."),
     seed: int = typer.Option(13, "--seed", help="Seed of the split shuffle."),

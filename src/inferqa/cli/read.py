@@ -80,8 +80,8 @@ def read_cmd(
     k: List[str] = typer.Option(["1,3,5"], "--k", help="Top-k passages merged into the context, e.g. 1,3,5."),
     out: Path = typer.Option(..., "--out", "-o", help="ANSWERS.jsonl to write (atomically)."),
     split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split (default: all in the run)."),
-    alpha: float = typer.Option(0.6, "--alpha", help="union_freq weight of 1/rank."),
-    beta: float = typer.Option(0.4, "--beta", help="union_freq weight of 1/position."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="union_freq weight of 1/rank (default 0.6)."),
+    beta: Optional[float] = typer.Option(None, "--beta", help="union_freq weight of 1/position (default 0.4)."),
     cache: Optional[Path] = typer.Option(None, "--cache", help=CACHE_HELP),
     no_cache: bool = typer.Option(False, "--no-cache", help="Call the backend for every prompt."),
     backend: str = _backend, ray_address: Optional[str] = _ray_address, num_actors: int = _num_actors,
@@ -96,8 +96,9 @@ def read_cmd(
     ranked, qids = load_run_arg(run, b, split)
     model = open_llm(llm, cache, no_cache, backend, ray_address, num_actors, llm_url)
     try:
+        given = {"alpha": alpha, "beta": beta}
         rows = read_run(b, ranked, model, parse_list(strategy), parse_list(k, int), qids=qids,
-                        alpha=alpha, beta=beta)
+                        **{key: v for key, v in given.items() if v is not None})
     finally:
         model.close()
     write_jsonl(out, rows)
@@ -161,7 +162,7 @@ def evaluate_answers_cmd(
     from ..benchmark import Benchmark
     from ..io import iter_jsonl
     from ..evaluate.answers import paper_exact_match
-    from ..read import contains, exact_match, f1, llm_judge
+    from ..read import answer_judge, contains, exact_match, f1
 
     if protocol not in ("inferqa", "paper"):
         raise InputError(f"unknown protocol {protocol!r} (use inferqa or paper)", field="protocol")
@@ -192,9 +193,9 @@ def evaluate_answers_cmd(
             raise InputError("--judge needs --bench (the judge reads the question)")
         model = open_llm(judge, cache, False)
         try:
+            judged = answer_judge("llm", llm=model, samples=judge_samples, temperature=judge_temperature)
             for row in rows:
-                row["judge"] = float(llm_judge(model, row["question"], row["prediction"], row["golds"],
-                                               samples=judge_samples, temperature=judge_temperature))
+                row["judge"] = float(judged.correct(row["question"], row["prediction"], row["golds"]))
         finally:
             model.close()
         metrics += ("judge",)

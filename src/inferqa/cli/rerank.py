@@ -12,9 +12,11 @@ from ..errors import InputError
 from ..options import parse_key_values
 from .app import app
 
-RERANKER_HELP = "llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5."
-MODEL_HELP = ("LLM spec for the LLM rerankers (smollm2, gemma3-270m, llama-cpp:/x.gguf, openai:MODEL, "
-              "transformers:ID); HF id or local folder for cross-encoder and the T5 family.")
+RERANKER_HELP = ("llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5 "
+                 "(`inferqa plugins reranker` lists them with their options).")
+LLM_HELP = ("LLM rerankers: LLM spec (smollm2, gemma3-270m, llama-cpp:/x.gguf, openai:MODEL, "
+            "transformers:ID).")
+MODEL_HELP = "cross-encoder and the T5 family: HF id or local folder of the weights."
 
 
 def checkpoint_path(out: Path) -> Path:
@@ -27,6 +29,7 @@ def rerank_cmd(
     bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory the run was made on."),
     reranker: str = typer.Option(..., "--reranker", "-r", help=RERANKER_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Reranked TREC run to write (atomically)."),
+    llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
     model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
     depth: int = typer.Option(100, "--depth", "-k", help="Rerank the top DEPTH of each question; the rest "
                                                          "stays below in its order."),
@@ -51,11 +54,16 @@ def rerank_cmd(
     from rich.console import Console
 
     from ..benchmark import Benchmark
+    from .. import registry
     from ..records import Run
-    from ..rerank import RERANKERS, get_reranker
+    from ..rerank import get_reranker
 
-    if reranker not in RERANKERS:
-        raise InputError(f"unknown reranker {reranker!r} (have: {', '.join(RERANKERS)})", field="reranker")
+    plugin = registry.get("reranker", reranker)
+    given = {"llm": llm, "model": model, "batch_size": batch_size}
+    extra = {**{k: v for k, v in given.items() if v is not None}, **parse_key_values(options, "option")}
+    if "llm_options" in plugin.options:
+        extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
+    plugin.settings(extra)  # option errors before the run is read
     benchmark = Benchmark(bench)
     run = Run.load(run_file, benchmark, split)
     qids = None
@@ -64,9 +72,6 @@ def rerank_cmd(
         qids = [q for q in run if q in wanted]
         if not qids:
             raise InputError(f"the run has no question of split {split!r}", file=run_file)
-    extra = parse_key_values(options, "option")
-    if reranker.startswith("llm-") or reranker == "upr":
-        extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     ckpt = checkpoint_path(out)
     t0 = time.perf_counter()
     if backend != "local":
@@ -76,9 +81,9 @@ def rerank_cmd(
         rr = None
         reranked = rerank_run(run, bench, reranker, depth=depth, qids=qids, checkpoint=ckpt, backend=backend,
                               ray_address=ray_address, num_actors=num_actors,
-                              options={"model": model, "batch_size": batch_size, **extra})
+                              options=extra)
     else:
-        rr = get_reranker(reranker, model=model, batch_size=batch_size, **extra)
+        rr = get_reranker(reranker, **extra)
         reranked = rr.rerank(run, benchmark, depth=depth, qids=qids, checkpoint=ckpt, progress=True)
     seconds = time.perf_counter() - t0
     reranked.save(out)

@@ -27,10 +27,7 @@ def _retriever(name: str, model: str, no_dedup: bool, k1: float, b: float, query
         options = {"model": model, "query_prefix": query_prefix, "passage_prefix": passage_prefix,
                    "batch_size": batch_size, "index_type": index_type}
     options.update(parse_key_values(opts, "opt"))
-    try:
-        return get_retriever(name, **options)
-    except TypeError as exc:
-        raise InputError(f"bad option for retriever {name!r}: {exc}", field="opt") from None
+    return get_retriever(name, **options)
 
 
 def _bench(path: Path):

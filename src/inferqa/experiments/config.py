@@ -17,7 +17,9 @@ ks: [1, 3, 5]
 oracles: {retriever: true, reranker: true, optimal: true}
 ```
 
-Relative paths are resolved against the YAML file's folder.
+Relative paths are resolved against the YAML file's folder. Stage kinds, strategies and
+their `options` are checked against the plugin registry (`inferqa plugins`) when the file is
+read; a reader's options go to the context strategies that declare them (alpha, beta).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 from ..errors import InputError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-STRATEGIES = ("union_norm", "union_freq")
+DEFAULT_STRATEGIES = ("union_norm", "union_freq")
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class ExperimentConfig:
     retrievers: tuple[StageSpec, ...]
     rerankers: tuple[StageSpec, ...] = ()
     readers: tuple[ReaderSpec, ...] = ()
-    strategies: tuple[str, ...] = STRATEGIES
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     ks: tuple[int, ...] = (1, 3, 5)
     oracles: OracleSpec = OracleSpec()
     metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
@@ -149,7 +151,17 @@ class _Checker:
         return obj
 
 
-def _stages(c: _Checker, raw: Any, field: str, default_depth: int) -> tuple[StageSpec, ...]:
+def _checked(c: _Checker, field: str, record: object, check) -> Any:
+    """A registry check whose InputError gets this file and field."""
+    try:
+        return check()
+    except InputError as exc:
+        raise c.fail(exc.message, field, record) from None
+
+
+def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: str) -> tuple[StageSpec, ...]:
+    from .. import registry
+
     out, seen = [], set()
     for i, item in enumerate(c.listing(raw, field)):
         item = c.mapping(item, field, {"name", "kind", "depth", "options"}, record=i)
@@ -161,7 +173,10 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int) -> tuple[Stag
             raise c.fail(f"duplicate name {name!r}", f"{field}[{i}].name", record=i)
         seen.add(name)
         depth = c.positive_int(item.get("depth", default_depth), f"{field}[{i}].depth", record=i)
-        out.append(StageSpec(name, kind, depth, c.options(item.get("options"), f"{field}[{i}].options", i)))
+        options = c.options(item.get("options"), f"{field}[{i}].options", i)
+        plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
+        _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
+        out.append(StageSpec(name, kind, depth, options))
     return tuple(out)
 
 
@@ -209,20 +224,24 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
         raise c.fail("give a benchmark 'path' or 'demo: true'", "benchmark")
     benchmark = BenchmarkSpec(path=bpath, demo=demo)
 
-    retrievers = _stages(c, raw["retrievers"], "retrievers", default_depth=100)
+    retrievers = _stages(c, raw["retrievers"], "retrievers", default_depth=100, plugin_kind="retriever")
     if not retrievers:
         raise c.fail("at least one retriever is needed", "retrievers")
-    rerankers = _stages(c, raw.get("rerankers"), "rerankers", default_depth=100)
+    rerankers = _stages(c, raw.get("rerankers"), "rerankers", default_depth=100, plugin_kind="reranker")
     taken = {s.name for s in retrievers}
     for i, s in enumerate(rerankers):
         if s.name in taken:
             raise c.fail(f"name {s.name!r} is already a retriever's", f"rerankers[{i}].name", i)
     readers = _readers(c, raw.get("readers"))
 
-    strategies = tuple(c.listing(raw.get("strategies", list(STRATEGIES)), "strategies"))
+    from .. import registry
+    from ..read.context import strategies as context_strategies
+
+    strategies = tuple(c.listing(raw.get("strategies", list(DEFAULT_STRATEGIES)), "strategies"))
     for i, s in enumerate(strategies):
-        if s not in STRATEGIES:
-            raise c.fail(f"unknown strategy {s!r} (use {', '.join(STRATEGIES)})", f"strategies[{i}]")
+        _checked(c, f"strategies[{i}]", None, lambda: registry.get("context", c.string(s, f"strategies[{i}]")))
+    for i, reader in enumerate(readers):
+        _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
     ks = tuple(c.positive_int(k, f"ks[{i}]") for i, k in enumerate(c.listing(raw.get("ks", [1, 3, 5]), "ks")))
     if readers and (not strategies or not ks):
         raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")

@@ -29,7 +29,6 @@ from .stages import StageOutput, StageStore, stage_hash
 
 RUN_FILE = "run.trec"
 ROWS_FILE = "answers.jsonl"
-LLM_RERANKERS = ("llm-pointwise", "llm-listwise", "upr")
 
 
 @dataclass
@@ -136,11 +135,12 @@ class _Runner:
 
     # -- ranking stages ----------------------------------------------------------------------
     def retrieve(self, spec: StageSpec) -> RankedRun:
+        from .. import registry
         from ..retrieve import get_retriever, question_queries
         from ..retrieve.base import MANIFEST
 
         options = dict(spec.options)
-        if "show_progress" not in options and _takes(get_retriever, spec.kind, "show_progress"):
+        if "show_progress" not in options and "show_progress" in registry.options_of("retriever", spec.kind):
             options["show_progress"] = self.progress  # not part of the stage hash: it shapes no output
         retriever = get_retriever(spec.kind, **options)
         index_dir = self.out / "indexes" / f"{spec.kind}-{stage_hash([self.fp, spec.kind, retriever.index_options()])}"
@@ -161,13 +161,13 @@ class _Runner:
         return RankedRun(PIPELINE, spec.name, None, out)
 
     def reranker(self, spec: StageSpec):
-        from ..rerank import get_reranker
+        from .. import registry
 
-        options = dict(spec.options)
-        if spec.kind in LLM_RERANKERS:
-            llm_spec = options.pop("llm", None) or options.pop("model", None) or "smollm2"
-            options["model"] = self.llm(llm_spec)
-        return get_reranker(spec.kind, **options)
+        plugin = registry.get("reranker", spec.kind)
+        options = plugin.settings(spec.options)
+        if isinstance(options.get("llm"), str):  # one loaded LLM per spec, shared by every stage
+            options["llm"] = self.llm(options["llm"])
+        return plugin.create(**options)
 
     def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
         inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth}
@@ -307,16 +307,6 @@ class _Runner:
         self.timings["total"] = round(time.perf_counter() - t_all, 3)
         results.timings = dict(self.timings)
         return results
-
-
-def _takes(factory: Callable, kind: str, option: str) -> bool:
-    import inspect
-
-    try:
-        cls = type(factory(kind))
-    except Exception:  # noqa: BLE001 - unknown kinds fail later with their own message
-        return False
-    return option in inspect.signature(cls.__init__).parameters
 
 
 def _read_summary(path: Path) -> list[dict]:

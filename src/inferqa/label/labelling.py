@@ -23,7 +23,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..progress import counter
-from ..read.answers import exact_match, llm_judge
+from ..read.answers import answer_judge
 from ..read.reader import Reader
 from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
 
@@ -42,11 +42,11 @@ def representative(pid: str) -> str:
     return f"{pid.rsplit('_', 1)[0]}_{''.join(str(i) for i in sorted(order))}"
 
 
-def judge_correct(answer: str, golds: Sequence[str], question: str, judge: "LLM | None",
-                  samples: int = 3, temperature: float = 0.7) -> bool:
+def judge_for(judge: "LLM | None", samples: int = 3, temperature: float = 0.7) -> Any:
+    """The answer judge of a labelling run: exact match, or an LLM's majority vote."""
     if judge is None:
-        return exact_match(answer, golds)
-    return llm_judge(judge, question, answer, golds, samples=samples, temperature=temperature)
+        return answer_judge("exact-match")
+    return answer_judge("llm", llm=judge, samples=samples, temperature=temperature)
 
 
 def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = "full", *,
@@ -74,6 +74,7 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
     asked = list(dict.fromkeys(source.values()))
     answers: dict[str, dict[str, str]] = {pid: {} for pid in asked}
     correct: dict[str, dict[str, bool]] = {pid: {} for pid in asked}
+    judged = judge_for(judge, judge_samples, judge_temperature)
     for llm in labelers:
         reader = Reader(llm)
         with counter(len(asked), f"labelling with {llm.identity}", "passage", progress, leave=False) as bar:
@@ -86,8 +87,7 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
                 for pid, (question, _), out in zip(chunk, items, reader.read_batch(items)):
                     q = bench.questions[parse_passage_id(pid)[0]]
                     answers[pid][llm.identity] = out.answer
-                    correct[pid][llm.identity] = judge_correct(out.answer, q.answers, question, judge,
-                                                               judge_samples, judge_temperature)
+                    correct[pid][llm.identity] = judged.correct(question, out.answer, q.answers)
                 bar.update(len(chunk))
     label_of = {pid: LABEL_ANSWERABLE if any(correct[pid].values()) else LABEL_PARTIAL for pid in asked}
     rows = []

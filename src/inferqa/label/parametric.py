@@ -15,7 +15,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..read.reader import Reader
-from .labelling import judge_correct
+from .labelling import judge_for
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -34,13 +34,14 @@ def parametric_test(bench_dir: str | os.PathLike, models: Sequence["LLM"], *, ju
     bench = Benchmark(bench_dir)
     qs = list(bench.questions.values())
     rows = {q.id: {"qid": q.id, "parametric": False, "answers": {}, "correct": {}} for q in qs}
+    judged = judge_for(judge, judge_samples, judge_temperature)
     for llm in models:
         reader = Reader(llm)
         for i in tqdm(range(0, len(qs), 16), desc=f"parametric test with {llm.identity}", leave=False,
                       disable=not progress):
             chunk = qs[i:i + 16]
             for q, out in zip(chunk, reader.read_batch([(q.text, NO_CONTEXT) for q in chunk])):
-                ok = judge_correct(out.answer, q.answers, q.text, judge, judge_samples, judge_temperature)
+                ok = judged.correct(q.text, out.answer, q.answers)
                 row = rows[q.id]
                 row["answers"][llm.identity] = out.answer
                 row["correct"][llm.identity] = ok

@@ -1,4 +1,5 @@
-"""LLM backends behind one interface, with an on-disk cache. Backends import lazily."""
+"""LLM backends behind one interface, with an on-disk cache. Backends are `llm` plugins of
+`inferqa.registry` and import their libraries lazily."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .cache import CachedLLM, LLMCache, default_cache_path
 from .spec import LLMSpec, parse_spec
 
 __all__ = ["LLM", "GenerationParams", "Message", "CachedLLM", "LLMCache", "default_cache_path",
-           "load_llm", "parse_spec", "LLMSpec", "DEFAULT_CACHE"]
+           "load_llm", "open_backend", "parse_spec", "LLMSpec", "DEFAULT_CACHE"]
 
 
 class _Default:
@@ -22,24 +23,17 @@ class _Default:
 DEFAULT_CACHE: Any = _Default()
 
 
-def _backend(spec: LLMSpec, options: dict[str, Any]) -> LLM:
-    if spec.backend in ("smollm2", "gemma3-270m"):
-        from .. import models
-        if spec.backend == "smollm2":
-            path, mode = models.smollm2_path(), "chat"
-        else:
-            path, mode = models.gemma3_270m_path(), "completion"
-        options.setdefault("mode", mode)
-        from .llamacpp import LlamaCppLLM
-        return LlamaCppLLM(path, **options)
-    if spec.backend == "llama-cpp":
-        from .llamacpp import LlamaCppLLM
-        return LlamaCppLLM(spec.target, **options)
-    if spec.backend == "openai":
-        from .openai_backend import OpenAILLM
-        return OpenAILLM(spec.target, base_url=spec.base_url, **options)
-    from .hf import TransformersLLM
-    return TransformersLLM(spec.target, **options)
+def open_backend(spec: str, **options: Any) -> LLM:
+    """The backend named by `spec`, uncached; keyword options override the spec's query."""
+    from .. import registry
+
+    parsed = parse_spec(spec)
+    plugin = registry.get("llm", parsed.backend)
+    merged = {**parsed.options, **options}
+    if parsed.base_url is not None:
+        merged.setdefault("base_url", parsed.base_url)
+    target = (parsed.target,) if plugin.meta.get("target", True) else ()
+    return plugin.create(*target, **merged)
 
 
 def load_llm(spec: str, *, cache: str | os.PathLike | LLMCache | None = DEFAULT_CACHE, **options: Any) -> LLM:
@@ -47,9 +41,7 @@ def load_llm(spec: str, *, cache: str | os.PathLike | LLMCache | None = DEFAULT_
 
     `cache` defaults to `default_cache_path()`; keyword options override the spec's query.
     """
-    parsed = parse_spec(spec)
-    merged = {**parsed.options, **options}
-    llm = _backend(parsed, merged)
+    llm = open_backend(spec, **options)
     if cache is None:
         return llm
     if cache is DEFAULT_CACHE:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 
 
@@ -20,19 +21,24 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[:cut]
 
 
+@plugin("llm", "transformers",
+        Option("mode", str, "chat", "chat: the tokenizer's chat template; completion: plain text",
+               choices=("chat", "completion")),
+        Option("device", str, "cpu", "torch device"),
+        Option("dtype", str, "auto", "torch dtype name, or auto (the checkpoint's)"),
+        Option("n_threads", int, None, "torch CPU threads (default: torch's)", min=1),
+        help="A Hugging Face causal LM (hub id or local folder) run in process.")
 class TransformersLLM(LLM):
     backend = "transformers"
 
     def __init__(self, model: str, *, mode: str = "chat", device: str = "cpu", dtype: str = "auto",
-                 n_threads: int | None = None, **ignored: Any):
+                 n_threads: int | None = None):
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError:
             raise InputError("the transformers backend needs 'transformers' and torch "
                              "(pip install 'inferqa[transformers]')") from None
-        if mode not in ("chat", "completion"):
-            raise InputError(f"transformers backend: mode must be chat or completion, not {mode!r}", field="mode")
         looks_local = model.startswith((".", "/", "~")) or Path(model).expanduser().exists()
         if looks_local and not Path(model).expanduser().is_dir():
             raise InputError("model folder not found", file=model)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import InputError
+from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 
 MIN_SHARED_PREFIX = 32  # tokens; shorter shared prefixes are not worth a snapshot
@@ -60,17 +61,29 @@ def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
+MODES = ("chat", "completion")
+# Declared once: the llama-cpp backend and the bundled GGUF models (inferqa.llm.bundled) share them.
+LLAMA_CPP_OPTIONS = (
+    Option("mode", str, "chat", "chat: the model's chat template; completion: plain text", choices=MODES),
+    Option("n_ctx", int, 4096, "context window in tokens", min=1),
+    Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
+    Option("n_batch", int, 64, "tokens evaluated per chunk", min=1),
+    Option("flash_attn", bool, True, "flash attention"),
+    Option("prefix_reuse", bool, True, "evaluate a batch's shared prompt prefix once"),
+    Option("seed", int, 0, "sampling seed"),
+)
+
+
+@plugin("llm", "llama-cpp", *LLAMA_CPP_OPTIONS, help="A GGUF file run in process by llama-cpp-python.")
 class LlamaCppLLM(LLM):
     backend = "llama-cpp"
 
     def __init__(self, model_path: str | os.PathLike, *, mode: str = "chat", n_ctx: int = 4096,
                  n_threads: int | None = None, n_batch: int = 64, flash_attn: bool = True,
-                 prefix_reuse: bool = True, seed: int = 0, **ignored: Any):
+                 prefix_reuse: bool = True, seed: int = 0):
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise InputError("GGUF model file not found", file=path)
-        if mode not in ("chat", "completion"):
-            raise InputError(f"llama-cpp backend: mode must be chat or completion, not {mode!r}", field="mode")
         try:
             import llama_cpp
         except ImportError:

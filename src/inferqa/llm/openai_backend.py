@@ -12,12 +12,22 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
 from ..errors import InputError
+from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 
 OPENAI_URL = "https://api.openai.com/v1"
 T = TypeVar("T")
 
 
+@plugin("llm", "openai",
+        Option("base_url", str, None, "server URL (also MODEL@URL in the spec; default $OPENAI_BASE_URL or OpenAI)"),
+        Option("api_key", str, None, "API key (default $OPENAI_API_KEY; never logged)"),
+        Option("timeout", float, 60.0, "seconds per request", min=0, min_open=True),
+        Option("max_retries", int, 3, "retries with exponential backoff", min=0),
+        Option("mode", str, "chat", "chat: /chat/completions; completion: /completions",
+               choices=("chat", "completion")),
+        Option("concurrency", int, 1, "requests in flight at once", min=1),
+        extra=True, help="Any OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, TGI, OpenAI).")
 class OpenAILLM(LLM):
     backend = "openai"
 
@@ -30,8 +40,6 @@ class OpenAILLM(LLM):
             import openai
         except ImportError:
             raise InputError("the openai backend needs the 'openai' package (pip install 'inferqa[llm]')") from None
-        if mode not in ("chat", "completion"):
-            raise InputError(f"openai backend: mode must be chat or completion, not {mode!r}", field="mode")
         self._openai = openai
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")

@@ -1,4 +1,9 @@
-"""Parse backend spec strings (see inferqa.llm.base for the grammar)."""
+"""Parse backend spec strings (see inferqa.llm.base for the grammar).
+
+Names come from the plugin registry: `NAME` for a plugin that needs no model (declared
+with `target=False`, e.g. smollm2), `NAME:MODEL` for the others. Query values stay text;
+the registry converts and checks them against the backend's declared options.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from .. import registry
 from ..errors import InputError
-from ..options import parse_scalar
-
-BACKENDS = ("llama-cpp", "openai", "transformers")
-SHORTCUTS = ("smollm2", "gemma3-270m")
 
 
 @dataclass
@@ -21,6 +23,12 @@ class LLMSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+def _names() -> tuple[list[str], list[str]]:
+    plugins = registry.plugins("llm")
+    return ([p.name for p in plugins if not p.meta.get("target", True)],
+            [p.name for p in plugins if p.meta.get("target", True)])
+
+
 def parse_spec(spec: str) -> LLMSpec:
     spec = spec.strip()
     if not spec:
@@ -28,16 +36,22 @@ def parse_spec(spec: str) -> LLMSpec:
     head, query = spec, ""
     if "?" in spec:
         head, query = spec.rsplit("?", 1)
-    options = {k: parse_scalar(v) for k, v in parse_qsl(query, keep_blank_values=True)}
-    if head in SHORTCUTS:
-        return LLMSpec(backend=head, target=head, options=options)
+    options = dict(parse_qsl(query, keep_blank_values=True))
     backend, sep, rest = head.partition(":")
-    if not sep or backend not in BACKENDS:
-        raise InputError(f"unknown LLM spec {spec!r}: expected one of {', '.join(SHORTCUTS)} or "
-                         f"BACKEND:MODEL with BACKEND in {', '.join(BACKENDS)}", field="llm")
+    try:
+        plugin = registry.get("llm", backend)
+    except InputError:
+        bare, with_model = _names()
+        raise InputError(f"unknown LLM spec {spec!r}: expected one of {', '.join(bare)} or BACKEND:MODEL "
+                         f"with BACKEND in {', '.join(with_model)}", field="llm") from None
+    needs_model = plugin.meta.get("target", True)
+    if not needs_model:
+        if sep:
+            raise InputError(f"LLM spec {spec!r}: {backend} names its own model; drop ':{rest}'", field="llm")
+        return LLMSpec(backend=backend, target=backend, options=options)
     if not rest:
-        raise InputError(f"LLM spec {spec!r} names no model", field="llm")
+        raise InputError(f"LLM spec {spec!r} names no model (use {backend}:MODEL)", field="llm")
     base_url = None
-    if backend == "openai" and "@" in rest:
+    if "base_url" in plugin.options and "@" in rest:
         rest, base_url = rest.split("@", 1)
     return LLMSpec(backend=backend, target=rest, base_url=base_url, options=options)

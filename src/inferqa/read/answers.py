@@ -1,16 +1,18 @@
-"""Answer scoring: EM, token F1 and containment against every gold alias, plus an LLM judge."""
+"""Answer scoring: EM, token F1 and containment against every gold alias, and the answer
+judges (`answer-judge` plugins) that decide whether an answer is correct: `exact-match`, or
+`llm`, a GPT-Eval style vote of an LLM (not to be confused with the leak judges of
+inferqa.build, which decide whether a hint gives its answer away)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Sequence
 
+from ..llm.base import LLM
+from ..registry import Option, plugin
 from ..text import normalize_answer
 from .prompts import NO_ANSWER
-
-if TYPE_CHECKING:
-    from ..llm.base import LLM
 
 
 def _is_abstention(pred: str) -> bool:
@@ -65,25 +67,61 @@ def judge_prompts(question: str, pred: str, golds: Sequence[str]) -> list[dict]:
             {"role": "user", "content": text}]
 
 
-def llm_judge(llm: "LLM", question: str, pred: str, golds: Sequence[str], samples: int = 3,
-              temperature: float = 0.7) -> bool:
+@plugin("answer-judge", "exact-match")
+class ExactMatchAnswerJudge:
+    """Correct when the answer equals a gold alias after SQuAD normalisation."""
+
+    identity = "exact_match"
+
+    def correct(self, question: str, pred: str, golds: Sequence[str]) -> bool:
+        return exact_match(pred, golds)
+
+
+@plugin("answer-judge", "llm",
+        Option("llm", (str, LLM), "smollm2", "LLM spec or instance that votes"),
+        Option("samples", int, 3, "votes; the majority decides", min=1),
+        Option("temperature", float, 0.7, "sampling temperature (0: one greedy vote)", min=0))
+class LLMAnswerJudge:
     """GPT-Eval style: majority vote of `samples` yes/no judgements (one at temperature 0).
 
     Samples differ by seed, so each has its own cache entry. Unparseable replies count as no.
+    An exact match needs no vote; an abstention is never correct.
     """
-    from ..llm.base import GenerationParams
 
-    if _is_abstention(pred):
-        return False
-    if exact_match(pred, golds):
-        return True
-    n = 1 if temperature == 0 else samples
-    conv = judge_prompts(question, pred, golds)
-    votes = 0
-    for seed in range(n):
-        params = GenerationParams(max_tokens=4, temperature=temperature, seed=seed if n > 1 else None)
-        reply = llm.chat([conv], params)[0] if getattr(llm, "mode", "chat") == "chat" else \
-            llm.complete([conv[0]["content"] + "\n\n" + conv[1]["content"] + "\nReply:"], params)[0]
-        m = _YES.match(reply)
-        votes += bool(m and m.group(1).lower() == "yes")
-    return votes * 2 > n
+    def __init__(self, llm: Any = "smollm2", samples: int = 3, temperature: float = 0.7):
+        if isinstance(llm, str):
+            from ..llm import load_llm
+
+            llm = load_llm(llm)
+        self.llm, self.samples, self.temperature = llm, samples, temperature
+
+    @property
+    def identity(self) -> str:
+        return self.llm.identity
+
+    def correct(self, question: str, pred: str, golds: Sequence[str]) -> bool:
+        from ..llm.base import GenerationParams
+
+        if _is_abstention(pred):
+            return False
+        if exact_match(pred, golds):
+            return True
+        n = 1 if self.temperature == 0 else self.samples
+        conv = judge_prompts(question, pred, golds)
+        votes = 0
+        for seed in range(n):
+            params = GenerationParams(max_tokens=4, temperature=self.temperature, seed=seed if n > 1 else None)
+            if getattr(self.llm, "mode", "chat") == "chat":
+                reply = self.llm.chat([conv], params)[0]
+            else:
+                reply = self.llm.complete([conv[0]["content"] + "\n\n" + conv[1]["content"] + "\nReply:"], params)[0]
+            m = _YES.match(reply)
+            votes += bool(m and m.group(1).lower() == "yes")
+        return votes * 2 > n
+
+
+def answer_judge(name: str = "exact-match", **options: Any) -> Any:
+    """The answer judge NAME with checked options: `.correct(question, answer, golds)`."""
+    from .. import registry
+
+    return registry.create("answer-judge", name, **options)

@@ -3,25 +3,34 @@
 Every passage is a list of hints (recovered from its id), so contexts can be built from
 hints rather than raw text: the unions drop the repeats that overlapping orderings of
 the same hints would otherwise put in front of the reader.
+
+Each strategy is a `context` plugin: a function from the passages' hint lists (best
+passage first) to the context's lines; `inferqa.registry` binds its declared options.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from .. import registry
 from ..errors import InputError
+from ..registry import Option, plugin
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
 
-STRATEGIES = ("union_norm", "union_freq", "concat")
+Strategy = Callable[[Sequence[Sequence[str]]], list[str]]
 
 
+@plugin("context", "union_norm")
 def union_norm(hint_lists: Sequence[Sequence[str]]) -> list[str]:
     """Order-preserving union: each hint once, where it first occurs."""
     return list(dict.fromkeys(h for hints in hint_lists for h in hints))
 
 
+@plugin("context", "union_freq",
+        Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0),
+        Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0))
 def union_freq(hint_lists: Sequence[Sequence[str]], alpha: float = 0.6, beta: float = 0.4) -> list[str]:
     """Hints by alpha·Σ 1/rank + beta·Σ 1/position over their occurrences, best first.
 
@@ -36,20 +45,32 @@ def union_freq(hint_lists: Sequence[Sequence[str]], alpha: float = 0.6, beta: fl
     return sorted(score, key=lambda h: (-score[h], first[h]))
 
 
+@plugin("context", "concat", Option("separator", str, " ", "text between a passage's hints"))
 def concat(hint_lists: Sequence[Sequence[str]], separator: str = " ") -> list[str]:
     """The passages as they are, one per entry, repeats included."""
     return [separator.join(hints) for hints in hint_lists]
 
 
-def merge(hint_lists: Sequence[Sequence[str]], strategy: str, alpha: float = 0.6, beta: float = 0.4) -> list[str]:
-    if strategy == "union_norm":
-        return union_norm(hint_lists)
-    if strategy == "union_freq":
-        return union_freq(hint_lists, alpha, beta)
-    if strategy == "concat":
-        return concat(hint_lists)
-    raise InputError(f"unknown context strategy {strategy!r} (expected one of {', '.join(STRATEGIES)})",
-                     field="strategy")
+def strategy(name: str, **options: Any) -> Strategy:
+    """Context strategy NAME with its options bound (checked by the registry)."""
+    return registry.create("context", name, **options)
+
+
+def strategies(names: Sequence[str], options: Mapping[str, Any] | None = None) -> dict[str, Strategy]:
+    """One strategy per name; each of `options` goes to the strategies that declare it (a
+    reader's alpha applies to union_freq), and one that none of them declares is an error."""
+    plugins = {n: registry.get("context", n) for n in dict.fromkeys(names)}
+    options = dict(options or {})
+    for key in options:
+        if not any(key in p.options for p in plugins.values()):
+            takes = sorted({o for p in plugins.values() for o in p.options})
+            raise InputError(f"no context strategy of {', '.join(plugins)} takes option {key!r}"
+                             + (f" (they take: {', '.join(takes)})" if takes else ""))
+    return {n: p.create(**{k: v for k, v in options.items() if k in p.options}) for n, p in plugins.items()}
+
+
+def merge(hint_lists: Sequence[Sequence[str]], name: str, **options: Any) -> list[str]:
+    return strategy(name, **options)(hint_lists)
 
 
 def format_context(lines: Sequence[str]) -> str:
@@ -57,7 +78,6 @@ def format_context(lines: Sequence[str]) -> str:
     return "\n".join(f"- {line}" for line in lines)
 
 
-def build_context(bench: "Benchmark", pids: Sequence[str], strategy: str,
-                  alpha: float = 0.6, beta: float = 0.4) -> str:
+def build_context(bench: "Benchmark", pids: Sequence[str], name: str, **options: Any) -> str:
     """The reader context for passages `pids` (ranked best first) of `bench`."""
-    return format_context(merge([bench.hints_of(p) for p in pids], strategy, alpha, beta))
+    return format_context(merge([bench.hints_of(p) for p in pids], name, **options))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..errors import InputError
 from ..progress import counter
 from .answers import contains, exact_match, f1
-from .context import STRATEGIES, merge
+from .context import strategies as context_strategies
 from .reader import Reader
 
 if TYPE_CHECKING:
@@ -19,16 +19,16 @@ BATCH = 16  # prompts per backend call: the unit of progress and of prefix reuse
 
 
 def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
-             ks: Sequence[int] = (1, 3, 5), *, qids: Iterable[str] | None = None, alpha: float = 0.6,
-             beta: float = 0.4, progress: bool = True, reader: Reader | None = None) -> list[dict[str, Any]]:
+             ks: Sequence[int] = (1, 3, 5), *, qids: Iterable[str] | None = None, progress: bool = True,
+             reader: Reader | None = None, **context_options: Any) -> list[dict[str, Any]]:
     """One row per (question, strategy, k): prediction, golds, em, f1, contains, passage ids.
+
+    `context_options` go to the context strategies that declare them (alpha, beta: union_freq).
 
     Identical prompts (e.g. k=1 under every strategy) are asked once. Interrupted runs
     resume from the LLM cache: a restart repeats no backend call.
     """
-    for s in strategies:
-        if s not in STRATEGIES:
-            raise InputError(f"unknown strategy {s!r} (expected one of {', '.join(STRATEGIES)})", field="strategy")
+    merges = context_strategies(strategies, context_options)
     if not ks or any(k < 1 for k in ks):
         raise InputError("k values must be positive integers", field="k")
     reader = reader or Reader(llm)
@@ -40,13 +40,13 @@ def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[st
         if q is None:
             raise InputError(f"run question {qid!r} is not in the benchmark", file=bench.path, record=qid)
         ranked = [pid for pid, _ in run.get(qid, [])]
-        for strategy in strategies:
+        for name in strategies:
             for k in ks:
                 pids = ranked[:k]
-                lines = tuple(merge([bench.hints_of(p) for p in pids], strategy, alpha, beta))
+                lines = tuple(merges[name]([bench.hints_of(p) for p in pids]))
                 key = (q.text, lines)
                 prompts.setdefault(key, len(prompts))
-                plan.append({"qid": qid, "strategy": strategy, "k": k, "pids": pids, "_prompt": prompts[key]})
+                plan.append({"qid": qid, "strategy": name, "k": k, "pids": pids, "_prompt": prompts[key]})
     items = list(prompts)
     outputs = []
     with counter(len(items), "reading", "prompt", progress, leave=False) as bar:

@@ -6,17 +6,23 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..registry import Option, plugin
 from .base import Reranker
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
 
+@plugin("reranker", "cross-encoder",
+        Option("model", str, DEFAULT_CROSS_ENCODER, "HF id or local folder of a sentence-transformers CrossEncoder"),
+        Option("batch_size", int, 32, "pairs per forward pass", min=1),
+        Option("max_length", int, 512, "tokens per (question, passage) pair", min=1),
+        Option("device", str, None, "torch device (default: the library's choice)"))
 class CrossEncoderReranker(Reranker):
     """Score = the model's relevance logit (for a two-label head: logit(1) − logit(0))."""
 
     name = "cross-encoder"
 
-    def __init__(self, model: str | None = None, batch_size: int = 32, max_length: int = 512,
+    def __init__(self, model: str | None = DEFAULT_CROSS_ENCODER, batch_size: int = 32, max_length: int = 512,
                  device: str | None = None):
         self.model_name = str(model or DEFAULT_CROSS_ENCODER)
         self.batch_size, self.max_length, self.device = batch_size, max_length, device

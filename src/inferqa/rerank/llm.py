@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..errors import InputError
 from ..llm.base import LLM, GenerationParams
+from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
 
@@ -33,23 +33,27 @@ LISTWISE_FINAL = ("Question: {query}\nRank the {n} passages above from most to l
                   "for example [2] > [1] > [3], and nothing else.")
 
 
-def resolve_llm(model: LLM | str | None, **options: Any) -> LLM:
+# What every LLM reranker takes besides its own options.
+LLM_OPTIONS = (
+    Option("llm", (str, LLM), DEFAULT_LLM, "LLM spec (smollm2, llama-cpp:PATH, openai:MODEL@URL, ...) or instance"),
+    Option("llm_options", dict, None, "keyword options of load_llm, e.g. {\"cache\": null}"),
+)
+
+
+def resolve_llm(llm: LLM | str | None, **options: Any) -> LLM:
     """An LLM instance as given, or one loaded (with its call cache) from a spec string."""
-    if isinstance(model, LLM):
-        return model
+    if isinstance(llm, LLM):
+        return llm
     from ..llm import load_llm
 
-    return load_llm(model or DEFAULT_LLM, **options)
+    return load_llm(llm or DEFAULT_LLM, **options)
 
 
 class _LLMReranker(Reranker):
-    def __init__(self, model: LLM | str | None = None, llm_options: dict | None = None):
-        if llm_options is not None and not isinstance(llm_options, dict):
-            raise InputError("llm_options must be a mapping of load_llm options (use an LLM spec's "
-                             "?key=value query instead)", field="llm_options")
-        self._spec = model
+    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, llm_options: dict | None = None):
+        self._spec = llm
         self._llm_options = llm_options or {}
-        self._llm: LLM | None = model if isinstance(model, LLM) else None
+        self._llm: LLM | None = llm if isinstance(llm, LLM) else None
 
     @property
     def llm(self) -> LLM:
@@ -61,14 +65,18 @@ class _LLMReranker(Reranker):
         return {"reranker": self.name, "llm": self.llm.identity}
 
 
+@plugin("reranker", "llm-pointwise", *LLM_OPTIONS,
+        Option("prompt", str, POINTWISE_PROMPT, "prompt with {query} and {passage}"),
+        Option("yes", str, " yes", "continuation whose log-probability counts for"),
+        Option("no", str, " no", "continuation whose log-probability counts against"))
 class PointwiseLLMReranker(_LLMReranker):
     """relevance = log P(" yes" | prompt) − log P(" no" | prompt): MonoT5's idea with a causal LM."""
 
     name = "llm-pointwise"
 
-    def __init__(self, model: LLM | str | None = None, prompt: str = POINTWISE_PROMPT,
+    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, prompt: str = POINTWISE_PROMPT,
                  yes: str = " yes", no: str = " no", **kw: Any):
-        super().__init__(model, **kw)
+        super().__init__(llm, **kw)
         self.prompt, self.yes, self.no = prompt, yes, no
 
     def config(self) -> dict[str, Any]:
@@ -81,6 +89,10 @@ class PointwiseLLMReranker(_LLMReranker):
         return [lps[2 * i] - lps[2 * i + 1] for i in range(len(prompts))]
 
 
+@plugin("reranker", "upr", *LLM_OPTIONS,
+        Option("prompt", str, UPR_PROMPT, "prompt with {passage}; the question is its continuation"),
+        Option("reduction", str, "sum", "sum of the question's token log-probabilities, or their mean",
+               choices=("sum", "mean")))
 class UPRReranker(_LLMReranker):
     """Unsupervised Passage Reranking: log P(question | passage) under the LM.
 
@@ -93,11 +105,9 @@ class UPRReranker(_LLMReranker):
 
     name = "upr"
 
-    def __init__(self, model: LLM | str | None = None, prompt: str = UPR_PROMPT,
+    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, prompt: str = UPR_PROMPT,
                  reduction: str = "sum", **kw: Any):
-        super().__init__(model, **kw)
-        if reduction not in ("mean", "sum"):
-            raise ValueError(f"reduction must be 'mean' or 'sum', not {reduction!r}")
+        super().__init__(llm, **kw)
         self.prompt, self.reduction = prompt, reduction
 
     def config(self) -> dict[str, Any]:
@@ -117,6 +127,11 @@ class UPRReranker(_LLMReranker):
         return scores
 
 
+@plugin("reranker", "llm-listwise", *LLM_OPTIONS,
+        Option("window", int, 20, "passages the LLM orders at once", min=2),
+        Option("step", int, 10, "passages a window slides by", min=1),
+        Option("max_passage_words", int, 300, "words kept of each passage", min=1),
+        Option("max_tokens", int, None, "answer length cap (default: 6 per passage + 8)", min=1))
 class ListwiseLLMReranker(_LLMReranker):
     """RankGPT: the LLM orders a window of passages; windows slide from the bottom up.
 
@@ -127,9 +142,9 @@ class ListwiseLLMReranker(_LLMReranker):
 
     name = "llm-listwise"
 
-    def __init__(self, model: LLM | str | None = None, window: int = 20, step: int = 10,
+    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, window: int = 20, step: int = 10,
                  max_passage_words: int = 300, max_tokens: int | None = None, **kw: Any):
-        super().__init__(model, **kw)
+        super().__init__(llm, **kw)
         self.window, self.step, self.max_passage_words = window, step, max_passage_words
         self.max_tokens = max_tokens
 

@@ -17,12 +17,22 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
 
 MONOT5_PROMPT = "Query: {query} Document: {document} Relevant:"
 RANKT5_PROMPT = "Query: {query} Document: {document}"
 LIT5_PROMPT = "Search Query: {query} Passage: [{i}] {document} Relevance Ranking: "
+
+
+def _t5_options(model: str, max_length: int = 512) -> tuple[Option, ...]:
+    return (Option("model", str, model, "HF id or local folder of the T5 checkpoint"),
+            Option("batch_size", int, 16, "inputs per forward pass", min=1),
+            Option("max_length", int, max_length, "input tokens kept", min=1),
+            Option("device", str, None, "torch device (default: cuda if available, else cpu)"),
+            Option("dtype", str, None, "torch dtype name (default: the checkpoint's)",
+                   choices=("float32", "float16", "bfloat16")))
 
 
 class _T5Reranker(Reranker):
@@ -85,11 +95,16 @@ class _T5Reranker(Reranker):
         return torch.cat(rows) if rows else torch.empty(0, len(token_ids))
 
 
+@plugin("reranker", "monot5", *_t5_options("castorini/monot5-base-msmarco-10k"),
+        Option("true_token", str, "true", "token whose probability is the score"),
+        Option("false_token", str, "false", "the competing token"),
+        Option("prompt", str, MONOT5_PROMPT, "input with {query} and {document}"),
+        help="MonoT5: log P(true) against false at the first decoder step.")
 class MonoT5Reranker(_T5Reranker):
     name = "monot5"
     default_model = "castorini/monot5-base-msmarco-10k"
 
-    def __init__(self, model: str | None = None, true_token: str = "true", false_token: str = "false",
+    def __init__(self, model: str | None = default_model, true_token: str = "true", false_token: str = "false",
                  prompt: str = MONOT5_PROMPT, **kw: Any):
         super().__init__(model, **kw)
         self.true_token, self.false_token, self.prompt = true_token, false_token, prompt
@@ -100,11 +115,15 @@ class MonoT5Reranker(_T5Reranker):
         return logits.log_softmax(dim=-1)[:, 1].tolist()
 
 
+@plugin("reranker", "rankt5", *_t5_options("Soyoung97/RankT5-base"),
+        Option("token", str, "<extra_id_10>", "token whose first-step logit is the score"),
+        Option("prompt", str, RANKT5_PROMPT, "input with {query} and {document}"),
+        help="RankT5 (encoder-decoder): the first-step logit of a designated token.")
 class RankT5Reranker(_T5Reranker):
     name = "rankt5"
     default_model = "Soyoung97/RankT5-base"
 
-    def __init__(self, model: str | None = None, token: str = "<extra_id_10>", prompt: str = RANKT5_PROMPT,
+    def __init__(self, model: str | None = default_model, token: str = "<extra_id_10>", prompt: str = RANKT5_PROMPT,
                  **kw: Any):
         super().__init__(model, **kw)
         self.token, self.prompt = token, prompt
@@ -115,11 +134,17 @@ class RankT5Reranker(_T5Reranker):
         return logits[:, 0].tolist()
 
 
+@plugin("reranker", "lit5", *_t5_options("castorini/LiT5-Distill-base", max_length=150),
+        Option("window", int, 20, "passages fused per window", min=2),
+        Option("step", int, 10, "passages a window slides by", min=1),
+        Option("max_new_tokens", int, 140, "length of the generated ranking", min=1),
+        Option("prompt", str, LIT5_PROMPT, "input with {query}, {i} and {document}"),
+        help="LiT5-Distill: Fusion-in-Decoder listwise ranking over sliding windows.")
 class LiT5Reranker(_T5Reranker):
     name = "lit5"
     default_model = "castorini/LiT5-Distill-base"
 
-    def __init__(self, model: str | None = None, window: int = 20, step: int = 10, max_length: int = 150,
+    def __init__(self, model: str | None = default_model, window: int = 20, step: int = 10, max_length: int = 150,
                  max_new_tokens: int = 140, prompt: str = LIT5_PROMPT, **kw: Any):
         super().__init__(model, max_length=max_length, **kw)
         self.window, self.step, self.max_new_tokens, self.prompt = window, step, max_new_tokens, prompt

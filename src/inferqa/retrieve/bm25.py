@@ -26,7 +26,7 @@ from ..io import atomic_open
 from ..records import Run
 from .base import Retriever
 from .corpus import Groups, corpus_ids, group_by_subset, group_first_position
-from .registry import register
+from ..registry import Option, plugin
 
 # The index arrays, saved with np.save and memory-mapped on load.
 _DEDUP_ARRAYS = ("term_ptr", "term_docs", "term_weights", "pids", "group_ptr")
@@ -59,8 +59,16 @@ def top_k_positions(scores: np.ndarray, k: int, tie_key: np.ndarray | None = Non
     return cand[np.lexsort(keys)]
 
 
-@register("bm25")
+@plugin("retriever", "bm25",
+        Option("k1", float, 1.5, "term-frequency saturation", min=0),
+        Option("b", float, 0.75, "length normalisation", min=0, max=1),
+        Option("stemmer", str, "english", "PyStemmer language, or null for none", nullable=True),
+        Option("stopwords", str, "english", "bm25s stop-word list, or null for none", nullable=True),
+        Option("dedup", bool, True, "index each hint subset once (false: plain bm25s on the expanded corpus)"),
+        Option("show_progress", bool, True, "progress bars while indexing"))
 class BM25Retriever(Retriever):
+    """BM25 (Lucene variant) with compositional dedup of hint subsets."""
+
     def __init__(self, k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
                  stopwords: str | None = "english", dedup: bool = True, show_progress: bool = True):
         super().__init__(k1=float(k1), b=float(b), stemmer=stemmer or None, stopwords=stopwords or None,

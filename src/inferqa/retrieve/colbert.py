@@ -24,25 +24,33 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_open
 from ..records import Run, parse_passage_id
+from ..registry import Option, plugin
 from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
 from .corpus import corpus_ids
 from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, store_facts, token_maxima,
                      top_k, write_token_store)
-from .registry import register
 
 MODES = ("full", "clue")
 DEFAULT_MODEL = "runs/colbert-triviahg/model"  # where benchmarks/train_colbert.py writes its model
 SETS = "sets.npz"
 
 
-@register("colbert")
+@plugin("retriever", "colbert",
+        Option("model", str, DEFAULT_MODEL, "ColBERT model folder in PyLate's layout (or HF id)"),
+        Option("mode", str, "full", "full: whole passages; clue: each distinct hint once, scored per hint set",
+               choices=MODES),
+        Option("batch_size", int, 32, "encoding batch size", min=1),
+        Option("chunk_size", int, 1024, "texts encoded between checkpoints", min=1),
+        Option("query_block", int, 16, "queries scored at once", min=1),
+        Option("device", str, None, "torch device"),
+        Option("show_progress", bool, True, "progress bars while encoding"))
 class ColbertRetriever(Retriever):
+    """Late interaction: exact MaxSim over memory-mapped token vectors."""
+
     def __init__(self, model: str = DEFAULT_MODEL, mode: str = "full", batch_size: int = 32,
                  chunk_size: int = 1024, query_block: int = 16, device: str | None = None,
                  show_progress: bool = True):
-        if mode not in MODES:
-            raise InputError(f"unknown colbert mode {mode!r} (use {' or '.join(MODES)})", field="mode")
         super().__init__(model=str(model), mode=mode)
         self.batch_size, self.chunk_size, self.query_block = int(batch_size), int(chunk_size), int(query_block)
         self.device, self.show_progress = device, show_progress

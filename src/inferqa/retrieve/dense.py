@@ -25,7 +25,7 @@ from ..records import Run
 from ..scale.arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
 from .corpus import corpus_ids
-from .registry import register
+from ..registry import Option, plugin
 
 INDEX_TYPES = ("flat", "hnsw")
 EMBEDDINGS = "embeddings.npy"
@@ -33,16 +33,29 @@ PARTIAL = "embeddings.partial.npy"
 PROGRESS = "progress.json"
 
 
-@register("dense")
+@plugin("retriever", "dense",
+        Option("model", str, "minilm", "sentence-transformers model: HF id, local folder or minilm (bundled)"),
+        Option("query_prefix", str, "", "text put before each query (e.g. 'query: ')"),
+        Option("passage_prefix", str, "", "text put before each passage (e.g. 'passage: ')"),
+        Option("batch_size", int, 64, "encoding batch size", min=1),
+        Option("index_type", str, "flat", "flat: exact inner product; hnsw: FAISS HNSW graph", choices=INDEX_TYPES),
+        Option("chunk_size", int, 8192, "passages encoded between checkpoints", min=1),
+        Option("hnsw_m", int, 32, "HNSW neighbours per node", min=2),
+        Option("ef_search", int, 256, "HNSW search breadth", min=1),
+        Option("search_block", int, 262144, "passages scored per block in flat search", min=1),
+        Option("device", str, None, "torch device (default: the library's choice)"),
+        Option("show_progress", bool, True, "progress bars while encoding"),
+        Option("backend", str, "local", "where passages are encoded", choices=("local", "ray")),
+        Option("ray_address", str, None, "Ray cluster address (backend ray)"),
+        Option("num_actors", int, 1, "encoder actors (backend ray)", min=1))
 class DenseRetriever(Retriever):
+    """sentence-transformers bi-encoder, embeddings on disk, FAISS flat or HNSW search."""
+
     def __init__(self, model: str = "minilm", query_prefix: str = "", passage_prefix: str = "",
                  batch_size: int = 64, index_type: str = "flat", chunk_size: int = 8192, hnsw_m: int = 32,
                  ef_search: int = 256, search_block: int = 262144, device: str | None = None,
                  show_progress: bool = True, backend: str = "local", ray_address: str | None = None,
                  num_actors: int = 1):
-        if index_type not in INDEX_TYPES:
-            raise InputError(f"unknown index type {index_type!r} (use {' or '.join(INDEX_TYPES)})",
-                             field="index_type")
         super().__init__(model=model, query_prefix=query_prefix, passage_prefix=passage_prefix,
                          index_type=index_type, hnsw_m=int(hnsw_m))
         self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)

@@ -1,0 +1,366 @@
+"""One registry for every plugin kind, with declared, typed, checked options.
+
+A plugin is one file. It declares itself with `@plugin(KIND, NAME, Option(...), ...)` on a
+class (created with its options as keyword arguments) or a function (returned with its
+options bound, `functools.partial`):
+
+    from inferqa.registry import Option, plugin
+
+    @plugin("reranker", "my-reranker",
+            Option("window", int, 20, "passages per window", min=1),
+            Option("reduction", str, "sum", "how token scores combine", choices=("sum", "mean")))
+    class MyReranker(Reranker): ...
+
+`create(KIND, NAME, **options)` checks the options before anything is built: an unknown
+option is an InputError naming the valid ones (and the closest match), a bad value names the
+option and what it accepts. Text values (`--opt KEY=VALUE`, an LLM spec's `?key=value`)
+are converted by the declared type; `null`/`none` means None where an option allows None.
+Python None for an option that does not allow it means its default, so callers can pass
+unset optional values straight on. The same checks run for the CLI, YAML files and Python.
+
+Modules are imported only when a name is asked for: first the module named like the plugin
+(`inferqa.retrieve.bm25` for retriever `bm25`), then every module of the kind's packages,
+then the modules other distributions list under the `inferqa.plugins` entry point group.
+Plugin modules import their heavy libraries inside functions, so listing stays cheap.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import inspect
+import json
+import math
+import pkgutil
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping
+
+from .errors import InputError
+
+# kind -> packages whose modules hold its built-in plugins
+KINDS: dict[str, tuple[str, ...]] = {
+    "retriever": ("inferqa.retrieve",),
+    "reranker": ("inferqa.rerank",),
+    "llm": ("inferqa.llm",),
+    "context": ("inferqa.read",),
+    "leak-judge": ("inferqa.build",),
+    "answer-judge": ("inferqa.read",),
+}
+ENTRY_POINTS = "inferqa.plugins"
+NULL_WORDS = ("null", "none")
+# An LLM is always `llm`, other weights always `model`: a mix-up gets the other name suggested.
+_OTHER_NAME = {"model": "llm", "llm": "model"}
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared option. `type` is a type or a tuple of types: text is converted by the
+    first one, other values must be instances of one of them. `nullable` defaults to
+    whether the default is None."""
+
+    name: str
+    type: type | tuple[type, ...] = str
+    default: Any = None
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    min: float | None = None
+    max: float | None = None
+    min_open: bool = False  # min itself is not allowed: (min, max]
+    nullable: bool | None = None
+
+    @property
+    def types(self) -> tuple[type, ...]:
+        return self.type if isinstance(self.type, tuple) else (self.type,)
+
+    @property
+    def allows_none(self) -> bool:
+        return self.default is None if self.nullable is None else self.nullable
+
+    def with_default(self, default: Any) -> "Option":
+        return replace(self, default=default)
+
+    def accepts(self) -> str:
+        """What this option takes, in words: 'an integer ≥ 1', 'one of sum, mean', ..."""
+        if self.choices is not None:
+            text = "one of " + ", ".join(map(str, self.choices))
+        else:
+            text = " or ".join(_TYPE_WORDS.get(t) or f"an {t.__name__} instance" for t in self.types)
+            if self.min is not None and self.max is not None:
+                text += f" in {'(' if self.min_open else '['}{_num(self.min)}, {_num(self.max)}]"
+            elif self.min is not None:
+                text += f" {'>' if self.min_open else '≥'} {_num(self.min)}"
+            elif self.max is not None:
+                text += f" ≤ {_num(self.max)}"
+        return text + (" or null" if self.allows_none else "")
+
+    def check(self, value: Any, owner: str) -> Any:
+        """The value converted and checked; InputError naming `owner` and the option otherwise."""
+        def bad(got: str) -> InputError:
+            return InputError(f"{owner}: option {self.name!r} takes {self.accepts()}, not {got}")
+
+        if isinstance(value, str) and value.strip().lower() in NULL_WORDS:
+            if self.allows_none:
+                return None
+            if str not in self.types:
+                raise bad(repr(value))
+        if value is None:
+            if self.allows_none:
+                return None
+            if self.default is REQUIRED:
+                raise bad("None")
+            return self.default
+        value = self._convert(value, bad)
+        if self.choices is not None and value not in self.choices:
+            raise bad(repr(value))
+        if self.min is not None and (value < self.min or (self.min_open and value == self.min)):
+            raise bad(repr(value))
+        if self.max is not None and value > self.max:
+            raise bad(repr(value))
+        return value
+
+    def _convert(self, value: Any, bad: Callable[[str], InputError]) -> Any:
+        first = self.types[0]
+        if isinstance(value, str) and str not in self.types:
+            return _from_text(first, value.strip(), bad)
+        for t in self.types:
+            if t is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+                if not math.isfinite(value):
+                    raise bad(repr(value))
+                return float(value)
+            if t is int and isinstance(value, bool):
+                continue
+            if t is object or isinstance(value, t):
+                return value
+        raise bad(f"{value!r} ({type(value).__name__})")
+
+
+_TYPE_WORDS = {str: "text", int: "an integer", float: "a number", bool: "true or false",
+               dict: "a mapping", list: "a list", object: "any value"}
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _from_text(t: type, text: str, bad: Callable[[str], InputError]) -> Any:
+    try:
+        if t is bool:
+            low = text.lower()
+            if low in _TRUE or low in _FALSE:
+                return low in _TRUE
+            raise ValueError
+        if t is int:
+            return int(text)
+        if t is float:
+            x = float(text)
+            if not math.isfinite(x):
+                raise ValueError
+            return x
+        if t in (dict, list):
+            parsed = json.loads(text)
+            if not isinstance(parsed, t):
+                raise ValueError
+            return parsed
+    except ValueError:
+        raise bad(repr(text)) from None
+    raise bad(repr(text))
+
+
+@dataclass
+class Plugin:
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    options: dict[str, Option]
+    help: str = ""
+    # Undeclared options are passed on as they are (e.g. server-specific request fields);
+    # one that is a near-miss of a declared option is still refused as a typo.
+    extra: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"{self.kind} {self.name!r}"
+
+    def settings(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Every option's value: the given ones checked and converted, the rest defaults."""
+        out: dict[str, Any] = {}
+        for key, value in options.items():
+            name = str(key).replace("-", "_")
+            opt = self.options.get(name)
+            if opt is not None:
+                out[name] = opt.check(value, self.title)
+                continue
+            close = difflib.get_close_matches(name, self.options, n=1, cutoff=0.75) or \
+                [n for n in (_OTHER_NAME.get(name),) if n in self.options]
+            if self.extra and not close:
+                out[name] = _guess(value)
+                continue
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            have = ", ".join(self.options) or "none"
+            raise InputError(f"{self.title} has no option {key!r}{hint}; its options: {have}")
+        for name, opt in self.options.items():
+            if name not in out:
+                if opt.default is REQUIRED:
+                    raise InputError(f"{self.title} needs option {name!r} ({opt.accepts()})")
+                out[name] = opt.default
+        return out
+
+    def create(self, *args: Any, **options: Any) -> Any:
+        settings = self.settings(options)
+        if inspect.isclass(self.factory):
+            return self.factory(*args, **settings)
+        return functools.partial(self.factory, *args, **settings)
+
+    def describe(self) -> list[str]:
+        """One line per option: name, what it takes, default, help."""
+        lines = []
+        for opt in self.options.values():
+            default = "" if opt.default is REQUIRED else f" (default {opt.default!r})"
+            lines.append(f"{opt.name}: {opt.accepts()}{default}" + (f" - {opt.help}" if opt.help else ""))
+        if self.extra:
+            lines.append("other KEY=VALUE options are passed on as they are")
+        return lines
+
+
+def _guess(value: Any) -> Any:
+    if isinstance(value, str):
+        from .options import parse_scalar
+
+        return parse_scalar(value)
+    return value
+
+
+_PLUGINS: dict[str, dict[str, Plugin]] = {kind: {} for kind in KINDS}
+_SCANNED: set[str] = set()
+_BROKEN: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}  # kind -> module -> import error
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InputError(f"unknown plugin kind {kind!r} (kinds: {', '.join(KINDS)})")
+
+
+def plugin(kind: str, name: str, *options: Option, help: str | None = None, extra: bool = False,
+           **meta: Any) -> Callable[[Any], Any]:
+    """Register the decorated class or function as plugin NAME of KIND with these options."""
+    _check_kind(kind)
+    names = [o.name for o in options]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{kind} {name!r}: an option is declared twice")
+
+    def deco(obj: Any) -> Any:
+        old = _PLUGINS[kind].get(name)
+        if old is not None and _qualname(old.factory) != _qualname(obj):
+            raise ValueError(f"{kind} {name!r} is registered twice ({_qualname(old.factory)}, {_qualname(obj)})")
+        doc = help if help is not None else _first_sentence(inspect.getdoc(obj) or "")
+        _PLUGINS[kind][name] = Plugin(kind, name, obj, {o.name: o for o in options}, doc, extra, dict(meta))
+        if inspect.isclass(obj) and "name" not in obj.__dict__:
+            obj.name = name
+        return obj
+
+    return deco
+
+
+def _first_sentence(doc: str) -> str:
+    para = " ".join(doc.split("\n\n")[0].split())
+    head, dot, _ = para.partition(". ")
+    return head + "." if dot else para
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def _import(module: str, kind: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        if isinstance(exc, ModuleNotFoundError) and exc.name == module:
+            return
+        _BROKEN[kind][module] = f"{type(exc).__name__}: {exc}"
+
+
+def _scan(kind: str) -> None:
+    if kind in _SCANNED:
+        return
+    for package in KINDS[kind]:
+        pkg = importlib.import_module(package)
+        for info in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
+            _import(f"{package}.{info.name}", kind)
+    try:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINTS):
+            _import(ep.value.split(":")[0], kind)
+    except Exception as exc:  # noqa: BLE001 - broken third-party metadata must not hide built-ins
+        _BROKEN[kind][ENTRY_POINTS] = str(exc)
+    _SCANNED.add(kind)
+
+
+def get(kind: str, name: str) -> Plugin:
+    """The plugin NAME of KIND, importing its module on first use."""
+    _check_kind(kind)
+    plugins = _PLUGINS[kind]
+    if name not in plugins:
+        for package in KINDS[kind]:
+            module = f"{package}.{str(name).replace('-', '_')}"
+            _import(module, kind)
+            if module in _BROKEN[kind] and name not in plugins:
+                raise InputError(f"{kind} {name!r} cannot be loaded: {_BROKEN[kind][module]}")
+    if name not in plugins:
+        _scan(kind)
+    if name not in plugins:
+        close = difflib.get_close_matches(str(name), plugins, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        broken = "".join(f"; {m} failed to import ({e})" for m, e in _BROKEN[kind].items())
+        raise InputError(f"unknown {kind} {name!r}{hint}; available: {', '.join(sorted(plugins))}{broken}")
+    return plugins[name]
+
+
+def create(kind: str, name: str, *args: Any, **options: Any) -> Any:
+    """Plugin NAME of KIND built with checked options (positional args pass unchecked)."""
+    return get(kind, name).create(*args, **options)
+
+
+def available(kind: str) -> list[str]:
+    """Names of every plugin of KIND, built-in and from installed distributions."""
+    _check_kind(kind)
+    _scan(kind)
+    return sorted(_PLUGINS[kind])
+
+
+def plugins(kind: str) -> list[Plugin]:
+    return [_PLUGINS[kind][n] for n in available(kind)]
+
+
+def options_of(kind: str, name: str) -> dict[str, Option]:
+    return dict(get(kind, name).options)
+
+
+def describe(kinds: Iterable[str] | None = None, name: str | None = None) -> list[str]:
+    """Printable lines: every plugin of the kinds with one line of help, or one plugin's options."""
+    lines: list[str] = []
+    for kind in kinds or KINDS:
+        _check_kind(kind)
+        if name is not None:
+            p = get(kind, name)
+            lines.append(f"{p.title}: {p.help}" if p.help else p.title)
+            lines += [f"  {line}" for line in p.describe()] or ["  (no options)"]
+            continue
+        lines.append(f"{kind}:")
+        for p in plugins(kind):
+            opts = ", ".join(p.options) or "no options"
+            lines.append(f"  {p.name:<16} {p.help}" + f" [{opts}]")
+        lines += [f"  ({m} failed to import: {e})" for m, e in _BROKEN[kind].items()]
+    return lines

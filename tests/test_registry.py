@@ -1,0 +1,180 @@
+"""The plugin registry: declared options checked and converted the same from text and Python,
+one-line errors for unknown names and options, lazy discovery, listing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from inferqa import registry
+from inferqa.errors import InputError
+from inferqa.registry import Option, plugin
+
+
+@pytest.fixture
+def scratch(monkeypatch):
+    """Plugins registered inside a test disappear after it."""
+    for kind in registry.KINDS:
+        monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
+
+
+def _declare():
+    @plugin("reranker", "toy",
+            Option("window", int, 20, "passages per window", min=1),
+            Option("reduction", str, "sum", "how scores combine", choices=("sum", "mean")),
+            Option("threshold", float, 0.85, "cosine cut", min=0, max=1, min_open=True),
+            Option("stemmer", str, "english", "stemmer language", nullable=True),
+            Option("lowercase", bool, True, "fold case"),
+            Option("device", str, None, "torch device"))
+    class Toy:
+        """A toy reranker for the tests."""
+
+        def __init__(self, **kw):
+            self.kw = kw
+
+    return Toy
+
+
+def test_defaults_and_text_conversion(scratch):
+    toy_cls = _declare()
+    toy = registry.create("reranker", "toy")
+    assert toy.kw == {"window": 20, "reduction": "sum", "threshold": 0.85, "stemmer": "english",
+                      "lowercase": True, "device": None}
+    assert toy_cls.name == "toy"
+    text = registry.create("reranker", "toy", window="7", threshold="0.5", lowercase="no", stemmer="null",
+                           device="cpu").kw
+    assert text == {"window": 7, "reduction": "sum", "threshold": 0.5, "stemmer": None, "lowercase": False,
+                    "device": "cpu"}
+    assert type(text["window"]) is int and type(text["threshold"]) is float
+    # Python values: an int where a float is declared becomes a float; None means the default
+    py = registry.create("reranker", "toy", threshold=1, window=None, stemmer=None).kw
+    assert py["threshold"] == 1.0 and type(py["threshold"]) is float
+    assert py["window"] == 20 and py["stemmer"] is None
+    # dashes in names are underscores (--opt hnsw-m=48)
+    assert registry.get("reranker", "toy").settings({"reduction": "mean"})["reduction"] == "mean"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"reduction": "max"}, "reranker 'toy': option 'reduction' takes one of sum, mean, not 'max'"),
+    ({"window": 0}, "reranker 'toy': option 'window' takes an integer ≥ 1, not 0"),
+    ({"window": "0"}, "reranker 'toy': option 'window' takes an integer ≥ 1, not 0"),
+    ({"window": "ten"}, "reranker 'toy': option 'window' takes an integer ≥ 1, not 'ten'"),
+    ({"window": 2.5}, "reranker 'toy': option 'window' takes an integer ≥ 1, not 2.5 (float)"),
+    ({"window": True}, "reranker 'toy': option 'window' takes an integer ≥ 1, not True (bool)"),
+    ({"window": "null"}, "reranker 'toy': option 'window' takes an integer ≥ 1, not 'null'"),
+    ({"threshold": 0}, "reranker 'toy': option 'threshold' takes a number in (0, 1], not 0.0"),
+    ({"threshold": "1.5"}, "reranker 'toy': option 'threshold' takes a number in (0, 1], not 1.5"),
+    ({"threshold": "nan"}, "reranker 'toy': option 'threshold' takes a number in (0, 1], not 'nan'"),
+    ({"lowercase": "maybe"}, "reranker 'toy': option 'lowercase' takes true or false, not 'maybe'"),
+    ({"device": 3}, "reranker 'toy': option 'device' takes text or null, not 3 (int)"),
+    ({"windoww": 3}, "reranker 'toy' has no option 'windoww' (did you mean 'window'?); its options: "
+                     "window, reduction, threshold, stemmer, lowercase, device"),
+    ({"depth": 3}, "reranker 'toy' has no option 'depth'; its options: "
+                   "window, reduction, threshold, stemmer, lowercase, device"),
+])
+def test_bad_options_are_one_line_errors(scratch, options, message):
+    _declare()
+    with pytest.raises(InputError) as err:
+        registry.create("reranker", "toy", **options)
+    assert str(err.value) == message
+    assert "\n" not in str(err.value)
+
+
+def test_required_option_and_positional_arguments(scratch):
+    @plugin("llm", "toy-llm", Option("mode", str, "chat", choices=("chat", "completion")),
+            Option("model", str, registry.REQUIRED, "weights"))
+    def toy_llm(target, *, mode, model):
+        return (target, mode, model)
+
+    with pytest.raises(InputError, match="llm 'toy-llm' needs option 'model' \\(text\\)"):
+        registry.create("llm", "toy-llm", "x")
+    # a function plugin comes back with its options bound
+    bound = registry.create("llm", "toy-llm", "path.gguf", model="m", mode="completion")
+    assert bound() == ("path.gguf", "completion", "m")
+
+
+def test_extra_options_pass_through_but_near_misses_do_not(scratch):
+    @plugin("llm", "toy-server", Option("max_retries", int, 3, min=0), extra=True)
+    class Server:
+        def __init__(self, **kw):
+            self.kw = kw
+
+    assert registry.create("llm", "toy-server", repeat_penalty="1.0", top_k="40").kw == \
+        {"repeat_penalty": 1.0, "top_k": 40, "max_retries": 3}
+    with pytest.raises(InputError, match="has no option 'max_retry' \\(did you mean 'max_retries'\\?\\)"):
+        registry.create("llm", "toy-server", max_retry="1")
+
+
+def test_unknown_names_and_kinds():
+    with pytest.raises(InputError) as err:
+        registry.create("reranker", "monot55")
+    msg = str(err.value)
+    assert msg.startswith("unknown reranker 'monot55' (did you mean 'monot5'?); available: ")
+    assert "cross-encoder" in msg and "\n" not in msg
+    with pytest.raises(InputError, match="unknown plugin kind 'rerankers'"):
+        registry.available("rerankers")
+
+
+def test_registering_a_name_twice_is_refused(scratch):
+    _declare()
+    with pytest.raises(ValueError, match="registered twice"):
+        @plugin("reranker", "toy")
+        class Other:  # noqa: F841
+            pass
+
+
+def test_every_kind_lists_its_builtins():
+    assert {"bm25", "dense"} <= set(registry.available("retriever"))
+    assert {"llm-pointwise", "llm-listwise", "upr", "cross-encoder", "monot5", "rankt5", "lit5"} \
+        <= set(registry.available("reranker"))
+    assert {"llama-cpp", "openai", "transformers", "smollm2", "gemma3-270m"} <= set(registry.available("llm"))
+    assert {"union_norm", "union_freq", "concat"} <= set(registry.available("context"))
+    assert {"string", "embedding", "llm"} <= set(registry.available("leak-judge"))
+    assert {"exact-match", "llm"} <= set(registry.available("answer-judge"))
+
+
+def test_declared_defaults_match_the_signatures():
+    """One source of truth: a class's own keyword defaults equal its declared ones."""
+    for kind in registry.KINDS:
+        for p in registry.plugins(kind):
+            params = inspect_params(p.factory)
+            for opt in p.options.values():
+                if opt.name in params and params[opt.name] is not _EMPTY:
+                    assert params[opt.name] == opt.default, (p.title, opt.name)
+
+
+_EMPTY = object()
+
+
+def inspect_params(obj) -> dict:
+    import inspect
+
+    fn = obj.__init__ if inspect.isclass(obj) else obj
+    return {n: (_EMPTY if v.default is v.empty else v.default)
+            for n, v in inspect.signature(fn).parameters.items()}
+
+
+def test_listing_imports_no_heavy_library():
+    code = ("import sys; from inferqa import registry\n"
+            "for k in registry.KINDS: registry.available(k)\n"
+            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'llama_cpp', 'openai', 'faiss')"
+            " if m in sys.modules]\n"
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_plugins_command_prints_options():
+    from typer.testing import CliRunner
+
+    from inferqa.cli import app
+
+    res = CliRunner().invoke(app, ["plugins", "reranker", "upr"])
+    assert res.exit_code == 0, res.output
+    assert "reduction: one of sum, mean (default 'sum')" in res.output
+    res = CliRunner().invoke(app, ["plugins"])
+    assert res.exit_code == 0
+    for kind in registry.KINDS:
+        assert f"{kind}:" in res.output
