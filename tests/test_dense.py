@@ -132,7 +132,7 @@ def test_prefixes_reach_the_encoder(encoder, monkeypatch):
     r.encode(["a"], r.options["query_prefix"])
     assert seen == ["query: a"]
     assert get_retriever("dense", passage_prefix="x").options_hash() != get_retriever("dense").options_hash()
-    with pytest.raises(InputError, match="index type"):
+    with pytest.raises(InputError, match="option .index_type. takes one of flat, hnsw, not .ivf."):
         get_retriever("dense", index_type="ivf")
 
 
