@@ -124,7 +124,7 @@ def test_bad_input_is_one_line(bench_dir, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(monkeypatch, capsys, "index", bench_dir, "--opt", "novalue")
     one_line_error(code, err, "KEY=VALUE")
     code, _, err = run_cli(monkeypatch, capsys, "index", bench_dir, "--opt", "colour=3")
-    one_line_error(code, err, "bad option")
+    one_line_error(code, err, "retriever 'bm25' has no option 'colour'; its options: k1")
     code, _, err = run_cli(monkeypatch, capsys, "index", tmp_path / "missing")
     one_line_error(code, err, "benchmark directory not found")
 

@@ -17,6 +17,7 @@ from inferqa.registry import Option, plugin
 def scratch(monkeypatch):
     """Plugins registered inside a test disappear after it."""
     for kind in registry.KINDS:
+        registry.available(kind)  # built-ins found first, so they stay after the test
         monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
 
 
@@ -178,3 +179,45 @@ def test_plugins_command_prints_options():
     assert res.exit_code == 0
     for kind in registry.KINDS:
         assert f"{kind}:" in res.output
+
+
+def test_documented_stemmer_null_and_cli_text_options():
+    from inferqa.retrieve import get_retriever
+
+    bm25 = get_retriever("bm25", stemmer="null", stopwords="none", k1="1.2", dedup="false")
+    assert bm25.options == {"k1": 1.2, "b": 0.75, "stemmer": None, "stopwords": None, "dedup": False}
+    with pytest.raises(InputError, match="retriever 'bm25': option 'k1' takes a number ≥ 0, not 'high'"):
+        get_retriever("bm25", k1="high")
+
+
+def test_llm_spec_options_are_checked_before_anything_loads():
+    from inferqa.llm import load_llm, parse_spec
+
+    with pytest.raises(InputError) as err:
+        load_llm("smollm2?n_thread=1", cache=None)
+    assert str(err.value).startswith("llm 'smollm2' has no option 'n_thread' (did you mean 'n_threads'?)")
+    with pytest.raises(InputError, match="option 'mode' takes one of chat, completion, not 'chatty'"):
+        load_llm("llama-cpp:/nowhere.gguf?mode=chatty", cache=None)  # before the missing file
+    with pytest.raises(InputError, match="option 'n_ctx' takes an integer ≥ 1, not 0"):
+        load_llm("smollm2", cache=None, n_ctx=0)
+    assert parse_spec("openai:m@http://h:1/v1?timeout=5").options == {"timeout": "5"}  # typed by the registry
+    with pytest.raises(InputError, match="unknown LLM spec 'nope:x': expected one of .*smollm2"):
+        parse_spec("nope:x")
+
+
+def test_yaml_option_typo_is_one_line(tmp_path):
+    from inferqa.experiments.config import load_config
+
+    base = "name: t\nbenchmark: {demo: true}\nretrievers:\n  - {kind: bm25, options: {%s}}\n"
+    (tmp_path / "ok.yaml").write_text(base % "k1: 1.2, stemmer: null")
+    assert load_config(tmp_path / "ok.yaml").retrievers[0].options == {"k1": 1.2, "stemmer": None}
+    (tmp_path / "typo.yaml").write_text(base % "k_1: 1.2")
+    with pytest.raises(InputError) as err:
+        load_config(tmp_path / "typo.yaml")
+    assert str(err.value) == (f"{tmp_path / 'typo.yaml'}: record 0: field 'retrievers[0].options': retriever 'bm25' "
+                              "has no option 'k_1' (did you mean 'k1'?); its options: k1, b, stemmer, stopwords, "
+                              "dedup, show_progress")
+    (tmp_path / "reader.yaml").write_text(base % "" + "strategies: [union_norm]\n"
+                                          "readers:\n  - {llm: smollm2, options: {alpha: 0.5}}\n")
+    with pytest.raises(InputError, match="no context strategy of union_norm takes option 'alpha'"):
+        load_config(tmp_path / "reader.yaml")

@@ -12,7 +12,7 @@ Compactness, so that a 1,728-question experiment stays a few MB:
   of the whole run is kept, so hit/miss filters work at any cut;
 - a reader row is one string `answer;em;context;raw;passages`: answers and raw replies
   index a per-question table of distinct strings, the context is hint references merged by
-  the reader's own `merge` (one mechanism), passages are `=` when they are the run's top k;
+  the reader's own context strategies (one mechanism), passages are `=` when they are the run's top k;
 - labellers' answers (`copied;labeller.string±,...`) only for the passages shown, and other
   questions' hints only where a shown passage holds them.
 """
@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 
 from ..benchmark import Benchmark
 from ..io import atomic_open, iter_jsonl
-from ..read.context import merge
+from ..read.context import strategies
 from ..records import Run, parse_passage_id
 
 DEPTH = 10
@@ -126,6 +126,8 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
         out_runs.append({"name": name, "setting": setting, "top": top, "first": first})
 
     strings = _Strings(len(qids))
+    merges = strategies([r["strategy"] for _, _, rows in answers for r in rows], {"alpha": alpha, "beta": beta},
+                        strict=False)
     out_sets = []
     for name, run_name, rows in answers:
         keys = list(dict.fromkeys(f"{r['strategy']}|{int(r['k'])}" for r in rows))
@@ -136,7 +138,7 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             if i is None or i >= len(qids):
                 continue
             pids = list(r.get("pids") or [])
-            ctx = merge([refs.hint_refs(p, i) for p in pids], r["strategy"], alpha, beta)
+            ctx = merges[r["strategy"]]([refs.hint_refs(p, i) for p in pids])
             ctx_lines = [line.split(" ") for line in ctx]
             own_top = top_of.get(run_name, [[]] * len(qids))[i] if run_name else None
             stored = None if own_top is not None and own_top[:len(pids)] == pids else \

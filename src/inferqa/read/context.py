@@ -56,13 +56,15 @@ def strategy(name: str, **options: Any) -> Strategy:
     return registry.create("context", name, **options)
 
 
-def strategies(names: Sequence[str], options: Mapping[str, Any] | None = None) -> dict[str, Strategy]:
+def strategies(names: Sequence[str], options: Mapping[str, Any] | None = None, *,
+               strict: bool = True) -> dict[str, Strategy]:
     """One strategy per name; each of `options` goes to the strategies that declare it (a
-    reader's alpha applies to union_freq), and one that none of them declares is an error."""
+    reader's alpha applies to union_freq). With `strict`, one that none of them declares is
+    an error (a typo); without, it is dropped (settings shared by every strategy's display)."""
     plugins = {n: registry.get("context", n) for n in dict.fromkeys(names)}
     options = dict(options or {})
     for key in options:
-        if not any(key in p.options for p in plugins.values()):
+        if strict and not any(key in p.options for p in plugins.values()):
             takes = sorted({o for p in plugins.values() for o in p.options})
             raise InputError(f"no context strategy of {', '.join(plugins)} takes option {key!r}"
                              + (f" (they take: {', '.join(takes)})" if takes else ""))
