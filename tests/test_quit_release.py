@@ -237,6 +237,8 @@ def test_doctor_finds_the_shift_missing_questions_duplicates_and_ties(bench, tmp
     assert c["duplicate_ids"]["count"] == 1 and c["ids_not_in_corpus"]["count"] == 2  # short mask, unknown question
     assert c["questions_missing"]["examples"] == ["Q_test_2"] and c["questions_not_in_benchmark"]["count"] == 1
     assert c["tied_score_runs"]["count"] == 1 and r["longest_tie"] == 12
+    # Without --split: the splits the run touches (here test only), not the whole benchmark.
+    assert diagnose(trec, bench)["checks"]["questions_missing"]["examples"] == ["Q_test_2"]
 
 
 def test_release_commands_end_to_end(release, tmp_path, monkeypatch, capsys):

@@ -74,7 +74,11 @@ def export_cmd(
     if kind == "rankify":
         if run_file is None:
             raise InputError("export rankify needs --run RUN", field="run")
-        n = write_rankify(Run.load(run_file, bench, split), bench, split, out, with_text=not no_text)
+        from ..evaluate import check_run_ids
+
+        run = Run.load(run_file, bench, split)
+        check_run_ids(run, bench, run_file)
+        n = write_rankify(run, bench, split, out, with_text=not no_text)
     else:
         n = write_retriever_jsonl(bench, split, out)
     typer.echo(f"{out}: {n:,} questions of split {split}")

@@ -95,7 +95,11 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
         for r, (title, (pid, _)) in enumerate(zip(q["titles"], run[q["qid"]])):
             if title is not None and str(title) != pid.rsplit("_", 2)[0]:
                 checks["title_disagrees_with_id"].add(f"{q['qid']} rank {r + 1}: id {pid}, title {title}")
-    wanted = bench.split_qids(split) if split is not None else list(run) if fmt == RANKIFY else list(questions)
+    if split is not None:
+        wanted = bench.split_qids(split)
+    else:  # the splits the run touches: a test-only run is not short of the train questions
+        touched = [name for name, ids in bench.splits.items() if not set(ids).isdisjoint(run)]
+        wanted = [q for name in touched for q in bench.splits[name]]
     for qid in wanted:
         if not run.get(qid):
             checks["questions_missing"].add(qid)

@@ -112,7 +112,7 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
             pool[qid] = picks
         return pool
     if Path(source).is_file():
-        run = Run.load(source)
+        run = Run.load(source, bench, opts.split)
     elif source in ("bm25", "dense"):
         from ..retrieve import get_retriever, question_queries
         retriever = get_retriever(source)
