@@ -87,25 +87,72 @@ def test_completion_mode_and_context_overflow(tmp_path):
     llm.close()
 
 
-def test_prefix_snapshots_give_the_naive_answers(smollm2):
-    from inferqa.llm.llamacpp import MIN_SHARED_PREFIX
-    facts = ("The Sun is a star. Mars is red. Jupiter is large. Venus is hot. "
-             "Saturn has rings. The Moon orbits the Earth. Mercury is small. ")
-    shared = "Here are some facts. " + facts * 2
-    longer = shared + ("Neptune is blue and far away. Uranus is tilted. " * 6)
-    first = [shared + "Question: which planet has rings? Answer:", shared + "Question: which star is ours? Answer:"]
-    second = [longer + "Which planet is blue? Answer:", longer + "Which planet is tilted? Answer:"]
-    params = GenerationParams(max_tokens=3)
-    n_shared = len(smollm2._tokens(shared))
-    assert n_shared >= MIN_SHARED_PREFIX
+FACTS = ("Here are some facts. The Sun is a star. Mars is red. Jupiter is large. Venus is hot. "
+         "Saturn has rings. The Moon orbits the Earth. Mercury is small. Neptune is blue and far away. "
+         "Uranus is tilted. Pluto is a dwarf planet.\n\n")
+
+
+def _count_evaluated(llm):
+    """Wrap llama.eval to count the tokens it evaluates (generation steps included)."""
+    counter = {"tokens": 0}
+    inner = llm.llama.eval
+
+    def counting(tokens):
+        counter["tokens"] += len(tokens)
+        return inner(tokens)
+
+    llm.llama.eval = counting
+    return counter
+
+
+def test_head_is_cut_by_content(smollm2):
+    from inferqa.llm.llamacpp import MIN_HEAD
+    conv = [{"role": "system", "content": FACTS.strip()}, {"role": "user", "content": "Which planet is red?"}]
+    text, _ = smollm2.render_chat(conv)
+    tokens = smollm2._tokens(text, add_bos=False)
+    head_text = smollm2._head_formatter(messages=conv[:1]).prompt
+    assert text.startswith(head_text) and head_text.endswith("<|im_end|>\n")
+    n = len(smollm2._tokens(head_text, add_bos=False))
+    assert n >= MIN_HEAD and tokens[:n] == smollm2._tokens(head_text, add_bos=False)
+    assert smollm2._head_len(tokens, text, len(head_text.encode())) == n
+    # plain text: the head ends at the last token boundary at or before the blank line
+    prompt = FACTS + "Question: which planet has rings?\nAnswer:"
+    toks = smollm2._tokens(prompt)
+    k = smollm2._head_len(toks, prompt, len(FACTS.encode()))
+    head = smollm2.llama.detokenize(toks[:k]).decode()  # BOS, if any, detokenizes to nothing
+    assert FACTS.startswith(head) and len(FACTS) - len(head) <= 2 and k >= MIN_HEAD
+    assert smollm2._head_len(toks, prompt, 10) == 0  # a head shorter than MIN_HEAD is no head
+
+
+def test_head_reuse_gives_the_naive_answers_in_any_batch(smollm2):
+    prompts = [FACTS + f"Question: {q}\nAnswer:" for q in
+               ("which planet has rings?", "which star is ours?", "which planet is tilted?")]
+    other = "Some other notes. " * 12 + "\n\nQuestion: what is this?\nAnswer:"
+    params = GenerationParams(max_tokens=4)
     smollm2._snapshots.clear()
-    got = smollm2.complete(first, params) + smollm2.complete(second, params)
-    keys = [len(k) for k in smollm2._snapshots]
-    chunk = smollm2._chunk
-    assert n_shared >= chunk and all(k % chunk == 0 for k in keys)  # snapshots end on chunk boundaries
-    assert len(keys) == 2 and keys[0] > n_shared - chunk and keys[1] > keys[0]  # the second extends the first
+    smollm2.llama.reset()
+    counter = _count_evaluated(smollm2)
+    try:
+        batch = smollm2.complete(prompts, params)
+        reused = counter["tokens"]
+        # each alone, in another order, between unrelated work (another head, a logprob call)
+        alone = []
+        for p in prompts[::-1]:
+            smollm2.complete([other], params)
+            smollm2.logprob("The sky is", " blue")
+            alone.append(smollm2.complete([p], params)[0])
+    finally:
+        del smollm2.llama.eval
+    tokens = smollm2._tokens(prompts[0])
+    n_head = smollm2._head_len(tokens, prompts[0], len(FACTS.encode()))
+    assert len(smollm2._snapshots) == 2 and tuple(tokens[:n_head]) in smollm2._snapshots
     naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
-    assert naive.complete(first + second, params) == got
+    counter = _count_evaluated(naive)
+    assert naive.complete(prompts, params) == batch == alone[::-1]
+    lengths = [len(naive._tokens(p)) for p in prompts]
+    # naive evaluates every prompt whole; reuse evaluates the head once
+    assert counter["tokens"] - reused == pytest.approx(2 * n_head, abs=0)
+    assert counter["tokens"] >= sum(lengths)
     naive.close()
 
 

@@ -1,23 +1,25 @@
 """llama-cpp-python backend: a GGUF file run in process.
 
-Prefix reuse. Reader and labeller prompts share a long few-shot prefix. For each batch
-the backend finds the prompts' longest common token prefix, evaluates it once and keeps
-a snapshot of that state (`Llama.save_state`); every prompt of the batch then only
-evaluates its own suffix: llama-cpp-python's generate() keeps the KV entries of the
-longest prefix it shares with the tokens already in context, and when something else ran
-in between (a logprob call, another prefix) the snapshot is restored with `load_state`.
-`prefix_reuse=False` resets the context before every prompt (the naive baseline).
+Prefix reuse, cut by content. Reader and labeller prompts share a long few-shot prefix.
+Every prompt is split at a point fixed by its own content, its *head*: for a chat, the
+rendering of every message but the last; for a plain completion, the text up to its
+last blank line. The head is evaluated as one block from position 0, the rest as a
+second block from the head's end. With `prefix_reuse` (default) a head already in
+context, or kept as a snapshot (`Llama.save_state`), is not evaluated again: the next
+prompt with the same head only evaluates its own rest. `prefix_reuse=False` resets the
+context and evaluates both blocks for every prompt (the naive baseline).
 
-Determinism. A greedy answer can flip when the same prompt's KV entries are computed in
-differently cut chunks (float sums in another order). So every evaluation starts on a
-multiple of `n_batch`, the chunk size llama.cpp evaluates in: snapshots end on a chunk
-boundary and reuse of what is in context is cut back to one. A prompt then gets the same
-chunks, hence the same answer, alone, in any batch, and with `prefix_reuse=False`.
+Determinism. A greedy answer can flip when the same tokens' KV entries are computed in
+differently cut chunks (float sums in another order): demo question 7 once read
+"Theodore Benson" alone and "Theodore Bregman" in a batch. Cutting by content gives a
+prompt the same blocks, hence the same chunks and the same answer, alone, in any batch,
+on any number of Ray actors, and with or without reuse.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import os
 from collections import OrderedDict
@@ -28,8 +30,8 @@ from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 
-MIN_SHARED_PREFIX = 32  # tokens; shorter shared prefixes are not worth a snapshot
-MAX_SNAPSHOTS = 2
+MIN_HEAD = 32  # tokens; a shorter head is not worth a block of its own
+MAX_SNAPSHOTS = 4
 
 
 @contextlib.contextmanager
@@ -102,19 +104,19 @@ class LlamaCppLLM(LLM):
                                              verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load this model: {exc}", file=self.path) from None
-        self._chunk = int(n_batch)
         self._snapshots: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-        self._formatter = None
+        self._head: tuple[int, ...] | None = None  # the head block at the front of the context
+        self._formatter = self._head_formatter = None
         if mode == "chat":
             template = self.llama.metadata.get("tokenizer.chat_template")
             if template:
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
                 ll = self.llama
                 eos, bos = ll.token_eos(), ll.token_bos()
-                self._formatter = Jinja2ChatFormatter(
-                    template=template,
-                    eos_token=ll._model.token_get_text(eos) if eos != -1 else "",
-                    bos_token=ll._model.token_get_text(bos) if bos != -1 else "")
+                texts = dict(eos_token=ll._model.token_get_text(eos) if eos != -1 else "",
+                             bos_token=ll._model.token_get_text(bos) if bos != -1 else "")
+                self._formatter = Jinja2ChatFormatter(template=template, **texts)
+                self._head_formatter = Jinja2ChatFormatter(template=template, add_generation_prompt=False, **texts)
 
     @property
     def identity(self) -> str:
@@ -144,76 +146,68 @@ class LlamaCppLLM(LLM):
             raise InputError(f"prompt of {len(tokens)} tokens plus {max_new} new tokens exceeds the context "
                              f"window n_ctx={n_ctx} (raise it with ?n_ctx=...)")
 
-    # --- prefix snapshots -----------------------------------------------------------
-    def _in_context(self) -> Sequence[int]:
-        return self.llama._input_ids.tolist()
+    # --- heads: the content-fixed first block of a prompt ------------------------------
+    def _head_len(self, tokens: Sequence[int], text: str, head_end: int) -> int:
+        """Number of tokens of the head: those ending at or before byte `head_end` of `text`.
 
-    def _prepare_prefix(self, batch: list[list[int]]) -> None:
-        """Evaluate the batch's shared prefix once and keep a snapshot of it.
+        The prompt is tokenized whole, so cutting never changes its tokens; 0 (no head) when
+        the head is short or the token pieces do not spell the text out."""
+        import llama_cpp
 
-        Evaluation starts from the longest part already in context or in a snapshot, so a
-        batch whose shared prefix extends the few-shot prefix only pays for the extension.
-        """
-        n = common_prefix_len(batch) if len(batch) > 1 else 0
-        # Leave at least one token of each prompt to evaluate: generate() needs fresh logits.
-        n = min(n, min(len(t) for t in batch) - 1) if batch else 0
-        n = self._aligned(n)
-        if n < MIN_SHARED_PREFIX:
-            return
-        key = tuple(batch[0][:n])
-        if key in self._snapshots:
-            self._snapshots.move_to_end(key)
-            return
         ll = self.llama
-        self._restore_best(list(key), usable=n)
-        ctx = self._in_context()
-        start = self._aligned(min(common_prefix_len([ctx, key]) if ctx else 0, n))
-        ll.n_tokens = start
-        if start < n:
-            ll.eval(list(key[start:]))  # eval() drops the KV entries past `start` first
-        else:
-            ll._ctx.kv_cache_seq_rm(-1, n, -1)
+        vocab = ll._model.vocab
+        buf = ctypes.create_string_buffer(256)
+        start = 1 if tokens and tokens[0] == ll.token_bos() and not text.startswith(
+            ll._model.token_get_text(tokens[0])) else 0
+        data = text.encode("utf-8")
+        offset, n = 0, 0
+        for i in range(start, len(tokens)):
+            size = llama_cpp.llama_token_to_piece(vocab, tokens[i], buf, len(buf), 0, True)
+            if size < 0 or data[offset:offset + size] != buf.raw[:size]:
+                return 0
+            offset += size
+            if offset <= head_end:
+                n = i + 1
+        if offset != len(data):
+            return 0
+        n = min(n, len(tokens) - 1)  # generation needs at least one token evaluated after the head
+        return n if n >= MIN_HEAD else 0
+
+    def _enter_head(self, head: tuple[int, ...]) -> None:
+        """Leave exactly `head` in context, its KV entries computed as one block from 0."""
+        ll = self.llama
+        if not head:
+            ll.reset()
+            self._head = None
+            return
+        if self.prefix_reuse and self._head == head and ll.n_tokens >= len(head):
+            ll._ctx.kv_cache_seq_rm(-1, len(head), -1)
+            ll.n_tokens = len(head)
             ll._requires_eval = True
-        self._snapshots[key] = ll.save_state()
-        while len(self._snapshots) > MAX_SNAPSHOTS:
-            self._snapshots.popitem(last=False)
-
-    def _aligned(self, n: int) -> int:
-        return n - n % self._chunk
-
-    def _keep_aligned_context(self, tokens: Sequence[int]) -> None:
-        """Cut what generate() may reuse from the context back to a chunk boundary."""
-        ll = self.llama
-        have = common_prefix_len([self._in_context(), tokens[:-1]]) if ll.n_tokens else 0
-        ll.n_tokens = self._aligned(have)
-
-    def _restore_best(self, tokens: list[int], usable: int | None = None) -> None:
-        """Load the snapshot sharing most of `tokens` (at most `usable` of them, by default
-        all but the last) if it beats what is in context."""
-        usable = len(tokens) - 1 if usable is None else usable
-        ctx = self._in_context()
-        have = common_prefix_len([ctx, tokens]) if ctx else 0
-        best, best_len = None, have
-        for key, state in self._snapshots.items():
-            if best_len < len(key) <= usable and tuple(tokens[:len(key)]) == key:
-                best, best_len = state, len(key)
-        if best is not None:
-            self.llama.load_state(best)
+            return
+        state = self._snapshots.get(head) if self.prefix_reuse else None
+        if state is not None:
+            self._snapshots.move_to_end(head)
+            ll.load_state(state)
+        else:
+            ll.reset()
+            ll.eval(list(head))
+            if self.prefix_reuse:
+                self._snapshots[head] = ll.save_state()
+                while len(self._snapshots) > MAX_SNAPSHOTS:
+                    self._snapshots.popitem(last=False)
+        self._head = head
 
     # --- generation -------------------------------------------------------------------
-    def _generate(self, batch: list[list[int]], stops: list[list[str]], params: GenerationParams) -> list[str]:
+    def _generate(self, batch: list[tuple[list[int], int]], stops: list[list[str]],
+                  params: GenerationParams) -> list[str]:
+        """Each prompt as (tokens, head length); its head block, then its rest from there."""
         ll = self.llama
-        for tokens in batch:
+        for tokens, _ in batch:
             self._check_fits(tokens, params.max_tokens)
-        if self.prefix_reuse:
-            self._prepare_prefix(batch)
         out = []
-        for tokens, stop in zip(batch, stops):
-            if self.prefix_reuse:
-                self._restore_best(tokens)
-                self._keep_aligned_context(tokens)
-            else:
-                ll.reset()
+        for (tokens, n_head), stop in zip(batch, stops):
+            self._enter_head(tuple(tokens[:n_head]))
             if params.seed is not None:
                 ll.set_seed(params.seed)
             r = ll.create_completion(prompt=tokens, max_tokens=params.max_tokens, temperature=params.temperature,
@@ -223,7 +217,12 @@ class LlamaCppLLM(LLM):
         return out
 
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
-        batch = [self._tokens(p) for p in prompts]
+        batch = []
+        for p in prompts:
+            tokens = self._tokens(p)
+            blank = p.rfind("\n\n")
+            head_end = len(p[:blank + 2].encode("utf-8")) if blank != -1 else 0
+            batch.append((tokens, self._head_len(tokens, p, head_end)))
         return self._generate(batch, [[] for _ in batch], params)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
@@ -233,7 +232,11 @@ class LlamaCppLLM(LLM):
         batch, stops = [], []
         for messages in conversations:
             text, stop = self.render_chat(messages)
-            batch.append(self._tokens(text, add_bos=False))  # the template writes BOS itself
+            tokens = self._tokens(text, add_bos=False)  # the template writes BOS itself
+            head = self._head_formatter(messages=[dict(m) for m in messages[:-1]]).prompt \
+                if len(messages) > 1 else ""
+            head_end = len(head.encode("utf-8")) if head and text.startswith(head) else 0
+            batch.append((tokens, self._head_len(tokens, text, head_end)))
             stops.append(stop)
         return self._generate(batch, stops, params)
 
@@ -255,13 +258,18 @@ class LlamaCppLLM(LLM):
             raise InputError("logprob needs a non-empty prompt for a model without a BOS token")
         full = p_tok + c_tok
         self._check_fits(full, 0)
-        if self.prefix_reuse:
-            self._restore_best(full)
-        ctx = self._in_context()
-        # Keep the shared prefix but always re-decode from the last prompt token onwards.
+        # Keep the prefix shared with the context or a snapshot, but always re-decode from
+        # the last prompt token onwards.
+        ctx = ll.input_ids[:ll.n_tokens].tolist() if self.prefix_reuse else []
         keep = min(common_prefix_len([ctx, full]) if ctx else 0, len(p_tok) - 1)
-        if not self.prefix_reuse:
-            keep = 0
+        if self.prefix_reuse:
+            best = max((k for k in self._snapshots if keep < len(k) <= len(p_tok) - 1
+                        and tuple(full[:len(k)]) == k), key=len, default=None)
+            if best is not None:
+                ll.load_state(self._snapshots[best])
+                self._head, keep = best, len(best)
+        if self._head is not None and keep < len(self._head):
+            self._head = None
         ll.n_tokens = keep
         if keep < len(p_tok) - 1:
             ll.eval(full[keep:len(p_tok) - 1])
@@ -290,6 +298,7 @@ class LlamaCppLLM(LLM):
 
     def close(self) -> None:
         self._snapshots.clear()
+        self._head = None
         llama = getattr(self, "llama", None)
         if llama is not None:
             llama.close()

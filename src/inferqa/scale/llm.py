@@ -7,9 +7,10 @@ together on one actor and the answers come back in order. A Ray Data pipeline pe
 would restart its actors and reload the model every time, so this proxy uses a plain
 actor pool; bulk jobs with all prompts known up front can use `generate` (Ray Data).
 
-Outputs equal the local run's when each actor gets the same batches; the llama-cpp backend's
-greedy answer to a prompt can depend on the batch around it (shared-prefix evaluation), so
-slicing a call over several actors may change some of its answers.
+Outputs equal the local run's however a call is sliced: the llama-cpp backend cuts each
+prompt's evaluation by its content (see inferqa.llm.llamacpp), so a greedy answer does
+not depend on the batch or actor it lands in; contiguous slices only save each actor
+evaluating a shared head more than once.
 
 The cache stays on the driver (`load_scaled_llm` wraps the proxy in `CachedLLM`): one
 SQLite file, one key per prompt, shared with local runs of the same model.
