@@ -130,3 +130,79 @@ def test_real_local_server_matches_in_process_backend(llama_server, tmp_path):
     assert SECRET.encode() not in (tmp_path / "c.sqlite").read_bytes()
     local.close()
     remote.close()
+
+
+def test_concurrent_requests_are_bounded_sorted_and_answered_in_order():
+    """A stub OpenAI-compatible server on loopback records the order requests arrive in and
+    how many are in flight at once, and answers each prompt with its own text reversed."""
+    pytest.importorskip("openai")
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    lock, seen, state = threading.Lock(), [], {"now": 0, "peak": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            prompt = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["prompt"]
+            with lock:
+                seen.append(prompt)
+                state["now"] += 1
+                state["peak"] = max(state["peak"], state["now"])
+            time.sleep(0.1)
+            with lock:
+                state["now"] -= 1
+            body = json.dumps({"id": "x", "object": "text_completion", "created": 0, "model": "m",
+                               "choices": [{"index": 0, "text": prompt[::-1], "finish_reason": "stop",
+                                            "logprobs": None}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    prompts = [f"{head} question {i}" for i, head in enumerate(["HEAD-B", "HEAD-A"] * 5)]
+    try:
+        for concurrency in (1, 3):
+            seen.clear()
+            state["peak"] = 0
+            llm = load_llm(f"openai:m@{url}?concurrency={concurrency}", cache=None, api_key="k")
+            assert llm.complete(prompts) == [p[::-1] for p in prompts]  # the caller's order
+            assert state["peak"] == concurrency
+            # sent grouped by prefix (sorted): HEAD-A requests before HEAD-B ones, exactly so
+            # one at a time, within the pool's slack of concurrency - 1 otherwise
+            heads = [s.split()[0] for s in seen]
+            if concurrency == 1:
+                assert seen == sorted(prompts)
+            sure = 5 - (concurrency - 1)
+            assert heads[:sure] == ["HEAD-A"] * sure and heads[-sure:] == ["HEAD-B"] * sure
+            llm.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(InputError, match="concurrency must be at least 1"):
+        load_llm(f"openai:m@{url}?concurrency=0", cache=None, api_key="k")
+
+
+@pytest.mark.llm
+def test_real_server_concurrent_reader_equals_sequential(llama_server):
+    """Reader prompts (one few-shot head) sent 3 at a time to the real server give the
+    answers of one-at-a-time requests, in the caller's order."""
+    from inferqa.read import Reader
+
+    items = [("Which planet is red?", ["It is the fourth planet."]),
+             ("Which city is the capital of France?", ["The Eiffel Tower stands there."]),
+             ("Which animal barks?", ["It is a pet that fetches sticks."])]
+    seq = load_llm(f"openai:smollm2@{llama_server}?repeat_penalty=1.0", cache=None, api_key=SECRET)
+    one_by_one = [Reader(seq).read_batch([it])[0].raw for it in items]
+    conc = load_llm(f"openai:smollm2@{llama_server}?repeat_penalty=1.0&concurrency=3", cache=None, api_key=SECRET)
+    assert [o.raw for o in Reader(conc).read_batch(items)] == one_by_one
+    assert all(one_by_one)
+    seq.close()
+    conc.close()

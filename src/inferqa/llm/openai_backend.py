@@ -1,7 +1,11 @@
 """Any OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, TGI, OpenAI itself).
 
 The `openai` client does the timeouts and the bounded retries with exponential backoff;
-this module maps its failures to one-line InputErrors. The API key is read from the
+this module maps its failures to one-line InputErrors.
+
+Throughput. A call's requests go out `concurrency` at a time (default 1), in the sorted
+order of their texts, so requests sharing a prefix (the reader's few-shot head) reach the
+server one after another and its prefix cache hits; answers come back in the caller's order. The API key is read from the
 option or OPENAI_API_KEY and is kept out of `identity`, so out of every cache key and log.
 """
 
@@ -49,7 +53,10 @@ class OpenAILLM(LLM):
                 raise InputError("the openai backend needs an API key: set OPENAI_API_KEY")
             key = "no-key"  # local servers usually ignore it, but the client requires one
         self.mode = mode
-        self.concurrency = max(1, int(concurrency))
+        if int(concurrency) < 1:
+            raise InputError(f"openai backend: concurrency must be at least 1, not {concurrency!r}",
+                             field="concurrency")
+        self.concurrency = int(concurrency)
         self.max_retries = int(max_retries)
         self.extra_body = {k: v for k, v in extra_body.items() if k not in ("n_ctx", "n_threads")}
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=float(timeout),
@@ -77,11 +84,19 @@ class OpenAILLM(LLM):
             raise InputError(f"the LLM server at {self.base_url} answered HTTP {exc.status_code}: "
                              f"{str(exc.message)[:200]}") from None
 
-    def _map(self, fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
+    def _map(self, fn: Callable[[Any], T], items: Sequence[Any], key: Callable[[Any], Any]) -> list[T]:
+        """`fn` over `items`, sent in the order of `key` (prefix-sharing texts together), at
+        most `concurrency` at a time; results in the order of `items`."""
+        order = sorted(range(len(items)), key=lambda i: key(items[i]))
+        out: list[Any] = [None] * len(items)
         if self.concurrency == 1 or len(items) <= 1:
-            return [fn(x) for x in items]
-        with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(fn, items))
+            for i in order:
+                out[i] = fn(items[i])
+            return out
+        with ThreadPoolExecutor(min(self.concurrency, len(items))) as pool:  # FIFO: sent in `order`
+            for i, result in zip(order, pool.map(lambda i: fn(items[i]), order)):
+                out[i] = result
+        return out
 
     def _sampling(self, params: GenerationParams) -> dict[str, Any]:
         out: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": params.temperature}
@@ -98,7 +113,7 @@ class OpenAILLM(LLM):
             r = self._call(lambda: self._client.completions.create(
                 model=self.model, prompt=prompt, **self._sampling(params)))
             return r.choices[0].text or ""
-        return self._map(one, list(prompts))
+        return self._map(one, list(prompts), key=str)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
              params: GenerationParams = GenerationParams()) -> list[str]:
@@ -109,7 +124,7 @@ class OpenAILLM(LLM):
             r = self._call(lambda: self._client.chat.completions.create(
                 model=self.model, messages=list(messages), **self._sampling(params)))
             return r.choices[0].message.content or ""
-        return self._map(one, list(conversations))
+        return self._map(one, list(conversations), key=lambda c: [(str(m.get("role")), str(m.get("content"))) for m in c])
 
     def logprob(self, prompt: str, continuation: str) -> float:
         """Needs a server that echoes prompt logprobs (vLLM; llama.cpp's server with logits_all)."""
@@ -128,7 +143,7 @@ class OpenAILLM(LLM):
         return total
 
     def logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return self._map(lambda pc: self.logprob(*pc), list(pairs))
+        return self._map(lambda pc: self.logprob(*pc), list(pairs), key=lambda pc: pc[0] + pc[1])
 
     def close(self) -> None:
         self._client.close()
