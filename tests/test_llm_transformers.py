@@ -95,3 +95,44 @@ def test_chat_turns_thinking_off_where_the_template_reads_enable_thinking(tiny_m
     conv = [{"role": "user", "content": "which city"}]
     a = llm.chat([conv], GenerationParams(max_tokens=3))[0]
     assert a == llm.complete(["user which city answer"], GenerationParams(max_tokens=3))[0]
+
+
+def _head_calls(llm):
+    """Shapes of every token batch the model embeds (a forward hook on the embeddings)."""
+    shapes = []
+    llm.lm.get_input_embeddings().register_forward_hook(lambda mod, args, out: shapes.append(tuple(args[0].shape)))
+    return shapes
+
+
+def test_batched_greedy_with_head_reuse_equals_unbatched(tiny_model):
+    heads = ["which planet is red of the moon and the star is blue\n\n", "the king of rome is a queen of paris\n\n"]
+    tails = ["who is the answer", "what", "which city is the river of rome", "the mars", "venus is the"]
+    prompts = [heads[i % 2] + t for i, t in enumerate(tails)] + ["red blue green"]  # the last has no head
+    params = GenerationParams(max_tokens=5)
+    naive = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=1&prefix_reuse=false", cache=None)
+    expected = naive.complete(prompts, params)
+    assert [naive.complete([p], params)[0] for p in prompts] == expected and not naive._heads
+    fast = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=2", cache=None)
+    shapes = _head_calls(fast)
+    assert fast.complete(prompts, params) == expected
+    n_heads = [fast._encode(p, len(h), special=True)[1] for p, h in zip(prompts, heads)]
+    assert sorted(len(k) for k in fast._heads) == sorted(n_heads)
+    assert [shapes.count((1, n)) for n in n_heads] == [1, 1]  # each head evaluated once
+    assert (3, 8) not in shapes and any(s[0] == 2 for s in shapes)  # batches of at most 2 rests
+    shapes.clear()
+    assert fast.complete(prompts[::-1], params) == expected[::-1]  # any order, heads from the cache
+    assert [shapes.count((1, n)) for n in n_heads] == [0, 0]
+    assert [fast.complete([p], params)[0] for p in prompts] == expected  # alone
+
+
+def test_batched_chat_with_a_shared_system_head_equals_unbatched(tiny_model):
+    system = {"role": "system", "content": "the answer is a planet of the star"}
+    convs = [[system, {"role": "user", "content": q}] for q in ("which is red", "which is blue mars", "who")]
+    convs.append([{"role": "user", "content": "which city"}])
+    params = GenerationParams(max_tokens=4)
+    naive = load_llm(f"transformers:{tiny_model}", cache=None, batch_size=1, prefix_reuse=False)
+    fast = load_llm(f"transformers:{tiny_model}", cache=None, batch_size=8)
+    assert fast.chat(convs, params) == naive.chat(convs, params) == [naive.chat([c], params)[0] for c in convs]
+    assert len(fast._heads) == 1
+    with pytest.raises(InputError, match="batch_size"):
+        load_llm(f"transformers:{tiny_model}?batch_size=0", cache=None)

@@ -1,13 +1,29 @@
-"""Hugging Face transformers backend: a model id (online) or a local folder."""
+"""Hugging Face transformers backend: a model id (online) or a local folder.
+
+Throughput. Greedy calls run `batch_size` prompts at a time (default 8) through one
+`generate`. Prompts are grouped by their head (inferqa.llm.heads: the few-shot prefix,
+cut by content); a head's KV cache is computed once, kept (`prefix_reuse`, default on)
+and copied for each batch, which then evaluates only the prompts' own rests. The rests are
+padded on the left, between head and rest, with the attention mask and positions
+skipping the padding, so each answer is the one unbatched greedy decoding gives.
+`batch_size=1&prefix_reuse=false` is the naive path: one `generate` per whole prompt.
+Sampled calls (temperature > 0) always run one prompt at a time, so a seed means the same.
+"""
 
 from __future__ import annotations
 
+import copy
+import inspect
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
+from .heads import chat_head, completion_head_end
+
+MAX_HEADS = 2  # head KV caches kept between calls
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
@@ -27,12 +43,14 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
         Option("device", str, "cpu", "torch device"),
         Option("dtype", str, "auto", "torch dtype name, or auto (the checkpoint's)"),
         Option("n_threads", int, None, "torch CPU threads (default: torch's)", min=1),
+        Option("batch_size", int, 8, "prompts per greedy generate call", min=1),
+        Option("prefix_reuse", bool, True, "compute each prompt head's KV cache once and reuse it"),
         help="A Hugging Face causal LM (hub id or local folder) run in process.")
 class TransformersLLM(LLM):
     backend = "transformers"
 
     def __init__(self, model: str, *, mode: str = "chat", device: str = "cpu", dtype: str = "auto",
-                 n_threads: int | None = None):
+                 n_threads: int | None = None, batch_size: int = 8, prefix_reuse: bool = True):
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -48,6 +66,9 @@ class TransformersLLM(LLM):
         self.model = str(Path(model).expanduser().resolve()) if looks_local else model
         self.mode = mode
         self.device = device
+        self.batch_size = int(batch_size)
+        self.prefix_reuse = bool(prefix_reuse)
+        self._heads: OrderedDict[tuple[int, ...], Any] = OrderedDict()
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
             try:
@@ -57,16 +78,14 @@ class TransformersLLM(LLM):
             self.lm = lm.to(device).eval()
         except OSError as exc:
             raise InputError(f"cannot load transformers model {model!r}: {str(exc).splitlines()[0]}") from None
+        # transformers 5 renamed generate's and forward's `past_key_values` to `cache`
+        self._cache_arg = "cache" if "cache" in inspect.signature(self.lm.forward).parameters else "past_key_values"
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def _generate(self, ids: list[int], params: GenerationParams) -> str:
-        torch = self._torch
+    def _gen_kwargs(self, params: GenerationParams) -> dict[str, Any]:
         sample = params.temperature > 0
-        if sample and params.seed is not None:
-            torch.manual_seed(params.seed)
-        x = torch.tensor([ids], device=self.device)
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id
@@ -75,26 +94,98 @@ class TransformersLLM(LLM):
             kwargs["temperature"] = params.temperature
         else:  # silence model-config sampling defaults under greedy decoding
             kwargs.update(temperature=None, top_p=None, top_k=None)
+        return kwargs
+
+    def _generate(self, ids: list[int], params: GenerationParams) -> str:
+        """One whole prompt through `generate`: the naive path, and every sampled call."""
+        torch = self._torch
+        if params.temperature > 0 and params.seed is not None:
+            torch.manual_seed(params.seed)
+        x = torch.tensor([ids], device=self.device)
         with torch.no_grad():
-            out = self.lm.generate(x, attention_mask=torch.ones_like(x), **kwargs)
+            out = self.lm.generate(x, attention_mask=torch.ones_like(x), **self._gen_kwargs(params))
         text = self.tokenizer.decode(out[0, len(ids):].tolist(), skip_special_tokens=True)
         return cut_at_stop(text, params.stop)
 
+    def _encode(self, text: str, head_end: int, special: bool = False) -> tuple[list[int], int]:
+        """Token ids of `text` and how many of them are its head: those ending at or before
+        character `head_end` (added special tokens, offset 0, count in)."""
+        enc = self.tokenizer(text, add_special_tokens=special, return_offsets_mapping=self.tokenizer.is_fast)
+        ids = list(enc["input_ids"])
+        n = 0
+        if head_end and self.tokenizer.is_fast:
+            for _, end in enc["offset_mapping"]:
+                if end > head_end:
+                    break
+                n += 1
+        return ids, min(n, len(ids) - 1) if ids else 0
+
+    def _head_cache(self, head: tuple[int, ...]) -> Any:
+        torch = self._torch
+        cache = self._heads.get(head)
+        if cache is None:
+            with torch.no_grad():
+                out = self.lm(torch.tensor([list(head)], device=self.device), use_cache=True)
+            cache = getattr(out, self._cache_arg)
+            if self.prefix_reuse:
+                self._heads[head] = cache
+                while len(self._heads) > MAX_HEADS:
+                    self._heads.popitem(last=False)
+        else:
+            self._heads.move_to_end(head)
+        return cache
+
+    def _generate_batch(self, head: tuple[int, ...], rests: list[list[int]], params: GenerationParams) -> list[str]:
+        """Prompts sharing `head`: its KV cache once, then the rests padded on the left of
+        the rest (between head and rest), greedy."""
+        torch = self._torch
+        kwargs = self._gen_kwargs(params)
+        width = max(len(r) for r in rests)
+        ids = [list(head) + [kwargs["pad_token_id"]] * (width - len(r)) + r for r in rests]
+        mask = [[1] * len(head) + [0] * (width - len(r)) + [1] * len(r) for r in rests]
+        x = torch.tensor(ids, device=self.device)
+        if head:
+            cache = copy.deepcopy(self._head_cache(head))
+            if len(rests) > 1:
+                cache.batch_repeat_interleave(len(rests))
+            kwargs[self._cache_arg] = cache
+        with torch.no_grad():
+            out = self.lm.generate(x, attention_mask=torch.tensor(mask, device=self.device), **kwargs)
+        return [cut_at_stop(self.tokenizer.decode(row[x.shape[1]:].tolist(), skip_special_tokens=True), params.stop)
+                for row in out]
+
+    def _run(self, prompts: list[tuple[list[int], int]], params: GenerationParams) -> list[str]:
+        if params.temperature > 0 or (self.batch_size == 1 and not self.prefix_reuse):
+            return [self._generate(ids, params) for ids, _ in prompts]
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, (ids, n_head) in enumerate(prompts):
+            groups.setdefault(tuple(ids[:n_head]) if self.prefix_reuse else (), []).append(i)
+        out: list[str] = [""] * len(prompts)
+        for head, members in groups.items():
+            for start in range(0, len(members), self.batch_size):
+                chunk = members[start:start + self.batch_size]
+                texts = self._generate_batch(head, [prompts[i][0][len(head):] for i in chunk], params)
+                for i, text in zip(chunk, texts):
+                    out[i] = text
+        return out
+
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
-        return [self._generate(self.tokenizer(p)["input_ids"], params) for p in prompts]
+        encoded = [self._encode(p, completion_head_end(p), special=True) for p in prompts]
+        return self._run(encoded, params)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
              params: GenerationParams = GenerationParams()) -> list[str]:
         if self.mode == "completion" or not getattr(self.tokenizer, "chat_template", None):
             raise InputError(f"transformers model {self.model!r} has no chat template; use ?mode=completion")
-        out = []
+        encoded = []
         for messages in conversations:
             # enable_thinking: Qwen3-style templates skip the thinking block; other templates ignore it.
             text = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False,
                                                       enable_thinking=False)
-            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-            out.append(self._generate(ids, params))
-        return out
+            head = chat_head(messages)
+            head_text = self.tokenizer.apply_chat_template(head, tokenize=False, enable_thinking=False) if head else ""
+            encoded.append(self._encode(text, len(head_text) if head_text and text.startswith(head_text) else 0))
+        return self._run(encoded, params)
 
     def logprob(self, prompt: str, continuation: str) -> float:
         torch = self._torch
@@ -112,4 +203,5 @@ class TransformersLLM(LLM):
         return float(logp.gather(1, target[:, None]).sum())
 
     def close(self) -> None:
+        self._heads.clear()
         self.lm = None

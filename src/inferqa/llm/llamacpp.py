@@ -1,10 +1,10 @@
 """llama-cpp-python backend: a GGUF file run in process.
 
 Prefix reuse, cut by content. Reader and labeller prompts share a long few-shot prefix.
-Every prompt is split at a point fixed by its own content, its *head*: for a chat, the
-rendering of every message but the last; for a plain completion, the text up to its
-last blank line. The head is evaluated as one block from position 0, the rest as a
-second block from the head's end. With `prefix_reuse` (default) a head already in
+Every prompt is split at a point fixed by its own content, its *head* (inferqa.llm.heads:
+a chat's messages but the last, a plain prompt's text up to its last blank line). The
+head is evaluated as one block from position 0, the rest as a second block from the
+head's end. With `prefix_reuse` (default) a head already in
 context, or kept as a snapshot (`Llama.save_state`), is not evaluated again: the next
 prompt with the same head only evaluates its own rest. `prefix_reuse=False` resets the
 context and evaluates both blocks for every prompt (the naive baseline).
@@ -29,6 +29,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
+from .heads import chat_head, completion_head_end
 
 MIN_HEAD = 32  # tokens; a shorter head is not worth a block of its own
 MAX_SNAPSHOTS = 4
@@ -220,8 +221,7 @@ class LlamaCppLLM(LLM):
         batch = []
         for p in prompts:
             tokens = self._tokens(p)
-            blank = p.rfind("\n\n")
-            head_end = len(p[:blank + 2].encode("utf-8")) if blank != -1 else 0
+            head_end = len(p[:completion_head_end(p)].encode("utf-8"))
             batch.append((tokens, self._head_len(tokens, p, head_end)))
         return self._generate(batch, [[] for _ in batch], params)
 
@@ -233,8 +233,8 @@ class LlamaCppLLM(LLM):
         for messages in conversations:
             text, stop = self.render_chat(messages)
             tokens = self._tokens(text, add_bos=False)  # the template writes BOS itself
-            head = self._head_formatter(messages=[dict(m) for m in messages[:-1]]).prompt \
-                if len(messages) > 1 else ""
+            head_messages = chat_head(messages)
+            head = self._head_formatter(messages=head_messages).prompt if head_messages else ""
             head_end = len(head.encode("utf-8")) if head and text.startswith(head) else 0
             batch.append((tokens, self._head_len(tokens, text, head_end)))
             stops.append(stop)
