@@ -1,22 +1,43 @@
-"""Reader throughput with and without few-shot prefix reuse (llama-cpp backend).
+"""Reader throughput, naive vs optimised, on every LLM backend, with the same prompts.
 
-Every reader prompt starts with the same instruction and five demonstrations. The naive
-path resets the model before each prompt, so the whole prompt is evaluated every time;
-the reused path evaluates the shared prefix once and then only each prompt's own suffix.
-Both read the same prompts with greedy decoding; the answers must be identical.
+Every reader prompt starts with the same instruction and five demonstrations (its head).
+  llama-cpp     naive: context reset, whole prompt evaluated for every prompt
+                optimised: the head's KV state evaluated once, each prompt's rest from it
+  transformers  naive: one `generate` per whole prompt (batch_size=1, prefix_reuse=false)
+                optimised: batches of --batch-size rests on the head's KV cache
+  openai        naive: one request at a time, in the caller's order
+                optimised: --concurrency requests in flight, sorted so heads hit the
+                server's prefix cache (the local server: llama-cpp-python's, SmolLM2)
+Naive and optimised alternate over --rounds rounds (naive first in odd rounds), each
+round on freshly loaded models (the optimised path pays for its head every round), so a
+machine shared with other jobs slows both alike. Answers are greedy and must agree.
 
-    python benchmarks/reader_throughput.py [--model smollm2] [--n 16] [--k 3] [--threads 1]
+The transformers side runs SmolLM2 itself: the bundled GGUF is converted once into a
+transformers folder (needs `pip install gguf accelerate`; skipped with a message if absent).
+
+    python benchmarks/reader_throughput.py [--backends llama-cpp,transformers,openai]
+        [--n 16] [--k 3] [--rounds 2] [--threads 1] [--batch-size 8] [--concurrency 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
+from pathlib import Path
+from typing import Callable
 
 from inferqa.data import demo_path, load_questions
-from inferqa.llm import load_llm
+from inferqa.llm import GenerationParams, load_llm
 from inferqa.read import Reader, union_norm
 from inferqa.read.prompts import chat_messages
+
+WARM_UP = [[{"role": "user", "content": "Say hello."}]]  # shares no head with reader prompts
 
 
 def prompts_from_demo(n: int, k: int) -> list[tuple[str, list[str]]]:
@@ -29,48 +50,171 @@ def prompts_from_demo(n: int, k: int) -> list[tuple[str, list[str]]]:
     return items
 
 
-def timed(reader: Reader, items) -> tuple[float, list[str]]:
-    t0 = time.perf_counter()
-    out = reader.read_batch(items)
-    return time.perf_counter() - t0, [o.raw for o in out]
+def interleaved(rounds: int, make: dict[str, Callable[[], Callable[[], list[str]]]]) -> dict[str, tuple[float, list]]:
+    """For each round and path (order alternating), `make[path]()` builds a fresh runner
+    outside the clock, then the runner is timed. Returns path -> (seconds, answers per round)."""
+    out: dict[str, tuple[float, list]] = {p: (0.0, []) for p in make}
+    for r in range(rounds):
+        for path in (list(make) if r % 2 == 0 else list(make)[::-1]):
+            run = make[path]()
+            t0 = time.perf_counter()
+            answers = run()
+            seconds, seen = out[path]
+            out[path] = (seconds + time.perf_counter() - t0, seen + [answers])
+            print(f"  round {r + 1} {path:<9} {time.perf_counter() - t0:7.1f} s", flush=True)
+    return out
+
+
+def report(backend: str, n: int, results: dict[str, tuple[float, list]], lines: list[str]) -> None:
+    (t_naive, a_naive), (t_opt, a_opt) = results["naive"], results["optimised"]
+    rounds = len(a_naive)
+    stable = all(a == a_naive[0] for a in a_naive) and all(a == a_opt[0] for a in a_opt)
+    same = sum(x == y for x, y in zip(a_naive[0], a_opt[0]))
+    rate_n, rate_o = n * rounds / t_naive, n * rounds / t_opt
+    print(f"{backend}: naive {t_naive:.1f} s, optimised {t_opt:.1f} s over {rounds} round(s) of {n} prompts; "
+          f"answers the same in every round: {'yes' if stable else 'NO'}")
+    lines.append(f"{backend}: naive {rate_n:.3f} prompts/s, optimised {rate_o:.3f} prompts/s, "
+                 f"speedup {t_naive / t_opt:.2f}×, answers identical {same}/{n}")
+
+
+def reader(llm) -> Callable[[list], list[str]]:
+    return lambda items: [o.raw for o in Reader(llm).read_batch(items)]
+
+
+def bench_llamacpp(args, items, lines) -> None:
+    opts = dict(cache=None, n_threads=args.threads, n_ctx=args.n_ctx)
+
+    def make(reuse: bool):
+        def build():
+            llm = load_llm("smollm2", prefix_reuse=reuse, **opts)
+            llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # page the weights in
+            return lambda: reader(llm)(items)
+        return build
+
+    probe = load_llm("smollm2", **opts)
+    lens = [len(probe._tokens(probe.render_chat(chat_messages(q, c))[0], add_bos=False)) for q, c in items]
+    conv = chat_messages(*items[0])
+    head = len(probe._tokens(probe._head_formatter(messages=conv[:-1]).prompt, add_bos=False))
+    probe.close()
+    print(f"llama-cpp: SmolLM2, {len(items)} prompts of {sum(lens) / len(lens):.0f} tokens on average "
+          f"(min {min(lens)}, max {max(lens)}), head {head} tokens, {args.threads} thread(s)", flush=True)
+    report("llama-cpp", len(items), interleaved(args.rounds, {"naive": make(False), "optimised": make(True)}), lines)
+
+
+def smollm2_hf_folder() -> Path | None:
+    """The bundled SmolLM2 GGUF as a transformers folder (converted once, then cached)."""
+    folder = Path(os.environ.get("INFERQA_CACHE", Path.home() / ".cache" / "inferqa")) / "smollm2-135m-hf"
+    if (folder / "config.json").is_file():
+        return folder
+    if any(importlib.util.find_spec(m) is None for m in ("gguf", "accelerate")):
+        return None
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from inferqa.models import smollm2_path
+    gguf = smollm2_path()
+    print("transformers: converting the bundled SmolLM2 GGUF once (about 2 minutes)...", flush=True)
+    tmp = folder.with_name(folder.name + ".tmp")
+    AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
+    AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
+    tmp.rename(folder)
+    return folder
+
+
+def bench_transformers(args, items, lines) -> None:
+    folder = smollm2_hf_folder()
+    if folder is None:
+        print("transformers: skipped: converting the bundled SmolLM2 needs `pip install gguf accelerate`")
+        return
+
+    def make(batch_size: int, reuse: bool):
+        def build():
+            llm = load_llm(f"transformers:{folder}", cache=None, n_threads=args.threads, dtype="float32",
+                           batch_size=batch_size, prefix_reuse=reuse)
+            llm.chat(WARM_UP, GenerationParams(max_tokens=2))
+            return lambda: reader(llm)(items)
+        return build
+
+    print(f"transformers: SmolLM2 (float32, converted from the GGUF), {len(items)} prompts, "
+          f"batch {args.batch_size}, {args.threads} thread(s)", flush=True)
+    report("transformers", len(items), interleaved(args.rounds, {"naive": make(1, False),
+                                                                  "optimised": make(args.batch_size, True)}), lines)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bench_openai(args, items, lines) -> None:
+    missing = [m for m in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"openai: skipped: llama-cpp-python's server needs {', '.join(missing)}")
+        return
+    from inferqa.models import smollm2_path
+    port = _free_port()
+    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"reader_throughput_server_{port}.log", "wb")
+    server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
+                               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(args.n_ctx),
+                               "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads),
+                               "--model_alias", "smollm2", "--flash_attn", "true"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.time() > deadline:
+                    raise SystemExit(f"llama-cpp-python's server did not start (log: {log.name})")
+                time.sleep(0.5)
+        spec = f"openai:smollm2@{url}?repeat_penalty=1.0&timeout=600"
+
+        def make(concurrency: int):
+            def build():
+                llm = load_llm(f"{spec}&concurrency={concurrency}", cache=None)
+                llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # the server's context holds no head now
+                if concurrency == 1:  # one request at a time, in the caller's order
+                    return lambda: [reader(llm)([it])[0] for it in items]
+                return lambda: reader(llm)(items)
+            return build
+
+        print(f"openai: llama-cpp-python's server (SmolLM2, {args.threads} thread(s)), {len(items)} prompts, "
+              f"concurrency {args.concurrency}", flush=True)
+        report("openai", len(items), interleaved(args.rounds, {"naive": make(1),
+                                                                "optimised": make(args.concurrency)}), lines)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="smollm2", help="LLM spec of a llama-cpp model (default: smollm2)")
+    ap.add_argument("--backends", default="llama-cpp,transformers,openai")
     ap.add_argument("--n", type=int, default=16, help="number of prompts")
     ap.add_argument("--k", type=int, default=3, help="passages merged per prompt")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="llama.cpp threads; 1 is fastest on an oversubscribed machine")
+    ap.add_argument("--rounds", type=int, default=2, help="naive/optimised rounds, alternating which goes first")
+    ap.add_argument("--threads", type=int, default=1, help="threads per model; 1 is fastest on a loaded machine")
     ap.add_argument("--n-ctx", type=int, default=2048)
+    ap.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per generate")
+    ap.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight")
     args = ap.parse_args()
-
+    benches = {"llama-cpp": bench_llamacpp, "transformers": bench_transformers, "openai": bench_openai}
+    chosen = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = [b for b in chosen if b not in benches]
+    if unknown:
+        ap.error(f"unknown backend(s) {', '.join(unknown)}; choose from {', '.join(benches)}")
     items = prompts_from_demo(args.n, args.k)
-    opts = dict(cache=None, n_threads=args.threads, n_ctx=args.n_ctx)
-    naive = load_llm(args.model, prefix_reuse=False, **opts)
-    reused = load_llm(args.model, prefix_reuse=True, **opts)
-    tok = reused._tokens
-    lens = [len(tok(reused.render_chat(chat_messages(q, ctx))[0], add_bos=False)) for q, ctx in items] \
-        if reused.mode == "chat" else []
-    # Warm-up on one prompt each (page in weights) outside the timings.
-    Reader(naive).read_batch(items[:1])
-    Reader(reused).read_batch(items[:1])
-    naive.llama.reset()
-    reused.llama.reset()
-    reused._snapshots.clear()
-
-    t_naive, a_naive = timed(Reader(naive), items)
-    t_reused, a_reused = timed(Reader(reused), items)
-    same = sum(a == b for a, b in zip(a_naive, a_reused))
-
-    print(f"model {naive.identity}, {len(items)} prompts, k={args.k}, {args.threads} threads"
-          + (f", prompt tokens mean {sum(lens) / len(lens):.0f} (min {min(lens)}, max {max(lens)})" if lens else ""))
-    print(f"{'path':<10}{'seconds':>10}{'prompts/s':>12}{'speed-up':>10}")
-    print(f"{'naive':<10}{t_naive:>10.2f}{len(items) / t_naive:>12.3f}{1.0:>10.2f}")
-    print(f"{'reused':<10}{t_reused:>10.2f}{len(items) / t_reused:>12.3f}{t_naive / t_reused:>10.2f}")
-    print(f"identical answers: {same}/{len(items)}")
-    naive.close()
-    reused.close()
+    load = os.getloadavg()[0]
+    lines: list[str] = []
+    for b in chosen:
+        benches[b](args, items, lines)
+    print(f"load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end ({os.cpu_count()} cores)")
+    for line in lines:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -70,9 +70,9 @@ LLAMA_CPP_OPTIONS = (
     Option("mode", str, "chat", "chat: the model's chat template; completion: plain text", choices=MODES),
     Option("n_ctx", int, 4096, "context window in tokens", min=1),
     Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
-    Option("n_batch", int, 64, "tokens evaluated per chunk", min=1),
+    Option("n_batch", int, 512, "tokens evaluated per chunk", min=1),
     Option("flash_attn", bool, True, "flash attention"),
-    Option("prefix_reuse", bool, True, "evaluate a batch's shared prompt prefix once"),
+    Option("prefix_reuse", bool, True, "evaluate each prompt head (few-shot prefix) once and reuse its KV state"),
     Option("seed", int, 0, "sampling seed"),
 )
 
@@ -82,7 +82,7 @@ class LlamaCppLLM(LLM):
     backend = "llama-cpp"
 
     def __init__(self, model_path: str | os.PathLike, *, mode: str = "chat", n_ctx: int = 4096,
-                 n_threads: int | None = None, n_batch: int = 64, flash_attn: bool = True,
+                 n_threads: int | None = None, n_batch: int = 512, flash_attn: bool = True,
                  prefix_reuse: bool = True, seed: int = 0):
         path = Path(model_path).expanduser()
         if not path.is_file():
