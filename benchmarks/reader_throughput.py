@@ -94,7 +94,7 @@ def bench_llamacpp(args, items, lines) -> None:
     probe = load_llm("smollm2", **opts)
     lens = [len(probe._tokens(probe.render_chat(chat_messages(q, c))[0], add_bos=False)) for q, c in items]
     conv = chat_messages(*items[0])
-    head = len(probe._tokens(probe._head_formatter(messages=conv[:-1]).prompt, add_bos=False))
+    head = len(probe._tokens(probe.render_head(conv), add_bos=False))
     probe.close()
     print(f"llama-cpp: SmolLM2, {len(items)} prompts of {sum(lens) / len(lens):.0f} tokens on average "
           f"(min {min(lens)}, max {max(lens)}), head {head} tokens, {args.threads} thread(s)", flush=True)

@@ -140,6 +140,13 @@ class LlamaCppLLM(LLM):
         stop = r.stop if isinstance(r.stop, list) else ([r.stop] if r.stop else [])
         return r.prompt, [s for s in stop if s]
 
+    def render_head(self, messages: Sequence[Message]) -> str:
+        """The template's text of the conversation's head (inferqa.llm.heads); "" if none."""
+        head = chat_head(messages)
+        if not head or self._head_formatter is None:
+            return ""
+        return self._head_formatter(messages=head, enable_thinking=False).prompt
+
     def _check_fits(self, tokens: Sequence[int], max_new: int) -> None:
         # llama.cpp may round n_ctx up while llama-cpp-python's token buffer keeps the size asked for.
         n_ctx = min(self.llama.n_ctx(), len(self.llama.input_ids))
@@ -233,8 +240,7 @@ class LlamaCppLLM(LLM):
         for messages in conversations:
             text, stop = self.render_chat(messages)
             tokens = self._tokens(text, add_bos=False)  # the template writes BOS itself
-            head_messages = chat_head(messages)
-            head = self._head_formatter(messages=head_messages).prompt if head_messages else ""
+            head = self.render_head(messages)
             head_end = len(head.encode("utf-8")) if head and text.startswith(head) else 0
             batch.append((tokens, self._head_len(tokens, text, head_end)))
             stops.append(stop)
