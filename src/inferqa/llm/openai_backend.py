@@ -1,12 +1,12 @@
 """Any OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, TGI, OpenAI itself).
 
 The `openai` client does the timeouts and the bounded retries with exponential backoff;
-this module maps its failures to one-line InputErrors.
+this module maps its failures to one-line InputErrors. The API key is read from the
+option or OPENAI_API_KEY and is kept out of `identity`, so out of every cache key and log.
 
 Throughput. A call's requests go out `concurrency` at a time (default 1), in the sorted
 order of their texts, so requests sharing a prefix (the reader's few-shot head) reach the
-server one after another and its prefix cache hits; answers come back in the caller's order. The API key is read from the
-option or OPENAI_API_KEY and is kept out of `identity`, so out of every cache key and log.
+server one after another and its prefix cache hits; answers come back in the caller's order.
 """
 
 from __future__ import annotations
@@ -53,9 +53,6 @@ class OpenAILLM(LLM):
                 raise InputError("the openai backend needs an API key: set OPENAI_API_KEY")
             key = "no-key"  # local servers usually ignore it, but the client requires one
         self.mode = mode
-        if int(concurrency) < 1:
-            raise InputError(f"openai backend: concurrency must be at least 1, not {concurrency!r}",
-                             field="concurrency")
         self.concurrency = int(concurrency)
         self.max_retries = int(max_retries)
         self.extra_body = {k: v for k, v in extra_body.items() if k not in ("n_ctx", "n_threads")}
