@@ -67,7 +67,7 @@ def demo_command(
 
 @app.command("explore")
 def explore_command(
-    runs: list[str] = typer.Argument(None, help="TREC runs, as PATH or NAME=PATH."),
+    runs: list[str] = typer.Argument(None, help="Runs (TREC, or Rankify JSON with --split), as PATH or NAME=PATH."),
     bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     answers: list[str] = typer.Option([], "--answers", help="Reader ANSWERS.jsonl, as PATH or NAME=PATH; "
                                       "answers named like a run belong to that run. Repeatable."),
@@ -85,7 +85,7 @@ def explore_command(
     loaded = []
     for item in runs or []:
         name, path = _named(item)
-        loaded.append((name, "run", Run.load(path)))
+        loaded.append((name, "run", Run.load(path, b, split)))
     sets = []
     for item in answers:
         name, path = _named(item)
