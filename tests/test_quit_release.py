@@ -99,11 +99,12 @@ def test_labels_follow_the_authors_exact_rule_and_answers_are_stored(bench, rele
     assert set(bench.qrels["Q_test_2"].values()) == {1}
     assert bench.meta["labels"] == {"1": 5 * 325 - 4 * 65, "2": 4 * 65}
     assert bench.meta["options"]["label_match"] == "exact" and bench.meta["labelling"]["match"] == "exact"
-    row = bench.stored_answers["Q_test_1_11000_10"]
+    stored = bench.stored_answers()
+    row = stored["Q_test_1_11000_10"]
     assert row["answers"] == {"gemma-3-1b": "Nothing", "qwen-3-4b": "basalt", "llama-31-8b": "Something"}
     assert row["correct"] == {"gemma-3-1b": False, "qwen-3-4b": False, "llama-31-8b": False}
     assert row["reader_answers"] == {"llama-32-1b": "Nothing", "gemma-3-4b": "Nothing", "qwen-3-8b": "NO ANSWER"}
-    assert row["label"] == 1 and len(bench.stored_answers) == 5 * 325
+    assert row["label"] == 1 and len(stored) == 5 * 325 and len(bench.stored_answers(["Q_dev_1"])) == 325
 
 
 def test_normalized_match_is_a_recorded_option(release, tmp_path):
@@ -252,6 +253,13 @@ def test_release_commands_end_to_end(release, tmp_path, monkeypatch, capsys):
     assert code in (0, None), err
     got = json.loads(text)["models"]["llama-32-1b"]
     assert got == {"optimal_em": 0.5, "accuracy_per_label": {"1": round(192 / 585, 4), "2": round(48 / 65, 4)}}
+    trec = tmp_path / "ranked.trec"
+    Run({"Q_test_1": [("Q_test_1_00100_2", 2.0), ("Q_test_1_10000_0", 1.0)]}).save(trec)
+    code, text, err = run_cli(monkeypatch, capsys, "stored-answers", out, "--split", "test", "--model",
+                              "gemma-3-4b", "--run", trec, "--k", "1,2", "--json")
+    assert code in (0, None), err
+    # Oracle order: the label-2 passage (hint 0) first; gemma-3-4b is right once hint 2 joins, at k = 2.
+    assert json.loads(text)["models"]["gemma-3-4b"]["oracle_reranker_em"] == {"1": 0.0, "2": 1.0}
     code, text, err = run_cli(monkeypatch, capsys, "export", "retriever-jsonl", "--bench", out, "--split", "test",
                               "--out", tmp_path / "r.jsonl")
     assert code in (0, None) and "2 questions" in text, err

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .errors import InputError
 from .io import iter_jsonl, read_json
@@ -69,12 +69,16 @@ class Benchmark:
         f = self.path / "meta.json"
         return read_json(f) if f.exists() else {}
 
-    @cached_property
-    def stored_answers(self) -> dict[str, dict]:
+    def stored_answers(self, qids: Iterable[str] | None = None) -> dict[str, dict]:
         """pid -> its labels.jsonl row (labellers' `answers`, `correct`, and for a QUIT release
-        `reader_answers`); empty without labels.jsonl."""
+        `reader_answers`), for the passages of `qids` (every passage without); empty without
+        labels.jsonl. Read afresh on each call, keeping only the rows asked for (a full
+        release holds millions)."""
         f = self.path / "labels.jsonl"
-        return {str(obj.get("pid")): obj for _, obj in iter_jsonl(f)} if f.exists() else {}
+        if not f.exists():
+            return {}
+        wanted = None if qids is None else set(qids)
+        return {str(obj.get("pid")): obj for _, obj in iter_jsonl(f) if wanted is None or obj.get("qid") in wanted}
 
     def split_qids(self, split: str | None) -> list[str]:
         if split in (None, "all"):

@@ -136,9 +136,10 @@ def write_rankify(run: "Run", bench: "Benchmark", split: str, path: str | os.Pat
 
 def iter_retriever_lines(bench: "Benchmark", split: str) -> Iterator[dict[str, Any]]:
     """`retriever.jsonl` objects of `split`: each question's own passages, with stored reader answers."""
-    stored = bench.stored_answers
+    qids = bench.split_qids(split)
+    stored = bench.stored_answers(qids)
     qrels = bench.qrels
-    for qid in bench.split_qids(split):
+    for qid in qids:
         q = bench.questions[qid]
         contexts = [{"id": pid, "text": bench.passage_text(pid), "label": label,
                      "rag_answers": stored.get(pid, {}).get("reader_answers", {})}
@@ -200,7 +201,7 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
     row gets one with its qrels label); labels are never changed, disagreements are counted."""
     from .records import LABEL_PARTIAL
 
-    rows = dict(bench.stored_answers)
+    rows = bench.stored_answers()
     qrels = bench.qrels
     disagree = added = 0
     for pid, got in imported.items():
@@ -217,5 +218,4 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
     with atomic_open(bench.path / "labels.jsonl") as fh:
         for row in rows.values():
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    bench.__dict__.pop("stored_answers", None)
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}

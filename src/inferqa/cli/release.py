@@ -112,14 +112,16 @@ def stored_answers_cmd(
 ) -> None:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
     from ..evaluate import oracle_reranker
-    from ..evaluate.answers import accuracy_per_label, optimal_em, oracle_reader_em, stored_models
+    from ..evaluate.answers import accuracy_per_label, load_store, optimal_em, oracle_reader_em, stored_models
     from ..records import Run
 
     bench = _bench(bench_dir)
     qids = bench.split_qids(split)
-    models = [p.strip() for m in model or [] for p in m.split(",") if p.strip()] or stored_models(bench)
+    store = load_store(bench, qids)
+    models = [p.strip() for m in model or [] for p in m.split(",") if p.strip()] or stored_models(store)
     if not models:
-        raise InputError("no stored answers: labels.jsonl is missing or empty", file=bench.path)
+        raise InputError(f"no stored answers for split {split!r}: labels.jsonl is missing or holds none",
+                         file=bench.path)
     try:
         cutoffs = [int(k) for k in ks.split(",") if k.strip()]
     except ValueError:
@@ -131,11 +133,12 @@ def stored_answers_cmd(
         ranked = oracle_reranker(Run({q: r for q, r in run.items() if q in wanted}), bench.qrels)
     out = {}
     for m in models:
-        row = {"optimal_em": round(optimal_em(bench, qids, m, min_label), 4),
-               "accuracy_per_label": {str(k): round(v, 4) for k, v in accuracy_per_label(bench, qids, m).items()}}
+        row = {"optimal_em": round(optimal_em(bench, qids, m, min_label, store), 4),
+               "accuracy_per_label": {str(k): round(v, 4)
+                                      for k, v in accuracy_per_label(bench, qids, m, store).items()}}
         if ranked is not None:
-            row["oracle_reranker_em"] = {str(k): round(v, 4) for k, v in oracle_reader_em(ranked, bench, m,
-                                                                                          cutoffs).items()}
+            row["oracle_reranker_em"] = {str(k): round(v, 4)
+                                         for k, v in oracle_reader_em(ranked, bench, m, cutoffs, store).items()}
         out[m] = row
     payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "models": out}
     if as_json:

@@ -67,56 +67,60 @@ def paper_exact_match(raw: str, golds: Sequence[str]) -> bool:
     return clean_answer(raw) in golds
 
 
-def stored_answer(bench: "Benchmark", pid: str, model: str) -> str | None:
-    """`model`'s stored answer to passage `pid` (reader or labeller), or None."""
-    row = bench.stored_answers.get(pid)
-    if row is None:
-        return None
-    for key in ("reader_answers", "answers"):
-        if model in (row.get(key) or {}):
-            return row[key][model]
-    return None
+Store = dict  # pid -> model -> stored answer (readers' and labellers'), see `load_store`
 
 
-def stored_models(bench: "Benchmark") -> list[str]:
-    """Every model with a stored answer, readers first, in first-seen order."""
+def load_store(bench: "Benchmark", qids: Iterable[str]) -> Store:
+    """Every stored answer of the passages of `qids`, readers' before labellers'."""
+    out: Store = {}
+    for pid, row in bench.stored_answers(qids).items():
+        out[pid] = {**(row.get("reader_answers") or {}), **(row.get("answers") or {})}
+    return out
+
+
+def stored_models(store: Store) -> list[str]:
+    """Every model with a stored answer, in first-seen order."""
     seen: dict[str, None] = {}
-    for key in ("reader_answers", "answers"):
-        for row in bench.stored_answers.values():
-            seen.update(dict.fromkeys(row.get(key) or {}))
+    for answers in store.values():
+        seen.update(dict.fromkeys(answers))
     return list(seen)
 
 
-def _need_stored(bench: "Benchmark", model: str) -> None:
-    if not bench.stored_answers:
-        raise InputError("no stored answers: labels.jsonl is missing (build a QUIT release, or label with "
-                         "`inferqa label`)", file=bench.path)
-    if model not in stored_models(bench):
-        raise InputError(f"no stored answers of model {model!r} (have: {', '.join(stored_models(bench))})",
+def _check(store: Store, model: str, bench: "Benchmark") -> None:
+    if not store:
+        raise InputError("no stored answers for these questions: labels.jsonl is missing or holds none (build "
+                         "a QUIT release, or label with `inferqa label`)", file=bench.path)
+    if model not in stored_models(store):
+        raise InputError(f"no stored answers of model {model!r} (have: {', '.join(stored_models(store))})",
                          file=bench.path / "labels.jsonl", field="model")
 
 
-def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = 1) -> float:
+def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = 1,
+               store: Store | None = None) -> float:
     """The paper's "optimal" EM: share of questions with a relevant passage answered correctly."""
-    _need_stored(bench, model)
     qids = list(qids)
+    store = load_store(bench, qids) if store is None else store
+    _check(store, model, bench)
     hit = 0
     for qid in qids:
         golds = bench.questions[qid].answers
-        hit += any(stored_answer(bench, pid, model) in golds
+        hit += any(store.get(pid, {}).get(model) in golds
                    for pid, lab in bench.qrels.get(qid, {}).items() if lab >= min_label)
     return hit / len(qids) if qids else 0.0
 
 
-def accuracy_per_label(bench: "Benchmark", qids: Iterable[str], model: str) -> dict[int, float]:
+def accuracy_per_label(bench: "Benchmark", qids: Iterable[str], model: str,
+                       store: Store | None = None) -> dict[int, float]:
     """label -> share of that label's passages (with a stored answer) whose answer is gold."""
-    _need_stored(bench, model)
+    qids = list(qids)
+    store = load_store(bench, qids) if store is None else store
+    _check(store, model, bench)
     right: dict[int, int] = {}
     total: dict[int, int] = {}
     for qid in qids:
         golds = bench.questions[qid].answers
         for pid, lab in bench.qrels.get(qid, {}).items():
-            ans = stored_answer(bench, pid, model)
+            ans = store.get(pid, {}).get(model)
             if ans is None:
                 continue
             total[lab] = total.get(lab, 0) + 1
@@ -141,18 +145,19 @@ def union_passage(bench: "Benchmark", pids: Sequence[str]) -> str | None:
     return passage_id(qid, tuple(order), len(mask), bits)
 
 
-def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = (1, 3, 5)
-                     ) -> dict[int, float]:
+def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = (1, 3, 5),
+                     store: Store | None = None) -> dict[int, float]:
     """EM of `model` reading the union of each question's top-k passages of `run`, looked up
     in the stored answers (a question whose top k mix questions, or whose union has no
     stored answer, counts 0); over the run's questions."""
-    _need_stored(bench, model)
+    store = load_store(bench, run) if store is None else store
+    _check(store, model, bench)
     out = {}
     for k in ks:
         hit = 0
         for qid, ranked in run.items():
             pid = union_passage(bench, [p for p, _ in ranked[:k]])
-            ans = stored_answer(bench, pid, model) if pid else None
+            ans = store.get(pid, {}).get(model) if pid else None
             hit += ans is not None and ans in bench.questions[qid].answers
         out[k] = hit / len(run) if run else 0.0
     return out
