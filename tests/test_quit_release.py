@@ -275,3 +275,21 @@ def test_release_commands_end_to_end(release, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(monkeypatch, capsys, "evaluate", run, "--bench", out, "--protocol", "nope", "--split",
                            "test")
     assert code == 2 and "unknown protocol" in err
+
+
+def test_bm25_dedup_reads_the_releases_ids_in_either_bit_order(bench):
+    from inferqa.retrieve import get_retriever, question_queries
+
+    queries = {**question_queries(bench), "dev-hint": "Q_dev_1 clue number 3"}
+    runs = []
+    for dedup in (True, False):
+        r = get_retriever("bm25", dedup=dedup, show_progress=False)
+        r.index(bench)
+        runs.append(r.search(queries, 5 * 325))
+    dedup, plain = runs
+    for qid in plain:
+        d, p = dict(dedup[qid]), dict(plain[qid])
+        assert d.keys() == p.keys() and max(abs(d[x] - p[x]) for x in p) < 1e-5, qid
+    # The right-to-left file's passages holding hint 3 (mask bit 1 from the left) score highest.
+    top = dedup["dev-hint"][0][0]
+    assert top.startswith("Q_dev_1_") and "3" in top.rsplit("_", 1)[1] and top.split("_")[3][1] == "1"
