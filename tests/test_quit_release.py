@@ -293,3 +293,21 @@ def test_bm25_dedup_reads_the_releases_ids_in_either_bit_order(bench):
     # The right-to-left file's passages holding hint 3 (mask bit 1 from the left) score highest.
     top = dedup["dev-hint"][0][0]
     assert top.startswith("Q_dev_1_") and "3" in top.rsplit("_", 1)[1] and top.split("_")[3][1] == "1"
+
+
+def test_evaluate_answers_reads_the_authors_reader_output(bench, tmp_path, monkeypatch, capsys):
+    f = tmp_path / "reader.json"
+    f.write_text(json.dumps([
+        {"question": "Which thing is Q_test_1 about?", "answers": ["Basalt"], "ctxs": [],
+         "predicted_answer": {"qwen-3-8b": {"Q_test_1_un_1": "basalt", "Q_test_1_uf_3": "Thinking...\n(Basalt"}}},
+        {"question": "Which thing is Q_test_2 about?", "answers": ["Lyre"], "ctxs": [],
+         "predicted_answer": {"qwen-3-8b": {"Q_test_2_un_1": "Lyre", "Q_test_2_uf_3": "no answer"}}}]))
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate-answers", f, "--bench", bench.path, "--protocol", "paper")
+    assert code in (0, None), err
+    rows = [[c.strip() for c in ln.split("│")] for ln in out.splitlines() if "qwen-3-8b/" in ln]
+    # union_norm k=1: "basalt" misses (case), "Lyre" hits; union_freq k=3: cleaned "Basalt" hits, NO ANSWER misses.
+    assert [(r[1], r[2], r[4]) for r in rows] == [("qwen-3-8b/union_norm", "1", "50.00"),
+                                                   ("qwen-3-8b/union_freq", "3", "50.00")]
+    f.write_text(json.dumps([{"predicted_answer": {"m": {"Q_test_1_zz_1": "x"}}}]))
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate-answers", f, "--bench", bench.path)
+    assert code == 2 and "qid_un|uf_k" in err and err.count("\n") == 1

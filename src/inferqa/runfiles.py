@@ -219,3 +219,40 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
         for row in rows.values():
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}
+
+
+STRATEGY_CODES = {"un": "union_norm", "uf": "union_freq"}  # the authors' reader-output keys
+
+
+def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
+    ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
+    reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    if sniff(path) != RANKIFY:
+        for lineno, row in iter_jsonl(path):
+            yield f"line {lineno}", row
+        return
+    with open(path, encoding="utf-8") as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno})", file=path) from None
+    for i, obj in enumerate(data):
+        predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
+        if not isinstance(predicted, dict):
+            raise InputError("expected an object reader -> answers", file=path, record=str(i),
+                             field="predicted_answer")
+        for reader, answers in predicted.items():
+            for key, answer in (answers or {}).items():
+                parts = str(key).rsplit("_", 2)
+                if len(parts) != 3 or parts[1] not in STRATEGY_CODES or not parts[2].isdigit():
+                    raise InputError(f"key {key!r} is not qid_un|uf_k", file=path, record=str(i),
+                                     field=f"predicted_answer.{reader}")
+                row = {"qid": parts[0], "strategy": f"{reader}/{STRATEGY_CODES[parts[1]]}", "k": int(parts[2]),
+                       "prediction": str(answer)}
+                if obj.get("answers"):
+                    row["golds"] = list(obj["answers"])
+                yield f"{i} ({key})", row

@@ -148,7 +148,8 @@ def tune_union_cmd(
 
 @app.command("evaluate-answers")
 def evaluate_answers_cmd(
-    answers: Path = typer.Argument(..., help="ANSWERS.jsonl written by `inferqa read`."),
+    answers: Path = typer.Argument(..., help="ANSWERS.jsonl written by `inferqa read`, or an authors' reader "
+                                   "output (Rankify JSON with predicted_answer)."),
     bench: Optional[Path] = typer.Option(None, "--bench", "-b",
                                          help="Re-score against this benchmark's gold answers (default: the rows' golds)."),
     judge: Optional[str] = typer.Option(None, "--judge", help="LLM spec of an answer-equivalence judge (GPT-Eval style)."),
@@ -160,27 +161,27 @@ def evaluate_answers_cmd(
 ) -> None:
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
     from ..benchmark import Benchmark
-    from ..io import iter_jsonl
     from ..evaluate.answers import paper_exact_match
+    from ..runfiles import iter_answer_rows
     from ..read import answer_judge, contains, exact_match, f1
 
     if protocol not in ("inferqa", "paper"):
         raise InputError(f"unknown protocol {protocol!r} (use inferqa or paper)", field="protocol")
     b = Benchmark(bench) if bench else None
     rows = []
-    for lineno, row in iter_jsonl(answers):
+    for where, row in iter_answer_rows(answers):
         for field in ("qid", "strategy", "k", "prediction"):
             if field not in row:
-                raise InputError("missing field", file=answers, record=f"line {lineno}", field=field)
+                raise InputError("missing field", file=answers, record=where, field=field)
         if b is not None:
             q = b.questions.get(row["qid"])
             if q is None:
                 raise InputError(f"question {row['qid']!r} is not in the benchmark", file=answers,
-                                 record=f"line {lineno}", field="qid")
+                                 record=where, field="qid")
             row["golds"], row["question"] = q.answers, q.text
         golds = row.get("golds")
         if not golds:
-            raise InputError("no gold answers (give --bench)", file=answers, record=f"line {lineno}", field="golds")
+            raise InputError("no gold answers (give --bench)", file=answers, record=where, field="golds")
         pred = row["prediction"]
         em = paper_exact_match(pred, golds) if protocol == "paper" else exact_match(pred, golds)
         row.update(em=float(em), f1=f1(pred, golds), contains=float(contains(pred, golds)))
