@@ -59,7 +59,7 @@ def test_worker_input_error_reaches_the_caller_as_input_error():
 
 def test_rerank_ray_equals_local(small_bench):
     run = first_run(small_bench)
-    opts = {"model": HashLLM()}
+    opts = {"llm": HashLLM()}
     local = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, progress=False)
     remote = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, backend="ray",
                         num_actors=2, progress=False)

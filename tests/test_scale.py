@@ -127,7 +127,7 @@ def test_rerank_run_local_equals_reranker(small_bench):
 
     run = first_run(small_bench)
     expected = get_reranker("llm-pointwise", llm=HashLLM()).rerank(run, small_bench, depth=4)
-    got = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options={"model": HashLLM()},
+    got = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options={"llm": HashLLM()},
                      batch_size=2, progress=False)
     assert got == expected
     assert got.tag == "first+llm-pointwise"
@@ -221,7 +221,7 @@ def test_rerank_run_checkpoint_resumes(small_bench, tmp_path):
     import json
 
     run = first_run(small_bench)
-    opts = {"model": HashLLM()}
+    opts = {"llm": HashLLM()}
     ckpt = tmp_path / "rerank.ckpt.jsonl"
     full = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, checkpoint=ckpt, progress=False)
     lines = ckpt.read_text().splitlines()

