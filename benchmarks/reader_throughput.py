@@ -120,7 +120,14 @@ def smollm2_hf_folder() -> Path | None:
     print("transformers: converting the bundled SmolLM2 GGUF once (about 2 minutes)...", flush=True)
     tmp = folder.with_name(folder.name + ".tmp")
     AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
-    AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
+    loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # a model loaded from GGUF refuses save_pretrained: copy its (dequantized) weights into a plain one
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config)
+    plain.load_state_dict(loaded.state_dict())
+    plain.save_pretrained(tmp)
     tmp.rename(folder)
     return folder
 
