@@ -31,7 +31,12 @@ def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answe
                           markup=False)
     outcome = run_experiment(config, out_dir, progress=progress, log=lambda s: console.print(s, markup=False))
     for table in all_tables(outcome.results):
-        typer.echo(table.to_markdown())
+        if not table.name.startswith("tests-"):  # the paired tests are long: they go to files only
+            typer.echo(table.to_markdown())
+    tests = outcome.results.tests
+    if tests:
+        typer.echo(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
+                   f"{sum(t['p'] < 0.05 for t in tests)} with p < 0.05")
     total = outcome.results.timings.get("total", 0.0)
     typer.echo(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; "
                f"LLM backend calls: {outcome.llm_calls}; wall time {total:.1f} s")

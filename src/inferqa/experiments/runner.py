@@ -118,10 +118,12 @@ class _Runner:
             raise InputError("benchmark directory not found", file=spec.path, field="benchmark.path")
         from ..build import build_benchmark
         from ..data import demo_path, load_questions
+        from ..data.shipped_demo import DEMO_BUILD, apply_labels, labels_path
         from ..io import sha256_file
 
         demo = demo_path()
-        options = {"top_k": 5, "split": [0.7, 0.1, 0.2], "seed": 13}
+        shipped = labels_path().exists()
+        options = dict(DEMO_BUILD, post_build=apply_labels if shipped else None)  # SmolLM2's shipped labels
         if spec.path is not None:  # build the demo where the config says
             self.log(f"  building the demo benchmark into {spec.path}")
             build_benchmark(load_questions(demo), spec.path, **options)
@@ -130,7 +132,8 @@ class _Runner:
         def compute(tmp: Path, _h: str) -> None:
             build_benchmark(load_questions(demo), tmp / "bench", **options)
 
-        out = self.stage("build-demo", {"demo": sha256_file(demo), **options}, compute)
+        labels = sha256_file(labels_path()) if shipped else None
+        out = self.stage("build-demo", {"demo": sha256_file(demo), "labels": labels, **DEMO_BUILD}, compute)
         return Benchmark(out.path / "bench")
 
     # -- ranking stages ----------------------------------------------------------------------
