@@ -115,6 +115,9 @@ def hit_curve_figure(results: ExperimentResults):
         ax.plot([k for k, _ in pts], [100 * v for _, v in pts], label=run_label(r), color=colours[r.retriever],
                 **_style(r, rerankers))
     ax.set_xscale("log")
+    ks = sorted({k for _, pts in series for k, _ in pts})
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.minorticks_off()
     ax.set_xlabel("k (log scale)")
     ax.set_ylabel("Hit@k (%)")
     ax.set_ylim(-2, 102)
