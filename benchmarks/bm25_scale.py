@@ -284,6 +284,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.ks.split(",")]
     os.environ.setdefault("TQDM_DISABLE", "1")
+    if "bm25s" in args.sides.split(",") or args.side == "bm25s":
+        from requirements import require
+
+        require("bm25_scale.py", ("bm25s", "Stemmer", "numba"), "the bm25s side",
+                " (or leave it out: --sides dedup,dedup-run)")
 
     if args.side:  # child process: one side, JSON on the last stdout line
         from inferqa.benchmark import Benchmark

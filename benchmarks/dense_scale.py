@@ -56,7 +56,7 @@ def sample_texts(bench_dir: Path, n: int, seed: int = 0) -> list[str]:
 def phase_encode(bench_dir: Path, n: int, backend: str) -> dict:
     import numpy as np
 
-    from inferqa.scale import embedding_worker, encode_texts
+    from inferqa.retrieve.encoding import embedding_worker, encode_texts
 
     texts = sample_texts(bench_dir, n)
     if backend == "local":
@@ -81,7 +81,7 @@ def write_random_index(bench_dir: Path, seed: int = 0) -> Path:
     from inferqa.io import atomic_open, write_json
     from inferqa.retrieve.corpus import corpus_ids
     from inferqa.retrieve.dense import EMBEDDINGS
-    from inferqa.scale.arrays import write_npy_rows
+    from inferqa.arrays import write_npy_rows
 
     out = bench_dir / "indexes" / RANDOM_INDEX
     if (out / "retriever.json").exists():
@@ -154,6 +154,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ray", action="store_true", help="also encode the sample through the Ray backend")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    from requirements import require
+
+    require("dense_scale.py", ("sentence_transformers", "faiss") + (("ray",) if args.ray else ()), "dense encoding and search")
     bench_dir = Path(args.bench)
     if args.child:
         phase, *rest = args.child

@@ -50,6 +50,9 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
+    from requirements import require
+
+    require("eval_speed.py", ("ir_measures", "pytrec_eval"), "the comparison sides")
     run, qrels = make_case(args.questions, args.depth)
     rows = []
     t_ours, ours = best_of(lambda: evaluate(run, qrels, DEFAULT_METRICS), args.repeat)

@@ -36,6 +36,9 @@ def main() -> None:
     ap.add_argument("--eval-questions", type=int, default=80)
     ap.add_argument("--seed", type=int, default=13)
     args = ap.parse_args()
+    from requirements import require
+
+    require("finetune_triviahg.py", ("sentence_transformers", "faiss"), "fine-tuning and dense retrieval")
 
     from inferqa.benchmark import Benchmark
     from inferqa.build import build_benchmark

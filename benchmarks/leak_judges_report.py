@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--examples", type=int, default=8, help="disagreements shown per dataset")
     ap.add_argument("--json", type=Path, default=None, help="also write the per-hint results here")
     args = ap.parse_args(argv)
+    from requirements import require
+
+    require("leak_judges_report.py", ("sentence_transformers", "llama_cpp"), "the embedding and llm judges")
 
     from rich.console import Console
     from rich.table import Table

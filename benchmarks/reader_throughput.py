@@ -220,6 +220,12 @@ def main() -> None:
     unknown = [b for b in chosen if b not in benches]
     if unknown:
         ap.error(f"unknown backend(s) {', '.join(unknown)}; choose from {', '.join(benches)}")
+
+    from requirements import require
+
+    modules = {"llama-cpp": "llama_cpp", "transformers": "transformers", "openai": "openai"}
+    require("reader_throughput.py", tuple(modules[b] for b in chosen), "the chosen backends")
+
     items = prompts_from_demo(args.n, args.k)
     load = os.getloadavg()[0]
     lines: list[str] = []

@@ -140,7 +140,8 @@ def quality(args) -> list[dict]:
 
     Relevance at two levels: label >= 1 (a passage of the question; ndcg gains 2^label - 1)
     and label 2 (answerable, as labelled by SmolLM2)."""
-    from inferqa.evaluate import evaluate, oracle_reranker
+    from inferqa.evaluate import evaluate
+    from inferqa.rerank import get_reranker
     from inferqa.llm import load_llm
     from inferqa.rerank import get_reranker
 
@@ -164,9 +165,7 @@ def quality(args) -> list[dict]:
         for retriever in ("bm25", "dense"):
             run = retrieve(bench, retriever, qids, 100)
             head = run.top(args.quality_depth)
-            oracle = oracle_reranker(head, bench.qrels)
-            for qid in oracle:  # the tail below the reranking depth stays, as for the real rerankers
-                oracle[qid] = oracle[qid] + run[qid][args.quality_depth:]
+            oracle = get_reranker("oracle").rerank(run, bench, depth=args.quality_depth)
             settings = [("(none)", run), ("oracle reranker", oracle)]
             for name in args.only or LLM_RERANKERS:
                 start = time.perf_counter()
@@ -198,6 +197,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp and torch threads (1 is best on a busy machine)")
     ap.add_argument("--json", type=Path, help="write the rows here too")
     args = ap.parse_args()
+    from requirements import require
+
+    require("rerank_throughput.py", ("transformers", "sentence_transformers", "llama_cpp"), "the rerankers")
     out = {}
     if not args.quality_only:
         out["throughput"] = throughput(args)

@@ -49,7 +49,7 @@ def test_index_retrieve_evaluate(bench_dir, tmp_path, monkeypatch, capsys):
     assert run_cli(monkeypatch, capsys, "index", bench_dir, "--retriever", "bm25")[0] == 0
     assert run_cli(monkeypatch, capsys, "index", bench_dir, "--retriever", "bm25", "--no-dedup")[0] == 0
     for name, extra in (("dedup.trec", []), ("plain.trec", ["--no-dedup"])):
-        code, out, err = run_cli(monkeypatch, capsys, "retrieve", bench_dir, "--split", "all", "--k", "20",
+        code, out, err = run_cli(monkeypatch, capsys, "retrieve", bench_dir, "--split", "all", "--depth", "20",
                                  "--out", tmp_path / name, *extra)
         assert code == 0, err
     lines = (tmp_path / "dedup.trec").read_text().splitlines()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa.evaluate import evaluate, optimal, oracle_reranker, oracle_retriever
+from inferqa.evaluate import evaluate, optimal, oracle_retriever
+from inferqa.rerank import get_reranker
 from inferqa.records import Qrels, Run
 
 
@@ -33,7 +34,12 @@ def test_oracle_retriever_is_seeded_and_complete(qrels):
 def test_oracle_reranker_sorts_by_label_stably(qrels):
     run = Run({"q1": [("q1_001_2", 9.0), ("q1_110_01", 8.0), ("q1_100_0", 7.0), ("q1_110_10", 6.0), ("x_100_0", 5.0)],
                "q2": [("q2_100_0", 1.0)]})
-    out = oracle_reranker(run, qrels)
+    oracle = get_reranker("oracle", qrels=qrels)
+    out = Run({qid: oracle.rerank_question(qid, ranked, None, depth=len(ranked)) for qid, ranked in run.items()})
+    assert [s for _, s in out["q1"]] == [2.0, 1.0, 1.0, 0.0, 0.0]  # its scores are the labels
+    # below the reranking depth the run's order stays, like any reranker's
+    head2 = oracle.rerank_question("q1", run["q1"], None, depth=2)
+    assert [p for p, _ in head2] == ["q1_001_2", "q1_110_01", "q1_100_0", "q1_110_10", "x_100_0"]
     assert [p for p, _ in out["q1"]] == ["q1_110_10", "q1_001_2", "q1_100_0", "q1_110_01", "x_100_0"]
     assert [p for p, _ in out["q2"]] == ["q2_100_0"]
     before, after = evaluate(run, qrels, ["ndcg@5", "mrr"]), evaluate(out, qrels, ["ndcg@5", "mrr"])

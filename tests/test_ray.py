@@ -14,7 +14,8 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'infe
 
 from inferqa.errors import InputError  # noqa: E402
 from inferqa.read import Reader  # noqa: E402
-from inferqa.scale import RayLLM, generate, load_scaled_llm, map_batches, rerank_run  # noqa: E402
+from inferqa.rerank import rerank_run  # noqa: E402
+from inferqa.scale import Executor, RayLLM, generate, load_scaled_llm, map_batches  # noqa: E402
 
 from test_scale import HashLLM, first_run, small_bench  # noqa: E402,F401  (fixture reused)
 
@@ -61,8 +62,8 @@ def test_rerank_ray_equals_local(small_bench):
     run = first_run(small_bench)
     opts = {"llm": HashLLM()}
     local = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, progress=False)
-    remote = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts, backend="ray",
-                        num_actors=2, progress=False)
+    remote = rerank_run(run, small_bench.path, "llm-pointwise", depth=4, options=opts,
+                        executor=Executor("ray", num_actors=2), progress=False)
     assert remote == local and remote.tag == local.tag
     assert list(remote) == list(run)
 

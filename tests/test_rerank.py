@@ -136,7 +136,8 @@ def test_rerank_resumes_from_checkpoint(tmp_path):
 
 
 def test_registry_names_and_option_errors():
-    assert {"llm-pointwise", "llm-listwise", "upr", "cross-encoder", "monot5", "rankt5", "lit5"} <= \
+    assert {"llm-pointwise", "llm-listwise", "upr", "cross-encoder", "monot5", "rankt5", "lit5",
+            "oracle"} <= \
         set(registry.available("reranker"))
     with pytest.raises(InputError, match="unknown reranker 'bm42'"):
         get_reranker("bm42")

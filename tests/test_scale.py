@@ -16,7 +16,9 @@ from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.records import Run, parse_passage_id
-from inferqa.scale import encode_texts, load_scaled_llm, map_batches, rerank_run
+from inferqa.rerank import rerank_run
+from inferqa.retrieve.encoding import encode_texts
+from inferqa.scale import Executor, load_scaled_llm, map_batches
 from inferqa.scale.backends import imap_batches, unwrap_input_error
 
 REPO = Path(__file__).resolve().parents[1]
@@ -200,7 +202,7 @@ def test_synthetic_benchmark_small(wikihint_file, triviahg_file, tmp_path):
 
 
 def test_npy_rows_read_and_write_by_file_io(tmp_path):
-    from inferqa.scale.arrays import npy_layout, read_npy_rows, write_npy_rows
+    from inferqa.arrays import npy_layout, read_npy_rows, write_npy_rows
 
     a = np.arange(10 * 3, dtype=np.float32).reshape(10, 3)
     np.save(tmp_path / "a.npy", a)

@@ -59,6 +59,18 @@ def gemma3_270m_path(cache_dir: str | os.PathLike | None = None) -> Path:
     return out
 
 
+def check_model_ref(name_or_path: str) -> str:
+    """`name_or_path` as given, unless it is written as a path (absolute, `./`, `../`, `~`, or
+    more than one `/`, which no Hugging Face id has) and nothing is there: a model folder
+    that is missing fails here, before any work starts, not deep inside a model library."""
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    path_like = text.startswith(("/", ".", "~")) or text.count("/") > 1 or os.sep != "/" and os.sep in text
+    if path_like and not path.exists():
+        raise InputError("model folder not found", file=text, field="model")
+    return text
+
+
 def resolve_embedding_model(name_or_path: str) -> str:
     """`minilm` → the bundled path; anything else (HF id or folder) is passed through."""
-    return str(minilm_path()) if name_or_path == MINILM else name_or_path
+    return str(minilm_path()) if name_or_path == MINILM else check_model_ref(name_or_path)

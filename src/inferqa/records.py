@@ -17,9 +17,14 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import InputError
-from .io import atomic_open
+from .io import atomic_open, check_file, iter_lines
 
 LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2
+
+
+def answerability_label(correct: Iterable[bool]) -> int:
+    """A passage of its own question: 2 if any labeller's answer from it is correct, else 1."""
+    return LABEL_ANSWERABLE if any(correct) else LABEL_PARTIAL
 
 
 @dataclass(frozen=True)
@@ -146,23 +151,19 @@ class Qrels(dict):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Qrels":
-        path = Path(path)
-        if not path.exists():
-            raise InputError("file not found", file=path)
         q = cls()
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                parts = line.split()
-                if len(parts) != 4:
-                    raise InputError("expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
-                qid, _, pid, label = parts
-                try:
-                    q.setdefault(qid, {})[pid] = int(label)
-                except ValueError:
-                    raise InputError(f"label {label!r} is not an integer", file=path,
-                                     record=f"line {lineno}", field="label") from None
+        for lineno, line in iter_lines(path):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 4:
+                raise InputError("expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
+            qid, _, pid, label = parts
+            try:
+                q.setdefault(qid, {})[pid] = int(label)
+            except ValueError:
+                raise InputError(f"label {label!r} is not an integer", file=path,
+                                 record=f"line {lineno}", field="label") from None
         if not q:
             raise InputError("qrels file is empty", file=path)
         return q
@@ -189,9 +190,7 @@ class Run(dict):
         """Read a TREC run, or a Rankify/DPR JSON run (detected from the content; matched to
         `bench`'s `split` by position, see inferqa.runfiles). Duplicate passages of a question
         or unsorted TREC ranks are errors."""
-        path = Path(path)
-        if not path.exists():
-            raise InputError("file not found", file=path)
+        path = check_file(path)
         from .runfiles import RANKIFY, read_rankify, sniff
 
         if sniff(path) == RANKIFY:
@@ -199,32 +198,31 @@ class Run(dict):
         run = cls()
         seen: dict[str, set[str]] = {}
         last: dict[str, tuple[int, float]] = {}
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                parts = line.split()
-                if len(parts) != 6:
-                    raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", file=path,
-                                     record=f"line {lineno}")
-                qid, _, pid, rank_s, score_s, tag = parts
-                try:
-                    rank, score = int(rank_s), float(score_s)
-                except ValueError:
-                    raise InputError("rank must be an integer and score a number", file=path,
-                                     record=f"line {lineno}", field="rank/score") from None
-                if math.isnan(score):
-                    raise InputError("score is NaN", file=path, record=f"line {lineno}", field="score")
-                if pid in seen.setdefault(qid, set()):
-                    raise InputError(f"duplicate passage {pid} for question {qid}", file=path,
-                                     record=f"line {lineno}", field="pid")
-                if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
-                    raise InputError(f"unsorted run for question {qid}: ranks must increase and scores "
-                                     "must not increase", file=path, record=f"line {lineno}", field="rank")
-                seen[qid].add(pid)
-                last[qid] = (rank, score)
-                run.setdefault(qid, []).append((pid, score))
-                run.tag = tag
+        for lineno, line in iter_lines(path):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 6:
+                raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", file=path,
+                                 record=f"line {lineno}")
+            qid, _, pid, rank_s, score_s, tag = parts
+            try:
+                rank, score = int(rank_s), float(score_s)
+            except ValueError:
+                raise InputError("rank must be an integer and score a number", file=path,
+                                 record=f"line {lineno}", field="rank/score") from None
+            if math.isnan(score):
+                raise InputError("score is NaN", file=path, record=f"line {lineno}", field="score")
+            if pid in seen.setdefault(qid, set()):
+                raise InputError(f"duplicate passage {pid} for question {qid}", file=path,
+                                 record=f"line {lineno}", field="pid")
+            if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
+                raise InputError(f"unsorted run for question {qid}: ranks must increase and scores "
+                                 "must not increase", file=path, record=f"line {lineno}", field="rank")
+            seen[qid].add(pid)
+            last[qid] = (rank, score)
+            run.setdefault(qid, []).append((pid, score))
+            run.tag = tag
         if not run:
             raise InputError("run file is empty", file=path)
         return run

@@ -146,8 +146,9 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     bench = Benchmark(bench_dir)
     meta = dict(bench.meta)
     state = VerificationState.from_meta(meta)
+    verdicts = read_sheet(sheet, fmt)  # the file given is checked first
     rows = load_labels(bench.path / "labels.jsonl")
-    decided, gone = _validate(read_sheet(sheet, fmt), bench, rows, state, sheet)
+    decided, gone = _validate(verdicts, bench, rows, state, sheet)
 
     summary = ImportSummary(leak_action=leak_action_of(meta, leak_action))
     summary.skipped = gone + sum(v.verdict == SKIP for v in decided.values())

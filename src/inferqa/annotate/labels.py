@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from ..errors import InputError
 from ..io import iter_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, answerability_label
 from ..text import normalize_answer
 
 # Reader outputs that mean "no answer" are never candidates for review.
@@ -48,7 +48,7 @@ class LabelRow:
 
     def relabel(self) -> int:
         """The label the `correct` flags imply: 2 if any labeller's answer is correct, else 1."""
-        return LABEL_ANSWERABLE if any(self.correct.values()) else LABEL_PARTIAL
+        return answerability_label(self.correct.values())
 
     def to_dict(self) -> dict[str, Any]:
         d = {"pid": self.pid, "qid": self.qid, "label": self.label, "answers": self.answers,

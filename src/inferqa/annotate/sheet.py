@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Literal
 
 from ..errors import InputError
-from ..io import atomic_open, iter_jsonl
+from ..io import atomic_open, check_file, iter_jsonl, read_csv
 from .candidates import Candidate
 
 SheetFormat = Literal["csv", "jsonl"]
@@ -89,28 +89,17 @@ def _raw_rows(path: Path, fmt: SheetFormat) -> Iterator[tuple[int, dict]]:
     if fmt == "jsonl":
         yield from iter_jsonl(path)
         return
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: spreadsheets add a BOM
-            reader = csv.DictReader(fh)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(f"missing column {', '.join(repr(m) for m in missing)} in the header",
-                                 file=path, record="row 1")
-            for i, rec in enumerate(reader, 2):
-                if None in rec:
-                    raise InputError("more cells than header columns", file=path, record=f"row {i}")
-                yield i, rec
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=path) from None
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV: {exc}", file=path) from None
+    header, rows = read_csv(path)  # a spreadsheet's BOM is dropped there
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"missing column {', '.join(repr(m) for m in missing)} in the header",
+                         file=path, record="row 1")
+    yield from rows
 
 
 def read_sheet(path: str | os.PathLike, fmt: str | None = None) -> list[SheetVerdict]:
     """Every row's verdict, or an InputError naming the first bad row."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=path)
+    path = check_file(path)
     out = []
     for row, rec in _raw_rows(path, guess_format(path, fmt)):
         for col in REQUIRED:

@@ -10,8 +10,10 @@ that means the same as the answer ("looking glass" for "mirror", "Big Apple" for
 York City") is what a paraphrased leak looks like.
 
 LLMLeakJudge asks an LLM (any `inferqa.llm.load_llm` spec) whether the hint states the
-answer or an alternative name of it, and parses yes/no (small models often reply with
-neither; then the likelier of "Yes" and "No" decides, where the backend allows).
+answer or an alternative name of it, and parses yes/no. Small models often reply with
+neither: on llama-cpp specs (smollm2, gemma3-270m, llama-cpp:PATH) the likelier of "Yes"
+and "No" after the chat prompt then decides; on transformers: and openai: specs such a
+reply counts as no.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Sequence
 
@@ -26,8 +27,8 @@ def parse_split(spec: str | Sequence[float] | None) -> tuple[float, ...] | str:
                              field="split") from None
     else:
         values = tuple(float(x) for x in spec)
-    if not 1 <= len(values) <= 3 or any(v < 0 for v in values):
-        raise InputError(f"--split {spec!r}: expected 1 to 3 non-negative values", field="split")
+    if not 1 <= len(values) <= 3 or any(not math.isfinite(v) or v < 0 for v in values):
+        raise InputError(f"--split {spec!r}: expected 1 to 3 finite non-negative values", field="split")
     is_counts = all(v == int(v) for v in values) and sum(values) > 1
     if not is_counts and abs(sum(values) - 1.0) > 1e-6:
         raise InputError(f"--split {spec!r}: fractions must sum to 1 (or give whole counts)", field="split")

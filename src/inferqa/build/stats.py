@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..io import iter_lines
 
 
 def benchmark_stats(path: str | os.PathLike) -> dict:
@@ -15,14 +16,13 @@ def benchmark_stats(path: str | os.PathLike) -> dict:
     bench = Benchmark(path)
     per_question: dict[str, Counter] = defaultdict(Counter)
     qrels_file = bench.path / "qrels.tsv"
-    with open(qrels_file, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
-                raise InputError("expected 'qid 0 pid label'", file=qrels_file, record=f"line {lineno}")
-            per_question[parts[0]][int(parts[3])] += 1
+    for lineno, line in iter_lines(qrels_file):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
+            raise InputError("expected 'qid 0 pid label'", file=qrels_file, record=f"line {lineno}")
+        per_question[parts[0]][int(parts[3])] += 1
     splits = {"all": list(bench.questions), **{k: v for k, v in bench.splits.items() if k != "all"}}
     out = {}
     for name, qids in splits.items():

@@ -16,6 +16,9 @@ COMMAND_MODULES = [
     "evaluate",
     "experiments",
     "read",
+    "tune_union",
+    "answers",
+    "label",
     "annotate",
     "release",
     "plugins",
@@ -25,12 +28,34 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_name}")
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def main() -> None:
+    """Run the CLI: bad input of any kind (ours or a malformed command line) is one line on
+    stderr and exit code 2."""
     try:
-        app()
+        from typer._click import exceptions as cx  # typer vendors its own click since 0.24
+    except ImportError:  # pragma: no cover - older typer on plain click
+        from click import exceptions as cx
+
+    try:
+        code = app(standalone_mode=False)
     except InputError as exc:
-        print(f"inferqa: error: {exc}", file=sys.stderr)
+        print(f"inferqa: error: {_one_line(str(exc))}", file=sys.stderr)
         sys.exit(2)
-    except KeyboardInterrupt:
+    except cx.NoArgsIsHelpError as exc:
+        print(exc.format_message())
+        sys.exit(2)
+    except cx.UsageError as exc:
+        cmd = exc.ctx.command_path if exc.ctx is not None else "inferqa"
+        print(f"inferqa: error: {cmd}: {_one_line(exc.format_message())} (see {cmd} --help)", file=sys.stderr)
+        sys.exit(2)
+    except cx.ClickException as exc:
+        print(f"inferqa: error: {_one_line(exc.format_message())}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, cx.Abort):
         print("inferqa: interrupted", file=sys.stderr)
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

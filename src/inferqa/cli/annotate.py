@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .app import app
+from .app import app, finite
 
 annotate_app = typer.Typer(
     help="Human verification of labels: export the distinct accepted or contested answers to a sheet, "
@@ -25,7 +25,7 @@ def export_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="The review sheet to write."),
     split: Optional[str] = typer.Option(None, "--split", help="Only this split's questions (default: all)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
-    min_f1: float = typer.Option(0.5, "--min-f1", help="A rejected answer is contested (exported too) at this "
+    min_f1: float = typer.Option(0.5, "--min-f1", parser=finite, help="A rejected answer is contested (exported too) at this "
                                                        "token F1 to a gold alias, or when either contains the other."),
 ) -> None:
     """Write one row per question and distinct model answer that the judge accepted or that is contested."""
@@ -43,7 +43,7 @@ def import_cmd(
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     leak_judge: str = typer.Option("string", "--leak-judge", help="Judge for new aliases: string | embedding | llm "
                                                                   "(the string rule always runs first)."),
-    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", help="Cosine threshold of the "
+    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", parser=finite, help="Cosine threshold of the "
                                                    "embedding leak judge (default 0.85)."),
     leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
     leak_action: Optional[str] = typer.Option(None, "--leak-action",

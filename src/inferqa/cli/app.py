@@ -1,5 +1,7 @@
 """The Typer app every command module registers on. Keep imports here light."""
 
+import math
+
 import typer
 
 app = typer.Typer(
@@ -9,3 +11,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def finite(text: str) -> float:
+    """Parser of float options: nan and inf are refused (float() takes both)."""
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        raise typer.BadParameter(f"{text!r} is not a number") from None
+    if not math.isfinite(number):
+        raise typer.BadParameter(f"{text!r} is not a finite number")
+    return number

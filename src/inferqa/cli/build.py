@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from .app import app
+from .app import app, finite
 
 LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
@@ -55,7 +55,7 @@ def build_cmd(
     leak_judge: str = typer.Option("string", "--leak-judge", help="string (word-boundary rule) | embedding (best "
                                    "hint-span cosine to the answer) | llm (asks --leak-llm); the string rule "
                                    "always runs first."),
-    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", help="Cosine threshold of the "
+    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", parser=finite, help="Cosine threshold of the "
                                                    "embedding leak judge (default 0.85)."),
     leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
     split: str = typer.Option("0.7,0.1,0.2", "--split",

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
-from .app import app
+from .app import app, finite
 
 
 def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answers: bool = False) -> None:
@@ -130,7 +130,7 @@ def finetune_command(
                                        help="Negatives from bm25, dense, random or a TREC run file."),
     epochs: int = typer.Option(1, "--epochs"),
     batch_size: int = typer.Option(32, "--batch-size"),
-    lr: float = typer.Option(2e-5, "--lr"),
+    lr: float = typer.Option(2e-5, "--lr", parser=finite),
     max_questions: Optional[int] = typer.Option(None, "--max-questions", help="Use the first N questions."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop after N optimiser steps."),
     seed: int = typer.Option(13, "--seed"),

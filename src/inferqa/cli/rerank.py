@@ -8,11 +8,10 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import InputError
 from ..options import parse_key_values
 from .app import app
 
-RERANKER_HELP = ("llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5 "
+RERANKER_HELP = ("llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5 | oracle "
                  "(`inferqa plugins reranker` lists them with their options).")
 LLM_HELP = ("LLM rerankers: LLM spec (smollm2, gemma3-270m, llama-cpp:/x.gguf, openai:MODEL, "
             "transformers:ID).")
@@ -31,8 +30,8 @@ def rerank_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Reranked TREC run to write (atomically)."),
     llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
     model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
-    depth: int = typer.Option(100, "--depth", "-k", help="Rerank the top DEPTH of each question; the rest "
-                                                         "stays below in its order."),
+    depth: int = typer.Option(100, "--depth", min=1, help="Rerank the top DEPTH of each question; the rest "
+                                                          "stays below in its order."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size (cross-encoder, T5 family)."),
     split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split "
                                                               "(the output holds only them)."),
@@ -53,10 +52,11 @@ def rerank_cmd(
     """
     from rich.console import Console
 
-    from ..benchmark import Benchmark
     from .. import registry
-    from ..records import Run
-    from ..rerank import get_reranker
+    from ..benchmark import Benchmark
+    from ..evaluate import open_run
+    from ..rerank import rerank_run
+    from ..scale import Executor
 
     plugin = registry.get("reranker", reranker)
     given = {"llm": llm, "model": model, "batch_size": batch_size}
@@ -64,34 +64,16 @@ def rerank_cmd(
     if "llm_options" in plugin.options:
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     plugin.settings(extra)  # option errors before the run is read
+    executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
     benchmark = Benchmark(bench)
-    run = Run.load(run_file, benchmark, split)
-    qids = None
-    if split:
-        wanted = set(benchmark.split_qids(split))
-        qids = [q for q in run if q in wanted]
-        if not qids:
-            raise InputError(f"the run has no question of split {split!r}", file=run_file)
+    run, qids = open_run(run_file, benchmark, split)
     ckpt = checkpoint_path(out)
     t0 = time.perf_counter()
-    if backend != "local":
-        from ..scale import check_backend, rerank_run
-
-        check_backend(backend)
-        rr = None
-        reranked = rerank_run(run, bench, reranker, depth=depth, qids=qids, checkpoint=ckpt, backend=backend,
-                              ray_address=ray_address, num_actors=num_actors,
-                              options=extra)
-    else:
-        rr = get_reranker(reranker, **extra)
-        reranked = rr.rerank(run, benchmark, depth=depth, qids=qids, checkpoint=ckpt, progress=True)
+    reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=qids, checkpoint=ckpt,
+                          progress=True, executor=executor)
     seconds = time.perf_counter() - t0
     reranked.save(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)
-    line = (f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {reranker} "
-            f"in {seconds:.1f} s ({scored / max(seconds, 1e-9):.1f} passages/s)")
-    stats = getattr(getattr(rr, "_llm", None), "stats", None)
-    if stats is not None:
-        line += f"; LLM cache {stats.hits:,} hits, {stats.misses:,} misses"
-    Console().print(line)
+    Console().print(f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {reranker} "
+                    f"in {seconds:.1f} s ({scored / max(seconds, 1e-9):.1f} passages/s)")

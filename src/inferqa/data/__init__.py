@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io import read_json
+from ..io import check_file, iter_lines, read_json
 from ..records import Question
 from . import generic, quit, triviahg, wikihint
 
@@ -28,21 +28,18 @@ def demo_path() -> Path:
 
 
 def _first_jsonl_object(path: Path) -> Any:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError:
-                    return None
+    for _, line in iter_lines(path):
+        if line.strip():
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
     return None
 
 
 def detect_format(path: str | os.PathLike, data: Any = None) -> str:
     """Name the format of `path` from its extension and the shape of its first record."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=path)
+    path = check_file(path)
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
         return "csv"
@@ -69,10 +66,7 @@ def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]
     path = Path(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", file=path, field="format")
-    if not path.exists():
-        raise InputError("file not found", file=path)
-    if path.is_dir():
-        raise InputError("expected a file, got a directory", file=path)
+    check_file(path)
     data = None
     if fmt == "auto":
         if path.suffix.lower() not in (".csv", ".tsv", ".jsonl"):

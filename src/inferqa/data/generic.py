@@ -14,13 +14,12 @@ way with tabs between cells.
 
 from __future__ import annotations
 
-import csv
 import re
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
-from ..io import iter_jsonl
+from ..io import iter_jsonl, read_csv
 from ..records import Hint, Question
 from ._common import answers_field, check_unique, convergence_field, get, text_field
 
@@ -59,8 +58,6 @@ def parse_record(obj: Any, file: Path, rec: str) -> Question:
 
 def parse_jsonl(file: Path) -> list[Question]:
     out = [parse_record(obj, file, f"line {lineno}") for lineno, obj in iter_jsonl(file)]
-    if not out:
-        raise InputError("no questions in file", file=file)
     check_unique(out, file)
     return out
 
@@ -72,15 +69,8 @@ def parse_json_array(data: list, file: Path) -> list[Question]:
 
 
 def parse_csv(file: Path) -> list[Question]:
-    if not file.exists():
-        raise InputError("file not found", file=file)
-    try:
-        with open(file, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.DictReader(fh, delimiter="\t" if file.suffix.lower() == ".tsv" else ","))
-            header = list(rows[0].keys()) if rows else []
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"unreadable CSV: {exc}", file=file) from None
-    if not rows:
+    header, numbered = read_csv(file, delimiter="\t" if file.suffix.lower() == ".tsv" else ",")
+    if not numbered:
         raise InputError("no questions in file (a header row and one row per question expected)", file=file)
     for col in ("id", "question", "answers"):
         if col not in header:
@@ -89,9 +79,7 @@ def parse_csv(file: Path) -> list[Question]:
     if not hint_cols:
         raise InputError("no hint_1 ... hint_N columns", file=file, record="header", field="hint_1")
     out = []
-    for n_row, row in enumerate(rows, 1):
-        if None in row:
-            raise InputError("more cells than header columns", file=file, record=f"row {n_row}")
+    for n_row, row in ((n - 1, row) for n, row in numbered):  # row 1: the first question
         hints = []
         for n, col in hint_cols:
             cell = (row.get(col) or "").strip()

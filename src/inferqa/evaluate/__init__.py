@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .checks import check_run_ids
+from .checks import OPTIMAL, check_run_ids, open_run
 from .metrics import DEFAULT_METRICS, Metric, evaluate, parse_metric, per_query_scores
-from .oracles import optimal, oracle_reranker, oracle_retriever
+from .oracles import optimal, oracle_retriever
 
 __all__ = [
     "DEFAULT_METRICS", "Metric", "evaluate", "parse_metric", "per_query_scores",
-    "check_run_ids", "oracle_retriever", "oracle_reranker", "optimal",
+    "check_run_ids", "open_run", "OPTIMAL", "oracle_retriever", "optimal",
 ]

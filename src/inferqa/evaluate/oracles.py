@@ -1,7 +1,7 @@
-"""Oracle runs: the upper bounds QUIT reports.
+"""Oracle runs: the upper bounds QUIT reports (the oracle reranker is a reranker:
+`inferqa.rerank.oracle`, scores = labels).
 
 - oracle retriever: every relevant passage of the question, in a seeded random order;
-- oracle reranker: a given run's passages sorted by label, descending, stable;
 - optimal: every relevant passage sorted by label, descending (qrels order among equals).
 
 Scores are `n - rank` (strictly decreasing), so TREC files keep the order for any tool.
@@ -13,7 +13,6 @@ import random
 from typing import Iterable
 
 from ..benchmark import Benchmark
-from ..errors import InputError
 from ..records import Qrels, Run
 
 
@@ -40,18 +39,6 @@ def oracle_retriever(bench: Benchmark | Qrels, qids: Iterable[str], seed: int = 
         random.Random(f"{seed}:{qid}").shuffle(pids)
         run[qid] = _scored(pids)
     return run
-
-
-def oracle_reranker(run: Run, qrels: Qrels) -> Run:
-    """The run's passages sorted by label, descending; the run's order among equal labels."""
-    if not qrels:
-        raise InputError("qrels are empty", field="qrels")
-    out = Run(tag="oracle-reranker")
-    for qid, ranked in run.items():
-        labels = qrels.get(qid, {})
-        pids = sorted((pid for pid, _ in ranked), key=lambda p: -labels.get(p, 0))
-        out[qid] = _scored(pids)
-    return out
 
 
 def optimal(bench_or_qrels: Benchmark | Qrels, qids: Iterable[str], min_label: int = 1) -> Run:

@@ -17,9 +17,12 @@ ks: [1, 3, 5]
 oracles: {retriever: true, reranker: true, optimal: true}
 ```
 
-Relative paths are resolved against the YAML file's folder. Stage kinds, strategies and
-their `options` are checked against the plugin registry (`inferqa plugins`) when the file is
-read; a reader's options go to the context strategies that declare them (alpha, beta).
+Two fields are paths, and a relative one is resolved against the YAML file's folder:
+`benchmark.path` and `llm_cache`. Values inside a stage's `options` (a model folder, say)
+are passed on as written, so a relative one is relative to the working directory. Stage
+kinds, strategies and their `options` are checked against the plugin registry (`inferqa
+plugins`) when the file is read; a reader's options go to the context strategies that
+declare them (alpha, beta).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import read_text
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEFAULT_STRATEGIES = ("union_norm", "union_freq")
@@ -80,7 +84,7 @@ class ExperimentConfig:
     metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
     max_questions: int | None = None
     seed: int = 13
-    llm_cache: Path | None = None  # None: the experiment folder's llm-cache.sqlite
+    llm_cache: Path | None = None  # None: the shared default (inferqa.llm.default_cache_path)
     source: Path | None = None     # the YAML file it came from
 
     def to_dict(self) -> dict[str, Any]:
@@ -283,16 +287,13 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
     import yaml
 
     path = Path(path)
-    if not path.is_file():
-        raise InputError("experiment file not found", file=path)
+    text = read_text(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         raise InputError(f"malformed YAML{where}: {getattr(exc, 'problem', None) or exc}", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=path) from None
     return config_from_dict(raw, file=path)
 
 

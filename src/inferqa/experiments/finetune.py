@@ -263,10 +263,11 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
     from ..models import resolve_embedding_model
 
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    weights = resolve_embedding_model(model)  # a missing model folder fails before negatives are mined
     _seed_everything(options.seed)
     examples = build_examples(bench, options)
     rng = random.Random(options.seed)
-    st = SentenceTransformer(resolve_embedding_model(model), device=device or "cpu")
+    st = SentenceTransformer(weights, device=device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
     n_batches = len(distinct_question_batches(examples, options.batch_size, random.Random(options.seed)))
@@ -299,6 +300,7 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     from ..models import resolve_embedding_model
 
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    weights = resolve_embedding_model(model)  # a missing model folder fails before negatives are mined
     _seed_everything(options.seed)
     examples = build_examples(bench, options)
     pairs = [(e.query, e.positive, 1.0) for e in examples]
@@ -306,7 +308,7 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     if all(lab == 1.0 for *_, lab in pairs):
         raise InputError("no negatives: a reranker needs --negatives > 0", field="negatives")
     rng = random.Random(options.seed)
-    ce = CrossEncoder(resolve_embedding_model(model), num_labels=1, max_length=options.max_length,
+    ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length,
                       device=device or "cpu")
     bce = BinaryCrossEntropyLoss(ce)
     total = _steps(len(_plain_batches(pairs, options.batch_size, random.Random(0))), options)

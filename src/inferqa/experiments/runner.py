@@ -188,18 +188,10 @@ class _Runner:
         return RankedRun(setting, upstream.retriever, spec.name, out)
 
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
-        from ..evaluate import oracle_reranker
+        from ..rerank.oracle import OracleReranker
 
         def compute(tmp: Path, _h: str) -> None:
-            run = upstream.run
-            head = oracle_reranker(run.top(depth), self.bench.qrels)
-            out = Run(tag=ORACLE)
-            for qid, ranked in run.items():
-                top = head[qid]
-                tail = ranked[depth:]
-                floor = min((s for _, s in top), default=0.0)
-                # keep the tail's order below the head, like a real reranker does
-                out[qid] = top + [(pid, floor - 1 - i) for i, (pid, _) in enumerate(tail)]
+            out = OracleReranker().rerank(upstream.run, self.bench, depth=depth)
             out.save(tmp / RUN_FILE, tag=ORACLE)
 
         out = self.stage(f"rerank-{upstream.retriever}-oracle", {"upstream": upstream.stage.hash, "kind": ORACLE,

@@ -3,10 +3,14 @@ post-build hook (inside the temp directory, before it replaces the output)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..llm.base import LLM
 
 DEFAULT_LABELER = "smollm2"
 
@@ -24,8 +28,7 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full",
                     split_by: str | None = None, split: Any = None, seed: int = 13,
                     judge: str | None = None) -> Callable[[Path, dict], None] | None:
     """A post_build callback doing what the options ask, or None when they ask for nothing."""
-    if split_by not in (None, "parametric"):
-        raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
+    check_split_by(split_by)
     if labelers and not label and not parametric and not split_by:
         raise InputError("--labeler is given but neither --label nor --parametric asks for labelling",
                          field="labeler")
@@ -39,18 +42,12 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full",
 
     def post_build(tmp: Path, meta: dict) -> None:
         from ..llm import load_llm
-        from .labelling import label_benchmark
-        from .parametric import apply_parametric_split, parametric_test
 
         llms = [load_llm(s) for s in specs]
         judge_llm = load_llm(judge) if judge else None
         try:
-            if label:
-                label_benchmark(tmp, llms, mode, judge=judge_llm, meta=meta)
-            if parametric:
-                flags = parametric_test(tmp, llms, judge=judge_llm, meta=meta)
-                if split_by == "parametric":
-                    apply_parametric_split(tmp, flags, dev_share=dev_share_of(split), seed=seed, meta=meta)
+            llm_steps(tmp, llms, label=label, mode=mode, parametric=parametric, split_by=split_by,
+                      dev_share=dev_share_of(split), seed=seed, judge=judge_llm, meta=meta)
         finally:
             for m in llms + ([judge_llm] if judge_llm else []):
                 m.close()
@@ -59,6 +56,63 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full",
                                                       "judge": judge}
 
     return post_build
+
+
+def check_split_by(split_by: str | None) -> None:
+    if split_by not in (None, "parametric"):
+        raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
+
+
+def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: bool = True, mode: str = "full",
+              parametric: bool = False, split_by: str | None = None, dev_share: float | None = None,
+              seed: int | None = None, judge: "LLM | None" = None, meta: dict | None = None) -> dict | None:
+    """Label `bench_dir` with `llms`, then (if asked) the parametric test and the parametric
+    split. `dev_share` and `seed` default to the build's own options in its meta.json.
+    Returns the labelling record (None when only the parametric test ran)."""
+    from .labelling import label_benchmark
+    from .parametric import apply_parametric_split, parametric_test
+
+    check_split_by(split_by)
+    record = label_benchmark(bench_dir, llms, mode, judge=judge, meta=meta) if label else None
+    if parametric or split_by:
+        flags = parametric_test(bench_dir, llms, judge=judge, meta=meta)
+        if split_by:
+            if dev_share is None or seed is None:
+                from ..benchmark import Benchmark
+
+                opts = Benchmark(bench_dir).meta.get("options", {})
+                dev_share = dev_share_of(opts.get("split")) if dev_share is None else dev_share
+                seed = opts.get("seed", 13) if seed is None else seed
+            apply_parametric_split(bench_dir, flags, dev_share=dev_share, seed=seed, meta=meta)
+    return record
+
+
+def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Callable[[str], "LLM"], *,
+            mode: str = "full", parametric: bool = False, split_by: str | None = None,
+            judge: str | None = None) -> dict:
+    """`inferqa label`: label an existing benchmark in place with the LLMs named by `labelers`
+    (default smollm2), each opened by `open_llm` (here, or on Ray). Options are checked
+    before any model loads. Returns the labelling record."""
+    from ..benchmark import Benchmark
+    from .labelling import MODES
+
+    Benchmark(bench_dir)
+    check_split_by(split_by)
+    if mode not in MODES:
+        raise InputError(f"--label-mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
+    llms: list = []
+    try:
+        for spec in list(labelers) or [DEFAULT_LABELER]:
+            llms.append(open_llm(spec))
+        judge_llm = open_llm(judge) if judge else None
+        if judge_llm is not None:
+            llms.append(judge_llm)
+        labellers = llms[:-1] if judge_llm is not None else llms
+        return llm_steps(bench_dir, labellers, mode=mode, parametric=parametric or bool(split_by),
+                         split_by=split_by, judge=judge_llm)
+    finally:
+        for m in llms:
+            m.close()
 
 
 def convergence_step(questions: list, spec: str | None) -> list:

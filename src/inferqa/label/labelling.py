@@ -25,7 +25,7 @@ from ..io import write_json, write_jsonl
 from ..progress import counter
 from ..read.answers import answer_judge
 from ..read.reader import Reader
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
+from ..records import Qrels, answerability_label, parse_passage_id
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -89,7 +89,7 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
                     answers[pid][llm.identity] = out.answer
                     correct[pid][llm.identity] = judged.correct(question, out.answer, q.answers)
                 bar.update(len(chunk))
-    label_of = {pid: LABEL_ANSWERABLE if any(correct[pid].values()) else LABEL_PARTIAL for pid in asked}
+    label_of = {pid: answerability_label(correct[pid].values()) for pid in asked}
     rows = []
     new_qrels = Qrels({qid: dict(docs) for qid, docs in qrels.items()})
     for pid, src in source.items():

@@ -1,9 +1,11 @@
-"""On-disk cache of LLM calls: one SQLite file, WAL journal, one committed row per answer.
+"""On-disk cache of LLM calls: one SQLite file, WAL journal, one row per answer.
 
 Keys hash the backend identity, the request kind, the full prompt (or messages) and the
-generation parameters, so a restarted run repeats no call. Each answer is committed as
-soon as it exists; SQLite's journal makes a `kill -9` lose at most the call in flight,
-never corrupt the file. Secrets never enter the identity, so never a key.
+generation parameters, so a restarted run repeats no call. Misses go to the backend in
+chunks (`CachedLLM.chunk_size`, 8 by default) and each chunk's answers are committed in
+one transaction as soon as the chunk returns; SQLite's journal makes a `kill -9` lose at
+most the chunk in flight, never corrupt the file. Secrets never enter the identity, so
+never a key.
 """
 
 from __future__ import annotations

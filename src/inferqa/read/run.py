@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
 from ..progress import counter
-from .answers import contains, exact_match, f1
+from .answer_rows import score_row
 from .context import strategies as context_strategies
 from .reader import Reader
 
@@ -16,6 +16,19 @@ if TYPE_CHECKING:
     from ..records import Run
 
 BATCH = 16  # prompts per backend call: the unit of progress and of prefix reuse
+
+
+def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Sequence[float] = (),
+                       **context_options: Any) -> None:
+    """Known strategies and their options, positive ks and alphas in [0, 1]: checked before
+    any model loads."""
+    if not strategies:
+        raise InputError("give at least one strategy", field="strategy")
+    context_strategies(strategies, context_options)
+    if not ks or any(k < 1 for k in ks):
+        raise InputError("k values must be positive integers", field="k")
+    if any(not 0 <= a <= 1 for a in alphas):
+        raise InputError("alpha values must lie in [0, 1] (beta = 1 - alpha)", field="alphas")
 
 
 def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
@@ -59,8 +72,7 @@ def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[st
         out = outputs[p.pop("_prompt")]
         golds = bench.questions[p["qid"]].answers
         rows.append({**p, "prediction": out.answer, "raw": out.raw, "golds": golds,
-                     "em": float(exact_match(out.answer, golds)), "f1": f1(out.answer, golds),
-                     "contains": float(contains(out.answer, golds)), "llm": llm.identity})
+                     **score_row(out.answer, golds), "llm": llm.identity})
     return rows
 
 

@@ -3,6 +3,7 @@
     from inferqa.rerank import get_reranker
     reranker = get_reranker("llm-pointwise", llm="smollm2")
     run2 = reranker.rerank(run, bench, depth=100)
+    run3 = rerank_run(run, bench, "cross-encoder", depth=100, executor=Executor("ray", num_actors=4))
 
 `llm` names the LLM of the LLM rerankers (a spec or an instance); `model` the weights of
 the others (HF id or local folder). Each model family is imported only when asked for, so
@@ -17,6 +18,8 @@ from typing import Any
 from .. import registry
 from .base import Reranker
 from .permutation import listwise_order, parse_permutation, sliding_windows
+from .run import rerank_run
+from .run import rerank_run
 
 
 def get_reranker(name: str, **options: Any) -> Reranker:
@@ -29,5 +32,5 @@ def reranker_class(name: str) -> type[Reranker]:
     return registry.get("reranker", name).factory
 
 
-__all__ = ["Reranker", "get_reranker", "reranker_class", "parse_permutation", "sliding_windows",
+__all__ = ["Reranker", "get_reranker", "reranker_class", "rerank_run", "parse_permutation", "sliding_windows",
            "listwise_order"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..models import check_model_ref
 from ..registry import Option, plugin
 from .base import Reranker
 
@@ -24,7 +25,7 @@ class CrossEncoderReranker(Reranker):
 
     def __init__(self, model: str | None = DEFAULT_CROSS_ENCODER, batch_size: int = 32, max_length: int = 512,
                  device: str | None = None):
-        self.model_name = str(model or DEFAULT_CROSS_ENCODER)
+        self.model_name = check_model_ref(str(model or DEFAULT_CROSS_ENCODER))
         self.batch_size, self.max_length, self.device = batch_size, max_length, device
         self._model = None
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..models import check_model_ref
 from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
@@ -40,7 +41,7 @@ class _T5Reranker(Reranker):
 
     def __init__(self, model: str | None = None, batch_size: int = 16, max_length: int = 512,
                  device: str | None = None, dtype: str | None = None):
-        self.model_name = str(model or self.default_model)
+        self.model_name = check_model_ref(str(model or self.default_model))
         self.batch_size, self.max_length = batch_size, max_length
         self.device, self.dtype = device, dtype
         self._tok = self._model = None

@@ -23,6 +23,9 @@ MANIFEST = "retriever.json"
 
 class Retriever(ABC):
     name: ClassVar[str] = "base"
+    # Whether `index` can use an `inferqa.scale.Executor` other than local (else it refuses one).
+    parallel_index: ClassVar[bool] = False
+    executor: Any = None  # set by index(executor=...): where the build's batch jobs run
 
     def __init__(self, **options: Any):
         self.options = options
@@ -64,7 +67,13 @@ class Retriever(ABC):
         self._loaded = False
         return self
 
-    def index(self, bench: Benchmark, index_dir: str | Path | None = None) -> Path:
+    def index(self, bench: Benchmark, index_dir: str | Path | None = None, executor: Any = None) -> Path:
+        """Build the index (or finish or reuse it); `executor` (an `inferqa.scale.Executor`)
+        runs the build's batch jobs elsewhere, for retrievers with `parallel_index`."""
+        if executor is not None and not executor.is_local and not self.parallel_index:
+            raise InputError(f"the {self.name} retriever builds its index here only (no --backend "
+                             f"{executor.backend})", field="backend")
+        self.executor = executor
         self.attach(bench, index_dir)
         assert self.index_dir is not None
         self.index_dir.mkdir(parents=True, exist_ok=True)

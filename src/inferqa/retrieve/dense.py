@@ -20,9 +20,9 @@ import numpy as np
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_open, read_json, write_json
-from ..models import resolve_embedding_model
+from ..models import MINILM, check_model_ref, resolve_embedding_model
 from ..records import Run
-from ..scale.arrays import npy_layout, read_npy_rows, write_npy_rows
+from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
 from .corpus import corpus_ids
 from ..registry import Option, plugin
@@ -44,24 +44,22 @@ PROGRESS = "progress.json"
         Option("ef_search", int, 256, "HNSW search breadth", min=1),
         Option("search_block", int, 262144, "passages scored per block in flat search", min=1),
         Option("device", str, None, "torch device (default: the library's choice)"),
-        Option("show_progress", bool, True, "progress bars while encoding"),
-        Option("backend", str, "local", "where passages are encoded", choices=("local", "ray")),
-        Option("ray_address", str, None, "Ray cluster address (backend ray)"),
-        Option("num_actors", int, 1, "encoder actors (backend ray)", min=1))
+        Option("show_progress", bool, True, "progress bars while encoding"))
 class DenseRetriever(Retriever):
     """sentence-transformers bi-encoder, embeddings on disk, FAISS flat or HNSW search."""
+
+    parallel_index = True  # passages can be encoded on Ray actors (index(executor=...))
 
     def __init__(self, model: str = "minilm", query_prefix: str = "", passage_prefix: str = "",
                  batch_size: int = 64, index_type: str = "flat", chunk_size: int = 8192, hnsw_m: int = 32,
                  ef_search: int = 256, search_block: int = 262144, device: str | None = None,
-                 show_progress: bool = True, backend: str = "local", ray_address: str | None = None,
-                 num_actors: int = 1):
+                 show_progress: bool = True):
+        if model != MINILM:
+            check_model_ref(model)
         super().__init__(model=model, query_prefix=query_prefix, passage_prefix=passage_prefix,
                          index_type=index_type, hnsw_m=int(hnsw_m))
         self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)
         self.search_block, self.device, self.show_progress = int(search_block), device, show_progress
-        # How passages are encoded (here, or on Ray actors: inferqa.scale); not part of the index.
-        self.backend, self.ray_address, self.num_actors = backend, ray_address, int(num_actors)
         self._model = None
 
     def index_options(self) -> dict[str, Any]:
@@ -135,16 +133,15 @@ class DenseRetriever(Retriever):
     def _encoded_chunks(self, passages):
         """Embeddings of `passages` in chunks of `chunk_size` rows, encoded here or on Ray."""
         prefix = self.options["passage_prefix"]
-        if self.backend == "local":
+        if self.executor is None or self.executor.is_local:
             while chunk := [p.text for p in itertools.islice(passages, self.chunk_size)]:
                 yield self.encode(chunk, prefix)
             return
-        from ..scale import embedding_worker, imap_batches
+        from .encoding import embedding_worker
 
-        rows = imap_batches((prefix + p.text for p in passages),
-                            embedding_worker(self.options["model"], normalize=False, device=self.device),
-                            backend=self.backend, batch_size=self.batch_size, num_actors=self.num_actors,
-                            ray_address=self.ray_address, progress=False)
+        rows = self.executor.imap((prefix + p.text for p in passages),
+                                  embedding_worker(self.options["model"], normalize=False, device=self.device),
+                                  batch_size=self.batch_size, progress=False)
         while chunk := list(itertools.islice(rows, self.chunk_size)):
             yield np.stack(chunk).astype(np.float32)
 

@@ -12,6 +12,7 @@ import heapq
 import itertools
 import logging
 import pickle
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import InputError
@@ -26,6 +27,38 @@ def check_backend(backend: str) -> str:
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (choose one of: {', '.join(BACKENDS)})", field="backend")
     return backend
+
+
+@dataclass(frozen=True)
+class Executor:
+    """Where a stage's batch jobs run: here (`local`) or on a pool of Ray actors (`ray`).
+
+    Stages take one as a parameter (`Reranker.rerank(..., executor=)`,
+    `Retriever.index(..., executor=)`) instead of carrying Ray options of their own."""
+
+    backend: str = "local"
+    ray_address: str | None = None
+    num_actors: int = 1
+    num_cpus_per_actor: float = 1
+    num_gpus_per_actor: float = 0
+
+    def __post_init__(self) -> None:
+        check_backend(self.backend)
+        if self.num_actors < 1:
+            raise InputError(f"num_actors must be at least 1, got {self.num_actors}", field="num_actors")
+
+    @property
+    def is_local(self) -> bool:
+        return self.backend == "local"
+
+    def imap(self, items: Iterable, make_worker: "WorkerFactory", **options: Any) -> Iterator[Any]:
+        """`imap_batches` on this executor (`options`: batch_size, desc, progress, ...)."""
+        return imap_batches(items, make_worker, backend=self.backend, num_actors=self.num_actors,
+                            ray_address=self.ray_address, num_cpus_per_actor=self.num_cpus_per_actor,
+                            num_gpus_per_actor=self.num_gpus_per_actor, **options)
+
+
+LOCAL = Executor()
 
 
 def _batched(items: Iterable, size: int) -> Iterator[list]:

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .backends import WorkerFactory, imap_batches
+from ..scale.backends import WorkerFactory, imap_batches
 
 
 def embedding_worker(model: str = "minilm", *, normalize: bool = True, device: str | None = None,

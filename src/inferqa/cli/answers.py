@@ -1,0 +1,48 @@
+"""`inferqa evaluate-answers`: EM, F1, contains (and an LLM judge) of an answers file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import app, finite
+from .llm_options import cache_opt, llm_opener
+from .read import print_summary
+
+
+@app.command("evaluate-answers")
+def evaluate_answers_cmd(
+    answers: Path = typer.Argument(..., help="ANSWERS.jsonl written by `inferqa read`, or an authors' reader "
+                                   "output (Rankify JSON with predicted_answer)."),
+    bench: Optional[Path] = typer.Option(None, "--bench", "-b",
+                                         help="Re-score against this benchmark's gold answers (default: the rows' golds)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="LLM spec of an answer-equivalence judge (GPT-Eval style)."),
+    judge_samples: int = typer.Option(3, "--judge-samples", min=1, help="Judge samples; the majority decides."),
+    judge_temperature: float = typer.Option(0.7, "--judge-temperature", parser=finite,
+                                            help="Sampling temperature of the judge."),
+    cache: Optional[Path] = cache_opt,
+    protocol: str = typer.Option("inferqa", "--protocol", help="inferqa: normalised EM | paper: the QUIT authors' "
+                                 "answer cleaning, then exact case-sensitive EM (inferqa.evaluate.answers)."),
+) -> None:
+    """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
+    from ..benchmark import Benchmark
+    from ..errors import InputError
+    from ..read import load_answers, score_answers
+    from ..read.answer_rows import check_protocol
+
+    check_protocol(protocol)
+
+    b = Benchmark(bench) if bench else None
+    if judge and b is None:
+        raise InputError("--judge needs --bench (the judge reads the question)", field="judge")
+    rows = load_answers(answers, b)
+    model = llm_opener(cache)(judge) if judge else None
+    try:
+        metrics = score_answers(rows, model, judge_samples=judge_samples, judge_temperature=judge_temperature,
+                                protocol=protocol)
+    finally:
+        if model is not None:
+            model.close()
+    print_summary(rows, metrics, f"{answers} ({len(rows)} rows, percent)")

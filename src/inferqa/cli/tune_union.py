@@ -1,0 +1,49 @@
+"""`inferqa tune-union`: grid-search union_freq's alpha/beta by reader EM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .app import app
+from .llm_options import LLM_HELP, RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
+
+
+@app.command("tune-union")
+def tune_union_cmd(
+    run: str = typer.Argument("optimal", help=RUN_HELP),
+    bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory."),
+    split: str = typer.Option("dev", "--split", help="Split to tune on."),
+    llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
+    k: List[str] = typer.Option(["3,5"], "--k", help="k values whose mean EM is maximised."),
+    alphas: List[str] = typer.Option(["0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"], "--alphas",
+                                     help="alpha grid; beta = 1 - alpha (only their ratio orders hints)."),
+    cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
+) -> None:
+    """Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..benchmark import Benchmark
+    from ..evaluate import open_run
+    from ..read import check_read_options, tune_union
+
+    b = Benchmark(bench)
+    ranked, qids = open_run(run, b, split)
+    ks, grid_alphas = parse_list(k, int, flag="k"), parse_list(alphas, float, flag="alphas")
+    check_read_options(["union_freq"], ks, grid_alphas)
+    model = llm_opener(cache, no_cache)(llm)
+    try:
+        grid = tune_union(b, ranked, model, ks, qids=qids, alphas=grid_alphas)
+    finally:
+        model.close()
+    table = Table(title=f"union_freq grid on {split} ({len(qids)} questions)")
+    cols = list(grid[0])
+    for c in cols:
+        table.add_column(c, justify="right")
+    for r in grid:
+        table.add_row(*[f"{r[c]:.2f}" if c in ("alpha", "beta") else f"{100 * r[c]:.2f}" for c in cols])
+    Console().print(table)
+    Console().print(f"best: --alpha {grid[0]['alpha']} --beta {grid[0]['beta']}")

@@ -1,0 +1,31 @@
+"""The oracle reranker: a reranker whose scores are the passages' labels (the upper bound
+of reranking). Ties keep the incoming order, like every reranker's."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..records import Qrels
+from ..registry import Option, plugin
+from .base import Reranker
+
+
+@plugin("reranker", "oracle", Option("qrels", Qrels, None, "labels to score by (default: the benchmark's own)"),
+        help="scores = the passages' labels: the upper bound of reranking")
+class OracleReranker(Reranker):
+    name = "oracle"
+
+    def __init__(self, qrels: Qrels | None = None):
+        self.qrels = qrels  # None: the benchmark's own
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        raise InputError("the oracle reranker scores benchmark passages by label, not texts", field="reranker")
+
+    def score_passages(self, bench: Benchmark | None, qid: str, pids: Sequence[str]) -> list[float]:
+        qrels = self.qrels if self.qrels is not None else bench.qrels
+        if not qrels:
+            raise InputError("qrels are empty", field="qrels")
+        labels = qrels.get(qid, {})
+        return [float(labels.get(pid, 0)) for pid in pids]
