@@ -146,7 +146,7 @@ CASES = [
     ("run {root}/typo.yaml -o {out}", "readerz"),
     ("run {root}/bad_strategy.yaml -o {out}", "unknown strategy"),
     ("run {root}/a_dir -o {out}", "directory"),
-    ("finetune nope --bench {bench} -o {out}", "retriever or reranker"),
+    ("finetune nope --bench {bench} -o {out}", "nope"),
     ("finetune retriever --bench {bench} --model ./no/such/model -o {out}", "model folder not found"),
     ("finetune retriever --bench {bench} --lr nan -o {out}", "finite"),
     ("finetune reranker --bench {root}/missing -o {out}", "not found"),

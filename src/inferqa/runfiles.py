@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import InputError
-from .io import atomic_open, iter_jsonl
+from .io import atomic_open, iter_jsonl, read_json
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -60,11 +60,7 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
     from .records import Run
 
     path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno})", file=path) from None
+    data = read_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON array of questions", file=path)
     qids = split_order(bench, split, path)

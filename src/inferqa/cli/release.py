@@ -111,9 +111,9 @@ def stored_answers_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
-    from ..evaluate import oracle_reranker
     from ..evaluate.answers import accuracy_per_label, load_store, optimal_em, oracle_reader_em, stored_models
     from ..records import Run
+    from ..rerank import rerank_run
 
     bench = _bench(bench_dir)
     qids = bench.split_qids(split)
@@ -130,7 +130,8 @@ def stored_answers_cmd(
     if run_file is not None:
         run = Run.load(run_file, bench, split)
         wanted = set(qids)
-        ranked = oracle_reranker(Run({q: r for q, r in run.items() if q in wanted}), bench.qrels)
+        kept = Run({q: r for q, r in run.items() if q in wanted})
+        ranked = rerank_run(kept, bench, "oracle", depth=max((len(r) for r in kept.values()), default=1))
     out = {}
     for m in models:
         row = {"optimal_em": round(optimal_em(bench, qids, m, min_label, store), 4),
