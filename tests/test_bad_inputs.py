@@ -53,8 +53,6 @@ def ws(tmp_path_factory) -> dict[str, Path]:
         "typo.yaml": b"name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25}]\nreaderz: []\n",
         "bad_strategy.yaml": b"name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25}]\n"
                              b"strategies: [nope]\n",
-        "bad_option.yaml": b"name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25, "
-                           b"options: {nope: 1}}]\n",
         "bad_sheet.csv": b"qid,answer,verdict\n" + NOT_UTF8,
     }
     for name, data in files.items():

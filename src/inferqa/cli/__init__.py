@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+import typer
+
 from ..errors import InputError
 from .app import app
 
@@ -55,7 +57,7 @@ def main() -> None:
     except cx.ClickException as exc:
         print(f"inferqa: error: {_one_line(exc.format_message())}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, cx.Abort):
+    except (KeyboardInterrupt, typer.Abort):
         print("inferqa: interrupted", file=sys.stderr)
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
