@@ -141,7 +141,6 @@ def quality(args) -> list[dict]:
     Relevance at two levels: label >= 1 (a passage of the question; ndcg gains 2^label - 1)
     and label 2 (answerable, as labelled by SmolLM2)."""
     from inferqa.evaluate import evaluate
-    from inferqa.rerank import get_reranker
     from inferqa.llm import load_llm
     from inferqa.rerank import get_reranker
 
@@ -164,7 +163,6 @@ def quality(args) -> list[dict]:
         print(f"demo split {args.split}: {len(qids)} questions; label counts {labels}", file=sys.stderr)
         for retriever in ("bm25", "dense"):
             run = retrieve(bench, retriever, qids, 100)
-            head = run.top(args.quality_depth)
             oracle = get_reranker("oracle").rerank(run, bench, depth=args.quality_depth)
             settings = [("(none)", run), ("oracle reranker", oracle)]
             for name in args.only or LLM_RERANKERS:

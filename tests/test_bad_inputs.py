@@ -53,6 +53,8 @@ def ws(tmp_path_factory) -> dict[str, Path]:
         "typo.yaml": b"name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25}]\nreaderz: []\n",
         "bad_strategy.yaml": b"name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25}]\n"
                              b"strategies: [nope]\n",
+        "bad_option.yaml": b"name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25, "
+                           b"options: {nope: 1}}]\n",
         "bad_sheet.csv": b"qid,answer,verdict\n" + NOT_UTF8,
     }
     for name, data in files.items():
@@ -98,6 +100,7 @@ CASES = [
     ("index {bench} --retriever dense --model ./no/such/model", "model folder not found"),
     ("index {bench} --retriever bm25 --opt k1", "KEY=VALUE"),
     ("index {bench} --retriever bm25 --model minilm", "model"),
+    ("index {bench} --retriever bm25 --opt stemmer=klingon", "stemmer"),
     ("retrieve {bench} --split nan -o {out}", "unknown split 'nan'"),
     ("retrieve {bench} --depth 0 -o {out}", "--depth"),
     ("retrieve {bench} --depth abc -o {out}", "--depth"),
@@ -114,9 +117,13 @@ CASES = [
     ("rerank {bench}.trec -b {bench} -r cross-encoder --model /no/such/model -o {out}", "model folder not found"),
     ("rerank {bench}.trec -b {bench} -r cross-encoder --depth 0 -o {out}", "depth"),
     ("rerank {bench}.trec -b {bench} -r cross-encoder --split nan -o {out}", "unknown split"),
+    ("rerank {bench}.trec -b {bench} -r upr --option reduction=max -o {out}", "reduction"),
+    ("rerank {bench}.trec -b {bench} -r llm-listwise --option window=0 -o {out}", "window"),
+    ("rerank {bench}.trec -b {bench} -r cross-encoder --option windoww=3 -o {out}", "windoww"),
     ("read {other}.trec -b {bench} -o {out}", "not in the benchmark"),
     ("read {bench}.trec -b {bench} --split nan -o {out}", "unknown split 'nan'"),
-    ("read {bench}.trec -b {bench} --strategy nope -o {out}", "unknown strategy"),
+    ("read {bench}.trec -b {bench} --strategy nope -o {out}", "unknown context 'nope'"),
+    ("read {bench}.trec -b {bench} --llm smollm2?n_thread=1 -o {out}", "n_thread"),
     ("read {bench}.trec -b {bench} --k 0 -o {out}", "positive"),
     ("read {bench}.trec -b {bench} --k x -o {out}", "not a valid value"),
     ("read {bench}.trec -b {bench} --alpha nan -o {out}", "finite"),
@@ -142,7 +149,8 @@ CASES = [
     ("run {root}/not_utf8.yaml -o {out}", "not UTF-8"),
     ("run {root}/empty.yaml -o {out}", "empty"),
     ("run {root}/typo.yaml -o {out}", "readerz"),
-    ("run {root}/bad_strategy.yaml -o {out}", "unknown strategy"),
+    ("run {root}/bad_strategy.yaml -o {out}", "unknown context 'nope'"),
+    ("run {root}/bad_option.yaml -o {out}", "nope"),
     ("run {root}/a_dir -o {out}", "directory"),
     ("finetune nope --bench {bench} -o {out}", "nope"),
     ("finetune retriever --bench {bench} --model ./no/such/model -o {out}", "model folder not found"),

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import InputError
-from .io import atomic_open, iter_jsonl, read_json
+from .io import atomic_open, check_file, iter_jsonl, read_json
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -224,24 +224,23 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
     """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
     ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
     reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=path)
+    path = check_file(path)
     if sniff(path) != RANKIFY:
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
         return
-    with open(path, encoding="utf-8") as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno})", file=path) from None
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError("expected a JSON array of questions", file=path)
     for i, obj in enumerate(data):
         predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
         if not isinstance(predicted, dict):
             raise InputError("expected an object reader -> answers", file=path, record=str(i),
                              field="predicted_answer")
         for reader, answers in predicted.items():
+            if not isinstance(answers, (dict, type(None))):
+                raise InputError("expected an object key -> answer", file=path, record=str(i),
+                                 field=f"predicted_answer.{reader}")
             for key, answer in (answers or {}).items():
                 parts = str(key).rsplit("_", 2)
                 if len(parts) != 3 or parts[1] not in STRATEGY_CODES or not parts[2].isdigit():
@@ -249,6 +248,6 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
                                      field=f"predicted_answer.{reader}")
                 row = {"qid": parts[0], "strategy": f"{reader}/{STRATEGY_CODES[parts[1]]}", "k": int(parts[2]),
                        "prediction": str(answer)}
-                if obj.get("answers"):
+                if isinstance(obj.get("answers"), list) and obj["answers"]:
                     row["golds"] = list(obj["answers"])
                 yield f"{i} ({key})", row

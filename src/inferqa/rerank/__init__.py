@@ -19,7 +19,6 @@ from .. import registry
 from .base import Reranker
 from .permutation import listwise_order, parse_permutation, sliding_windows
 from .run import rerank_run
-from .run import rerank_run
 
 
 def get_reranker(name: str, **options: Any) -> Reranker:
