@@ -18,7 +18,7 @@ from inferqa.llm.base import LLM, GenerationParams
 from inferqa.records import Run, parse_passage_id
 from inferqa.rerank import rerank_run
 from inferqa.retrieve.encoding import encode_texts
-from inferqa.scale import Executor, load_scaled_llm, map_batches
+from inferqa.scale import load_scaled_llm, map_batches
 from inferqa.scale.backends import imap_batches, unwrap_input_error
 
 REPO = Path(__file__).resolve().parents[1]
