@@ -163,3 +163,29 @@ def test_wikihint_dense_vs_bm25(wikihint_file, tmp_path, encoder):
 def test_wikihint_full(wikihint_file, tmp_path, encoder):
     res = _wikihint_hit10(wikihint_file, tmp_path, encoder, top_k=5)
     assert res["dense"]["hit@10"] > res["bm25"]["hit@10"]
+
+
+def test_separate_query_encoder(bench, encoder, built, tmp_path):
+    """DPR-style: passages from `model` (the same index), queries from `query_model`."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from inferqa.models import minilm_path
+
+    other = SentenceTransformer(str(minilm_path()), device="cpu")
+    with torch.no_grad():
+        for p in other.parameters():
+            p.add_(0.05 * torch.randn_like(p, generator=torch.Generator().manual_seed(0)))
+    other.save(str(tmp_path / "query-encoder"))
+    r = dense(encoder, query_model=str(tmp_path / "query-encoder"))
+    assert r.default_index_dir(bench) == built.index_dir  # the query encoder does not shape the index
+    r.attach(bench, built.index_dir)
+    query = "Which planet is called the red planet?"
+    got = r.search({"q": query}, 120)["q"]
+    q = SentenceTransformer(str(tmp_path / "query-encoder"), device="cpu").encode([query])[0]
+    emb = np.load(built.index_dir / "embeddings.npy")
+    ids = [p.id for p in bench.iter_corpus()]
+    want = dict(zip(ids, (emb @ q).tolist()))
+    assert max(abs(s - want[p]) for p, s in got) < 1e-4
+    same = built.search({"q": query}, 120)["q"]
+    assert max(abs(s - dict(same)[p]) for p, s in got) > 1e-3  # the other encoder really was used

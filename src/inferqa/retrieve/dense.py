@@ -33,8 +33,16 @@ PARTIAL = "embeddings.partial.npy"
 PROGRESS = "progress.json"
 
 
+def load_encoder(model: str, device: str | None = None):
+    """A sentence-transformers model by alias (`minilm`), Hugging Face id or folder."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(resolve_embedding_model(model), device=device)
+
+
 @plugin("retriever", "dense",
         Option("model", str, "minilm", "sentence-transformers model: HF id, local folder or minilm (bundled)"),
+        Option("query_model", str, None, "separate query encoder (DPR); passages and the index use `model`"),
         Option("query_prefix", str, "", "text put before each query (e.g. 'query: ')"),
         Option("passage_prefix", str, "", "text put before each passage (e.g. 'passage: ')"),
         Option("batch_size", int, 64, "encoding batch size", min=1),
@@ -50,7 +58,8 @@ class DenseRetriever(Retriever):
 
     parallel_index = True  # passages can be encoded on Ray actors (index(executor=...))
 
-    def __init__(self, model: str = "minilm", query_prefix: str = "", passage_prefix: str = "",
+    def __init__(self, model: str = "minilm", query_model: str | None = None, query_prefix: str = "",
+                 passage_prefix: str = "",
                  batch_size: int = 64, index_type: str = "flat", chunk_size: int = 8192, hnsw_m: int = 32,
                  ef_search: int = 256, search_block: int = 262144, device: str | None = None,
                  show_progress: bool = True):
@@ -60,7 +69,12 @@ class DenseRetriever(Retriever):
                          index_type=index_type, hnsw_m=int(hnsw_m))
         self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)
         self.search_block, self.device, self.show_progress = int(search_block), device, show_progress
+        # DPR-style separate query encoder; passages (the index) always use `model`.
+        if query_model and query_model != MINILM:
+            check_model_ref(query_model)
+        self.query_model = query_model or None
         self._model = None
+        self._query_model = None
 
     def index_options(self) -> dict[str, Any]:
         # Only what shapes the embeddings: flat and HNSW share one directory.
@@ -72,14 +86,19 @@ class DenseRetriever(Retriever):
 
     def encoder(self):
         if self._model is None:
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(resolve_embedding_model(self.options["model"]), device=self.device)
+            self._model = load_encoder(self.options["model"], self.device)
         return self._model
 
-    def encode(self, texts: list[str], prefix: str) -> np.ndarray:
-        vecs = self.encoder().encode([prefix + t for t in texts], batch_size=self.batch_size,
-                                     convert_to_numpy=True, show_progress_bar=False)
+    def query_encoder(self):
+        if self.query_model is None:
+            return self.encoder()
+        if self._query_model is None:
+            self._query_model = load_encoder(self.query_model, self.device)
+        return self._query_model
+
+    def encode(self, texts: list[str], prefix: str, encoder=None) -> np.ndarray:
+        vecs = (encoder or self.encoder()).encode([prefix + t for t in texts], batch_size=self.batch_size,
+                                                  convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
     # -- build ----------------------------------------------------------------------------
@@ -174,7 +193,7 @@ class DenseRetriever(Retriever):
             self._hnsw = faiss.read_index(str(index_dir / self.hnsw_file))
 
     def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
-        q = self.encode(texts, self.options["query_prefix"])
+        q = self.encode(texts, self.options["query_prefix"], self.query_encoder())
         k = min(k, len(self._pids))
         scores, idx = self._search_hnsw(q, k) if self._hnsw is not None else self._search_flat(q, k)
         run = Run()

@@ -1,0 +1,273 @@
+"""Clue-level retrieval: encode each distinct clue once, score passages from their clues.
+
+A QUIT passage is an ordering of a subset of one question's hints, so a corpus of 325
+passages per question holds only 5 distinct texts worth encoding. Here the clue units are
+the benchmark's hints (from the question records; `units=sentences` splits passage text
+instead, for corpora whose passages are not hint lists). Each distinct unit text is encoded
+once; a passage's score is a composition of its units' scores:
+
+- `mean-embedding`: cosine with the normalised mean of the unit vectors (the passage vector
+  a bag of clue vectors gives);
+- `mean-score`: the mean of the units' cosines;
+- `max`: the best unit's cosine;
+- `lse`: temperature-scaled log-mean-exp of the cosines (`temperature`, default 0.05): a
+  soft max that still prefers passages whose other clues also fit.
+
+None of these depends on the order of a passage's units, so passages with the same multiset
+of units form one group, scored once; the index stores the groups (units per group, passages
+per group) and the unit vectors, so its size and build time follow the number of distinct
+units and groups, not passages. Tie order, like BM25's dedup: score descending, then the
+corpus position of the group's first passage, then corpus position.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..benchmark import Benchmark
+from ..errors import InputError
+from ..io import atomic_open, read_json, write_json
+from ..records import Run, parse_passage_id
+from .base import Retriever
+from .bm25 import top_k_positions
+from .corpus import corpus_ids
+from .dense import load_encoder
+from ..registry import Option, plugin
+
+COMPOSITIONS = ("mean-embedding", "mean-score", "max", "lse")
+UNIT_KINDS = ("hints", "sentences")
+ENCODE_CHUNK = 4096
+QUERY_BLOCK = 32
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_ARRAYS = ("group_ptr", "group_units", "group_norm", "psg_ptr", "psg_pos")
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
+
+
+def _save(out: Path, name: str, arr: np.ndarray) -> None:
+    with atomic_open(out / f"{name}.npy", "wb") as fh:
+        np.save(fh, arr)
+
+
+class _Units:
+    """Distinct unit texts, and each passage's group (its sorted tuple of unit ids)."""
+
+    def __init__(self, n_passages: int):
+        self.texts: list[str] = []
+        self._unit: dict[str, int] = {}
+        self._group: dict[tuple[int, ...], int] = {}
+        self.groups: list[tuple[int, ...]] = []
+        self.group_of = np.empty(n_passages, dtype=np.int64)
+
+    def unit(self, text: str) -> int:
+        u = self._unit.get(text)
+        if u is None:
+            u = self._unit[text] = len(self.texts)
+            self.texts.append(text)
+        return u
+
+    def add(self, i: int, units: list[int]) -> None:
+        key = tuple(sorted(units))
+        g = self._group.get(key)
+        if g is None:
+            g = self._group[key] = len(self.groups)
+            self.groups.append(key)
+        self.group_of[i] = g
+
+
+@plugin("retriever", "clue",
+        Option("model", str, "minilm", "sentence-transformers model for the clue units: HF id, folder or minilm"),
+        Option("compose", str, "mean-embedding", "how a passage's unit scores combine", choices=COMPOSITIONS),
+        Option("units", str, "hints", "clue units: the questions' hints, or sentences of the passage text",
+               choices=UNIT_KINDS),
+        Option("query_model", str, None, "separate query encoder (default: model)"),
+        Option("query_prefix", str, "", "text put before each query"),
+        Option("unit_prefix", str, "", "text put before each clue unit"),
+        Option("temperature", float, 0.05, "lse: softness of the max (larger: closer to mean-score)", min=0,
+               min_open=True),
+        Option("batch_size", int, 64, "encoding batch size", min=1),
+        Option("device", str, None, "torch device (default: the library's choice)"),
+        Option("show_progress", bool, True, "progress bars while encoding"))
+class ClueRetriever(Retriever):
+    """Each distinct hint encoded once; a passage scored from its hints' vectors."""
+
+    def __init__(self, model: str = "minilm", compose: str = "mean-embedding", units: str = "hints",
+                 query_model: str | None = None, query_prefix: str = "", unit_prefix: str = "",
+                 temperature: float = 0.05, batch_size: int = 64, device: str | None = None,
+                 show_progress: bool = True):
+        if compose not in COMPOSITIONS:
+            raise InputError(f"unknown composition {compose!r} (use {', '.join(COMPOSITIONS)})", field="compose")
+        if units not in UNIT_KINDS:
+            raise InputError(f"unknown clue units {units!r} (use {' or '.join(UNIT_KINDS)})", field="units")
+        if float(temperature) <= 0:
+            raise InputError(f"temperature must be positive (got {temperature})", field="temperature")
+        super().__init__(model=model, units=units, unit_prefix=unit_prefix)
+        # How queries are scored against the index: not part of it (one index, every composition).
+        self.compose, self.query_model, self.query_prefix = compose, query_model, query_prefix
+        self.temperature = float(temperature)
+        self.batch_size, self.device, self.show_progress = int(batch_size), device, show_progress
+        self._encoders: dict[str, Any] = {}
+
+    def _encode(self, model: str, texts: list[str], prefix: str) -> np.ndarray:
+        if model not in self._encoders:
+            self._encoders[model] = load_encoder(model, self.device)
+        vecs = self._encoders[model].encode([prefix + t for t in texts], batch_size=self.batch_size,
+                                            convert_to_numpy=True, show_progress_bar=False)
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.maximum(norms, 1e-12)  # cosine scores whatever the model's own normalisation
+
+    # -- build ----------------------------------------------------------------------------
+    def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        ids = corpus_ids(bench)
+        units = self._hint_units(bench, ids) if self.options["units"] == "hints" else self._sentence_units(bench, ids)
+        t_units = time.perf_counter() - t0
+        vecs, enc_seconds = self._encode_units(units.texts, out_dir)
+        sizes = np.fromiter((len(g) for g in units.groups), dtype=np.int64, count=len(units.groups))
+        group_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=group_ptr[1:])
+        group_units = np.fromiter((u for g in units.groups for u in g), dtype=np.int32, count=int(group_ptr[-1]))
+        # |sum of a group's unit vectors|: its mean-embedding score is the sum of cosines over this.
+        sums = np.add.reduceat(vecs[group_units], group_ptr[:-1], axis=0) if len(sizes) else np.zeros((0, 1))
+        group_norm = np.linalg.norm(sums, axis=1).astype(np.float32)
+        psg_pos = np.argsort(units.group_of, kind="stable").astype(np.int64)
+        psg_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(units.group_of, minlength=len(sizes)), out=psg_ptr[1:])
+        for name, arr in (("pids", ids), ("group_ptr", group_ptr), ("group_units", group_units),
+                          ("group_norm", group_norm), ("psg_ptr", psg_ptr), ("psg_pos", psg_pos)):
+            _save(out_dir, name, arr)
+        return {"passages": int(len(ids)), "units": len(units.texts), "groups": len(units.groups),
+                "dim": int(vecs.shape[1]), "texts_encoded": len(units.texts),
+                "unit_seconds": round(t_units, 3), "encode_seconds": round(enc_seconds, 3),
+                "build_seconds": round(time.perf_counter() - t0, 3)}
+
+    @staticmethod
+    def _hint_units(bench: Benchmark, ids: np.ndarray) -> _Units:
+        questions = bench.questions
+        units = _Units(len(ids))
+        of_question: dict[str, list[int]] = {}
+        corpus = bench.path / "corpus.jsonl"
+        for i, raw in enumerate(ids.tolist()):
+            pid = raw.decode()
+            try:
+                qid, order = parse_passage_id(pid)
+            except ValueError as exc:
+                raise InputError(str(exc), file=corpus, record=i + 1, field="id") from None
+            own = of_question.get(qid)
+            if own is None:
+                q = questions.get(qid)
+                if q is None:
+                    raise InputError(f"passage {pid!r} of unknown question {qid!r}", file=corpus, record=i + 1,
+                                     field="id")
+                own = of_question[qid] = [units.unit(h.text) for h in q.hints]
+            if max(order) >= len(own):
+                raise InputError(f"passage {pid!r} names a hint beyond the question's {len(own)}", file=corpus,
+                                 record=i + 1, field="id")
+            units.add(i, [own[j] for j in order])
+        return units
+
+    @staticmethod
+    def _sentence_units(bench: Benchmark, ids: np.ndarray) -> _Units:
+        units = _Units(len(ids))
+        corpus = bench.path / "corpus.jsonl"
+        n = 0
+        for i, p in enumerate(bench.iter_corpus()):
+            if i >= len(ids) or p.id.encode() != ids[i]:
+                raise InputError("corpus changed while indexing", file=corpus)
+            found = [units.unit(s) for s in split_sentences(p.text)]
+            if not found:
+                raise InputError(f"passage {p.id!r} has no text", file=corpus, record=i + 1, field="text")
+            units.add(i, found)
+            n += 1
+        if n != len(ids):
+            raise InputError("corpus changed while indexing", file=corpus)
+        return units
+
+    def _encode_units(self, texts: list[str], out_dir: Path) -> tuple[np.ndarray, float]:
+        """Unit vectors, encoded in chunks saved as they finish: an interrupted build resumes."""
+        from ..progress import counter
+
+        chunks = out_dir / "unit-chunks"
+        listing = out_dir / "units.json"
+        if not listing.exists() or read_json(listing) != texts:
+            if chunks.exists():
+                for f in chunks.glob("*.npy"):
+                    f.unlink()
+            write_json(listing, texts)
+        chunks.mkdir(exist_ok=True)
+        t0 = time.perf_counter()
+        parts = []
+        with counter(len(texts), "encoding clue units", "unit", self.show_progress) as bar:
+            for c, start in enumerate(range(0, len(texts), ENCODE_CHUNK)):
+                f = chunks / f"{c:06d}.npy"
+                batch = texts[start:start + ENCODE_CHUNK]
+                if f.exists():
+                    part = np.load(f)
+                else:
+                    part = self._encode(self.options["model"], batch, self.options["unit_prefix"])
+                    _save(chunks, f"{c:06d}", part)
+                parts.append(part)
+                bar.update(len(batch))
+        vecs = np.concatenate(parts) if parts else np.zeros((0, 1), np.float32)
+        _save(out_dir, "unit_vectors", vecs)
+        for f in chunks.glob("*.npy"):
+            f.unlink()
+        chunks.rmdir()
+        return vecs, time.perf_counter() - t0
+
+    # -- search ---------------------------------------------------------------------------
+    def _load(self, index_dir: Path) -> None:
+        import scipy.sparse as sp
+
+        self._pids = np.load(index_dir / "pids.npy", mmap_mode="r")
+        self._units = np.load(index_dir / "unit_vectors.npy")
+        self._a = {n: np.load(index_dir / f"{n}.npy") for n in _ARRAYS}
+        ptr, members = self._a["group_ptr"], self._a["group_units"]
+        sizes = np.diff(ptr)
+        rows = np.repeat(np.arange(len(sizes)), sizes)
+        weight = {"mean-embedding": 1.0 / np.maximum(self._a["group_norm"], 1e-12),
+                  "mean-score": 1.0 / sizes, "lse": 1.0 / sizes}.get(self.compose)
+        self._member = None if weight is None else sp.csr_matrix(
+            (np.repeat(weight, sizes).astype(np.float64), (rows, members)), shape=(len(sizes), len(self._units)))
+
+    def group_scores(self, unit_scores: np.ndarray) -> np.ndarray:
+        """(queries × units) cosines → (queries × groups) composed scores, float32."""
+        if self.compose == "max":
+            ptr, members = self._a["group_ptr"], self._a["group_units"]
+            return np.maximum.reduceat(unit_scores[:, members], ptr[:-1], axis=1).astype(np.float32)
+        if self.compose == "lse":
+            t = self.temperature
+            top = unit_scores.max(axis=1, keepdims=True).astype(np.float64)
+            expo = np.exp((unit_scores - top) / t)
+            return (t * np.log(np.maximum((self._member @ expo.T).T, 1e-300)) + top).astype(np.float32)
+        return (self._member @ unit_scores.T.astype(np.float64)).T.astype(np.float32)
+
+    def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
+        q = self._encode(self.query_model or self.options["model"], texts, self.query_prefix)
+        run = Run()
+        for s in range(0, len(qids), QUERY_BLOCK):
+            scores = self.group_scores(q[s:s + QUERY_BLOCK] @ self._units.T)
+            for qid, g in zip(qids[s:s + QUERY_BLOCK], scores):
+                pids, vals = self._expand(g, k)
+                run[qid] = list(zip(pids.astype("U").tolist(), vals.astype(float).tolist()))
+        return run
+
+    def _expand(self, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top-k passages given every group's score: best groups first, each group's
+        passages in corpus order."""
+        pptr, ppos = self._a["psg_ptr"], self._a["psg_pos"]
+        top = top_k_positions(scores, k)  # groups are numbered by first corpus appearance
+        sizes = pptr[top + 1] - pptr[top]
+        take = int(np.searchsorted(np.cumsum(sizes), k)) + 1
+        top, sizes = top[:take], sizes[:take]
+        starts = np.repeat(pptr[top] - np.cumsum(sizes) + sizes, sizes)
+        pos = ppos[(starts + np.arange(sizes.sum()))[:k]]
+        return self._pids[pos], np.repeat(scores[top], sizes)[:k]
