@@ -45,6 +45,8 @@ def rerank_cmd(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001 "
                                               "(default: start Ray here)."),
     num_actors: int = typer.Option(2, "--num-actors", help="Ray actors (--backend ray)."),
+    diversify: Optional[int] = typer.Option(None, "--diversify", help="After reranking: at most N passages of one "
+                                            "hint-group in the head; the rest follow in order."),
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
 
@@ -65,6 +67,10 @@ def rerank_cmd(
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     plugin.settings(extra)  # option errors before the run is read
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
+    if diversify is not None:
+        from ..rerank.diversify import check_per_group
+
+        check_per_group(diversify)
     benchmark = Benchmark(bench)
     run, qids = open_run(run_file, benchmark, split)
     ckpt = checkpoint_path(out)
@@ -72,6 +78,10 @@ def rerank_cmd(
     reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=qids, checkpoint=ckpt,
                           progress=True, executor=executor)
     seconds = time.perf_counter() - t0
+    if diversify is not None:
+        from ..rerank.diversify import diversify as diversify_run
+
+        reranked = diversify_run(reranked, benchmark, diversify)
     reranked.save(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)

@@ -52,6 +52,8 @@ _bs = typer.Option(None, "--batch-size", help="Dense: encoding batch size (defau
 _it = typer.Option(None, "--index-type", help="Dense: flat (exact inner product, default) or hnsw.")
 _opt = typer.Option(None, "--opt", help=OPT_HELP)
 _idx = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
+DIVERSIFY_HELP = ("At most N passages of one hint-group (same set of hint texts) in the head; the rest "
+                  "follow in order (README: Clue-level retrieval).")
 
 
 @app.command("index")
@@ -86,16 +88,25 @@ def retrieve_cmd(
     k1: Optional[float] = _k1, b: Optional[float] = _b, query_prefix: Optional[str] = _qp,
     passage_prefix: Optional[str] = _pp, batch_size: Optional[int] = _bs, index_type: Optional[str] = _it,
     opt: Optional[List[str]] = _opt, index_dir: Optional[Path] = _idx,
+    diversify: Optional[int] = typer.Option(None, "--diversify", help=DIVERSIFY_HELP),
 ) -> None:
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
     from ..retrieve import question_queries
 
+    if diversify is not None:
+        from ..rerank.diversify import check_per_group
+
+        check_per_group(diversify)
     bench = _bench(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
     r.attach(bench, index_dir)
     r.load()  # a missing index fails before any query is encoded
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
+    if diversify is not None:
+        from ..rerank.diversify import diversify as diversify_run
+
+        run = diversify_run(run, bench, diversify)
     run.save(out)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 
@@ -132,3 +143,28 @@ def oracle_cmd(
         raise InputError(f"unknown oracle kind {kind!r} (retriever, reranker or optimal)", field="kind")
     result.save(out)
     typer.echo(f"{kind} oracle: {len(result)} questions → {out}")
+
+
+@app.command("fuse")
+def fuse_cmd(
+    runs: List[Path] = typer.Argument(..., metavar="RUN...", help="Two or more TREC runs of the same questions."),
+    out: Path = typer.Option(..., "--out", "-o", help="Fused TREC run to write."),
+    method: str = typer.Option("rrf", "--method", help="rrf (reciprocal rank) or weighted (normalised scores)."),
+    weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weight per run (default 1 each)."),
+    rrf_k: float = typer.Option(60.0, "--rrf-k", help="RRF constant k in 1 / (k + rank)."),
+    norm: str = typer.Option("minmax", "--norm", help="Weighted: per-question score normalisation: minmax, zscore, none."),
+    depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question in the fused run."),
+) -> None:
+    """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
+    from ..records import Run
+    from ..retrieve.fusion import fuse
+
+    ws = None
+    if weights is not None:
+        try:
+            ws = [float(w) for w in weights.split(",")]
+        except ValueError:
+            raise InputError(f"--weights expects comma-separated numbers, got {weights!r}", field="weights") from None
+    fused = fuse([Run.load(r) for r in runs], method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
+    fused.save(out)
+    typer.echo(f"{len(runs)} runs fused ({method}): {len(fused)} questions → {out}")

@@ -8,6 +8,7 @@ max_questions: 8                   # optional: the first N questions of the spli
 retrievers:
   - {name: bm25, kind: bm25, depth: 100}
   - {name: minilm, kind: dense, options: {model: minilm}}
+  - {name: clue-div1, kind: clue, diversify: 1}   # at most 1 passage per hint-group in the head
 rerankers:
   - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
 readers:
@@ -48,6 +49,7 @@ class StageSpec:
     kind: str
     depth: int
     options: dict[str, Any] = field(default_factory=dict)
+    diversify: int | None = None  # at most N passages of one hint-group in the head (rerank.diversify)
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
 
     out, seen = [], set()
     for i, item in enumerate(c.listing(raw, field)):
-        item = c.mapping(item, field, {"name", "kind", "depth", "options"}, record=i)
+        item = c.mapping(item, field, {"name", "kind", "depth", "options", "diversify"}, record=i)
         if "kind" not in item:
             raise c.fail("missing 'kind'", f"{field}[{i}].kind", record=i)
         kind = c.string(item["kind"], f"{field}[{i}].kind", record=i)
@@ -180,7 +182,9 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
         options = c.options(item.get("options"), f"{field}[{i}].options", i)
         plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
         _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
-        out.append(StageSpec(name, kind, depth, options))
+        div = item.get("diversify")
+        div = None if div is None else c.positive_int(div, f"{field}[{i}].diversify", record=i)
+        out.append(StageSpec(name, kind, depth, options, div))
     return tuple(out)
 
 

@@ -148,7 +148,7 @@ class _Runner:
         retriever = get_retriever(spec.kind, **options)
         index_dir = self.out / "indexes" / f"{spec.kind}-{stage_hash([self.fp, spec.kind, retriever.index_options()])}"
         inputs = {"bench": self.fp, "qids": self.qids_hash, "kind": spec.kind, "options": spec.options,
-                  "depth": spec.depth}
+                  "depth": spec.depth, **_diversify_input(spec)}
 
         def compute(tmp: Path, _h: str) -> None:
             if (index_dir / MANIFEST).exists():
@@ -158,10 +158,18 @@ class _Runner:
                 self.log(f"  indexing {spec.name} into {index_dir}")
                 retriever.index(self.bench, index_dir)
                 self.store.executed.append(f"index-{index_dir.name}")
-            retriever.search(question_queries(self.bench, self.qids), spec.depth).save(tmp / RUN_FILE, tag=spec.name)
+            run = retriever.search(question_queries(self.bench, self.qids), spec.depth)
+            self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)
 
         out = self.stage(f"retrieve-{spec.name}", inputs, compute, self.metric_line)
         return RankedRun(PIPELINE, spec.name, None, out)
+
+    def diversified(self, run: Run, spec: StageSpec) -> Run:
+        if spec.diversify is None:
+            return run
+        from ..rerank.diversify import diversify
+
+        return diversify(run, self.bench, spec.diversify)
 
     def reranker(self, spec: StageSpec):
         from .. import registry
@@ -173,7 +181,8 @@ class _Runner:
         return plugin.create(**options)
 
     def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
-        inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth}
+        inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth,
+                  **_diversify_input(spec)}
         name = f"rerank-{upstream.retriever}-{spec.name}"
 
         def compute(tmp: Path, h: str) -> None:
@@ -181,7 +190,7 @@ class _Runner:
             reranker = self.reranker(spec)
             run = reranker.rerank(upstream.run, self.bench, depth=spec.depth, checkpoint=partial,
                                   progress=self.progress)
-            run.save(tmp / RUN_FILE, tag=spec.name)
+            self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)
             partial.unlink(missing_ok=True)
 
         out = self.stage(name, inputs, compute, self.metric_line)
@@ -302,6 +311,11 @@ class _Runner:
         self.timings["total"] = round(time.perf_counter() - t_all, 3)
         results.timings = dict(self.timings)
         return results
+
+
+def _diversify_input(spec: StageSpec) -> dict[str, int]:
+    # Only when set, so the hashes of stages cached before the option existed still hold.
+    return {} if spec.diversify is None else {"diversify": spec.diversify}
 
 
 def _read_summary(path: Path) -> list[dict]:

@@ -1,0 +1,129 @@
+"""Redundancy-aware ranking (hint-groups from hint text) and run fusion (RRF, weighted),
+against hand-worked examples; both through the CLI and the experiment YAML."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.build import build_benchmark
+from inferqa.cli import main
+from inferqa.errors import InputError
+from inferqa.experiments.config import config_from_dict
+from inferqa.records import Hint, Question, Run, passage_id
+from inferqa.rerank.diversify import diversify
+from inferqa.retrieve.fusion import fuse
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> Benchmark:
+    """Two questions; q2 shares the hint 'It is red.' with q1."""
+    qs = [Question("q1", "Which planet?", ["Mars"], [Hint("It is red."), Hint("It is fourth."), Hint("It is dusty.")]),
+          Question("q2", "Which fruit?", ["Apple"], [Hint("It is red."), Hint("It grows on trees."),
+                                                     Hint("It keeps doctors away.")])]
+    out = tmp_path_factory.mktemp("div") / "bench"
+    build_benchmark(qs, out, top_k=3, leak_policy="none", split=(0.0, 0.0, 1.0))
+    return Benchmark(out)
+
+
+def pid(qid, *order):
+    return passage_id(qid, order, 3)
+
+
+def test_at_most_n_per_hint_group_then_the_rest_in_order(bench):
+    ranked = [(pid("q1", 0, 1), 6.0), (pid("q1", 1, 0), 5.0), (pid("q1", 0), 4.0), (pid("q1", 0, 1, 2), 3.0),
+              (pid("q1", 2, 1, 0), 2.0), (pid("q1", 1), 1.0)]
+    out = diversify(Run({"q1": ranked}), bench, 1)["q1"]
+    assert [p for p, _ in out] == [pid("q1", 0, 1), pid("q1", 0), pid("q1", 0, 1, 2), pid("q1", 1),
+                                   pid("q1", 1, 0), pid("q1", 2, 1, 0)]
+    assert [s for _, s in out] == [6.0, 4.0, 3.0, 1.0, 1.0, 1.0]  # moved passages clamped below the head
+    assert diversify(Run({"q1": ranked}), bench, 2)["q1"] == ranked
+
+
+def test_groups_come_from_hint_text_not_the_question_id(bench):
+    # q2's first hint is q1's first hint: the same text, so one group across questions
+    ranked = [(pid("q1", 0), 3.0), (pid("q2", 0), 2.0), (pid("q2", 1), 1.0)]
+    out = diversify(Run({"q1": ranked}), bench, 1)["q1"]
+    assert [p for p, _ in out] == [pid("q1", 0), pid("q2", 1), pid("q2", 0)]
+
+
+def test_diversified_run_saves_and_loads(bench, tmp_path):
+    ranked = [(pid("q1", 0, 1), 0.9), (pid("q1", 1, 0), 0.8), (pid("q1", 2), 0.1)]
+    diversify(Run({"q1": ranked}), bench, 1).save(tmp_path / "d.trec")
+    assert [p for p, _ in Run.load(tmp_path / "d.trec")["q1"]] == [pid("q1", 0, 1), pid("q1", 2), pid("q1", 1, 0)]
+    with pytest.raises(InputError, match="positive"):
+        diversify(Run({"q1": ranked}), bench, 0)
+    with pytest.raises(InputError, match="not in the benchmark"):
+        diversify(Run({"q1": [("q9_100_0", 1.0)]}), bench, 1)
+
+
+A = Run({"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]})
+B = Run({"q": [("b", 10.0), ("d", 5.0)]})
+
+
+def test_rrf_by_hand():
+    out = fuse([A, B], "rrf")["q"]
+    assert [p for p, _ in out] == ["b", "a", "d", "c"]
+    want = {"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 63, "d": 1 / 62}
+    assert all(abs(s - want[p]) < 1e-12 for p, s in out)
+    assert [p for p, _ in fuse([A, B], "rrf", rrf_k=0, weights=[3, 1])["q"]] == ["a", "b", "c", "d"]
+
+
+def test_weighted_by_hand():
+    # minmax: A → a 1, b .5, c 0; B → b 1, d 0; a missing passage gets the run's lowest (0)
+    out = fuse([A, B], "weighted")["q"]
+    assert out == [("b", 1.5), ("a", 1.0), ("d", 0.0), ("c", 0.0)]  # d ranked 2nd in B, c 3rd in A
+    out = fuse([A, B], "weighted", weights=[2, 1])["q"]
+    assert out[:2] == [("a", 2.0), ("b", 2.0)]  # tie: a was first in the first run
+    z = dict(fuse([A, B], "weighted", norm="zscore")["q"])
+    sa = 1 / (2 / 3) ** 0.5  # A's z-scores are ±1.2247, B's ±1
+    assert abs(z["a"] - (sa - 1)) < 1e-9 and abs(z["b"] - 1) < 1e-9 and abs(z["c"] - (-sa - 1)) < 1e-9
+    assert fuse([A, B], "rrf", k=2)["q"] == fuse([A, B], "rrf")["q"][:2]
+    with pytest.raises(InputError, match="fusion method"):
+        fuse([A, B], "borda")
+    with pytest.raises(InputError, match="at least two"):
+        fuse([A], "rrf")
+
+
+def run_cli(monkeypatch, capsys, *args):
+    monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code or 0
+    return code, *capsys.readouterr()
+
+
+def test_cli_retrieve_diversify_and_fuse(bench, tmp_path, monkeypatch, capsys):
+    assert run_cli(monkeypatch, capsys, "index", bench.path, "-r", "bm25")[0] == 0
+    args = ["retrieve", bench.path, "-r", "bm25", "--split", "all", "--depth", "14"]
+    assert run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "plain.trec")[0] == 0
+    assert run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "div.trec", "--diversify", "1")[0] == 0
+    plain, div = Run.load(tmp_path / "plain.trec"), Run.load(tmp_path / "div.trec")
+    assert div == diversify(plain, bench, 1) and div != plain
+    code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "x.trec", "--diversify", "0")
+    assert code == 2 and "positive" in err and not (tmp_path / "x.trec").exists()
+    code, out, _ = run_cli(monkeypatch, capsys, "fuse", tmp_path / "plain.trec", tmp_path / "div.trec",
+                           "--method", "weighted", "--weights", "1,2", "--out", tmp_path / "f.trec")
+    assert code == 0
+    fused, want = Run.load(tmp_path / "f.trec"), fuse([plain, div], "weighted", weights=[1, 2])
+    assert list(fused) == list(want)
+    for q in want:
+        assert [p for p, _ in fused[q]] == [p for p, _ in want[q]]
+        assert max(abs(a - b) for (_, a), (_, b) in zip(fused[q], want[q])) < 1e-6
+    code, _, err = run_cli(monkeypatch, capsys, "fuse", tmp_path / "plain.trec", tmp_path / "div.trec",
+                           "--method", "mean", "--out", tmp_path / "g.trec")
+    assert code == 2 and "fusion method" in err
+
+
+def test_yaml_diversify():
+    raw = {"name": "x", "benchmark": "demo", "retrievers": [{"kind": "bm25", "diversify": 2}],
+           "rerankers": [{"name": "r", "kind": "llm-pointwise", "diversify": 1}]}
+    cfg = config_from_dict(raw)
+    assert cfg.retrievers[0].diversify == 2 and cfg.rerankers[0].diversify == 1
+    raw["retrievers"][0]["diversify"] = 0
+    with pytest.raises(InputError, match="retrievers\\[0\\].diversify"):
+        config_from_dict(raw)
