@@ -8,7 +8,9 @@ from ..errors import InputError
 from ..progress import counter
 from .answer_rows import score_row
 from .context import strategies as context_strategies
-from .reader import Reader
+from .evidence import evidence_sets, vote
+from .prompts import NO_ANSWER
+from .reader import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -41,7 +43,10 @@ def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[st
     Identical prompts (e.g. k=1 under every strategy) are asked once. Interrupted runs
     resume from the LLM cache: a restart repeats no backend call.
     """
+    from .. import registry
+
     merges = context_strategies(strategies, context_options)
+    voting = {n for n in merges if registry.get("context", n).meta.get("votes")}
     if not ks or any(k < 1 for k in ks):
         raise InputError("k values must be positive integers", field="k")
     reader = reader or Reader(llm)
@@ -52,10 +57,16 @@ def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[st
         q = bench.questions.get(qid)
         if q is None:
             raise InputError(f"run question {qid!r} is not in the benchmark", file=bench.path, record=qid)
-        ranked = [pid for pid, _ in run.get(qid, [])]
+        scored = run.get(qid, [])
+        ranked = [pid for pid, _ in scored]
         for name in strategies:
             for k in ks:
                 pids = ranked[:k]
+                if name in voting:  # one prompt per hint-group of the top k, answers voted on below
+                    sets = evidence_sets(bench, scored[:k])
+                    ids = [prompts.setdefault((q.text, tuple(merges[name]([e.hints]))), len(prompts)) for e in sets]
+                    plan.append({"qid": qid, "strategy": name, "k": k, "pids": pids, "_prompts": ids, "_sets": sets})
+                    continue
                 lines = tuple(merges[name]([bench.hints_of(p) for p in pids]))
                 key = (q.text, lines)
                 prompts.setdefault(key, len(prompts))
@@ -69,7 +80,13 @@ def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[st
             bar.update(len(chunk))
     rows = []
     for p in plan:
-        out = outputs[p.pop("_prompt")]
+        if "_prompts" in p:
+            read, sets = [outputs[i] for i in p.pop("_prompts")], p.pop("_sets")
+            p["votes"] = [{"answer": o.answer, "weight": e.weight, "pids": list(e.pids)} for o, e in zip(read, sets)]
+            winner = vote([o.answer for o in read], [e.weight for e in sets])
+            out = read[winner if winner is not None else 0] if read else ReaderOutput("", NO_ANSWER)
+        else:
+            out = outputs[p.pop("_prompt")]
         golds = bench.questions[p["qid"]].answers
         rows.append({**p, "prediction": out.answer, "raw": out.raw, "golds": golds,
                      **score_row(out.answer, golds), "llm": llm.identity})

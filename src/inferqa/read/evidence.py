@@ -1,0 +1,71 @@
+"""Evidence-set reading (`evidence_vote`): read each hint-group of the top-k on its own, then
+vote on the answers, each group's vote weighted by its retrieval score.
+
+The unions merge the top-k into one context; here every distinct hint set of the top-k
+(rerank.diversify's hint-group: the passage's set of hint texts) is read as its best-ranked
+passage, and answers (normalised like EM) collect weights. A group's weight is its best
+passage's score min-max scaled over the top-k into [1, 2] (all equal: 1 each), so the top
+group counts at most twice the weakest and agreeing weaker groups can outvote it.
+Abstentions do not vote; if every group abstains the answer is NO ANSWER. Equal totals go
+to the answer whose first group ranks higher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from ..registry import plugin
+from ..text import normalize_answer
+from .prompts import NO_ANSWER
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+STRATEGY = "evidence_vote"
+
+
+@plugin("context", STRATEGY, votes=True,
+        help="Each hint-group of the top-k read alone; answers voted on, weighted by retrieval score.")
+def evidence_context(hint_lists: Sequence[Sequence[str]]) -> list[str]:
+    """The context of ONE hint-group: its best-ranked passage's hints. `read_run` calls it per
+    group (the plugin's `votes` flag) and votes on the answers."""
+    return list(hint_lists[0]) if hint_lists else []
+
+
+@dataclass(frozen=True)
+class EvidenceSet:
+    hints: tuple[str, ...]  # its best-ranked passage's hints, in that passage's order
+    pids: tuple[str, ...]   # the top-k passages of this hint-group
+    weight: float
+
+
+def evidence_sets(bench: "Benchmark", ranked: Sequence[tuple[str, float]]) -> list[EvidenceSet]:
+    """The hint-groups of `ranked` (best first), in order of their best passage."""
+    if not ranked:
+        return []
+    scores = [s for _, s in ranked]
+    lo, hi = min(scores), max(scores)
+    groups: dict[frozenset, dict] = {}
+    for pid, score in ranked:
+        hints = bench.hints_of(pid)
+        g = groups.setdefault(frozenset(hints), {"hints": tuple(hints), "pids": [],
+                                                 "weight": 1.0 + ((score - lo) / (hi - lo) if hi > lo else 0.0)})
+        g["pids"].append(pid)
+    return [EvidenceSet(g["hints"], tuple(g["pids"]), g["weight"]) for g in groups.values()]
+
+
+def vote(answers: Sequence[str], weights: Sequence[float]) -> int | None:
+    """Index of the answer that wins the weighted vote (its first occurrence), None if all abstain."""
+    total: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for i, (a, w) in enumerate(zip(answers, weights)):
+        key = normalize_answer(a)
+        if a.strip().upper() == NO_ANSWER or not key:
+            continue
+        total[key] = total.get(key, 0.0) + w
+        first.setdefault(key, i)
+    if not total:
+        return None
+    best = max(total, key=lambda key: (total[key], -first[key]))
+    return first[best]
