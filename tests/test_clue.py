@@ -121,9 +121,9 @@ def test_compositions_share_one_index(bench, built, encoder):
     for compose in ("mean-score", "max", "lse"):
         assert clue(encoder, compose=compose).default_index_dir(bench) == built.index_dir
     assert clue(encoder, unit_prefix="x: ").default_index_dir(bench) != built.index_dir
-    with pytest.raises(InputError, match="composition"):
+    with pytest.raises(InputError, match="compose"):
         get_retriever("clue", compose="median")
-    with pytest.raises(InputError, match="clue units"):
+    with pytest.raises(InputError, match="units"):
         get_retriever("clue", units="words")
 
 
