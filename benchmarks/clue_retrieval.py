@@ -82,10 +82,10 @@ def index_facts(r) -> dict:
     m = read_json(r.index_dir / "retriever.json")
     size = sum(f.stat().st_size for f in r.index_dir.rglob("*") if f.is_file())
     if r.name == "bm25":
-        return {"texts": 0, "enc_s": 0.0, "mb": size / 2**20}
+        return {"texts": 0, "enc_s": 0.0, "mb": size / 2**20, "dirs": [str(r.index_dir)]}
     texts = m.get("texts_encoded", m.get("passages"))
     secs = m.get("encode_seconds", m.get("build_seconds"))
-    return {"texts": int(texts), "enc_s": float(secs), "mb": size / 2**20}
+    return {"texts": int(texts), "enc_s": float(secs), "mb": size / 2**20, "dirs": [str(r.index_dir)]}
 
 
 def colbert_retriever(bench, model: str | None):
@@ -138,8 +138,8 @@ def evaluate_rows(bench, colbert_model: str | None, notes: list[str]) -> list[di
     pairs = [("bm25", "dense MiniLM (full passage)"), ("bm25", "clue mean-score"),
              ("clue mean-embedding", "clue mean-score")]
     for a, b in pairs:
-        both = {"texts": facts[a]["texts"] + facts[b]["texts"], "enc_s": facts[a]["enc_s"] + facts[b]["enc_s"],
-                "mb": facts[a]["mb"] + facts[b]["mb"]}
+        shared = facts[a]["dirs"] == facts[b]["dirs"]  # two compositions of one clue index: count it once
+        both = {key: facts[a][key] + (0 if shared else facts[b][key]) for key in ("texts", "enc_s", "mb")}
         runs[f"RRF({a}, {b})"] = fuse([runs[a], runs[b]], "rrf", k=K)
         runs[f"weighted({a}, {b})"] = fuse([runs[a], runs[b]], "weighted", k=K)
         facts[f"RRF({a}, {b})"] = facts[f"weighted({a}, {b})"] = both
