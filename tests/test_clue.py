@@ -125,6 +125,8 @@ def test_compositions_share_one_index(bench, built, encoder):
         get_retriever("clue", compose="median")
     with pytest.raises(InputError, match="units"):
         get_retriever("clue", units="words")
+    with pytest.raises(InputError, match="model folder not found"):
+        get_retriever("clue", query_model="./no/such/model")
 
 
 def test_sentence_units(bench, encoder, tmp_path):

@@ -32,6 +32,7 @@ import numpy as np
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_open, read_json, write_json
+from ..models import MINILM, check_model_ref
 from ..records import Run, parse_passage_id
 from .base import Retriever
 from .bm25 import top_k_positions
@@ -108,6 +109,9 @@ class ClueRetriever(Retriever):
             raise InputError(f"unknown clue units {units!r} (use {' or '.join(UNIT_KINDS)})", field="units")
         if float(temperature) <= 0:
             raise InputError(f"temperature must be positive (got {temperature})", field="temperature")
+        for ref in (model, query_model):
+            if ref and ref != MINILM:
+                check_model_ref(ref)  # a missing model folder fails here, before any work
         super().__init__(model=model, units=units, unit_prefix=unit_prefix)
         # How queries are scored against the index: not part of it (one index, every composition).
         self.compose, self.query_model, self.query_prefix = compose, query_model, query_prefix
