@@ -57,8 +57,11 @@ def tiny_cross_encoder(tmp_path_factory):
 
     path = tmp_path_factory.mktemp("tiny-ce")
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    (path / "vocab.txt").write_text("\n".join(dict.fromkeys(specials + WORDS)) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True).save_pretrained(path)
+    # transformers 5 ignores vocab_file= here (every token [UNK]); vocab= builds the real vocabulary.
+    tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(dict.fromkeys(specials + WORDS))},
+                                  do_lower_case=True)
+    assert tokenizer.unk_token_id not in tokenizer(" ".join(WORDS[:5]).lower())["input_ids"]
+    tokenizer.save_pretrained(path)
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=len(specials) + len(WORDS), hidden_size=16, num_hidden_layers=1,
                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=128, num_labels=1)
