@@ -33,11 +33,12 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_open, read_json, write_json
 from ..models import MINILM, check_model_ref
-from ..records import Run, parse_passage_id
+from ..records import Run
 from .base import Retriever
 from .bm25 import top_k_positions
 from .corpus import corpus_ids
 from .dense import load_encoder
+from .unit_sets import UnitSets, hint_unit_sets
 from ..registry import Option, plugin
 
 COMPOSITIONS = ("mean-embedding", "mean-score", "max", "lse")
@@ -55,32 +56,6 @@ def split_sentences(text: str) -> list[str]:
 def _save(out: Path, name: str, arr: np.ndarray) -> None:
     with atomic_open(out / f"{name}.npy", "wb") as fh:
         np.save(fh, arr)
-
-
-class _Units:
-    """Distinct unit texts, and each passage's group (its sorted tuple of unit ids)."""
-
-    def __init__(self, n_passages: int):
-        self.texts: list[str] = []
-        self._unit: dict[str, int] = {}
-        self._group: dict[tuple[int, ...], int] = {}
-        self.groups: list[tuple[int, ...]] = []
-        self.group_of = np.empty(n_passages, dtype=np.int64)
-
-    def unit(self, text: str) -> int:
-        u = self._unit.get(text)
-        if u is None:
-            u = self._unit[text] = len(self.texts)
-            self.texts.append(text)
-        return u
-
-    def add(self, i: int, units: list[int]) -> None:
-        key = tuple(sorted(units))
-        g = self._group.get(key)
-        if g is None:
-            g = self._group[key] = len(self.groups)
-            self.groups.append(key)
-        self.group_of[i] = g
 
 
 @plugin("retriever", "clue",
@@ -132,55 +107,29 @@ class ClueRetriever(Retriever):
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
-        units = self._hint_units(bench, ids) if self.options["units"] == "hints" else self._sentence_units(bench, ids)
+        units = hint_unit_sets(bench, ids) if self.options["units"] == "hints" else self._sentence_units(bench, ids)
         t_units = time.perf_counter() - t0
         vecs, enc_seconds = self._encode_units(units.texts, out_dir)
-        sizes = np.fromiter((len(g) for g in units.groups), dtype=np.int64, count=len(units.groups))
-        group_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=group_ptr[1:])
-        group_units = np.fromiter((u for g in units.groups for u in g), dtype=np.int32, count=int(group_ptr[-1]))
+        group_ptr, members = units.csr()
+        sizes = np.diff(group_ptr)
+        group_units = members.astype(np.int32)
         # |sum of a group's unit vectors|: its mean-embedding score is the sum of cosines over this.
         sums = np.add.reduceat(vecs[group_units], group_ptr[:-1], axis=0) if len(sizes) else np.zeros((0, 1))
         group_norm = np.linalg.norm(sums, axis=1).astype(np.float32)
-        psg_pos = np.argsort(units.group_of, kind="stable").astype(np.int64)
+        psg_pos = np.argsort(units.set_of, kind="stable").astype(np.int64)
         psg_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(units.group_of, minlength=len(sizes)), out=psg_ptr[1:])
+        np.cumsum(np.bincount(units.set_of, minlength=len(sizes)), out=psg_ptr[1:])
         for name, arr in (("pids", ids), ("group_ptr", group_ptr), ("group_units", group_units),
                           ("group_norm", group_norm), ("psg_ptr", psg_ptr), ("psg_pos", psg_pos)):
             _save(out_dir, name, arr)
-        return {"passages": int(len(ids)), "units": len(units.texts), "groups": len(units.groups),
+        return {"passages": int(len(ids)), "units": len(units.texts), "groups": len(units.sets),
                 "dim": int(vecs.shape[1]), "texts_encoded": len(units.texts),
                 "unit_seconds": round(t_units, 3), "encode_seconds": round(enc_seconds, 3),
                 "build_seconds": round(time.perf_counter() - t0, 3)}
 
     @staticmethod
-    def _hint_units(bench: Benchmark, ids: np.ndarray) -> _Units:
-        questions = bench.questions
-        units = _Units(len(ids))
-        of_question: dict[str, list[int]] = {}
-        corpus = bench.path / "corpus.jsonl"
-        for i, raw in enumerate(ids.tolist()):
-            pid = raw.decode()
-            try:
-                qid, order = parse_passage_id(pid)
-            except ValueError as exc:
-                raise InputError(str(exc), file=corpus, record=i + 1, field="id") from None
-            own = of_question.get(qid)
-            if own is None:
-                q = questions.get(qid)
-                if q is None:
-                    raise InputError(f"passage {pid!r} of unknown question {qid!r}", file=corpus, record=i + 1,
-                                     field="id")
-                own = of_question[qid] = [units.unit(h.text) for h in q.hints]
-            if max(order) >= len(own):
-                raise InputError(f"passage {pid!r} names a hint beyond the question's {len(own)}", file=corpus,
-                                 record=i + 1, field="id")
-            units.add(i, [own[j] for j in order])
-        return units
-
-    @staticmethod
-    def _sentence_units(bench: Benchmark, ids: np.ndarray) -> _Units:
-        units = _Units(len(ids))
+    def _sentence_units(bench: Benchmark, ids: np.ndarray) -> UnitSets:
+        units = UnitSets(len(ids))
         corpus = bench.path / "corpus.jsonl"
         n = 0
         for i, p in enumerate(bench.iter_corpus()):
@@ -188,7 +137,7 @@ class ClueRetriever(Retriever):
                 raise InputError("corpus changed while indexing", file=corpus)
             found = [units.unit(s) for s in split_sentences(p.text)]
             if not found:
-                raise InputError(f"passage {p.id!r} has no text", file=corpus, record=i + 1, field="text")
+                raise InputError(f"passage {p.id!r} has no text", file=corpus, record=f"line {i + 1}", field="text")
             units.add(i, found)
             n += 1
         if n != len(ids):

@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import Benchmark
-from ..errors import InputError
 from ..io import atomic_open
-from ..records import Run, parse_passage_id
+from ..records import Run
 from ..registry import Option, plugin
 from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
 from .corpus import corpus_ids
+from .unit_sets import hint_unit_sets
 from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, store_facts, token_maxima,
                      top_k, write_token_store)
 
@@ -125,24 +125,6 @@ def clue_sets(bench: Benchmark, ids: np.ndarray) -> tuple[list[str], np.ndarray,
     Returns (units, passage_set [passages], set_ptr [sets + 1], set_units): set g holds units
     set_units[set_ptr[g]:set_ptr[g + 1]] (sorted); sets are numbered in corpus order.
     """
-    units: dict[str, int] = {}  # only hints some passage holds, numbered on first use
-    hints_of = {qid: [h.text for h in q.hints] for qid, q in bench.questions.items()}
-    sets: dict[tuple[int, ...], int] = {}
-    passage_set = np.empty(len(ids), dtype=np.int64)
-    corpus = bench.path / "corpus.jsonl"
-    for i, raw in enumerate(ids.tolist()):
-        pid = raw.decode()
-        try:
-            qid, order = parse_passage_id(pid)
-        except ValueError as exc:
-            raise InputError(str(exc), file=corpus, record=f"line {i + 1}", field="id") from None
-        hints = hints_of.get(qid)
-        if hints is None or max(order) >= len(hints):
-            raise InputError(f"passage {pid!r} names hints its question does not have (clue mode needs "
-                             "the benchmark's questions.jsonl)", file=corpus, record=f"line {i + 1}", field="id")
-        key = tuple(sorted({units.setdefault(hints[j], len(units)) for j in order}))
-        passage_set[i] = sets.setdefault(key, len(sets))
-    set_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
-    np.cumsum([len(key) for key in sets], out=set_ptr[1:])
-    set_units = np.fromiter((u for key in sets for u in key), dtype=np.int64, count=int(set_ptr[-1]))
-    return list(units), passage_set, set_ptr, set_units
+    sets = hint_unit_sets(bench, ids)
+    set_ptr, set_units = sets.csr()
+    return sets.texts, sets.set_of, set_ptr, set_units
