@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,47 @@ def wikihint_file() -> Path:
 @pytest.fixture
 def triviahg_file() -> Path:
     return need_shared(TRIVIAHG)
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def _headless_chromium(profile: Path, window: str, browser_log: bool = False):
+    if not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists():
+        pytest.skip("headless browser check needs Debian's chromium and chromium-driver "
+                    "(apt-get install chromium chromium-driver); not installed here")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={window}"):
+        opts.add_argument(flag)
+    if browser_log:
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+
+
+@pytest.fixture
+def headless_chromium():
+    """`headless_chromium(profile_dir, "W,H", browser_log=False)`: a selenium driver for Debian's
+    headless Chromium; skips the test where Chromium, its driver or selenium is absent."""
+    return _headless_chromium
+
+
+@pytest.fixture(scope="session")
+def minilm_encoder():
+    """The bundled MiniLM bi-encoder, loaded once for every test that needs it."""
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers import SentenceTransformer
+
+    from inferqa.errors import InputError
+    from inferqa.models import minilm_path
+
+    try:
+        return SentenceTransformer(str(minilm_path()), device="cpu")
+    except InputError as exc:
+        pytest.skip(str(exc))

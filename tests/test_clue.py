@@ -19,15 +19,8 @@ pytest.importorskip("sentence_transformers")
 
 
 @pytest.fixture(scope="module")
-def encoder():
-    from sentence_transformers import SentenceTransformer
-
-    from inferqa.models import minilm_path
-
-    try:
-        return SentenceTransformer(str(minilm_path()), device="cpu")
-    except InputError as exc:
-        pytest.skip(str(exc))
+def encoder(minilm_encoder):
+    return minilm_encoder
 
 
 def clue(encoder, **options):

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +21,6 @@ def passage_id(qid, order):
     return _pid(qid, order, 3)  # every question of these tests keeps 3 hints
 
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 def _questions(n: int = 6) -> list[Question]:
@@ -159,29 +155,12 @@ def test_cli_explore(bench, tmp_path):
     assert "broken.jsonl" in str(res.exception) and "line 1" in str(res.exception) and "strategy" in str(res.exception)
 
 
-def _driver(tmp_path):
-    if not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists():
-        pytest.skip("headless browser check needs Debian's chromium and chromium-driver "
-                    "(apt-get install chromium chromium-driver); not installed here")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1600"):
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-
-
-def test_page_in_headless_chromium(bench, tmp_path):
+def test_page_in_headless_chromium(bench, tmp_path, headless_chromium):
     runs = _runs(bench)
     train_q = bench.splits["train"][1]
     runs[0][2][train_q] = [(passage_id(train_q, (0,)), 1.0)]  # one question outside the test split
     page = write_explorer(explorer_data(bench, runs, _answers(bench, runs)), tmp_path / "explorer.html")
-    driver = _driver(tmp_path)
+    driver = headless_chromium(tmp_path / "profile", "1400,1600", browser_log=True)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 

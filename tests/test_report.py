@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,6 @@ from inferqa.experiments.report import write_report
 from inferqa.experiments.results import (OPTIMAL, ORACLE_RERANKER, PIPELINE, ExperimentResults, RankingResult,
                                          ReaderResult)
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 def _results() -> ExperimentResults:
@@ -50,20 +47,8 @@ def test_report_is_self_contained(report):
     assert "&quot;python&quot;" in html  # the environment is shown (HTML-escaped JSON)
 
 
-def test_report_renders_in_headless_chromium(report, tmp_path):
-    if not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists():
-        pytest.skip("headless browser check needs Debian's chromium and chromium-driver "
-                    "(apt-get install chromium chromium-driver); not installed here")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,2000"):
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+def test_report_renders_in_headless_chromium(report, tmp_path, headless_chromium):
+    driver = headless_chromium(tmp_path / "profile", "1280,2000")
     try:
         driver.get(report.as_uri())
         assert driver.title == "inferqa: render-check"
