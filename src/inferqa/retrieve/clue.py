@@ -78,12 +78,7 @@ class ClueRetriever(Retriever):
                  query_model: str | None = None, query_prefix: str = "", unit_prefix: str = "",
                  temperature: float = 0.05, batch_size: int = 64, device: str | None = None,
                  show_progress: bool = True):
-        if compose not in COMPOSITIONS:
-            raise InputError(f"unknown composition {compose!r} (use {', '.join(COMPOSITIONS)})", field="compose")
-        if units not in UNIT_KINDS:
-            raise InputError(f"unknown clue units {units!r} (use {' or '.join(UNIT_KINDS)})", field="units")
-        if float(temperature) <= 0:
-            raise InputError(f"temperature must be positive (got {temperature})", field="temperature")
+        # compose, units and temperature are checked by the registry (their declared options).
         for ref in (model, query_model):
             if ref and ref != MINILM:
                 check_model_ref(ref)  # a missing model folder fails here, before any work
