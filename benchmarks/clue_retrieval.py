@@ -8,7 +8,8 @@ question) and queried with ALL its questions (split `all`), top 1,000:
   since full-passage MiniLM encodes ~60 passages/s on this machine (10+ minutes per 32,500).
 
 Rows: BM25; full-passage dense MiniLM; `clue` with each composition; diversified runs
-(at most 1 passage per hint-group in the head); RRF / weighted fusion; `colbert` when that
+(at most 1 passage per hint-group in the head, groups by hint set and by linked hint
+family); RRF / weighted fusion; `colbert` when that
 retriever exists. Columns: Hit@1/5/10/100, MRR, nDCG@10, texts encoded, encoding time,
 index size. Indexes live in each benchmark's indexes/ folder, so a rerun reuses every
 embedding (the encoding time shown is then the one recorded when the index was built) and
@@ -132,9 +133,10 @@ def evaluate_rows(bench, colbert_model: str | None, notes: list[str]) -> list[di
         add("colbert (clue mode)", col)
     elif why not in notes:
         notes.append(why)
-    for base in ("bm25", "dense MiniLM (full passage)", "clue mean-embedding", "clue mean-score"):
-        runs[f"{base} + diversify 1"] = diversify(runs[base], bench, 1)
-        facts[f"{base} + diversify 1"] = facts[base]
+    for by in ("set", "linked"):
+        for base in ("bm25", "dense MiniLM (full passage)", "clue mean-embedding", "clue mean-score"):
+            runs[f"{base} + diversify 1 by {by}"] = diversify(runs[base], bench, 1, by=by)
+            facts[f"{base} + diversify 1 by {by}"] = facts[base]
     pairs = [("bm25", "dense MiniLM (full passage)"), ("bm25", "clue mean-score"),
              ("clue mean-embedding", "clue mean-score")]
     for a, b in pairs:

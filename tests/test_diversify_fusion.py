@@ -49,6 +49,41 @@ def test_groups_come_from_hint_text_not_the_question_id(bench):
     assert [p for p, _ in out] == [pid("q1", 0), pid("q2", 1), pid("q2", 0)]
 
 
+@pytest.fixture(scope="module")
+def families(tmp_path_factory) -> Benchmark:
+    """q1 and q2 share 'It is red.'; q3 shares nothing; q4's third hint repeats q1's 'It is
+    fourth.' but was dropped after the build (metadata.dropped_hints), so it links nothing."""
+    qs = [Question("q1", "Which planet?", ["Mars"], [Hint("It is red."), Hint("It is fourth."), Hint("It is dusty.")]),
+          Question("q2", "Which fruit?", ["Apple"], [Hint("It is red."), Hint("It grows on trees."),
+                                                     Hint("It keeps doctors away.")]),
+          Question("q3", "Which metal?", ["Gold"], [Hint("It is yellow."), Hint("It is heavy."), Hint("It is rare.")]),
+          Question("q4", "Which place?", ["Fourth Street"], [Hint("It is a street."), Hint("It is in a town."),
+                                                             Hint("It is fourth.")], {"dropped_hints": [2]})]
+    out = tmp_path_factory.mktemp("fam") / "bench"
+    build_benchmark(qs, out, top_k=3, leak_policy="none", split=(0.0, 0.0, 1.0))
+    return Benchmark(out)
+
+
+def test_linked_groups_join_passages_through_shared_hint_text(families):
+    ranked = [(pid("q1", 0), 5.0), (pid("q2", 1), 4.0), (pid("q1", 1, 2), 3.0), (pid("q3", 0), 2.0),
+              (pid("q3", 1, 2), 1.0)]
+    # q2 reaches q1 through 'It is red.' (a passage of q1 holds it with q1's other hints)
+    out = diversify(Run({"x": ranked}), families, 1, by="linked")["x"]
+    assert [p for p, _ in out] == [pid("q1", 0), pid("q3", 0), pid("q2", 1), pid("q1", 1, 2), pid("q3", 1, 2)]
+    assert [s for _, s in out] == [5.0, 2.0, 2.0, 2.0, 1.0]
+    assert diversify(Run({"x": ranked}), families, 2, by="linked")["x"] == [
+        (pid("q1", 0), 5.0), (pid("q2", 1), 4.0), (pid("q3", 0), 2.0), (pid("q3", 1, 2), 1.0), (pid("q1", 1, 2), 1.0)]
+    # by set, the five are five groups: nothing moves
+    assert diversify(Run({"x": ranked}), families, 1)["x"] == ranked
+
+
+def test_a_dropped_hint_links_nothing(families):
+    ranked = [(pid("q1", 0), 3.0), (pid("q4", 0), 2.0), (pid("q3", 0), 1.0)]
+    assert diversify(Run({"x": ranked}), families, 1, by="linked")["x"] == ranked
+    with pytest.raises(InputError, match="unknown hint-group 'question'"):
+        diversify(Run({"x": ranked}), families, 1, by="question")
+
+
 def test_diversified_run_saves_and_loads(bench, tmp_path):
     ranked = [(pid("q1", 0, 1), 0.9), (pid("q1", 1, 0), 0.8), (pid("q1", 2), 0.1)]
     diversify(Run({"q1": ranked}), bench, 1).save(tmp_path / "d.trec")
@@ -106,6 +141,13 @@ def test_cli_retrieve_diversify_and_fuse(bench, tmp_path, monkeypatch, capsys):
     assert div == diversify(plain, bench, 1) and div != plain
     code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "x.trec", "--diversify", "0")
     assert code == 2 and "positive" in err and not (tmp_path / "x.trec").exists()
+    assert run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "q.trec", "--diversify", "1",
+                   "--diversify-by", "linked")[0] == 0
+    assert Run.load(tmp_path / "q.trec") == diversify(plain, bench, 1, by="linked")
+    for bad, why in ((["--diversify-by", "linked"], "needs --diversify"),
+                     (["--diversify", "1", "--diversify-by", "qid"], "unknown hint-group")):
+        code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "x.trec", *bad)
+        assert code == 2 and why in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "x.trec").exists()
     code, out, _ = run_cli(monkeypatch, capsys, "fuse", tmp_path / "plain.trec", tmp_path / "div.trec",
                            "--method", "weighted", "--weights", "1,2", "--out", tmp_path / "f.trec")
     assert code == 0
@@ -124,6 +166,15 @@ def test_yaml_diversify():
            "rerankers": [{"name": "r", "kind": "llm-pointwise", "diversify": 1}]}
     cfg = config_from_dict(raw)
     assert cfg.retrievers[0].diversify == 2 and cfg.rerankers[0].diversify == 1
+    assert cfg.retrievers[0].diversify_by == "set"
+    raw["rerankers"][0]["diversify_by"] = "linked"
+    assert config_from_dict(raw).rerankers[0].diversify_by == "linked"
+    raw["rerankers"][0]["diversify_by"] = "qid"
+    with pytest.raises(InputError, match="rerankers\\[0\\].diversify_by"):
+        config_from_dict(raw)
+    raw["rerankers"][0] = {"name": "r", "kind": "llm-pointwise", "diversify_by": "linked"}
+    with pytest.raises(InputError, match="needs diversify"):
+        config_from_dict(raw)
     raw["retrievers"][0]["diversify"] = 0
     with pytest.raises(InputError, match="retrievers\\[0\\].diversify"):
         config_from_dict(raw)

@@ -10,6 +10,7 @@ import typer
 
 from ..options import parse_key_values
 from .app import app
+from .retrieve import DIVERSIFY_BY_HELP
 
 RERANKER_HELP = ("llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5 | oracle "
                  "(`inferqa plugins reranker` lists them with their options).")
@@ -47,6 +48,7 @@ def rerank_cmd(
     num_actors: int = typer.Option(2, "--num-actors", help="Ray actors (--backend ray)."),
     diversify: Optional[int] = typer.Option(None, "--diversify", help="After reranking: at most N passages of one "
                                             "hint-group in the head; the rest follow in order."),
+    diversify_by: Optional[str] = typer.Option(None, "--diversify-by", help=DIVERSIFY_BY_HELP),
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
 
@@ -67,10 +69,9 @@ def rerank_cmd(
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     plugin.settings(extra)  # option errors before the run is read
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
-    if diversify is not None:
-        from ..rerank.diversify import check_per_group
+    from ..rerank.diversify import check_diversify
 
-        check_per_group(diversify)
+    check_diversify(diversify, diversify_by)
     benchmark = Benchmark(bench)
     run, qids = open_run(run_file, benchmark, split)
     ckpt = checkpoint_path(out)
@@ -81,7 +82,7 @@ def rerank_cmd(
     if diversify is not None:
         from ..rerank.diversify import diversify as diversify_run
 
-        reranked = diversify_run(reranked, benchmark, diversify)
+        reranked = diversify_run(reranked, benchmark, diversify, diversify_by or "set")
     reranked.save(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)

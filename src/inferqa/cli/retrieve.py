@@ -52,8 +52,10 @@ _bs = typer.Option(None, "--batch-size", help="Dense: encoding batch size (defau
 _it = typer.Option(None, "--index-type", help="Dense: flat (exact inner product, default) or hnsw.")
 _opt = typer.Option(None, "--opt", help=OPT_HELP)
 _idx = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
-DIVERSIFY_HELP = ("At most N passages of one hint-group (same set of hint texts) in the head; the rest "
-                  "follow in order (README: Clue-level retrieval).")
+DIVERSIFY_HELP = ("At most N passages of one hint-group in the head; the rest follow in order "
+                  "(README: Clue-level retrieval).")
+DIVERSIFY_BY_HELP = ("Hint-groups for --diversify: set (same set of hint texts) or linked (joined by "
+                     "shared hint texts: a question's whole family of passages).")
 
 
 @app.command("index")
@@ -89,14 +91,13 @@ def retrieve_cmd(
     passage_prefix: Optional[str] = _pp, batch_size: Optional[int] = _bs, index_type: Optional[str] = _it,
     opt: Optional[List[str]] = _opt, index_dir: Optional[Path] = _idx,
     diversify: Optional[int] = typer.Option(None, "--diversify", help=DIVERSIFY_HELP),
+    diversify_by: Optional[str] = typer.Option(None, "--diversify-by", help=DIVERSIFY_BY_HELP),
 ) -> None:
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
+    from ..rerank.diversify import check_diversify
     from ..retrieve import question_queries
 
-    if diversify is not None:
-        from ..rerank.diversify import check_per_group
-
-        check_per_group(diversify)
+    check_diversify(diversify, diversify_by)
     bench = _bench(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
@@ -106,7 +107,7 @@ def retrieve_cmd(
     if diversify is not None:
         from ..rerank.diversify import diversify as diversify_run
 
-        run = diversify_run(run, bench, diversify)
+        run = diversify_run(run, bench, diversify, diversify_by or "set")
     run.save(out)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 

@@ -9,6 +9,7 @@ retrievers:
   - {name: bm25, kind: bm25, depth: 100}
   - {name: minilm, kind: dense, options: {model: minilm}}
   - {name: clue-div1, kind: clue, diversify: 1}   # at most 1 passage per hint-group in the head
+  - {name: clue-q1, kind: clue, diversify: 1, diversify_by: linked}   # … per linked hint family
 rerankers:
   - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
 readers:
@@ -36,6 +37,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import read_text
+from ..rerank.diversify import GROUPINGS
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEFAULT_STRATEGIES = ("union_norm", "union_freq")
@@ -50,6 +52,7 @@ class StageSpec:
     depth: int
     options: dict[str, Any] = field(default_factory=dict)
     diversify: int | None = None  # at most N passages of one hint-group in the head (rerank.diversify)
+    diversify_by: str = "set"  # the hint-group: set | linked
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,8 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
 
     out, seen = [], set()
     for i, item in enumerate(c.listing(raw, field)):
-        item = c.mapping(item, field, {"name", "kind", "depth", "options", "diversify"}, record=i)
+        item = c.mapping(item, field, {"name", "kind", "depth", "options", "diversify",
+                                                 "diversify_by"}, record=i)
         if "kind" not in item:
             raise c.fail("missing 'kind'", f"{field}[{i}].kind", record=i)
         kind = c.string(item["kind"], f"{field}[{i}].kind", record=i)
@@ -184,7 +188,13 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
         _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
         div = item.get("diversify")
         div = None if div is None else c.positive_int(div, f"{field}[{i}].diversify", record=i)
-        out.append(StageSpec(name, kind, depth, options, div))
+        by = item.get("diversify_by", "set")
+        if by not in GROUPINGS:
+            raise c.fail(f"unknown hint-group {by!r} (have: {', '.join(GROUPINGS)})", f"{field}[{i}].diversify_by",
+                         record=i)
+        if div is None and "diversify_by" in item:
+            raise c.fail("diversify_by needs diversify: N", f"{field}[{i}].diversify_by", record=i)
+        out.append(StageSpec(name, kind, depth, options, div, by))
     return tuple(out)
 
 

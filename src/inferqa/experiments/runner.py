@@ -169,7 +169,7 @@ class _Runner:
             return run
         from ..rerank.diversify import diversify
 
-        return diversify(run, self.bench, spec.diversify)
+        return diversify(run, self.bench, spec.diversify, spec.diversify_by)
 
     def reranker(self, spec: StageSpec):
         from .. import registry
@@ -313,9 +313,11 @@ class _Runner:
         return results
 
 
-def _diversify_input(spec: StageSpec) -> dict[str, int]:
-    # Only when set, so the hashes of stages cached before the option existed still hold.
-    return {} if spec.diversify is None else {"diversify": spec.diversify}
+def _diversify_input(spec: StageSpec) -> dict[str, Any]:
+    # Only when set, so the hashes of stages cached before the options existed still hold.
+    if spec.diversify is None:
+        return {}
+    return {"diversify": spec.diversify, **({} if spec.diversify_by == "set" else {"diversify_by": spec.diversify_by})}
 
 
 def _read_summary(path: Path) -> list[dict]:
