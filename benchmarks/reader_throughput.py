@@ -7,7 +7,9 @@ Every reader prompt starts with the same instruction and five demonstrations (it
                 optimised: batches of --batch-size rests on the head's KV cache
   openai        naive: one request at a time, in the caller's order
                 optimised: --concurrency requests in flight, sorted so heads hit the
-                server's prefix cache (the local server: llama-cpp-python's, SmolLM2)
+                server's prefix cache; against llama.cpp's llama-server with
+                --concurrency slots (scripts/build_llama_server.sh) and against
+                llama-cpp-python's one-slot server (--server picks)
 Naive and optimised alternate over --rounds rounds (naive first in odd rounds), each
 round on freshly loaded models (the optimised path pays for its head every round), so a
 machine shared with other jobs slows both alike. Answers are greedy and must agree.
@@ -16,7 +18,7 @@ The transformers side runs SmolLM2 itself: the bundled GGUF is converted once in
 transformers folder (needs `pip install gguf accelerate`; skipped with a message if absent).
 
     python benchmarks/reader_throughput.py [--backends llama-cpp,transformers,openai]
-        [--n 16] [--k 3] [--rounds 2] [--threads 1] [--batch-size 8] [--concurrency 4]
+        [--n 16] [--k 3] [--rounds 2] [--threads 1] [--batch-size 8] [--concurrency 4] [--server both]
 """
 
 from __future__ import annotations
@@ -24,11 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Callable
 
@@ -152,56 +150,34 @@ def bench_transformers(args, items, lines) -> None:
                                                                   "optimised": make(args.batch_size, True)}), lines)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def bench_openai(args, items, lines) -> None:
-    missing = [m for m in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
-               if importlib.util.find_spec(m) is None]
-    if missing:
-        print(f"openai: skipped: llama-cpp-python's server needs {', '.join(missing)}")
-        return
+    from inferqa.llm.servers import local_server, missing_for
     from inferqa.models import smollm2_path
-    port = _free_port()
-    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"reader_throughput_server_{port}.log", "wb")
-    server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
-                               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(args.n_ctx),
-                               "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads),
-                               "--model_alias", "smollm2", "--flash_attn", "true"], stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.time() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.time() > deadline:
-                    raise SystemExit(f"llama-cpp-python's server did not start (log: {log.name})")
-                time.sleep(0.5)
-        spec = f"openai:smollm2@{url}?repeat_penalty=1.0&timeout=600"
 
-        def make(concurrency: int):
-            def build():
-                llm = load_llm(f"{spec}&concurrency={concurrency}", cache=None)
-                llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # the server's context holds no head now
-                if concurrency == 1:  # one request at a time, in the caller's order
-                    return lambda: [reader(llm)([it])[0] for it in items]
-                return lambda: reader(llm)(items)
-            return build
+    kinds = ["llama.cpp", "llama-cpp-python"] if args.server == "both" else [args.server]
+    for kind in kinds:
+        why = missing_for(kind)
+        if why:
+            print(f"openai ({kind} server): skipped: {why}")
+            continue
+        parallel = args.concurrency if kind == "llama.cpp" else 1
+        with local_server(smollm2_path(), kind, n_ctx=args.n_ctx, threads=args.threads, parallel=parallel) as url:
+            spec = f"openai:smollm2@{url}?repeat_penalty=1.0&timeout=600"
 
-        print(f"openai: llama-cpp-python's server (SmolLM2, {args.threads} thread(s)), {len(items)} prompts, "
-              f"concurrency {args.concurrency}", flush=True)
-        # the work is in the server's process: this process's CPU time says nothing
-        report("openai", len(items), interleaved(args.rounds, {"naive": make(1),
-                                                                "optimised": make(args.concurrency)}), lines, cpu=False)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+            def make(concurrency: int):
+                def build():
+                    llm = load_llm(f"{spec}&concurrency={concurrency}", cache=None)
+                    llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # no slot holds the reader's head now
+                    if concurrency == 1:  # one request at a time, in the caller's order
+                        return lambda: [reader(llm)([it])[0] for it in items]
+                    return lambda: reader(llm)(items)
+                return build
+
+            print(f"openai: {kind} server (SmolLM2, {args.threads} thread(s), {parallel} slot(s)), {len(items)} "
+                  f"prompts, concurrency {args.concurrency}", flush=True)
+            # the work is in the server's process: this process's CPU time says nothing
+            report(f"openai ({kind} server)", len(items),
+                   interleaved(args.rounds, {"naive": make(1), "optimised": make(args.concurrency)}), lines, cpu=False)
 
 
 def main() -> None:
@@ -213,7 +189,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="threads per model; 1 is fastest on a loaded machine")
     ap.add_argument("--n-ctx", type=int, default=2048)
     ap.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per generate")
-    ap.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight")
+    ap.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight (and llama.cpp slots)")
+    ap.add_argument("--server", choices=("both", "llama.cpp", "llama-cpp-python"), default="both",
+                    help="openai: the local server(s) to measure against")
     args = ap.parse_args()
     benches = {"llama-cpp": bench_llamacpp, "transformers": bench_transformers, "openai": bench_openai}
     chosen = [b.strip() for b in args.backends.split(",") if b.strip()]
