@@ -16,8 +16,9 @@ SRC=$(echo "$WORK"/llama_cpp_python-*/vendor/llama.cpp)
 # No web UI, no TLS, no downloads at run time: a local OpenAI-compatible endpoint only.
 cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
   -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
-  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > "$WORK/configure.log"
-cmake --build "$WORK/build" --target llama-server -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" > "$WORK/build.log" \
+  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > "$WORK/configure.log" 2>&1 \
+  || { tail -30 "$WORK/configure.log"; exit 1; }
+cmake --build "$WORK/build" --target llama-server -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" > "$WORK/build.log" 2>&1 \
   || { tail -30 "$WORK/build.log"; exit 1; }
 install -m 755 "$WORK/build/bin/llama-server" "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
