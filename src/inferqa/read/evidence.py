@@ -13,9 +13,10 @@ to the answer whose first group ranks higher.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Hashable, Sequence
 
 from ..registry import plugin
+from ..rerank.diversify import hint_group_key
 from ..text import normalize_answer
 from .prompts import NO_ANSWER
 
@@ -46,11 +47,13 @@ def evidence_sets(bench: "Benchmark", ranked: Sequence[tuple[str, float]]) -> li
         return []
     scores = [s for _, s in ranked]
     lo, hi = min(scores), max(scores)
-    groups: dict[frozenset, dict] = {}
+    group_of = hint_group_key(bench, "set")
+    groups: dict[Hashable, dict] = {}
     for pid, score in ranked:
-        hints = bench.hints_of(pid)
-        g = groups.setdefault(frozenset(hints), {"hints": tuple(hints), "pids": [],
-                                                 "weight": 1.0 + ((score - lo) / (hi - lo) if hi > lo else 0.0)})
+        g = groups.get(group_of(pid))
+        if g is None:
+            g = groups[group_of(pid)] = {"hints": tuple(bench.hints_of(pid)), "pids": [],
+                                         "weight": 1.0 + ((score - lo) / (hi - lo) if hi > lo else 0.0)}
         g["pids"].append(pid)
     return [EvidenceSet(g["hints"], tuple(g["pids"]), g["weight"]) for g in groups.values()]
 
