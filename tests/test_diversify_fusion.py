@@ -178,3 +178,27 @@ def test_yaml_diversify():
     raw["retrievers"][0]["diversify"] = 0
     with pytest.raises(InputError, match="retrievers\\[0\\].diversify"):
         config_from_dict(raw)
+
+
+def test_linked_diversify_through_rerank_cli_and_experiment(families, tmp_path, monkeypatch, capsys):
+    from inferqa.experiments.runner import run_experiment
+
+    assert run_cli(monkeypatch, capsys, "index", families.path, "-r", "bm25")[0] == 0
+    base = ["retrieve", families.path, "-r", "bm25", "--split", "all", "--depth", "40"]
+    assert run_cli(monkeypatch, capsys, *base, "--out", tmp_path / "plain.trec")[0] == 0
+    plain = Run.load(tmp_path / "plain.trec")
+    # rerank (the oracle reranker: no model) then diversify by linked family
+    assert run_cli(monkeypatch, capsys, "rerank", tmp_path / "plain.trec", "--bench", families.path, "--split", "all",
+                   "-r", "oracle", "--depth", "40", "--diversify", "1", "--diversify-by", "linked",
+                   "--out", tmp_path / "r.trec")[0] == 0
+    assert run_cli(monkeypatch, capsys, "rerank", tmp_path / "plain.trec", "--bench", families.path, "--split", "all",
+                   "-r", "oracle", "--depth", "40", "--out", tmp_path / "o.trec")[0] == 0
+    want = diversify(Run.load(tmp_path / "o.trec"), families, 1, by="linked")
+    assert Run.load(tmp_path / "r.trec") == want and want != Run.load(tmp_path / "o.trec")
+    # the same grain in an experiment file: its stored run is the diversified plain run
+    cfg = config_from_dict({"name": "x", "benchmark": {"path": str(families.path)}, "split": "all",
+                            "retrievers": [{"name": "fam", "kind": "bm25", "depth": 40, "diversify": 1,
+                                            "diversify_by": "linked"}], "oracles": False})
+    run_experiment(cfg, tmp_path / "exp", progress=False, log=lambda _: None, write_outputs=False)
+    stored = [Run.load(f) for f in (tmp_path / "exp").rglob("run.trec") if "retrieve-fam" in str(f)]
+    assert stored == [diversify(plain, families, 1, by="linked")] and stored[0] != plain
