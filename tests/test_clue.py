@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
-from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
 from inferqa.retrieve.clue import split_sentences
@@ -30,10 +28,8 @@ def clue(encoder, **options):
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("clue") / "bench"
-    build_benchmark(load_questions(demo_path())[:8], out, top_k=3)  # 8 × 15 = 120 passages
-    return Benchmark(out)
+def bench(demo_bench_8q) -> Benchmark:
+    return demo_bench_8q
 
 
 @pytest.fixture(scope="module")

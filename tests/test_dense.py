@@ -10,7 +10,7 @@ import pytest
 
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark
-from inferqa.data import demo_path, load_questions
+from inferqa.data import load_questions
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
 
@@ -30,10 +30,8 @@ def dense(encoder, **options):
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("dense") / "bench"
-    build_benchmark(load_questions(demo_path())[:8], out, top_k=3)  # 8 × 15 = 120 passages
-    return Benchmark(out)
+def bench(demo_bench_8q) -> Benchmark:
+    return demo_bench_8q
 
 
 @pytest.fixture(scope="module")
