@@ -15,13 +15,13 @@ from ..text import normalize_answer
 from .prompts import NO_ANSWER
 
 
-def _is_abstention(pred: str) -> bool:
+def is_abstention(pred: str) -> bool:
     return pred.strip().upper() == NO_ANSWER or not normalize_answer(pred)
 
 
 def exact_match(pred: str, golds: Sequence[str]) -> bool:
     """SQuAD-style EM: equal after normalisation to any gold answer. Abstentions never match."""
-    if _is_abstention(pred):
+    if is_abstention(pred):
         return False
     p = normalize_answer(pred)
     return any(p == normalize_answer(g) for g in golds)
@@ -38,7 +38,7 @@ def _f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
 
 def f1(pred: str, golds: Sequence[str]) -> float:
     """SQuAD token F1, best over the gold answers."""
-    if _is_abstention(pred):
+    if is_abstention(pred):
         return 0.0
     p = normalize_answer(pred).split()
     return max((_f1(p, normalize_answer(g).split()) for g in golds if normalize_answer(g)), default=0.0)
@@ -46,7 +46,7 @@ def f1(pred: str, golds: Sequence[str]) -> float:
 
 def contains(pred: str, golds: Sequence[str]) -> bool:
     """A normalised gold answer occurs in the normalised prediction as whole words."""
-    if _is_abstention(pred):
+    if is_abstention(pred):
         return False
     p = f" {normalize_answer(pred)} "
     return any(g and f" {g} " in p for g in (normalize_answer(x) for x in golds))
@@ -102,7 +102,7 @@ class LLMAnswerJudge:
     def correct(self, question: str, pred: str, golds: Sequence[str]) -> bool:
         from ..llm.base import GenerationParams
 
-        if _is_abstention(pred):
+        if is_abstention(pred):
             return False
         if exact_match(pred, golds):
             return True

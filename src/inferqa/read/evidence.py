@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 from ..registry import plugin
 from ..rerank.diversify import hint_group_key
 from ..text import normalize_answer
-from .prompts import NO_ANSWER
+from .answers import is_abstention
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -63,9 +63,9 @@ def vote(answers: Sequence[str], weights: Sequence[float]) -> int | None:
     total: dict[str, float] = {}
     first: dict[str, int] = {}
     for i, (a, w) in enumerate(zip(answers, weights)):
-        key = normalize_answer(a)
-        if a.strip().upper() == NO_ANSWER or not key:
+        if is_abstention(a):
             continue
+        key = normalize_answer(a)
         total[key] = total.get(key, 0.0) + w
         first.setdefault(key, i)
     if not total:
