@@ -157,6 +157,9 @@ def test_resume_after_interruption(bench, encoder, tmp_path, monkeypatch):
     assert calls == [10, 4]  # the first chunk of 10 was kept
     queries = question_queries(bench)
     assert r.search(queries, 5) == clue(encoder).attach(bench, tmp_path / "idx").search(queries, 5)
+    calls.clear()
+    r.index(bench, tmp_path / "idx")  # a finished index for the same units: reused, nothing encoded
+    assert calls == [] and r.search(queries, 5) == clue(encoder).attach(bench, tmp_path / "idx").search(queries, 5)
 
 
 def test_unknown_question_is_a_clear_error(bench, encoder, tmp_path):

@@ -20,43 +20,18 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ..benchmark import HINT_SEPARATOR, Benchmark
+from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_open
 from ..records import Run
 from .base import Retriever
 from .corpus import Groups, corpus_ids, group_by_subset, group_first_position
+from .ranking import save_array, top_groups, top_k_positions
 from ..registry import Option, plugin
 
 # The index arrays, saved with np.save and memory-mapped on load.
 _DEDUP_ARRAYS = ("term_ptr", "term_docs", "term_weights", "pids", "group_ptr")
 _PLAIN_ARRAYS = ("pids", "group_first")
-
-
-def _save(out: Path, name: str, arr: np.ndarray) -> None:
-    with atomic_open(out / f"{name}.npy", "wb") as fh:
-        np.save(fh, arr)
-
-
-def top_k_positions(scores: np.ndarray, k: int, tie_key: np.ndarray | None = None) -> np.ndarray:
-    """Indices of the k best scores, by score descending, then `tie_key`, then index.
-
-    `tie_key=None` means the index itself breaks ties.
-    """
-    n = len(scores)
-    k = min(k, n)
-    if k < n:
-        # Partitioning the negated scores at k - 1 stays fast when most scores tie (at 0).
-        thr = -np.partition(-scores, k - 1)[k - 1]
-        above = np.flatnonzero(scores > thr)
-        tied = np.flatnonzero(scores == thr)
-        if tie_key is not None and len(tied) > k - len(above):
-            tied = tied[np.lexsort((tied, tie_key[tied]))]
-        cand = np.concatenate([above, tied[: k - len(above)]])
-    else:
-        cand = np.arange(n)
-    keys = (cand, -scores[cand]) if tie_key is None else (cand, tie_key[cand], -scores[cand])
-    return cand[np.lexsort(keys)]
 
 
 @plugin("retriever", "bm25",
@@ -141,12 +116,12 @@ class BM25Retriever(Retriever):
         by_term = group_tf.tocsc()
         del group_tf, w, tf
         by_term.sort_indices()
-        _save(out, "term_ptr", by_term.indptr.astype(np.int64))
-        _save(out, "term_docs", by_term.indices.astype(np.int32))
-        _save(out, "term_weights", by_term.data.astype(np.float32))
+        save_array(out, "term_ptr", by_term.indptr.astype(np.int64))
+        save_array(out, "term_docs", by_term.indices.astype(np.int32))
+        save_array(out, "term_weights", by_term.data.astype(np.float32))
         del by_term
-        _save(out, "pids", groups.pids)
-        _save(out, "group_ptr", groups.ptr)
+        save_array(out, "pids", groups.pids)
+        save_array(out, "group_ptr", groups.ptr)
         with atomic_open(out / "vocab.json") as fh:
             json.dump(vocab, fh, ensure_ascii=False)
         return {"groups": n_groups, "hints": n_hints, "terms": len(vocab), "avg_len": avg_len}
@@ -211,8 +186,8 @@ class BM25Retriever(Retriever):
         model.index(self.tokenize(texts, allow_empty=True), show_progress=self.show_progress)
         del texts
         model.save(str(out / "bm25s"))
-        _save(out, "pids", ids)
-        _save(out, "group_first", group_first_position(ids))
+        save_array(out, "pids", ids)
+        save_array(out, "group_first", group_first_position(ids))
         return {"terms": len(model.vocab_dict)}
 
     # -- search ---------------------------------------------------------------------------
@@ -274,15 +249,8 @@ class BM25Retriever(Retriever):
 
     def _search_dedup(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         a = self._arr
-        gptr = a["group_ptr"]
-        scores = self.group_scores(terms)
-        top = top_k_positions(scores, k)  # each group holds >= 1 passage, so k groups suffice
-        sizes = gptr[top + 1] - gptr[top]
-        take = int(np.searchsorted(np.cumsum(sizes), k)) + 1
-        top, sizes = top[:take], sizes[:take]
-        starts = np.repeat(gptr[top] - np.cumsum(sizes) + sizes, sizes)
-        idx = (starts + np.arange(sizes.sum()))[:k]
-        return a["pids"][idx], np.repeat(scores[top], sizes)[:k]
+        rows, scores = top_groups(self.group_scores(terms), a["group_ptr"], k)
+        return a["pids"][rows], scores
 
     def _search_plain(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         scores = self._model.get_scores_from_ids(terms.astype(np.int32).tolist())

@@ -31,13 +31,13 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..io import atomic_open, read_json, write_json
+from ..io import read_json, write_json
 from ..models import MINILM, check_model_ref
 from ..records import Run
 from .base import Retriever
-from .bm25 import top_k_positions
 from .corpus import corpus_ids
 from .dense import load_encoder
+from .ranking import save_array, top_groups
 from .unit_sets import UnitSets, hint_unit_sets
 from ..registry import Option, plugin
 
@@ -51,11 +51,6 @@ _ARRAYS = ("group_ptr", "group_units", "group_norm", "psg_ptr", "psg_pos")
 
 def split_sentences(text: str) -> list[str]:
     return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
-
-
-def _save(out: Path, name: str, arr: np.ndarray) -> None:
-    with atomic_open(out / f"{name}.npy", "wb") as fh:
-        np.save(fh, arr)
 
 
 @plugin("retriever", "clue",
@@ -116,7 +111,7 @@ class ClueRetriever(Retriever):
         np.cumsum(np.bincount(units.set_of, minlength=len(sizes)), out=psg_ptr[1:])
         for name, arr in (("pids", ids), ("group_ptr", group_ptr), ("group_units", group_units),
                           ("group_norm", group_norm), ("psg_ptr", psg_ptr), ("psg_pos", psg_pos)):
-            _save(out_dir, name, arr)
+            save_array(out_dir, name, arr)
         return {"passages": int(len(ids)), "units": len(units.texts), "groups": len(units.sets),
                 "dim": int(vecs.shape[1]), "texts_encoded": len(units.texts),
                 "unit_seconds": round(t_units, 3), "encode_seconds": round(enc_seconds, 3),
@@ -145,11 +140,17 @@ class ClueRetriever(Retriever):
 
         chunks = out_dir / "unit-chunks"
         listing = out_dir / "units.json"
+        finished = out_dir / "unit_vectors.npy"
         if not listing.exists() or read_json(listing) != texts:
+            finished.unlink(missing_ok=True)
             if chunks.exists():
                 for f in chunks.glob("*.npy"):
                     f.unlink()
             write_json(listing, texts)
+        elif finished.exists() and not chunks.exists():  # built before for these units: reuse
+            vecs = np.load(finished)
+            if len(vecs) == len(texts):
+                return vecs, 0.0
         chunks.mkdir(exist_ok=True)
         t0 = time.perf_counter()
         parts = []
@@ -161,11 +162,11 @@ class ClueRetriever(Retriever):
                     part = np.load(f)
                 else:
                     part = self._encode(self.options["model"], batch, self.options["unit_prefix"])
-                    _save(chunks, f"{c:06d}", part)
+                    save_array(chunks, f"{c:06d}", part)
                 parts.append(part)
                 bar.update(len(batch))
         vecs = np.concatenate(parts) if parts else np.zeros((0, 1), np.float32)
-        _save(out_dir, "unit_vectors", vecs)
+        save_array(out_dir, finished.stem, vecs)
         for f in chunks.glob("*.npy"):
             f.unlink()
         chunks.rmdir()
@@ -211,11 +212,5 @@ class ClueRetriever(Retriever):
     def _expand(self, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The top-k passages given every group's score: best groups first, each group's
         passages in corpus order."""
-        pptr, ppos = self._a["psg_ptr"], self._a["psg_pos"]
-        top = top_k_positions(scores, k)  # groups are numbered by first corpus appearance
-        sizes = pptr[top + 1] - pptr[top]
-        take = int(np.searchsorted(np.cumsum(sizes), k)) + 1
-        top, sizes = top[:take], sizes[:take]
-        starts = np.repeat(pptr[top] - np.cumsum(sizes) + sizes, sizes)
-        pos = ppos[(starts + np.arange(sizes.sum()))[:k]]
-        return self._pids[pos], np.repeat(scores[top], sizes)[:k]
+        rows, top_scores = top_groups(scores, self._a["psg_ptr"], k)  # groups numbered by first appearance
+        return self._pids[self._a["psg_pos"][rows]], top_scores

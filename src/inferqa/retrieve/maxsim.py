@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import atomic_open, read_json, write_json
 from ..progress import counter
+from .ranking import top_k_positions
 
 TOKENS, OFFSETS, PROGRESS = "tokens.f16", "offsets.npy", "progress.json"
 LENGTHS_PARTIAL = "lengths.partial.i32"
@@ -148,15 +149,7 @@ def set_maxsim_scores(unit_maxima: np.ndarray, set_ptr: np.ndarray, set_units: n
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per column of `scores` [items, n_queries]: the k best items, by score descending and
     position ascending among equal scores (exact: every item tied at the cut is considered)."""
-    n = len(scores)
-    k = min(k, n)
-    idx = np.empty((scores.shape[1], k), dtype=np.int64)
+    idx = np.empty((scores.shape[1], min(k, len(scores))), dtype=np.int64)
     for j in range(scores.shape[1]):
-        col = scores[:, j]
-        if k < n:
-            cut = np.partition(col, n - k)[n - k]
-            cand = np.flatnonzero(col >= cut)
-        else:
-            cand = np.arange(n)
-        idx[j] = cand[np.lexsort((cand, -col[cand]))[:k]]
+        idx[j] = top_k_positions(scores[:, j], k)
     return idx, np.take_along_axis(scores.T, idx, axis=1)
