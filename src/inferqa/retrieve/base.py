@@ -77,6 +77,7 @@ class Retriever(ABC):
         self.attach(bench, index_dir)
         assert self.index_dir is not None
         self.index_dir.mkdir(parents=True, exist_ok=True)
+        (self.index_dir / MANIFEST).unlink(missing_ok=True)  # a rebuild in progress is not a finished index
         facts = self._build(bench, self.index_dir)
         write_json(self.index_dir / MANIFEST, {"retriever": self.name, "options": self.index_options(),
                                                "benchmark": str(bench.path), **facts})

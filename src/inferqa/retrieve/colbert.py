@@ -26,9 +26,9 @@ from ..records import Run
 from ..registry import Option, plugin
 from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
-from .corpus import corpus_ids
+from .corpus import corpus_ids, keep_corpus_ids
 from .unit_sets import hint_unit_sets
-from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, store_facts, token_maxima,
+from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, token_maxima,
                      top_k, write_token_store)
 
 MODES = ("full", "clue")
@@ -68,19 +68,15 @@ class ColbertRetriever(Retriever):
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
-        pid_file = out_dir / "pids.npy"
-        if not pid_file.exists() or not np.array_equal(np.load(pid_file), ids):
-            for stale in ("offsets.npy", "progress.json", SETS):
-                (out_dir / stale).unlink(missing_ok=True)
-            with atomic_open(pid_file, "wb", encoding=None) as fh:
-                np.save(fh, ids)
+        keep_corpus_ids(out_dir, ids, ("offsets.npy", "progress.json", SETS))
         if self.options["mode"] == "full":
             texts, n, what = (p.text for p in bench.iter_corpus()), len(ids), "passages"
         else:
-            units, passage_set, set_ptr, set_units = clue_sets(bench, ids)
+            sets = hint_unit_sets(bench, ids)  # set g holds units set_units[set_ptr[g]:set_ptr[g + 1]]
+            set_ptr, set_units = sets.csr()
             with atomic_open(out_dir / SETS, "wb", encoding=None) as fh:
-                np.savez(fh, passage_set=passage_set, set_ptr=set_ptr, set_units=set_units)
-            texts, n, what = iter(units), len(units), "hints"
+                np.savez(fh, passage_set=sets.set_of, set_ptr=set_ptr, set_units=set_units)
+            texts, n, what = iter(sets.texts), len(sets.texts), "hints"
         facts = write_token_store(out_dir, texts, n, lambda chunk: self._encode(chunk, query=False),
                                   chunk_size=self.chunk_size, desc=f"colbert: encoding {what}",
                                   show_progress=self.show_progress)
@@ -90,13 +86,9 @@ class ColbertRetriever(Retriever):
                 "build_seconds": round(time.perf_counter() - t0, 3)}
 
     # -- search ---------------------------------------------------------------------------
-    def is_indexed(self) -> bool:
-        return super().is_indexed() and (self.index_dir / "offsets.npy").exists()
-
     def _load(self, index_dir: Path) -> None:
         self._pids = np.load(index_dir / "pids.npy")
         self._tokens, self._offsets = open_token_store(index_dir)
-        self._facts = store_facts(index_dir)
         if self.options["mode"] == "clue":
             with np.load(index_dir / SETS) as z:
                 self._passage_set, self._set_ptr, self._set_units = z["passage_set"], z["set_ptr"], z["set_units"]
@@ -117,14 +109,3 @@ class ColbertRetriever(Retriever):
             return maxsim_scores(self._tokens, self._offsets, queries)
         per_set = set_maxsim_scores(token_maxima(self._tokens, self._offsets, queries), self._set_ptr, self._set_units)
         return per_set[self._passage_set]
-
-
-def clue_sets(bench: Benchmark, ids: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct hint texts (units), and for each passage its hint set as unit indices.
-
-    Returns (units, passage_set [passages], set_ptr [sets + 1], set_units): set g holds units
-    set_units[set_ptr[g]:set_ptr[g + 1]] (sorted); sets are numbered in corpus order.
-    """
-    sets = hint_unit_sets(bench, ids)
-    set_ptr, set_units = sets.csr()
-    return sets.texts, sets.set_of, set_ptr, set_units

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..io import atomic_open
 
 _ID = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')
 _CHUNK = 1 << 26
@@ -120,3 +121,16 @@ def group_first_position(ids: np.ndarray) -> np.ndarray:
     """For each passage, the corpus position of the first passage of its (question, subset) group."""
     g = group_by_subset(ids)
     return g.first[g.group_of]
+
+
+def keep_corpus_ids(out_dir: Path, ids: np.ndarray, stale: tuple[str, ...]) -> None:
+    """Make `out_dir/pids.npy` list `ids`. When it listed another corpus (or none), the files
+    named in `stale`, built for that corpus, are deleted first, so a resumed build starts over."""
+    pid_file = out_dir / "pids.npy"
+    if pid_file.exists() and np.array_equal(np.load(pid_file, mmap_mode="r"), ids):
+        return
+    for name in stale:
+        (out_dir / name).unlink(missing_ok=True)
+    with atomic_open(pid_file, "wb", encoding=None) as fh:
+        np.save(fh, ids)
+

@@ -19,12 +19,12 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..io import atomic_open, read_json, write_json
+from ..io import read_json, write_json
 from ..models import MINILM, check_model_ref, resolve_embedding_model
 from ..records import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
-from .corpus import corpus_ids
+from .corpus import corpus_ids, keep_corpus_ids
 from ..registry import Option, plugin
 
 INDEX_TYPES = ("flat", "hnsw")
@@ -105,12 +105,7 @@ class DenseRetriever(Retriever):
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
-        pid_file = out_dir / "pids.npy"
-        if not pid_file.exists() or not np.array_equal(np.load(pid_file, mmap_mode="r"), ids):
-            for stale in (EMBEDDINGS, PARTIAL, PROGRESS, self.hnsw_file):
-                (out_dir / stale).unlink(missing_ok=True)
-            with atomic_open(pid_file, "wb") as fh:
-                np.save(fh, ids)
+        keep_corpus_ids(out_dir, ids, (EMBEDDINGS, PARTIAL, PROGRESS, self.hnsw_file))
         if not (out_dir / EMBEDDINGS).exists():
             self._encode_corpus(bench, out_dir, len(ids))
         if self.options["index_type"] == "hnsw" and not (out_dir / self.hnsw_file).exists():

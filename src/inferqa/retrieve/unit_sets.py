@@ -11,7 +11,6 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..records import parse_passage_id
 
 
 class UnitSets:
@@ -52,21 +51,12 @@ class UnitSets:
 
 def hint_unit_sets(bench: Benchmark, ids: np.ndarray) -> UnitSets:
     """Units = the hints (from the benchmark's question records) that some passage of `ids` holds."""
-    hints_of = {qid: [h.text for h in q.hints] for qid, q in bench.questions.items()}
     out = UnitSets(len(ids))
     corpus = bench.path / "corpus.jsonl"
     for i, raw in enumerate(ids.tolist()):
-        pid = raw.decode()
         try:
-            qid, order = parse_passage_id(pid)
-        except ValueError as exc:
-            raise InputError(str(exc), file=corpus, record=f"line {i + 1}", field="id") from None
-        hints = hints_of.get(qid)
-        if hints is None:
-            raise InputError(f"passage {pid!r} of unknown question {qid!r}", file=corpus, record=f"line {i + 1}",
-                             field="id")
-        if max(order) >= len(hints):
-            raise InputError(f"passage {pid!r} names a hint beyond the question's {len(hints)}", file=corpus,
-                             record=f"line {i + 1}", field="id")
-        out.add(i, [out.unit(hints[j]) for j in order])
+            hints = bench.hints_of(raw.decode())
+        except (KeyError, ValueError) as exc:  # a malformed id, an unknown question, a hint beyond its hints
+            raise InputError(str(exc.args[0]), file=corpus, record=f"line {i + 1}", field="id") from None
+        out.add(i, [out.unit(h) for h in hints])
     return out
