@@ -137,19 +137,16 @@ def iter_jsonl(path: str | os.PathLike, *, allow_empty: bool = False) -> Iterato
         raise InputError("file is empty (no JSON lines)", file=path)
 
 
-def read_csv(path: str | os.PathLike, *, delimiter: str = ",",
-             required: Iterable[str] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+def read_csv(path: str | os.PathLike, *,
+             delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """(header, [(row number, {column: cell})]) of a CSV with a header row (row 1).
 
-    A missing required column, a row with more cells than the header and malformed
-    quoting are errors naming the row; rows with fewer cells get "" for the rest."""
+    A row with more cells than the header and malformed quoting are errors naming the row;
+    rows with fewer cells get "" for the rest."""
     text = read_text(path)
     try:
         reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
         header = next(reader, [])
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise InputError("missing column", file=path, record="row 1", field=missing[0])
         rows = []
         for n, cells in enumerate(reader, 2):
             if not any(c.strip() for c in cells):
