@@ -11,14 +11,10 @@ import typer
 
 from ..errors import InputError
 from .app import app
+from .llm_options import parse_list
+from .retrieve import _bench
 
 EXPORTS = ("rankify", "retriever-jsonl", "pyserini")
-
-
-def _bench(path: Path):
-    from ..benchmark import Benchmark
-
-    return Benchmark(path)
 
 
 @app.command("doctor")
@@ -113,25 +109,22 @@ def stored_answers_cmd(
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
     from ..evaluate.answers import accuracy_per_label, load_store, optimal_em, oracle_reader_em, stored_models
     from ..records import Run
-    from ..rerank import rerank_run
+    from ..rerank.oracle import oracle_rerank
 
     bench = _bench(bench_dir)
     qids = bench.split_qids(split)
     store = load_store(bench, qids)
-    models = [p.strip() for m in model or [] for p in m.split(",") if p.strip()] or stored_models(store)
+    models = parse_list(model) or stored_models(store)
     if not models:
         raise InputError(f"no stored answers for split {split!r}: labels.jsonl is missing or holds none",
                          file=bench.path)
-    try:
-        cutoffs = [int(k) for k in ks.split(",") if k.strip()]
-    except ValueError:
-        raise InputError(f"--k must be comma-separated integers, not {ks!r}", field="k") from None
+    cutoffs = parse_list([ks], int, flag="k")
     ranked = None
     if run_file is not None:
         run = Run.load(run_file, bench, split)
         wanted = set(qids)
         kept = Run({q: r for q, r in run.items() if q in wanted})
-        ranked = rerank_run(kept, bench, "oracle", depth=max((len(r) for r in kept.values()), default=1))
+        ranked = oracle_rerank(kept, bench)
     out = {}
     for m in models:
         row = {"optimal_em": round(optimal_em(bench, qids, m, min_label, store), 4),

@@ -126,14 +126,13 @@ def oracle_cmd(
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""
     from ..evaluate import open_run, optimal, oracle_retriever
-    from ..rerank import rerank_run
+    from ..rerank.oracle import oracle_rerank
 
     bench = _bench(bench_dir)
     if kind == "reranker":
         if run_file is None:
             raise InputError("--kind reranker needs --run RUN.trec", field="run")
-        run, qids = open_run(run_file, bench)
-        result = rerank_run(run, bench, "oracle", depth=max(len(r) for r in run.values()) or 1)
+        result = oracle_rerank(open_run(run_file, bench)[0], bench)
     elif kind in ("retriever", "optimal"):
         if run_file is not None:
             raise InputError(f"--run applies to --kind reranker only, not {kind}", field="run")

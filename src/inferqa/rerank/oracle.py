@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..records import Qrels
+from ..records import Qrels, Run
 from ..registry import Option, plugin
 from .base import Reranker
 
@@ -29,3 +29,11 @@ class OracleReranker(Reranker):
             raise InputError("qrels are empty", field="qrels")
         labels = qrels.get(qid, {})
         return [float(labels.get(pid, 0)) for pid in pids]
+
+
+def oracle_rerank(run: Run, bench: Benchmark) -> Run:
+    """Every ranking of `run`, whole, sorted by label (ties keep the run's order)."""
+    from .run import rerank_run
+
+    return rerank_run(run, bench, "oracle", depth=max((len(r) for r in run.values()), default=0) or 1)
+
