@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import __version__
-from ..data.quit import (ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct,
-                         release_label)
+from ..data.quit import ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct
 from ..errors import InputError
 from ..io import atomic_dir, sha256_file
 from ..progress import track
-from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question
+from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
@@ -49,12 +48,13 @@ def _release_row(sel: "Selected", pid: str, source_order: Sequence[int], match: 
     q = sel.question
     if answers is None:
         return (LABEL_PARTIAL if explicit is None else explicit), None
-    label = release_label(explicit, answers, q.answers, match)
+    correct = labeller_correct(answers, q.answers, match)
+    label = int(explicit) if explicit is not None else answerability_label(correct.values())
     if label not in (1, 2):
         return label, None
     row = {"pid": pid, "qid": q.id, "label": label,
            "answers": {m: a for m, a in answers.items() if m in LABELLERS},
-           "correct": labeller_correct(answers, q.answers, match), "copied_from": None,
+           "correct": correct, "copied_from": None,
            "reader_answers": {m: a for m, a in answers.items() if m not in LABELLERS}}
     return label, row
 

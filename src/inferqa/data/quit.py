@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, MASK_BITS, Hint, Question, mask_readings
+from ..records import MASK_BITS, Hint, Question, answerability_label, mask_readings
 from ..text import normalize_answer
 from ._common import answers_field, check_unique, convergence_field, expect_list, get, record_name, text_field
 
@@ -73,7 +73,7 @@ def labeller_correct(answers: dict[str, str], gold: list[str], match: str = "exa
 def release_label(explicit: int | None, answers: dict[str, str], gold: list[str], match: str = "exact") -> int:
     if explicit is not None:
         return int(explicit)
-    return LABEL_ANSWERABLE if any(labeller_correct(answers, gold, match).values()) else LABEL_PARTIAL
+    return answerability_label(labeller_correct(answers, gold, match).values())
 
 
 def _check_ordering(mask: str, perm: str, n_hints: int, fits: list[str], *, file: Path, record: str,
