@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import InputError
-from .io import atomic_open, check_file, iter_jsonl, read_json
+from .io import atomic_open, check_file, iter_jsonl, read_json, write_jsonl
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -144,12 +144,7 @@ def iter_retriever_lines(bench: "Benchmark", split: str) -> Iterator[dict[str, A
 
 
 def write_retriever_jsonl(bench: "Benchmark", split: str, path: str | os.PathLike) -> int:
-    n = 0
-    with atomic_open(path) as fh:
-        for obj in iter_retriever_lines(bench, split):
-            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+    return write_jsonl(path, iter_retriever_lines(bench, split))
 
 
 def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
@@ -184,12 +179,7 @@ def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
 
 def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> int:
     """corpus.jsonl as a Pyserini JSONL collection: `{"id", "contents", "title"}` per passage."""
-    n = 0
-    with atomic_open(path) as fh:
-        for p in bench.iter_corpus():
-            fh.write(json.dumps({"id": p.id, "contents": p.text, "title": p.qid}, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+    return write_jsonl(path, ({"id": p.id, "contents": p.text, "title": p.qid} for p in bench.iter_corpus()))
 
 
 def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]) -> dict[str, int]:
@@ -211,9 +201,7 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
                                "copied_from": None}
             added += 1
         row["reader_answers"] = {**(row.get("reader_answers") or {}), **got["reader_answers"]}
-    with atomic_open(bench.path / "labels.jsonl") as fh:
-        for row in rows.values():
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_jsonl(bench.path / "labels.jsonl", rows.values())
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}
 
 
