@@ -24,13 +24,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..errors import InputError
+from ..read.prompts import NO_ANSWER
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
     from ..records import Run
 
-NO_ANSWER = "NO ANSWER"
 
 
 @lru_cache(maxsize=1)

@@ -41,7 +41,7 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "mrr", "ndcg@10", "ndcg@100",
 )
 
-PROTOCOLS = ("inferqa", "paper")
+PROTOCOLS = ("inferqa", "paper")  # ours, or the QUIT authors' rules (metrics and EM alike)
 _KINDS_WITH_K = {"hit", "recall", "ndcg", "p", "mrr", "map"}
 _KINDS_WITHOUT_K = {"mrr", "map"}
 # Means over questions that have a relevant passage only (undefined elsewhere).
@@ -116,7 +116,7 @@ def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
     return g @ (1.0 / np.log2(np.arange(2, g.shape[1] + 2)))
 
 
-def _check_protocol(protocol: str) -> None:
+def check_protocol(protocol: str) -> None:
     if protocol not in PROTOCOLS:
         raise InputError(f"unknown protocol {protocol!r} (use {' or '.join(PROTOCOLS)})", field="protocol")
 
@@ -125,7 +125,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
                      min_label: int = 1, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
     (never under `protocol="paper"`, where such a question counts 0)."""
-    _check_protocol(protocol)
+    check_protocol(protocol)
     paper = protocol == "paper"
     parsed = [parse_metric(m) for m in metrics]
     if not qrels:

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import InputError
+from ..evaluate.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
 from .answers import answer_judge, contains, exact_match, f1
 
 if TYPE_CHECKING:
@@ -14,7 +15,6 @@ if TYPE_CHECKING:
     from ..llm.base import LLM
 
 METRICS = ("em", "f1", "contains")
-PROTOCOLS = ("inferqa", "paper")  # EM: normalised (ours), or the QUIT authors' cleaning + exact match
 
 
 def _text(row: dict, key: str, file: Any, where: str) -> str:
@@ -52,11 +52,6 @@ def load_answers(path: str | os.PathLike, bench: "Benchmark | None" = None) -> l
     if not rows:
         raise InputError("no answer rows", file=path)
     return rows
-
-
-def check_protocol(protocol: str) -> None:
-    if protocol not in PROTOCOLS:
-        raise InputError(f"unknown protocol {protocol!r} (use {' or '.join(PROTOCOLS)})", field="protocol")
 
 
 def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *, judge_samples: int = 3,
