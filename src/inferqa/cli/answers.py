@@ -30,7 +30,7 @@ def evaluate_answers_cmd(
     from ..benchmark import Benchmark
     from ..errors import InputError
     from ..read import load_answers, score_answers
-    from ..read.answer_rows import check_protocol
+    from ..evaluate.metrics import check_protocol
 
     check_protocol(protocol)
 
