@@ -41,7 +41,7 @@ def test_what_a_kind_cannot_do_is_refused(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="unknown server kind 'vllm'"):
         servers.missing_for("vllm")
     with pytest.raises(InputError, match="one slot"):
-        servers._base_command("llama-cpp-python", tmp_path / "m.gguf", 1, "m", 512, 1, parallel=4)
-    cmd = servers._base_command("llama.cpp", tmp_path / "m.gguf", 8080, "m", 512, 2, parallel=4)
+        servers._command("llama-cpp-python", tmp_path / "m.gguf", 1, "m", 512, 1, 4, ())
+    cmd = servers._command("llama.cpp", tmp_path / "m.gguf", 8080, "m", 512, 2, 4, ("--x",))
     # the context is per slot: llama-server splits -c over its slots
-    assert cmd[cmd.index("-c") + 1] == "2048" and cmd[cmd.index("-np") + 1] == "4"
+    assert cmd[cmd.index("-c") + 1] == "2048" and cmd[cmd.index("-np") + 1] == "4" and cmd[-1] == "--x"

@@ -58,22 +58,17 @@ def missing_for(kind: str) -> str | None:
 
 
 def _command(kind: str, model: Path, port: int, alias: str, n_ctx: int, threads: int, parallel: int,
-             extra: tuple[str, ...]) -> list[str]:
-    return _base_command(kind, model, port, alias, n_ctx, threads, parallel) + list(extra)
-
-
-def _base_command(kind: str, model: Path, port: int, alias: str, n_ctx: int, threads: int,
-                  parallel: int) -> list[str]:
+             extra: tuple[str, ...], binary: Path | None = None) -> list[str]:
     if kind == "llama.cpp":
         # n_ctx is per slot: the server splits -c over its slots
-        return [str(find_llama_server()), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
+        return [str(binary or find_llama_server()), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                 "--alias", alias, "-c", str(n_ctx * parallel), "-np", str(parallel), "-t", str(threads),
-                "-tb", str(threads), "--no-webui"]
+                "-tb", str(threads), "--no-webui", *extra]
     if parallel != 1:
         raise InputError("llama-cpp-python's server has one slot: parallel must be 1", field="parallel")
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
             "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
-            "--n_threads_batch", str(threads), "--model_alias", alias, "--flash_attn", "true"]
+            "--n_threads_batch", str(threads), "--model_alias", alias, "--flash_attn", "true", *extra]
 
 
 @contextmanager
@@ -85,10 +80,11 @@ def local_server(model: str | os.PathLike, kind: str = "llama-cpp-python", *, al
     why = missing_for(kind)
     if why:
         raise InputError(f"cannot start a {kind} server: {why}", field="server")
+    binary = find_llama_server() if kind == "llama.cpp" else None
     port = free_port()
     log_path = Path(log) if log else Path(os.environ.get("TMPDIR", "/tmp")) / f"inferqa-{kind}-server-{port}.log"
     with open(log_path, "wb") as log_fh:  # a file, not a pipe: a full pipe would block the server
-        proc = subprocess.Popen(_command(kind, Path(model), port, alias, n_ctx, threads, parallel, extra_args),
+        proc = subprocess.Popen(_command(kind, Path(model), port, alias, n_ctx, threads, parallel, extra_args, binary),
                                 stdout=log_fh, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}/v1"
         try:
