@@ -22,3 +22,10 @@ def completion_head_end(text: str) -> int:
     """Characters of `text` in its head: up to and including its last blank line."""
     blank = text.rfind("\n\n")
     return blank + 2 if blank != -1 else 0
+
+
+def chat_head_end(text: str, head_text: str) -> int:
+    """Characters of a rendered chat `text` in its head: the head's own rendering, when the
+    full rendering starts with it (a template may render a head differently alone); else 0."""
+    return len(head_text) if head_text and text.startswith(head_text) else 0
+

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
-from .heads import chat_head, completion_head_end
+from .heads import chat_head, chat_head_end, completion_head_end
 
 MAX_HEADS = 2  # head KV caches kept between calls
 
@@ -127,10 +127,9 @@ class TransformersLLM(LLM):
             with torch.no_grad():
                 out = self.lm(torch.tensor([list(head)], device=self.device), use_cache=True)
             cache = getattr(out, self._cache_arg)
-            if self.prefix_reuse:
-                self._heads[head] = cache
-                while len(self._heads) > MAX_HEADS:
-                    self._heads.popitem(last=False)
+            self._heads[head] = cache  # a head is only cut with prefix_reuse on (_run)
+            while len(self._heads) > MAX_HEADS:
+                self._heads.popitem(last=False)
         else:
             self._heads.move_to_end(head)
         return cache
@@ -170,7 +169,8 @@ class TransformersLLM(LLM):
         return out
 
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
-        encoded = [self._encode(p, completion_head_end(p), special=True) for p in prompts]
+        # without prefix reuse the head is never cut (_run), so it is not looked for
+        encoded = [self._encode(p, completion_head_end(p) if self.prefix_reuse else 0, special=True) for p in prompts]
         return self._run(encoded, params)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
@@ -182,9 +182,9 @@ class TransformersLLM(LLM):
             # enable_thinking: Qwen3-style templates skip the thinking block; other templates ignore it.
             text = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False,
                                                       enable_thinking=False)
-            head = chat_head(messages)
+            head = chat_head(messages) if self.prefix_reuse else None
             head_text = self.tokenizer.apply_chat_template(head, tokenize=False, enable_thinking=False) if head else ""
-            encoded.append(self._encode(text, len(head_text) if head_text and text.startswith(head_text) else 0))
+            encoded.append(self._encode(text, chat_head_end(text, head_text)))
         return self._run(encoded, params)
 
     def logprob(self, prompt: str, continuation: str) -> float:

@@ -29,7 +29,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
-from .heads import chat_head, completion_head_end
+from .heads import chat_head, chat_head_end, completion_head_end
 
 MIN_HEAD = 32  # tokens; a shorter head is not worth a block of its own
 MAX_SNAPSHOTS = 4
@@ -160,6 +160,8 @@ class LlamaCppLLM(LLM):
 
         The prompt is tokenized whole, so cutting never changes its tokens; 0 (no head) when
         the head is short or the token pieces do not spell the text out."""
+        if head_end <= 0:
+            return 0
         import llama_cpp
 
         ll = self.llama
@@ -240,8 +242,7 @@ class LlamaCppLLM(LLM):
         for messages in conversations:
             text, stop = self.render_chat(messages)
             tokens = self._tokens(text, add_bos=False)  # the template writes BOS itself
-            head = self.render_head(messages)
-            head_end = len(head.encode("utf-8")) if head and text.startswith(head) else 0
+            head_end = len(text[:chat_head_end(text, self.render_head(messages))].encode("utf-8"))
             batch.append((tokens, self._head_len(tokens, text, head_end)))
             stops.append(stop)
         return self._generate(batch, stops, params)
