@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import InputError
@@ -114,9 +113,15 @@ def passage_id(qid: str, order: Sequence[int], n_hints: int, bits: str = LEFT_TO
 
 def mask_readings(mask: str, order: Sequence[int]) -> tuple[str, ...]:
     """The bit orders (of MASK_BITS) under which `mask`'s set bits name exactly the hints of `order`."""
-    if not mask or set(mask) - {"0", "1"} or len(set(order)) != len(order) or any(i >= len(mask) for i in order):
+    n = len(mask)
+    if not mask or set(mask) - {"0", "1"} or len(set(order)) != len(order) or any(i >= n for i in order):
         return ()
-    return tuple(bits for bits in MASK_BITS if hint_mask(order, len(mask), bits) == mask)
+    # hint_mask(order, n, bits) == mask for each bits, without building the strings (a hot path:
+    # every corpus line and every run passage is parsed)
+    ones = {i for i, c in enumerate(mask) if c == "1"}
+    used = set(order)
+    return tuple(bits for bits, named in ((LEFT_TO_RIGHT, used), (RIGHT_TO_LEFT, {n - 1 - i for i in used}))
+                 if ones == named)
 
 
 def split_passage_id(pid: str) -> tuple[str, str, str]:
