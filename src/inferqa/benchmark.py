@@ -69,6 +69,12 @@ class Benchmark:
         f = self.path / "meta.json"
         return read_json(f) if f.exists() else {}
 
+    @cached_property
+    def mask_bits(self) -> str | None:
+        """The one mask bit order meta.json records for the passage ids, None if not exactly one."""
+        bits = (self.meta.get("id_scheme") or {}).get("mask_bits") or []
+        return bits[0] if len(bits) == 1 else None
+
     def stored_answers(self, qids: Iterable[str] | None = None) -> dict[str, dict]:
         """pid -> its labels.jsonl row (labellers' `answers`, `correct`, and for a QUIT release
         `reader_answers`), for the passages of `qids` (every passage without); empty without

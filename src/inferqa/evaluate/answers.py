@@ -134,14 +134,15 @@ def union_passage(bench: "Benchmark", pids: Sequence[str]) -> str | None:
     if not pids:
         return None
     qid, mask, _ = split_passage_id(pids[0])
+    first: tuple[int, ...] | None = None
     order: dict[int, None] = {}
     for pid in pids:
         pq, hints = parse_passage_id(pid)
         if pq != qid:
             return None
+        first = hints if first is None else first
         order.update(dict.fromkeys(hints))
-    recorded = (bench.meta.get("id_scheme") or {}).get("mask_bits") or []
-    bits = recorded[0] if len(recorded) == 1 else mask_readings(mask, parse_passage_id(pids[0])[1])[0]
+    bits = bench.mask_bits or mask_readings(mask, first)[0]
     return passage_id(qid, tuple(order), len(mask), bits)
 
 

@@ -14,8 +14,7 @@ def check_run_ids(run: Run, bench: Benchmark, file: str | os.PathLike | None = N
     names a hint the question does not keep (the corpus holds every ordering of kept hints)."""
     questions = bench.questions
     n_hints = {qid: len(q.hints) for qid, q in questions.items()}
-    bits = (bench.meta.get("id_scheme") or {}).get("mask_bits") or []
-    one_reading = bits[0] if len(bits) == 1 else None
+    one_reading = bench.mask_bits
     seen_ok: set[str] = set()
     for qid, ranked in run.items():
         if qid not in questions:
