@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import read_text
-from ..rerank.diversify import GROUPINGS
+from ..rerank.diversify import check_grouping
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEFAULT_STRATEGIES = ("union_norm", "union_freq")
@@ -189,9 +189,7 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
         div = item.get("diversify")
         div = None if div is None else c.positive_int(div, f"{field}[{i}].diversify", record=i)
         by = item.get("diversify_by", "set")
-        if by not in GROUPINGS:
-            raise c.fail(f"unknown hint-group {by!r} (have: {', '.join(GROUPINGS)})", f"{field}[{i}].diversify_by",
-                         record=i)
+        _checked(c, f"{field}[{i}].diversify_by", i, lambda: check_grouping(by))
         if div is None and "diversify_by" in item:
             raise c.fail("diversify_by needs diversify: N", f"{field}[{i}].diversify_by", record=i)
         out.append(StageSpec(name, kind, depth, options, div, by))
