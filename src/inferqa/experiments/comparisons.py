@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..evaluate.significance import RESAMPLES, bootstrap_cis, randomisation_p
-from .results import OPTIMAL, PIPELINE, ExperimentResults, RankingResult, ReaderResult, run_label
+from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 
 HEADLINE = ("hit@10", "mrr", "ndcg@10")
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..benchmark import Benchmark
-from ..io import atomic_open, iter_jsonl
+from ..io import atomic_open
 from ..read.context import strategies
 from ..records import Run, parse_passage_id
 
@@ -91,11 +91,6 @@ def _first_ranks(ranked: list[tuple[str, float]], labels: dict[str, int]) -> lis
     return out
 
 
-def _labels_by_pid(bench: Benchmark) -> dict[str, dict]:
-    f = bench.path / "labels.jsonl"
-    return {row["pid"]: row for _, row in iter_jsonl(f)} if f.exists() else {}
-
-
 def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
                   answers: Sequence[tuple[str, str | None, Iterable[dict]]], *, qids: Sequence[str] | None = None,
                   depth: int = DEPTH, alpha: float = 0.6, beta: float = 0.4, title: str = "") -> dict[str, Any]:
@@ -152,7 +147,7 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
         out_sets.append({"name": name, "run": run_name, "keys": keys, "rows": table})
 
-    labels = _labels_by_pid(bench)
+    labels = bench.stored_answers()
     labellers: list[str] = []
     lab_out: list[dict | None] = []
     read_pids: dict[str, set[str]] = {}

@@ -89,7 +89,7 @@ def _style(r, rerankers: list[str]) -> dict[str, Any]:
             "marker": "^"}
 
 
-def _legend_outside(ax, fig) -> None:
+def _legend_outside(ax) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
 
 
@@ -123,7 +123,7 @@ def hit_curve_figure(results: ExperimentResults):
     ax.set_ylim(-2, 102)
     ax.set_title("Hit@k per retriever and reranker")
     ax.grid(alpha=.3)
-    _legend_outside(ax, fig)
+    _legend_outside(ax)
     return fig
 
 
@@ -154,7 +154,7 @@ def em_figure(results: ExperimentResults):
         ax.set_ylim(-2, 102)
         ax.grid(alpha=.3)
     axes[0][0].set_ylabel("EM (%)")
-    _legend_outside(axes[0][-1], fig)
+    _legend_outside(axes[0][-1])
     return fig
 
 
@@ -189,7 +189,7 @@ def gap_figure(results: ExperimentResults):
     ax.set_ylabel("best EM over runs, strategies and k (%)")
     ax.set_ylim(0, 105)
     ax.set_title("Oracle vs pipeline gap (bars: 95 % CI)")
-    _legend_outside(ax, fig)
+    _legend_outside(ax)
     ax.grid(axis="y", alpha=.3)
     return fig
 
