@@ -89,3 +89,13 @@ def demo_bench_8q(tmp_path_factory):
     build_benchmark(load_questions(demo_path())[:8], out, top_k=3)
     return Benchmark(out)
 
+
+@pytest.fixture
+def scratch(monkeypatch):
+    """Plugins registered inside a test disappear after it."""
+    from inferqa import registry
+
+    for kind in registry.KINDS:
+        registry.available(kind)  # built-ins found first, so they stay after the test
+        monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
+

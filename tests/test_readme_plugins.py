@@ -32,11 +32,8 @@ def blocks(lang: str) -> list[str]:
 
 
 @pytest.fixture
-def readme_plugins(monkeypatch):
+def readme_plugins(scratch):
     """Each snippet run in order, in one namespace; its plugins vanish after the test."""
-    for kind in registry.KINDS:
-        registry.available(kind)  # built-ins found first, so they stay after the test
-        monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
     snippets = blocks("python")
     assert len(snippets) == 3, "retriever, reranker and LLM backend"
     namespaces = []

@@ -13,14 +13,6 @@ from inferqa.errors import InputError
 from inferqa.registry import Option, plugin
 
 
-@pytest.fixture
-def scratch(monkeypatch):
-    """Plugins registered inside a test disappear after it."""
-    for kind in registry.KINDS:
-        registry.available(kind)  # built-ins found first, so they stay after the test
-        monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
-
-
 def _declare():
     @plugin("reranker", "toy",
             Option("window", int, 20, "passages per window", min=1),
