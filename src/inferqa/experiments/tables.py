@@ -67,7 +67,7 @@ class Table:
         else:
             return str(value)
         if ci is not None:
-            text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+            text += f" {_ci_text(ci)}"
         return text
 
     def text_rows(self) -> list[list[str]]:
@@ -130,7 +130,7 @@ class Table:
                 ci = self.ci(r, i)
                 main = escape(self.cell(v, i))
                 if ci is not None and v is not None:
-                    main += f' <span class="ci">[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]</span>'
+                    main += f' <span class="ci">{_ci_text(ci)}</span>'
                 cells.append(f'<td class="{"num" if self.numeric(i) else "lab"}">{main}</td>')
             body.append(f"<tr>{''.join(cells)}</tr>")
         note = f'<p class="note">{escape(self.note)}</p>' if self.note else ""
@@ -170,29 +170,31 @@ def _title(what: str, results: ExperimentResults, n: int | None, with_ci: bool) 
     return f"{what} on {results.name}" + (f" ({where}{ci})" if where or ci else "")
 
 
-def _ranking_table(name: str, what: str, results: ExperimentResults, picked, labels) -> Table:
+def _ci_text(ci) -> str:
+    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _ranking_table(name: str, what: str, results: ExperimentResults, picked, label_columns: tuple[str, ...],
+                   labels) -> Table:
     metrics = _metric_names(results)
     rows = [(*labels(r), *[r.metrics.get(m) for m in metrics]) for r in picked]
-    n_lab = len(rows[0]) - len(metrics) if rows else 1
+    n_lab = len(label_columns)
     cis = tuple((*([None] * n_lab), *[tuple(r.ci[m]) if m in r.ci else None for m in metrics]) for r in picked)
     with_ci = any(r.ci for r in picked)
     n = _questions(picked)
-    return Table(name, _title(what, results, n, with_ci), (*_LABEL_COLUMNS[name], *metrics), tuple(rows), n_lab,
+    return Table(name, _title(what, results, n, with_ci), (*label_columns, *metrics), tuple(rows), n_lab,
                  cis=cis if with_ci else None, questions=n)
-
-
-_LABEL_COLUMNS = {"retrieval": ("retriever",), "reranking": ("setting", "retriever", "reranker")}
 
 
 def retrieval_table(results: ExperimentResults) -> Table:
     picked = [r for r in results.ranking if r.setting == PIPELINE and r.reranker is None]
-    return _ranking_table("retrieval", "Retrieval", results, picked, lambda r: (r.retriever,))
+    return _ranking_table("retrieval", "Retrieval", results, picked, ("retriever",), lambda r: (r.retriever,))
 
 
 def reranking_table(results: ExperimentResults) -> Table:
     picked = [r for r in results.ranking if r.reranker is not None or r.setting != PIPELINE]
     picked.sort(key=lambda r: _SETTING_ORDER.get(r.setting, 9))
-    return _ranking_table("reranking", "Reranking", results, picked,
+    return _ranking_table("reranking", "Reranking", results, picked, ("setting", "retriever", "reranker"),
                           lambda r: (r.setting, r.retriever, r.reranker or "–"))
 
 
