@@ -118,7 +118,7 @@ def evaluate_rows(bench, colbert_model: str | None, notes: list[str], key: str) 
     def add(name, retriever, **search_options):
         for key, value in search_options.items():
             setattr(retriever, key, value)
-        retriever._loaded = False  # compositions are chosen at load time
+        retriever.attach(retriever.bench, retriever.index_dir)  # compositions are chosen at load time
         t0 = time.perf_counter()
         runs[name] = retriever.search(queries, K)
         facts[name] = {**index_facts(retriever), "search_s": time.perf_counter() - t0}

@@ -83,8 +83,7 @@ def main() -> None:
         r = get_retriever(name, **options)
         t = time.perf_counter()
         index_dir = out / "indexes" / f"{name}-{r.options_hash()}"
-        if not r.attach(ev, index_dir).is_indexed():
-            r.index(ev, index_dir)
+        r.ensure_index(ev, index_dir)
         timings[f"index {label}"] = time.perf_counter() - t
         run = r.search(queries, 100)
         rows[label] = evaluate(run, ev.qrels, DEFAULT_METRICS)

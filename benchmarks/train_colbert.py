@@ -49,8 +49,7 @@ def evaluate_rows(bench, rows, out: Path) -> dict:
         r = get_retriever(name, **options)
         index_dir = out / f"{name}-{r.options_hash()}"
         t = time.perf_counter()
-        if not r.attach(bench, index_dir).is_indexed():
-            r.index(bench, index_dir)
+        r.ensure_index(bench, index_dir)
         build = time.perf_counter() - t
         manifest = json.loads((index_dir / "retriever.json").read_text())
         t = time.perf_counter()
@@ -128,12 +127,11 @@ def main() -> None:
     print(f"training: {info['questions']} questions, {info['examples']} examples ({opts.positives} pos + "
           f"{opts.negatives} BM25 hard neg per question), {info['steps']} steps of batch {opts.batch_size}, "
           f"lr {opts.lr}, loss {info['first_loss']:.3f} -> {info['last_loss']:.3f}, {info['seconds']:.0f} s")
-    print_table("first test questions", small_results, len(small.questions), sum(1 for _ in open(small.path / "corpus.jsonl")))
+    print_table("first test questions", small_results, len(small.questions), small.meta["counts"]["passages"])
     van, col = small_results["minilm dense (vanilla)"], small_results["colbert trained, full"]
     print("ratio colbert trained full / minilm dense: " + ", ".join(
         f"{k} {col[k] / van[k]:.3f}" for k in METRICS if van[k]))
-    print_table("all test questions", all_results, len(everything.questions),
-                sum(1 for _ in open(everything.path / "corpus.jsonl")))
+    print_table("all test questions", all_results, len(everything.questions), everything.meta["counts"]["passages"])
     (out / "results.json").write_text(json.dumps({"training": info, "first_test_questions": small_results,
                                                   "all_test_questions": all_results}, indent=2))
 

@@ -115,10 +115,7 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
         run = Run.load(source, bench, opts.split)
     elif source in ("bm25", "dense"):
         from ..retrieve import get_retriever, question_queries
-        retriever = get_retriever(source)
-        retriever.attach(bench)
-        if not retriever.is_indexed():
-            retriever.index(bench)
+        retriever = get_retriever(source).ensure_index(bench)
         # The question's own passages (up to 325) come first; search deep enough to get past them.
         per_q = max(len(bench.qrels.get(q, {})) for q in qids)
         run = retriever.search(question_queries(bench, qids), per_q + 4 * opts.negatives)

@@ -83,6 +83,12 @@ class Retriever(ABC):
                                                "benchmark": str(bench.path), **facts})
         return self.index_dir
 
+    def ensure_index(self, bench: Benchmark, index_dir: str | Path | None = None) -> "Retriever":
+        """Attach to the index of `bench` (default location or `index_dir`), building it if unfinished."""
+        if not self.attach(bench, index_dir).is_indexed():
+            self.index(bench, index_dir)
+        return self
+
     def is_indexed(self) -> bool:
         return self.index_dir is not None and (self.index_dir / MANIFEST).exists()
 
