@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,4 +99,16 @@ def scratch(monkeypatch):
     for kind in registry.KINDS:
         registry.available(kind)  # built-ins found first, so they stay after the test
         monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
+
+
+def run_cli(monkeypatch, capsys, *args):
+    """Run `inferqa ARGS` in-process through `inferqa.cli.main`; return (exit code, stdout, stderr)."""
+    from inferqa.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exc:
+        main()
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
 

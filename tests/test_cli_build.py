@@ -9,17 +9,7 @@ import sys
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.cli import main
-
-
-def run_cli(monkeypatch, capsys, *args):
-    """Run `inferqa ARGS` in-process through `inferqa.cli.main`; return (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
-    monkeypatch.setenv("COLUMNS", "200")
-    with pytest.raises(SystemExit) as exc:
-        main()
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+from conftest import run_cli
 
 
 def jsonl(path, rows):

@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
 from inferqa.build import build_benchmark
-from inferqa.cli import main
+from conftest import run_cli
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
 from inferqa.records import Qrels, Run
-
-
-def run_cli(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
-    monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,12 @@ against hand-worked examples; both through the CLI and the experiment YAML."""
 
 from __future__ import annotations
 
-import sys
 
 import pytest
 
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark
-from inferqa.cli import main
+from conftest import run_cli
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict
 from inferqa.records import Hint, Question, Run, passage_id
@@ -120,16 +119,6 @@ def test_weighted_by_hand():
         fuse([A, B], "borda")
     with pytest.raises(InputError, match="at least two"):
         fuse([A], "rrf")
-
-
-def run_cli(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code or 0
-    return code, *capsys.readouterr()
 
 
 def test_cli_retrieve_diversify_and_fuse(bench, tmp_path, monkeypatch, capsys):

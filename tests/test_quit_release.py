@@ -23,7 +23,7 @@ from inferqa.records import Run
 from inferqa.runfiles import (read_rankify, read_retriever_jsonl, sniff, write_pyserini_collection, write_rankify,
                               write_retriever_jsonl)
 
-from test_cli_build import run_cli
+from conftest import run_cli
 
 GOLD = {"Q_train_1": "Paris", "Q_train_2": "Volga", "Q_dev_1": "Kepler", "Q_test_1": "Basalt", "Q_test_2": "Lyre"}
 
