@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import iter_jsonl, write_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, parse_passage_id
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
 
 # 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
 DEMO_BUILD: dict[str, Any] = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
@@ -60,20 +60,18 @@ def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.P
     """Rewrite qrels.tsv and write labels.jsonl from the shipped rows (a `post_build` hook)."""
     bench_dir = Path(bench_dir)
     shipped = {(row["qid"], row["order"]): row for _, row in iter_jsonl(Path(rows_file) if rows_file else labels_path())}
-    qrels_lines, label_rows, counts = [], [], {}
-    with open(bench_dir / "qrels.tsv", encoding="utf-8") as fh:
-        for line in fh:
-            qid, zero, pid, label = line.split()
+    qrels = Qrels.load(bench_dir / "qrels.tsv")
+    label_rows, counts = [], {}
+    for qid, labels in qrels.items():
+        for pid, label in labels.items():
             q, order = parse_passage_id(pid)
             row = shipped.get((q, "".join(map(str, order))))
             if row is not None:
-                label = str(LABEL_ANSWERABLE if row["label"] == LABEL_ANSWERABLE else LABEL_PARTIAL)
-                label_rows.append({"pid": pid, "qid": qid, "label": int(label), "answers": row["answers"],
+                label = labels[pid] = LABEL_ANSWERABLE if row["label"] == LABEL_ANSWERABLE else LABEL_PARTIAL
+                label_rows.append({"pid": pid, "qid": qid, "label": label, "answers": row["answers"],
                                    "correct": row["correct"], "copied_from": None})
-            counts[label] = counts.get(label, 0) + 1
-            qrels_lines.append(f"{qid} {zero} {pid} {label}\n")
-    with open(bench_dir / "qrels.tsv", "w", encoding="utf-8") as fh:
-        fh.writelines(qrels_lines)
+            counts[str(label)] = counts.get(str(label), 0) + 1
+    qrels.save(bench_dir / "qrels.tsv")
     write_jsonl(bench_dir / "labels.jsonl", label_rows)
     identities = sorted({who for r in label_rows for who in r["answers"]})
     meta["labelling"] = {"labelers": identities, "mode": "full", "judge": "exact_match",
@@ -89,20 +87,11 @@ def seed_llm_cache(cache_path: str | os.PathLike, rows_file: str | os.PathLike |
     src = Path(rows_file) if rows_file else cache_rows_path()
     if not src.exists():
         return 0
-    LLMCache(cache_path).close()  # creates the file and its table when new
-    import sqlite3
-
-    rows = [row for _, row in iter_jsonl(src)]
-    db = sqlite3.connect(str(cache_path), timeout=60)
-    try:
-        before = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-        # one transaction; INSERT OR IGNORE keeps whatever the user's cache already holds
-        db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, 0)",
-                       [(r["key"], r["identity"], r["kind"], json.dumps(r["value"])) for r in rows])
-        db.commit()
-        return db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] - before
+    cache = LLMCache(cache_path)
+    try:  # whatever the user's cache already holds is kept
+        return cache.add_missing([(r["key"], r["identity"], r["kind"], r["value"]) for _, r in iter_jsonl(src)])
     finally:
-        db.close()
+        cache.close()
 
 
 def export_llm_cache(cache_path: str | os.PathLike, out: str | os.PathLike) -> int:

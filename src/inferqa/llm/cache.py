@@ -75,6 +75,16 @@ class LLMCache:
                                  [(k, identity, kind, json.dumps(v), now) for k, v in items])
             self._db.commit()
 
+    def add_missing(self, rows: Sequence[tuple[str, str, str, Any]]) -> int:
+        """Store (key, identity, kind, value) rows whose key is absent, in one transaction (the
+        rows already stored win; `created` 0 marks them as copied in); returns how many were added."""
+        with self._lock:
+            before = self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+            self._db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, 0)",
+                                 [(k, identity, kind, json.dumps(v)) for k, identity, kind, v in rows])
+            self._db.commit()
+            return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] - before
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
