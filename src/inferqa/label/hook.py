@@ -4,8 +4,9 @@ post-build hook (inside the temp directory, before it replaces the output)."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
 
@@ -35,27 +36,45 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full",
     parametric = parametric or split_by == "parametric"
     if not label and not parametric:
         return None
-    from .labelling import MODES
-    if mode not in MODES:
-        raise InputError(f"--label-mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
+    check_label_mode(mode)
     specs = list(labelers) or [DEFAULT_LABELER]
 
     def post_build(tmp: Path, meta: dict) -> None:
         from ..llm import load_llm
 
-        llms = [load_llm(s) for s in specs]
-        judge_llm = load_llm(judge) if judge else None
-        try:
+        with opened_llms(load_llm, specs, judge) as (llms, judge_llm):
             llm_steps(tmp, llms, label=label, mode=mode, parametric=parametric, split_by=split_by,
                       dev_share=dev_share_of(split), seed=seed, judge=judge_llm, meta=meta)
-        finally:
-            for m in llms + ([judge_llm] if judge_llm else []):
-                m.close()
         meta.setdefault("options", {})["llm_steps"] = {"label": label, "labelers": specs, "label_mode": mode,
                                                       "parametric": parametric, "split_by": split_by,
                                                       "judge": judge}
 
     return post_build
+
+
+@contextmanager
+def opened_llms(open_llm: Callable[[str], "LLM"], specs: Sequence[str],
+                judge: str | None) -> Iterator[tuple[list["LLM"], "LLM | None"]]:
+    """(labelling LLMs, judge LLM or None), each opened by `open_llm`; every one opened is
+    closed on the way out, also when a later one fails to open."""
+    opened: list = []
+    try:
+        for spec in specs:
+            opened.append(open_llm(spec))
+        judge_llm = open_llm(judge) if judge else None
+        if judge_llm is not None:
+            opened.append(judge_llm)
+        yield opened[:len(specs)], judge_llm
+    finally:
+        for m in opened:
+            m.close()
+
+
+def check_label_mode(mode: str) -> None:
+    from .labelling import MODES
+
+    if mode not in MODES:
+        raise InputError(f"--label-mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
 
 
 def check_split_by(split_by: str | None) -> None:
@@ -94,25 +113,12 @@ def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Cal
     (default smollm2), each opened by `open_llm` (here, or on Ray). Options are checked
     before any model loads. Returns the labelling record."""
     from ..benchmark import Benchmark
-    from .labelling import MODES
 
     Benchmark(bench_dir)
     check_split_by(split_by)
-    if mode not in MODES:
-        raise InputError(f"--label-mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
-    llms: list = []
-    try:
-        for spec in list(labelers) or [DEFAULT_LABELER]:
-            llms.append(open_llm(spec))
-        judge_llm = open_llm(judge) if judge else None
-        if judge_llm is not None:
-            llms.append(judge_llm)
-        labellers = llms[:-1] if judge_llm is not None else llms
-        return llm_steps(bench_dir, labellers, mode=mode, parametric=parametric or bool(split_by),
-                         split_by=split_by, judge=judge_llm)
-    finally:
-        for m in llms:
-            m.close()
+    check_label_mode(mode)
+    with opened_llms(open_llm, list(labelers) or [DEFAULT_LABELER], judge) as (llms, judge_llm):
+        return llm_steps(bench_dir, llms, mode=mode, parametric=parametric, split_by=split_by, judge=judge_llm)
 
 
 def convergence_step(questions: list, spec: str | None) -> list:
