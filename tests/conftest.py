@@ -64,7 +64,7 @@ def headless_chromium():
 
 
 @pytest.fixture(scope="session")
-def minilm_encoder():
+def encoder():
     """The bundled MiniLM bi-encoder, loaded once for every test that needs it."""
     pytest.importorskip("sentence_transformers")
     from sentence_transformers import SentenceTransformer

@@ -16,11 +16,6 @@ from inferqa.retrieve.clue import split_sentences
 pytest.importorskip("sentence_transformers")
 
 
-@pytest.fixture(scope="module")
-def encoder(minilm_encoder):
-    return minilm_encoder
-
-
 def clue(encoder, **options):
     r = get_retriever("clue", show_progress=False, **options)
     r._encoders["minilm"] = encoder  # load the model once for the whole module

@@ -18,11 +18,6 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("faiss")
 
 
-@pytest.fixture(scope="module")
-def encoder(minilm_encoder):
-    return minilm_encoder
-
-
 def dense(encoder, **options):
     r = get_retriever("dense", show_progress=False, **options)
     r._model = encoder  # load the model once for the whole module
