@@ -37,10 +37,16 @@ def union_freq(hint_lists: Sequence[Sequence[str]], alpha: float = 0.6, beta: fl
     rank is the passage's 1-based rank, position the hint's 1-based place inside it;
     ties keep the order of first occurrence.
     """
-    score: dict[str, float] = {}
+    # Σ 1/rank and Σ 1/position summed apart, then weighted, as the QUIT authors do: floating point
+    # decides exact ties ((rank, position) (1, 1) against (2, 1)+(3, 4) are both 1 that way; summed
+    # per occurrence the second is 0.9999999999999999).
+    by_rank: dict[str, float] = {}
+    by_pos: dict[str, float] = {}
     for rank, hints in enumerate(hint_lists, 1):
         for pos, h in enumerate(hints, 1):
-            score[h] = score.get(h, 0.0) + alpha / rank + beta / pos
+            by_rank[h] = by_rank.get(h, 0.0) + 1 / rank
+            by_pos[h] = by_pos.get(h, 0.0) + 1 / pos
+    score = {h: alpha * by_rank[h] + beta * by_pos[h] for h in by_rank}
     first = {h: i for i, h in enumerate(score)}
     return sorted(score, key=lambda h: (-score[h], first[h]))
 
