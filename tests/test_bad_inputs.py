@@ -205,7 +205,7 @@ def _loaders(bench_dir: Path):
     from inferqa.annotate.sheet import read_sheet
     from inferqa.benchmark import Benchmark
     from inferqa.experiments.config import load_config
-    from inferqa.read import load_answers
+    from inferqa.read import open_answers
     from inferqa.records import Qrels
 
     bench = Benchmark(bench_dir)
@@ -216,7 +216,7 @@ def _loaders(bench_dir: Path):
         "questions.tsv": lambda p: load_questions(p),
         "qrels.txt": Qrels.load,
         "run.trec": Run.load,
-        "answers.jsonl": lambda p: load_answers(p, bench),
+        "answers.jsonl": lambda p: open_answers(p, bench),
         "sheet.csv": lambda p: read_sheet(p),
         "sheet.jsonl": lambda p: read_sheet(p),
         "config.yaml": load_config,

@@ -84,7 +84,7 @@ SCRIPT = textwrap.dedent('''
     from inferqa.io import write_jsonl
     from inferqa.llm import CachedLLM
     from inferqa.llm.base import LLM, GenerationParams
-    from inferqa.read import read_run
+    from inferqa.read import read_with_llm
     from inferqa.records import Run
 
     bench_dir, cache, log, out = map(Path, sys.argv[1:5])
@@ -110,7 +110,7 @@ SCRIPT = textwrap.dedent('''
     run = Run({qid: [(pid, 1.0 / (i + 1)) for i, pid in enumerate(sorted(bench.qrels[qid])[:5])]
                for qid in bench.questions})
     llm = CachedLLM(Slow(), cache, chunk_size=2)
-    rows = read_run(bench, run, llm, ["union_norm", "union_freq", "concat"], [1, 2, 3, 5], progress=False)
+    rows = read_with_llm(bench, run, llm, ["union_norm", "union_freq", "concat"], [1, 2, 3, 5], progress=False)
     write_jsonl(out, rows)
     print(json.dumps({"hits": llm.stats.hits, "misses": llm.stats.misses}))
 ''')

@@ -7,7 +7,7 @@ import pytest
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.read import NO_ANSWER, evidence_sets, read_run, vote
+from inferqa.read import NO_ANSWER, evidence_sets, read_with_llm, vote
 from inferqa.records import Hint, Question, Run, passage_id
 
 
@@ -58,7 +58,7 @@ def test_groups_read_once_and_voted(bench):
     assert [s.weight for s in sets] == [2.0, 1.5, 1.0]  # best passage's score scaled into [1, 2]
     assert sets[1].pids == (pid("Red dust", "Two moons"), pid("Two moons", "Red dust"))
     llm = FirstWord()
-    rows = read_run(bench, Run({"a": ranked}), llm, ["evidence_vote"], [1, 2, 3, 4], progress=False)
+    rows = read_with_llm(bench, Run({"a": ranked}), llm, ["evidence_vote"], [1, 2, 3, 4], progress=False)
     by_k = {r["k"]: r for r in rows}
     # k=4: Venus 2.0 against Mars 1.5 + 1.0; k=3: Venus 2.0 against Mars 1 + 0.5/1.5
     assert [by_k[k]["prediction"] for k in (1, 2, 3, 4)] == ["Venus", "Venus", "Venus", "Mars"]

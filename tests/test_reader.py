@@ -1,4 +1,4 @@
-"""read_run plumbing, the read/evaluate-answers CLI, and the real SmolLM2 reader on demo questions."""
+"""read_with_llm plumbing, the read/evaluate-answers CLI, and the real SmolLM2 reader on demo questions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from inferqa.benchmark import Benchmark
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.read import NO_ANSWER, Reader, read_run
+from inferqa.read import NO_ANSWER, Reader, read_with_llm
 from inferqa.read.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
 from inferqa.records import Hint, Question, Run, passage_id
 
@@ -63,7 +63,7 @@ def test_read_run_rows_dedup_and_scores(bench):
         "b": [(pid("b", b("Tiber flows", "Seven hills")), 3.0), (pid("b", b("Seven hills")), 2.0)],
     })
     llm = FirstHint()
-    rows = read_run(bench, run, llm, ["union_norm", "union_freq", "concat"], [1, 2], progress=False)
+    rows = read_with_llm(bench, run, llm, ["union_norm", "union_freq", "concat"], [1, 2], progress=False)
     assert len(rows) == 2 * 3 * 2
     by = {(r["qid"], r["strategy"], r["k"]): r for r in rows}
     assert by[("a", "union_norm", 2)]["prediction"] == "Venus" and by[("a", "union_norm", 2)]["em"] == 0.0
@@ -79,7 +79,7 @@ def test_read_run_rows_dedup_and_scores(bench):
     assert len(llm.prompts) == 3 + 4
     assert by[("b", "union_freq", 2)]["prediction"] == "Seven" and by[("b", "union_norm", 2)]["prediction"] == "Rome"
     # completion mode reads the same context through the plain-text protocol
-    rows_c = read_run(bench, run, FirstHint("completion"), ["concat"], [2], progress=False)
+    rows_c = read_with_llm(bench, run, FirstHint("completion"), ["concat"], [2], progress=False)
     assert [r["prediction"] for r in rows_c] == ["Venus", "Rome"]  # concat, k=2: first lines 'Hot', 'Tiber'
 
 
@@ -145,7 +145,7 @@ def demo_items():
 def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_path):
     _need_smollm2()
     from inferqa.llm import load_llm
-    from inferqa.read import exact_match
+    from inferqa.evaluate.answers import exact_match
     items = [(q, hints) for q, hints, _ in demo_items]
     reused = load_llm("smollm2", cache=tmp_path / "c.sqlite", n_ctx=1024, n_threads=1)
     out = Reader(reused).read_batch(items)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..read.answers import contains, f1
+from ..evaluate.answers import contains, f1
 
 DEFAULT_MIN_F1 = 0.5
 

@@ -48,7 +48,7 @@ def read_cmd(
     from ..benchmark import Benchmark
     from ..evaluate import open_run
     from ..io import write_jsonl
-    from ..read import check_read_options, read_run
+    from ..read import check_read_options, read_with_llm
 
     b = Benchmark(bench)
     ranked, qids = open_run(run, b, split)
@@ -57,7 +57,7 @@ def read_cmd(
     check_read_options(strategies, ks, **given)
     model = llm_opener(cache, no_cache, backend, ray_address, num_actors, llm_url)(llm)
     try:
-        rows = read_run(b, ranked, model, strategies, ks, qids=qids, **given)
+        rows = read_with_llm(b, ranked, model, strategies, ks, qids=qids, **given)
     finally:
         model.close()
     write_jsonl(out, rows)

@@ -107,7 +107,8 @@ def stored_answers_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
-    from ..evaluate.answers import accuracy_per_label, load_store, optimal_em, oracle_reader_em, stored_models
+    from ..evaluate.stored import accuracy_per_label, load_store, optimal_em, stored_models
+    from ..read.stored import oracle_reader_em
     from ..records import Run
     from ..rerank.oracle import oracle_rerank
 

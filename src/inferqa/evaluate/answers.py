@@ -1,36 +1,56 @@
-"""Answer-level numbers of the QUIT paper, computed from stored per-passage answers (no model).
+"""Answer scoring, the one home of it: the two answer cleaners, EM, token F1, containment.
 
-The stored answers are a benchmark's labels.jsonl: for a QUIT release build every reader's
-answer (`reader_answers`) and every labeller's (`answers`) of every passage; for our own
-labelling, the labellers' answers. Rules as the authors' scripts apply them
-(../shared/QUIT-FORMATS.md):
-
-- paper EM: the cleaned answer is one of the gold answers, exact and case-sensitive;
-- "optimal" EM: a question counts when any of its passages with a relevant label holds a
-  stored answer that is a gold answer; divided by all questions asked about;
-- accuracy per label: share of the passages with that label whose stored answer is gold;
-- oracle reranker: the union of the top-k passages' hints is itself a passage of the
-  question, so its stored answer stands in for a reader call.
-
-Answer cleaning (`clean_answer`) follows the authors' steps except one: they also turn an
-answer that spaCy parses as a clause (a subject and a root verb) into NO ANSWER. spaCy and
-its English model are used when both are installed; otherwise that step is skipped, which
-changes EM only where a gold answer is itself a clause.
+- `clean_answer_ours` (the default protocol): the last non-empty line, without answer labels,
+  brackets or quotes; refusals and sentences become NO_ANSWER. Scored with SQuAD-normalised
+  EM, F1 and containment.
+- `clean_answer_paper` (`--protocol paper`): the QUIT authors' steps and nothing else —
+  strip, keep what follows the last "\\n", drop one leading "(", and turn an empty answer,
+  one containing "no answer" (any case) or a clause into NO_ANSWER. A clause is a sentence
+  (as spaCy's `en_core_web_sm` splits it) holding a subject (`nsubj`/`nsubjpass`) and a root
+  token tagged VERB; where spaCy or that model is missing, that one step is skipped. Scored
+  with `paper_exact_match`: exact, case-sensitive membership in the gold answers.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Sequence
 
-from ..errors import InputError
-from ..read.prompts import NO_ANSWER
-from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
+from ..text import normalize_answer
 
-if TYPE_CHECKING:
-    from ..benchmark import Benchmark
-    from ..records import Run
+NO_ANSWER = "NO ANSWER"
 
+MAX_ANSWER_WORDS = 10  # longer replies are sentences, not short exact answers
+
+_LABEL = re.compile(r"^\s*(?:final\s+)?(?:answer|a)\s*[:\-]\s*", re.IGNORECASE)
+_THE_ANSWER_IS = re.compile(r"^(?:so\s+|therefore\s+)?(?:the\s+(?:correct\s+)?answer\s+is\s*:?|(?:it|this|that)"
+                            r"(?:'s|\s+is|\s+was))\s+(.+)$", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(no answer|not enough|cannot|can't|can not|unable to|don't know|do not know|not sure|"
+    r"insufficient|sorry|not possible|no idea|not provided|not mentioned)\b", re.IGNORECASE)
+_BARE_REFUSAL = {"unknown", "none", "n/a", "?", "idk"}
+_WRAP = "\"'`“”‘’«»[](){}<>*_ "
+_SENTENCE_END = ".!?"
+
+
+def clean_answer_ours(raw: str) -> str:
+    """Last non-empty line, without labels, brackets or quotes; refusals and sentences → NO ANSWER."""
+    lines = [ln.strip() for ln in raw.splitlines() if ln.strip()]
+    if not lines:
+        return NO_ANSWER
+    text = _LABEL.sub("", lines[-1]).strip()
+    m = _THE_ANSWER_IS.match(text)
+    if m:
+        text = m.group(1)
+    text = text.strip(_WRAP).rstrip(_SENTENCE_END + ",;:").strip(_WRAP)
+    if not text or _REFUSAL.search(text) or text.lower() in _BARE_REFUSAL:
+        return NO_ANSWER
+    words = text.split()
+    if len(words) > MAX_ANSWER_WORDS or (len(words) >= 6 and lines[-1].rstrip(_WRAP)[-1:] in _SENTENCE_END):
+        return NO_ANSWER
+    return text
 
 
 @lru_cache(maxsize=1)
@@ -38,127 +58,74 @@ def _spacy():
     try:
         import spacy
 
-        return spacy.load("en_core_web_sm")
+        return spacy.load("en_core_web_sm", disable=["ner", "textcat"])
     except Exception:  # not installed, or no English model: the clause step is skipped
         return None
 
 
-def _is_clause(text: str) -> bool:
+def is_clause(text: str) -> bool:
+    """Some sentence of `text` has a nominal subject and a root token tagged VERB (False
+    without spaCy and its English model)."""
     nlp = _spacy()
     if nlp is None:
         return False
-    doc = nlp(text)
-    return any(t.dep_ in ("nsubj", "nsubjpass") for t in doc) and any(
-        t.dep_ == "ROOT" and t.pos_ in ("VERB", "AUX") for t in doc)
+    return any(any(t.dep_ in ("nsubj", "nsubjpass") for t in sent) and
+               any(t.dep_ == "ROOT" and t.pos_ == "VERB" for t in sent) for sent in nlp(text).sents)
 
 
-def clean_answer(raw: str) -> str:
-    """Strip, keep the last line, drop a leading "("; empty, "no answer" or a clause -> NO ANSWER."""
-    text = (raw or "").strip()
-    text = text.splitlines()[-1].strip() if text else ""
+def clean_answer_paper(raw: str) -> str:
+    """The QUIT authors' cleaning of a raw generation, step for step (see the module doc)."""
+    text = (raw or "").strip().split("\n")[-1]
     if text.startswith("("):
-        text = text[1:].strip()
-    if not text or "no answer" in text.lower() or _is_clause(text):
+        text = text[1:]
+    if not text or "no answer" in text.lower() or is_clause(text):
         return NO_ANSWER
     return text
 
 
 def paper_exact_match(raw: str, golds: Sequence[str]) -> bool:
-    return clean_answer(raw) in golds
+    """The authors' EM of a raw generation: cleaned by `clean_answer_paper`, then exact,
+    case-sensitive membership in the golds. (An answer they stored is compared as it is.)"""
+    return clean_answer_paper(raw) in golds
 
 
-Store = dict  # pid -> model -> stored answer (readers' and labellers'), see `load_store`
+def is_abstention(pred: str) -> bool:
+    return pred.strip().upper() == NO_ANSWER or not normalize_answer(pred)
 
 
-def load_store(bench: "Benchmark", qids: Iterable[str]) -> Store:
-    """Every stored answer of the passages of `qids`, readers' before labellers'."""
-    out: Store = {}
-    for pid, row in bench.stored_answers(qids).items():
-        out[pid] = {**(row.get("reader_answers") or {}), **(row.get("answers") or {})}
-    return out
+def exact_match(pred: str, golds: Sequence[str]) -> bool:
+    """SQuAD-style EM: equal after normalisation to any gold answer. Abstentions never match."""
+    if is_abstention(pred):
+        return False
+    p = normalize_answer(pred)
+    return any(p == normalize_answer(g) for g in golds)
 
 
-def stored_models(store: Store) -> list[str]:
-    """Every model with a stored answer, in first-seen order."""
-    seen: dict[str, None] = {}
-    for answers in store.values():
-        seen.update(dict.fromkeys(answers))
-    return list(seen)
+def _f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
+    common = Counter(pred_tokens) & Counter(gold_tokens)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred_tokens), same / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
 
 
-def _check(store: Store, model: str, bench: "Benchmark") -> None:
-    if not store:
-        raise InputError("no stored answers for these questions: labels.jsonl is missing or holds none (build "
-                         "a QUIT release, or label with `inferqa label`)", file=bench.path)
-    if model not in stored_models(store):
-        raise InputError(f"no stored answers of model {model!r} (have: {', '.join(stored_models(store))})",
-                         file=bench.path / "labels.jsonl", field="model")
+def f1(pred: str, golds: Sequence[str]) -> float:
+    """SQuAD token F1, best over the gold answers."""
+    if is_abstention(pred):
+        return 0.0
+    p = normalize_answer(pred).split()
+    return max((_f1(p, normalize_answer(g).split()) for g in golds if normalize_answer(g)), default=0.0)
 
 
-def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = 1,
-               store: Store | None = None) -> float:
-    """The paper's "optimal" EM: share of questions with a relevant passage answered correctly."""
-    qids = list(qids)
-    store = load_store(bench, qids) if store is None else store
-    _check(store, model, bench)
-    hit = 0
-    for qid in qids:
-        golds = bench.questions[qid].answers
-        hit += any(store.get(pid, {}).get(model) in golds
-                   for pid, lab in bench.qrels.get(qid, {}).items() if lab >= min_label)
-    return hit / len(qids) if qids else 0.0
+def contains(pred: str, golds: Sequence[str]) -> bool:
+    """A normalised gold answer occurs in the normalised prediction as whole words."""
+    if is_abstention(pred):
+        return False
+    p = f" {normalize_answer(pred)} "
+    return any(g and f" {g} " in p for g in (normalize_answer(x) for x in golds))
 
 
-def accuracy_per_label(bench: "Benchmark", qids: Iterable[str], model: str,
-                       store: Store | None = None) -> dict[int, float]:
-    """label -> share of that label's passages (with a stored answer) whose answer is gold."""
-    qids = list(qids)
-    store = load_store(bench, qids) if store is None else store
-    _check(store, model, bench)
-    right: dict[int, int] = {}
-    total: dict[int, int] = {}
-    for qid in qids:
-        golds = bench.questions[qid].answers
-        for pid, lab in bench.qrels.get(qid, {}).items():
-            ans = store.get(pid, {}).get(model)
-            if ans is None:
-                continue
-            total[lab] = total.get(lab, 0) + 1
-            right[lab] = right.get(lab, 0) + (ans in golds)
-    return {lab: right[lab] / total[lab] for lab in sorted(total)}
-
-
-def union_passage(bench: "Benchmark", pids: Sequence[str]) -> str | None:
-    """The passage whose text is the union of `pids`' hints, first appearance first; None when
-    they belong to different questions (no single passage holds them)."""
-    if not pids:
-        return None
-    qid, mask, _ = split_passage_id(pids[0])
-    first: tuple[int, ...] | None = None
-    order: dict[int, None] = {}
-    for pid in pids:
-        pq, hints = parse_passage_id(pid)
-        if pq != qid:
-            return None
-        first = hints if first is None else first
-        order.update(dict.fromkeys(hints))
-    bits = bench.mask_bits or mask_readings(mask, first)[0]
-    return passage_id(qid, tuple(order), len(mask), bits)
-
-
-def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = (1, 3, 5),
-                     store: Store | None = None) -> dict[int, float]:
-    """EM of `model` reading the union of each question's top-k passages of `run`, looked up
-    in the stored answers (a question whose top k mix questions, or whose union has no
-    stored answer, counts 0); over the run's questions."""
-    store = load_store(bench, run) if store is None else store
-    _check(store, model, bench)
-    out = {}
-    for k in ks:
-        hit = 0
-        for qid, ranked in run.items():
-            pid = union_passage(bench, [p for p, _ in ranked[:k]])
-            ans = store.get(pid, {}).get(model) if pid else None
-            hit += ans is not None and ans in bench.questions[qid].answers
-        out[k] = hit / len(run) if run else 0.0
-    return out
+def score_row(pred: str, golds: Sequence[str]) -> dict[str, float]:
+    """EM, token F1 and containment of one prediction (what `read_with_llm` writes in each row)."""
+    return {"em": float(exact_match(pred, golds)), "f1": f1(pred, golds), "contains": float(contains(pred, golds))}

@@ -207,7 +207,7 @@ def experiment_explorer(bench: Benchmark, results, stages_dir: str | os.PathLike
                         path: str | os.PathLike, *, depth: int = DEPTH) -> Path:
     """The explorer of one `inferqa run`: every ranked run and reader setting of `results`."""
     from .results import run_label
-    from .runner import RUN_FILE, load_answers
+    from .runner import RUN_FILE, stage_answers
 
     stages_dir = Path(stages_dir)
     runs, by_key = [], {}
@@ -222,7 +222,7 @@ def experiment_explorer(bench: Benchmark, results, stages_dir: str | os.PathLike
             continue
         seen.add(r.stage)
         run_name = by_key.get((r.setting, r.retriever, r.reranker))
-        answers.append((f"{run_name} / {r.reader}", run_name, load_answers(stages_dir / r.stage)))
+        answers.append((f"{run_name} / {r.reader}", run_name, stage_answers(stages_dir / r.stage)))
     opts = (next(iter(readers.values()), {}) or {}).get("options") or {}
     return write_explorer(explorer_data(bench, runs, answers, qids=qids, depth=depth,
                                         alpha=opts.get("alpha", 0.6), beta=opts.get("beta", 0.4),

@@ -239,14 +239,14 @@ class _Runner:
         return " ".join(f"{k}={100 * m[k]:.2f}" for k in shown)
 
     def read(self, ranked: RankedRun, reader: ReaderSpec) -> list[ReaderResult]:
-        from ..read import read_run, summarize
+        from ..read import read_with_llm, summarize
 
         label = ranked.retriever if ranked.reranker is None else f"{ranked.retriever}-{ranked.reranker}"
         inputs = {"upstream": ranked.stage.hash, "llm": reader.llm, "options": reader.options,
                   "strategies": list(self.cfg.strategies), "ks": list(self.cfg.ks)}
 
         def compute(tmp: Path, _h: str) -> None:
-            rows = read_run(self.bench, ranked.run.top(max(self.cfg.ks)), self.llm(reader.llm),
+            rows = read_with_llm(self.bench, ranked.run.top(max(self.cfg.ks)), self.llm(reader.llm),
                             list(self.cfg.strategies), list(self.cfg.ks), qids=self.qids, progress=self.progress,
                             **reader.options)
             write_jsonl(tmp / ROWS_FILE, rows)
@@ -304,7 +304,7 @@ class _Runner:
         for reader in cfg.readers:
             for r in ranked:
                 results.reader += self.read(r, reader)
-        em = {stage: per_question_em(load_answers(self.store.stages_dir / stage), self.qids)
+        em = {stage: per_question_em(stage_answers(self.store.stages_dir / stage), self.qids)
               for stage in {r.stage for r in results.reader}}
         results = add_statistics(results, ranking_scores, [em[r.stage][(r.strategy, r.k)] for r in results.reader],
                                  seed=cfg.seed)
@@ -362,6 +362,6 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
     return outcome
 
 
-def load_answers(stage_dir: str | Path) -> list[dict]:
+def stage_answers(stage_dir: str | Path) -> list[dict]:
     """The reader rows a read stage wrote."""
     return [row for _, row in iter_jsonl(Path(stage_dir) / ROWS_FILE)]

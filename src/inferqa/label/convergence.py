@@ -13,9 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
 from ..llm.base import GenerationParams
-from ..read.answers import exact_match
-from ..read.reader import clean_answer
-from ..read.prompts import NO_ANSWER
+from ..evaluate.answers import NO_ANSWER, clean_answer_ours, exact_match
 from ..records import Hint, Question
 
 if TYPE_CHECKING:
@@ -38,7 +36,7 @@ def propose_candidates(llm: "LLM", question: Question, n: int = 5) -> list[str]:
     raw = _ask(llm, [prompt], 16 * n)[0]
     out: list[str] = []
     for line in raw.splitlines():
-        cand = clean_answer(re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line))
+        cand = clean_answer_ours(re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line))
         if cand != NO_ANSWER and not exact_match(cand, question.answers) and \
                 not any(exact_match(cand, [c]) for c in out):
             out.append(cand)

@@ -1,14 +1,17 @@
-"""Readers: merge the top-k passages into a context, ask an LLM, clean and score its answer."""
+"""Readers: merge the top-k passages into a context, ask an LLM, clean and score its answer
+(scoring itself: inferqa.evaluate.answers)."""
 
-from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge, contains, exact_match, f1
+from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
-from .answer_rows import load_answers, score_answers
+from .answer_rows import open_answers, score_answers
 from .prompts import NO_ANSWER
-from .reader import Reader, ReaderOutput, clean_answer
+from .reader import Reader, ReaderOutput
 from .evidence import evidence_sets, vote
-from .run import check_read_options, read_run, summarize, tune_union
+from .run import check_read_options, read_with_llm, summarize, tune_union
+from .stored import oracle_reader_em, union_passage
 
 __all__ = ["union_norm", "union_freq", "concat", "merge", "build_context", "format_context", "strategy", "strategies",
-           "Reader", "ReaderOutput", "clean_answer", "NO_ANSWER", "read_run", "summarize", "tune_union",
-           "exact_match", "f1", "contains", "answer_judge", "ExactMatchAnswerJudge", "LLMAnswerJudge",
-           "check_read_options", "load_answers", "score_answers", "evidence_sets", "vote"]
+           "Reader", "ReaderOutput", "NO_ANSWER", "read_with_llm", "summarize", "tune_union",
+           "answer_judge", "ExactMatchAnswerJudge", "LLMAnswerJudge",
+           "check_read_options", "open_answers", "score_answers", "evidence_sets", "vote",
+           "oracle_reader_em", "union_passage"]

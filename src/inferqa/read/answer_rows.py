@@ -1,5 +1,5 @@
-"""Answers files (ANSWERS.jsonl as `read_run` writes it, or an authors' reader output):
-load them, checked field by field and against a benchmark, and score them."""
+"""Answers files (ANSWERS.jsonl as `read_with_llm` writes it, or an authors' reader output):
+open them, checked field by field and against a benchmark, and score them."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import InputError
+from ..evaluate.answers import paper_exact_match, score_row
 from ..evaluate.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
-from .answers import answer_judge, contains, exact_match, f1
+from .answers import answer_judge
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -25,7 +26,7 @@ def _text(row: dict, key: str, file: Any, where: str) -> str:
     return value
 
 
-def load_answers(path: str | os.PathLike, bench: "Benchmark | None" = None) -> list[dict[str, Any]]:
+def open_answers(path: str | os.PathLike, bench: "Benchmark | None" = None) -> list[dict[str, Any]]:
     """Every row of an answers file, each field checked; with `bench`, each question must be
     one of its questions and the golds and question text come from it (else from the rows)."""
     from ..runfiles import iter_answer_rows
@@ -57,8 +58,10 @@ def load_answers(path: str | os.PathLike, bench: "Benchmark | None" = None) -> l
 def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *, judge_samples: int = 3,
                   judge_temperature: float = 0.7, protocol: str = "inferqa") -> tuple[str, ...]:
     """Add em, f1, contains (and `judge`, the LLM judge's verdict) to every row, in place;
-    returns the metric names set. `protocol="paper"`: EM as the QUIT authors compute it
-    (`inferqa.evaluate.answers.paper_exact_match`)."""
+    returns the metric names set. `protocol="paper"`: EM as the QUIT authors compute it, exact
+    membership of the answer in the golds, where the answer is a row's raw generation (`raw`,
+    as `read_with_llm` keeps it) cleaned by `clean_answer_paper`, else its prediction as
+    stored (an authors' reader output holds answers they cleaned already)."""
     check_protocol(protocol)
     if judge is not None and any(not isinstance(r.get("question"), str) for r in rows):
         raise InputError("the LLM judge reads the question: give --bench", field="judge")
@@ -68,14 +71,9 @@ def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *, jud
         pred, golds = row["prediction"], row["golds"]
         row.update(score_row(pred, golds))
         if protocol == "paper":
-            from ..evaluate.answers import paper_exact_match
-
-            row["em"] = float(paper_exact_match(pred, golds))
+            raw = row.get("raw")
+            row["em"] = float(paper_exact_match(raw, golds) if isinstance(raw, str) else pred in golds)
         if judged is not None:
             row["judge"] = float(judged.correct(row["question"], pred, golds))
     return METRICS + (("judge",) if judge is not None else ())
 
-
-def score_row(pred: str, golds: Sequence[str]) -> dict[str, float]:
-    """EM, token F1 and containment of one prediction (what `read_run` writes in each row)."""
-    return {"em": float(exact_match(pred, golds)), "f1": f1(pred, golds), "contains": float(contains(pred, golds))}

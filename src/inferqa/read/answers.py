@@ -1,55 +1,16 @@
-"""Answer scoring: EM, token F1 and containment against every gold alias, and the answer
-judges (`answer-judge` plugins) that decide whether an answer is correct: `exact-match`, or
-`llm`, a GPT-Eval style vote of an LLM (not to be confused with the leak judges of
-inferqa.build, which decide whether a hint gives its answer away)."""
+"""The answer judges (`answer-judge` plugins) that decide whether an answer is correct:
+`exact-match`, or `llm`, a GPT-Eval style vote of an LLM (not to be confused with the leak
+judges of inferqa.build, which decide whether a hint gives its answer away). EM, F1 and
+containment themselves live in inferqa.evaluate.answers."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Sequence
 
+from ..evaluate.answers import exact_match, is_abstention
 from ..llm.base import LLM
 from ..registry import Option, plugin
-from ..text import normalize_answer
-from .prompts import NO_ANSWER
-
-
-def is_abstention(pred: str) -> bool:
-    return pred.strip().upper() == NO_ANSWER or not normalize_answer(pred)
-
-
-def exact_match(pred: str, golds: Sequence[str]) -> bool:
-    """SQuAD-style EM: equal after normalisation to any gold answer. Abstentions never match."""
-    if is_abstention(pred):
-        return False
-    p = normalize_answer(pred)
-    return any(p == normalize_answer(g) for g in golds)
-
-
-def _f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
-    common = Counter(pred_tokens) & Counter(gold_tokens)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred_tokens), same / len(gold_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
-def f1(pred: str, golds: Sequence[str]) -> float:
-    """SQuAD token F1, best over the gold answers."""
-    if is_abstention(pred):
-        return 0.0
-    p = normalize_answer(pred).split()
-    return max((_f1(p, normalize_answer(g).split()) for g in golds if normalize_answer(g)), default=0.0)
-
-
-def contains(pred: str, golds: Sequence[str]) -> bool:
-    """A normalised gold answer occurs in the normalised prediction as whole words."""
-    if is_abstention(pred):
-        return False
-    p = f" {normalize_answer(pred)} "
-    return any(g and f" {g} " in p for g in (normalize_answer(x) for x in golds))
 
 
 JUDGE_PROMPT = (

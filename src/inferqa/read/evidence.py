@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 from ..registry import plugin
 from ..rerank.diversify import hint_group_key
 from ..text import normalize_answer
-from .answers import is_abstention
+from ..evaluate.answers import is_abstention
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -29,7 +29,7 @@ STRATEGY = "evidence_vote"
 @plugin("context", STRATEGY, votes=True,
         help="Each hint-group of the top-k read alone; answers voted on, weighted by retrieval score.")
 def evidence_context(hint_lists: Sequence[Sequence[str]]) -> list[str]:
-    """The context of ONE hint-group: its best-ranked passage's hints. `read_run` calls it per
+    """The context of ONE hint-group: its best-ranked passage's hints. `read_with_llm` calls it per
     group (the plugin's `votes` flag) and votes on the answers."""
     return list(hint_lists[0]) if hint_lists else []
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..evaluate.answers import NO_ANSWER
 from ..llm.base import Message
 from .context import format_context
-
-NO_ANSWER = "NO ANSWER"
 
 INSTRUCTION = (
     "You answer riddle-like questions from hints. The hints describe the answer without "

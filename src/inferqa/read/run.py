@@ -6,10 +6,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
 from ..progress import counter
-from .answer_rows import score_row
+from ..evaluate.answers import NO_ANSWER, score_row
 from .context import strategies as context_strategies
 from .evidence import evidence_sets, vote
-from .prompts import NO_ANSWER
 from .reader import Reader, ReaderOutput
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Seq
         raise InputError("alpha values must lie in [0, 1] (beta = 1 - alpha)", field="alphas")
 
 
-def read_run(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
+def read_with_llm(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
              ks: Sequence[int] = (1, 3, 5), *, qids: Iterable[str] | None = None, progress: bool = True,
              reader: Reader | None = None, **context_options: Any) -> list[dict[str, Any]]:
     """One row per (question, strategy, k): prediction, golds, em, f1, contains, passage ids.
@@ -119,7 +118,7 @@ def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = (
     qids = list(qids) if qids is not None else list(run)
     out = []
     for a in alphas:
-        rows = read_run(bench, run, llm, ["union_freq"], ks, qids=qids, alpha=a, beta=round(1 - a, 6),
+        rows = read_with_llm(bench, run, llm, ["union_freq"], ks, qids=qids, alpha=a, beta=round(1 - a, 6),
                         progress=progress)
         per_k = {s["k"]: s["em"] for s in summarize(rows, ("em",))}
         out.append({"alpha": a, "beta": round(1 - a, 6), "em": sum(per_k.values()) / len(per_k),

@@ -1,0 +1,151 @@
+"""Answer-level numbers of the QUIT paper from stored per-passage answers (no model).
+
+The stored answers are a benchmark's labels.jsonl: for a QUIT release build every reader's
+answer (`reader_answers`) and every labeller's (`answers`) of every passage; for our own
+labelling, the labellers' answers. A stored answer is compared as it is stored: exact,
+case-sensitive membership in the gold answers (the authors' rule). The numbers:
+
+- "optimal" EM: a question counts when any of its passages with a relevant label holds a
+  stored answer that is a gold answer; divided by all questions asked about;
+- accuracy: share of the passages with a label in a set whose stored answer is gold (the
+  authors' `rag.py` rows are the sets {1, 2}, {1} and {2}: `PAPER_LABEL_ROWS`);
+- hint contribution: how the correctly answered passages spread over their number of hints,
+  over every relevant passage (the oracle set) or over each question's top passage of a run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Collection, Iterable
+
+from ..errors import InputError
+from ..records import parse_passage_id
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+    from ..records import Run
+
+Store = dict  # pid -> model -> stored answer (readers' and labellers'), see `load_store`
+
+# The rows of the authors' rag.py table: its first cell, and the labels it pools.
+PAPER_LABEL_ROWS: dict[str, tuple[int, ...]] = {"1 and 2": (1, 2), "1": (1,), "2": (2,)}
+HINT_COUNTS = range(6)  # the authors' table has a column for 0 to 5 hints
+
+
+def load_store(bench: "Benchmark", qids: Iterable[str]) -> Store:
+    """Every stored answer of the passages of `qids`, readers' before labellers'."""
+    out: Store = {}
+    for pid, row in bench.stored_answers(qids).items():
+        out[pid] = {**(row.get("reader_answers") or {}), **(row.get("answers") or {})}
+    return out
+
+
+def stored_models(store: Store) -> list[str]:
+    """Every model with a stored answer, in first-seen order."""
+    seen: dict[str, None] = {}
+    for answers in store.values():
+        seen.update(dict.fromkeys(answers))
+    return list(seen)
+
+
+def check_store(store: Store, model: str, bench: "Benchmark") -> None:
+    if not store:
+        raise InputError("no stored answers for these questions: labels.jsonl is missing or holds none (build "
+                         "a QUIT release, or label with `inferqa label`)", file=bench.path)
+    if model not in stored_models(store):
+        raise InputError(f"no stored answers of model {model!r} (have: {', '.join(stored_models(store))})",
+                         file=bench.path / "labels.jsonl", field="model")
+
+
+def _counted(lab: int, min_label: int, labels: Collection[int] | None) -> bool:
+    return lab in labels if labels is not None else lab >= min_label
+
+
+def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = 1,
+               store: Store | None = None, labels: Collection[int] | None = None) -> float:
+    """The paper's "optimal" EM: share of questions with a relevant passage answered correctly.
+    Relevant: label >= `min_label`, or, given `labels`, a label in that set."""
+    qids = list(qids)
+    store = load_store(bench, qids) if store is None else store
+    check_store(store, model, bench)
+    hit = 0
+    for qid in qids:
+        golds = bench.questions[qid].answers
+        hit += any(store.get(pid, {}).get(model) in golds
+                   for pid, lab in bench.qrels.get(qid, {}).items() if _counted(lab, min_label, labels))
+    return hit / len(qids) if qids else 0.0
+
+
+def _tally(bench: "Benchmark", qids: list[str], model: str, store: Store) -> tuple[dict[int, int], dict[int, int]]:
+    """(right, total) per label over the passages of `qids` with a stored answer of `model`."""
+    right: dict[int, int] = {}
+    total: dict[int, int] = {}
+    for qid in qids:
+        golds = bench.questions[qid].answers
+        for pid, lab in bench.qrels.get(qid, {}).items():
+            ans = store.get(pid, {}).get(model)
+            if ans is None:
+                continue
+            total[lab] = total.get(lab, 0) + 1
+            right[lab] = right.get(lab, 0) + (ans in golds)
+    return right, total
+
+
+def accuracy_per_label(bench: "Benchmark", qids: Iterable[str], model: str,
+                       store: Store | None = None) -> dict[int, float]:
+    """label -> share of that label's passages (with a stored answer) whose answer is gold."""
+    qids = list(qids)
+    store = load_store(bench, qids) if store is None else store
+    check_store(store, model, bench)
+    right, total = _tally(bench, qids, model, store)
+    return {lab: right[lab] / total[lab] for lab in sorted(total)}
+
+
+def accuracy(bench: "Benchmark", qids: Iterable[str], model: str, labels: Collection[int],
+             store: Store | None = None) -> float:
+    """Share of the passages whose label is in `labels`, pooled, whose stored answer is gold
+    (0 when there is none)."""
+    qids = list(qids)
+    store = load_store(bench, qids) if store is None else store
+    check_store(store, model, bench)
+    right, total = _tally(bench, qids, model, store)
+    n = sum(total.get(lab, 0) for lab in labels)
+    return sum(right.get(lab, 0) for lab in labels) / n if n else 0.0
+
+
+def hint_shares(pids: Iterable[str]) -> dict[int, float]:
+    """Number of hints -> share of `pids` (correctly answered passages) with that many; keys
+    0 to 5 at least, all 0 when `pids` is empty."""
+    counts = dict.fromkeys(HINT_COUNTS, 0)
+    for pid in pids:
+        n = len(parse_passage_id(pid)[1])
+        counts[n] = counts.get(n, 0) + 1
+    total = sum(counts.values())
+    return {n: (c / total if total else 0.0) for n, c in sorted(counts.items())}
+
+
+def _is_right(store: Store, pid: str, model: str, golds: Collection[str]) -> bool:
+    ans = store.get(pid, {}).get(model)
+    return ans is not None and ans in golds
+
+
+def hint_contribution_oracle(bench: "Benchmark", qids: Iterable[str], model: str,
+                             store: Store | None = None) -> dict[int, float]:
+    """`hint_shares` of every relevant passage (label > 0) of `qids` whose stored answer is gold."""
+    qids = list(qids)
+    store = load_store(bench, qids) if store is None else store
+    check_store(store, model, bench)
+    return hint_shares(pid for qid in qids for pid, lab in bench.qrels.get(qid, {}).items()
+                       if lab > 0 and _is_right(store, pid, model, bench.questions[qid].answers))
+
+
+def hint_contribution_run(run: "Run", bench: "Benchmark", model: str, store: Store | None = None) -> dict[int, float]:
+    """`hint_shares` of each question's top passage in `run` where reading it alone gives a gold
+    answer: its stored answer (a passage of another question has none for this question)."""
+    store = load_store(bench, run) if store is None else store
+    check_store(store, model, bench)
+    top = []
+    for qid, ranked in run.items():
+        if ranked and parse_passage_id(ranked[0][0])[0] == qid and \
+                _is_right(store, ranked[0][0], model, bench.questions[qid].answers):
+            top.append(ranked[0][0])
+    return hint_shares(top)
