@@ -191,15 +191,17 @@ class Run(dict):
         self.tag = tag
 
     @classmethod
-    def load(cls, path: str | os.PathLike, bench: Any = None, split: str | None = None) -> "Run":
+    def load(cls, path: str | os.PathLike, bench: Any = None, split: str | None = None, *,
+             allow_duplicates: bool = False) -> "Run":
         """Read a TREC run, or a Rankify/DPR JSON run (detected from the content; matched to
         `bench`'s `split` by position, see inferqa.runfiles). Duplicate passages of a question
-        or unsorted TREC ranks are errors."""
+        (unless `allow_duplicates`: the QUIT authors' metrics keep them) or unsorted TREC ranks
+        are errors."""
         path = check_file(path)
         from .runfiles import RANKIFY, read_rankify, sniff
 
         if sniff(path) == RANKIFY:
-            return read_rankify(path, bench, split)[0]
+            return read_rankify(path, bench, split, strict=not allow_duplicates)[0]
         run = cls()
         seen: dict[str, set[str]] = {}
         last: dict[str, tuple[int, float]] = {}
@@ -218,7 +220,7 @@ class Run(dict):
                                  record=f"line {lineno}", field="rank/score") from None
             if math.isnan(score):
                 raise InputError("score is NaN", file=path, record=f"line {lineno}", field="score")
-            if pid in seen.setdefault(qid, set()):
+            if pid in seen.setdefault(qid, set()) and not allow_duplicates:
                 raise InputError(f"duplicate passage {pid} for question {qid}", file=path,
                                  record=f"line {lineno}", field="pid")
             if qid in last and (rank <= last[qid][0] or score > last[qid][1]):

@@ -32,13 +32,14 @@ def evaluate_cmd(
                                           "paper's set)."),
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                                  "plain means over the run's questions, precision over min(k, retrieved), "
-                                 "round 4); README: Reproducing the paper."),
+                                 "duplicate passages kept, round 4); README: Reproducing the paper."),
     min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant (2: fully relevant only)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
 ) -> None:
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
     from ..evaluate import DEFAULT_METRICS, check_run_ids, evaluate
+    from ..evaluate.metrics import check_protocol
     from ..records import Qrels, Run
 
     if qrels_file is None and bench_dir is None:
@@ -50,7 +51,8 @@ def evaluate_cmd(
         from ..benchmark import Benchmark
 
         bench = Benchmark(bench_dir)
-    run = Run.load(run_file, bench, split)
+    check_protocol(protocol)
+    run = Run.load(run_file, bench, split, allow_duplicates=protocol == "paper")
     if bench is not None:
         check_run_ids(run, bench, run_file)
         if split is not None:

@@ -15,11 +15,15 @@ Definitions (relevant = label >= min_label):
 
 The questions evaluated are the run's questions; the ranking is the run's list order.
 
-`protocol="paper"` applies the QUIT authors' rules instead (../shared/QUIT-FORMATS.md):
+`protocol="paper"` applies the QUIT authors' rules instead (their results scripts):
 every metric is a plain mean over the run's questions (a question without a relevant
-passage, or with an empty list, counts 0 — hit and recall included); precision@k divides
-by max(1, min(k, passages retrieved)); nDCG gains 2^label - 1 for every label, whatever
-`min_label`; means are rounded to 4 decimals.
+passage, or with an empty list, counts 0 — hit and recall included, except that with
+`min_label` 2 or more, hit and recall leave out the questions without a passage that
+relevant); precision@k divides by max(1, min(k, passages retrieved)); nDCG gains
+2^label - 1 for every label, whatever `min_label`; means are rounded to 4 decimals. A
+passage listed twice for a question (the authors' metrics keep duplicates) counts at each
+of its ranks in MAP and nDCG, but once in recall and precision, which count the relevant
+passages found (a set); it takes up a rank either way.
 """
 
 from __future__ import annotations
@@ -111,6 +115,23 @@ def _judged_matrix(qrels: Qrels, qids: list[str], min_label: int) -> tuple[np.nd
     return ideal, n_rel.astype(np.int64)
 
 
+def _first_listed(run: Run, qids: list[str], depth: int) -> np.ndarray | None:
+    """first[i, r]: the passage at rank r + 1 is not listed higher for question i; None when no
+    question lists a passage twice within `depth`."""
+    out = None
+    for i, qid in enumerate(qids):
+        pids = [p for p, _ in run[qid][:depth]]
+        if len(set(pids)) == len(pids):
+            continue
+        if out is None:
+            out = np.ones((len(qids), depth), dtype=bool)
+        seen: set[str] = set()
+        for r, p in enumerate(pids):
+            out[i, r] = p not in seen
+            seen.add(p)
+    return out
+
+
 def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
     g = gains[:, :k]
     return g @ (1.0 / np.log2(np.arange(2, g.shape[1] + 2)))
@@ -124,7 +145,8 @@ def check_protocol(protocol: str) -> None:
 def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,
                      min_label: int = 1, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
-    (never under `protocol="paper"`, where such a question counts 0)."""
+    (under `protocol="paper"` only hit and recall with `min_label` >= 2; elsewhere such a
+    question counts 0 there)."""
     check_protocol(protocol)
     paper = protocol == "paper"
     parsed = [parse_metric(m) for m in metrics]
@@ -142,6 +164,9 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     ideal, n_rel = _judged_matrix(qrels, qids, min_label)
     has_rel = n_rel > 0
     cum = np.cumsum(rel, axis=1, dtype=np.int32)
+    found = cum  # relevant passages found within the top k: duplicates once (paper) or each time
+    if paper and (first_listed := _first_listed(run, qids, depth)) is not None:
+        found = np.cumsum(rel & first_listed, axis=1, dtype=np.int32)
     first = np.where(rel.any(axis=1), rel.argmax(axis=1) + 1, 0)  # 1-based rank, 0 = none
     if paper:  # every label gains, whatever min_label; ideal from all of the question's labels
         gains = (2.0 ** np.maximum(labels, 0)) - 1.0
@@ -153,7 +178,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     retrieved = np.array([len(run[q]) for q in qids], dtype=np.int64)
 
     def at(k: int) -> np.ndarray:  # relevant retrieved within the top k
-        return cum[:, min(k, depth) - 1]
+        return found[:, min(k, depth) - 1]
 
     out: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -175,7 +200,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
                 idcg = _dcg(ideal_gains, m.k)
                 v = np.where(idcg > 0, _dcg(gains, m.k) / np.where(idcg > 0, idcg, 1.0), 0.0)
             if m.kind in _NEEDS_RELEVANT:
-                v = np.where(has_rel, v, 0.0 if paper else np.nan)
+                v = np.where(has_rel, v, 0.0 if paper and min_label < 2 else np.nan)
             out[m.name] = v.astype(float)
     return qids, out
 
