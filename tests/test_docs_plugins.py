@@ -1,4 +1,4 @@
-"""The README's Plugins section runs as written: its three plugin snippets are executed and
+"""The docs' Plugins page runs as written: its three plugin snippets are executed and
 their plugins checked by hand-worked values, and its CLI error lines are what the CLI prints."""
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ from inferqa.build import build_benchmark
 from inferqa.errors import InputError
 from inferqa.records import Hint, Question, Run
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PLUGINS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
 
 
 def section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Plugins\n")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
+    return PLUGINS_PAGE.read_text(encoding="utf-8")
 
 
 def blocks(lang: str) -> list[str]:
@@ -39,7 +36,7 @@ def readme_plugins(scratch):
     namespaces = []
     for code in snippets:
         ns: dict = {"__name__": "readme_snippet"}
-        exec(compile(code, str(README), "exec"), ns)
+        exec(compile(code, str(PLUGINS_PAGE), "exec"), ns)
         namespaces.append(ns)
     return namespaces
 
