@@ -313,3 +313,61 @@ def test_evaluate_answers_reads_the_authors_reader_output(bench, tmp_path, monke
     f.write_text(json.dumps([{"predicted_answer": {"m": {"Q_test_1_zz_1": "x"}}}]))
     code, _, err = run_cli(monkeypatch, capsys, "evaluate-answers", f, "--bench", bench.path)
     assert code == 2 and "qid_un|uf_k" in err and err.count("\n") == 1
+
+
+def test_paper_rows_from_stored_answers(bench):
+    from inferqa.evaluate.stored import PAPER_LABEL_ROWS, accuracy, hint_contribution_oracle, hint_contribution_run
+
+    test = bench.split_qids("test")
+    # gemma-3-4b is right where hint 2 is in: 261 passages of Q_test_1 (1 + 8 + 36 + 96 + 120 by size),
+    # 49 of them label 2 (start with hint 0); Q_test_2's 325 (label 1) never.
+    assert accuracy(bench, test, "gemma-3-4b", PAPER_LABEL_ROWS["1 and 2"]) == 261 / 650
+    assert accuracy(bench, test, "gemma-3-4b", PAPER_LABEL_ROWS["1"]) == 212 / 585
+    assert accuracy(bench, test, "gemma-3-4b", PAPER_LABEL_ROWS["2"]) == 49 / 65
+    # gemma-3-1b is right exactly on the label-2 passages: no label-1 passage answers a question.
+    assert optimal_em(bench, test, "gemma-3-1b", labels=(1,)) == 0.0
+    assert optimal_em(bench, test, "gemma-3-1b", labels=(2,)) == optimal_em(bench, test, "gemma-3-1b") == 0.5
+    assert hint_contribution_oracle(bench, test, "gemma-3-4b") == {0: 0.0, 1: 1 / 261, 2: 8 / 261, 3: 36 / 261,
+                                                                   4: 96 / 261, 5: 120 / 261}
+    assert hint_contribution_oracle(bench, test, "llama-32-1b") == {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.0, 4: 0.5, 5: 0.5}
+    top = Run({"Q_test_1": [("Q_test_1_00110_32", 1.0)], "Q_test_2": [("Q_test_2_10000_0", 1.0)]})
+    assert hint_contribution_run(top, bench, "gemma-3-4b") == {0: 0.0, 1: 0.0, 2: 1.0, 3: 0.0, 4: 0.0, 5: 0.0}
+    # Another question's passage on top has no stored answer for this question.
+    assert set(hint_contribution_run(Run({"Q_test_2": [("Q_test_1_00100_2", 1.0)]}), bench,
+                                     "gemma-3-4b").values()) == {0.0}
+
+
+def test_union_freq_passage_follows_the_authors_scores(bench):
+    # hint 0 at (rank 1, position 2) and (2, 1): 0.6 * 1.5 + 0.4 * 1.5 = 1.5 beats hint 1 (1.0), hint 3 (0.5).
+    pids = ["Q_test_1_11000_10", "Q_test_1_10010_03"]
+    assert union_passage(bench, pids) == "Q_test_1_11010_103"
+    assert union_passage(bench, pids, "union_freq") == "Q_test_1_11010_013"
+
+
+def test_stored_answers_paper_protocol(bench, tmp_path, monkeypatch, capsys):
+    trec = tmp_path / "reranked.trec"
+    Run({"Q_test_1": [("Q_test_1_11000_10", 2.0), ("Q_test_1_10010_03", 1.0)],
+         "Q_test_2": [("Q_test_2_10000_0", 1.0)]}).save(trec)
+    code, text, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--split", "test", "--model",
+                              "gemma-3-1b", "--run", trec, "--k", "1,2", "--protocol", "paper", "--json")
+    assert code in (0, None), err
+    got = json.loads(text)["models"]["gemma-3-1b"]
+    zero = {str(n): 0.0 for n in range(6)}
+    assert got == {
+        # 65 label-2 passages of Q_test_1, all right; Q_test_2 has none; no label-1 passage is right.
+        "accuracy": {"1 and 2": round(65 / 650, 4), "1": 0.0, "2": 1.0},
+        "optimal_em": {"1 and 2": 0.5, "1": 0.0, "2": 0.5},
+        # right exactly on the passages that start with hint 0: 1, 4, 12, 24, 24 by size
+        "hint_contribution": {"oracle": {**zero, **{str(n): round(c / 65, 4) for n, c in
+                                                     zip(range(1, 6), (1, 4, 12, 24, 24))}},
+                              "run": zero},  # each top passage starts with another hint
+        # The run's own order: k=1 reads hints (1, 0); k=2 un (1, 0, 3), uf (0, 1, 3): right for Q_test_1 only.
+        "oracle_reranker_em": {"un_1": 0.0, "uf_1": 0.0, "un_2": 0.0, "uf_2": 0.5}}
+    # Ours sorts the run by label first: the label-2 passage (0, 3) leads at every k.
+    code, text, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--split", "test", "--model",
+                              "gemma-3-1b", "--run", trec, "--k", "1,2", "--json")
+    assert code in (0, None), err
+    assert json.loads(text)["models"]["gemma-3-1b"]["oracle_reranker_em"] == {"1": 0.5, "2": 0.5}
+    code, _, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--protocol", "paper",
+                           "--min-label", "2")
+    assert code == 2 and "--min-label" in err and err.count("\n") == 1

@@ -101,17 +101,28 @@ def stored_answers_cmd(
     model: Optional[List[str]] = typer.Option(None, "--model", help="Model(s) whose stored answers to score "
                                               "(default: every one stored)."),
     run_file: Optional[Path] = typer.Option(None, "--run", help="Also the oracle-reranker reader over this run: "
-                                            "its passages sorted by label, top-k unions looked up."),
+                                            "top-k unions looked up in the stored answers (inferqa: the run's "
+                                            "passages sorted by label first; paper: in the run's own order)."),
     ks: str = typer.Option("1,3,5", "--k", help="Cutoffs of the oracle-reranker reader."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant for optimal EM."),
+    min_label: Optional[int] = typer.Option(None, "--min-label", help="Lowest label counted as relevant for "
+                                            "optimal EM (default 1; inferqa protocol only)."),
+    protocol: str = typer.Option("inferqa", "--protocol", help="inferqa | paper: the rows of the QUIT authors' "
+                                 "scripts (accuracy and optimal EM over labels 1 and 2, 1, 2; both unions un_k "
+                                 "and uf_k; hint contribution)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
+    from ..evaluate.metrics import check_protocol
     from ..evaluate.stored import accuracy_per_label, load_store, optimal_em, stored_models
-    from ..read.stored import oracle_reader_em
+    from ..read.stored import oracle_reader_em, paper_answer_table
     from ..records import Run
     from ..rerank.oracle import oracle_rerank
 
+    check_protocol(protocol)
+    paper = protocol == "paper"
+    if paper and min_label is not None:
+        raise InputError("--min-label applies to the inferqa protocol (the paper's rows are labels 1 and 2, 1, 2)",
+                         field="min-label")
     bench = _bench(bench_dir)
     qids = bench.split_qids(split)
     store = load_store(bench, qids)
@@ -122,24 +133,36 @@ def stored_answers_cmd(
     cutoffs = parse_list([ks], int, flag="k")
     ranked = None
     if run_file is not None:
-        run = Run.load(run_file, bench, split)
+        run = Run.load(run_file, bench, split, allow_duplicates=paper)
         wanted = set(qids)
         kept = Run({q: r for q, r in run.items() if q in wanted})
-        ranked = oracle_rerank(kept, bench)
+        ranked = kept if paper else oracle_rerank(kept, bench)
     out = {}
     for m in models:
-        row = {"optimal_em": round(optimal_em(bench, qids, m, min_label, store), 4),
+        if paper:
+            out[m] = paper_answer_table(bench, qids, m, ranked, cutoffs, store)
+            continue
+        row = {"optimal_em": round(optimal_em(bench, qids, m, min_label or 1, store), 4),
                "accuracy_per_label": {str(k): round(v, 4)
                                       for k, v in accuracy_per_label(bench, qids, m, store).items()}}
         if ranked is not None:
             row["oracle_reranker_em"] = {str(k): round(v, 4)
                                          for k, v in oracle_reader_em(ranked, bench, m, cutoffs, store).items()}
         out[m] = row
-    payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "models": out}
+    payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "protocol": protocol, "models": out}
     if as_json:
         typer.echo(json.dumps(payload, indent=2))
         return
+    pct = lambda d, name="": ", ".join(f"{name}{k}: {100 * v:.2f}" for k, v in d.items())  # noqa: E731
     for m, row in out.items():
+        if paper:
+            line = (f"{m}: accuracy {pct(row['accuracy'], 'labels ')}; optimal EM {pct(row['optimal_em'], 'labels ')}; "
+                    f"hints of correct passages (oracle) {pct(row['hint_contribution']['oracle'])}")
+            if "oracle_reranker_em" in row:
+                line += (f"; oracle reranker EM {pct(row['oracle_reranker_em'])}; hints of correct top passages "
+                         f"(run) {pct(row['hint_contribution']['run'])}")
+            typer.echo(line)
+            continue
         acc = ", ".join(f"label {k}: {100 * v:.2f}" for k, v in row["accuracy_per_label"].items())
         line = f"{m}: optimal EM {100 * row['optimal_em']:.2f}; accuracy {acc}"
         if "oracle_reranker_em" in row:

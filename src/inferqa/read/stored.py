@@ -4,9 +4,10 @@ compute their oracle-reranker reader)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from ..evaluate.stored import Store, check_store, load_store
+from ..evaluate.stored import (PAPER_LABEL_ROWS, Store, accuracy, check_store, hint_contribution_oracle,
+                               hint_contribution_run, load_store, optimal_em)
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
 from .context import strategy as context_strategy
 
@@ -57,4 +58,30 @@ def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[in
             ans = store.get(pid, {}).get(model) if pid else None
             hit += ans is not None and ans in bench.questions[qid].answers
         out[k] = hit / len(run) if run else 0.0
+    return out
+
+
+def paper_answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run: "Run | None" = None,
+                       ks: Sequence[int] = (1, 3, 5), store: Store | None = None) -> dict[str, Any]:
+    """One reader's answer-level rows as the QUIT authors' scripts print them, from stored
+    answers, rounded to 4 decimals:
+
+    - `accuracy` and `optimal_em` per row of their rag.py (`"1 and 2"`, `"1"`, `"2"`);
+    - `hint_contribution["oracle"]`: `hint_shares` over every relevant passage of `qids`;
+    - with `run` (read in its own order, e.g. a reranker's `reranked_ctxs`): the oracle-
+      reranker reader `oracle_reranker_em[f"{un|uf}_{k}"]` and `hint_contribution["run"]`.
+    """
+    store = load_store(bench, qids) if store is None else store
+    r4 = lambda d: {str(k): round(v, 4) for k, v in d.items()}  # noqa: E731
+    out: dict[str, Any] = {
+        "accuracy": {row: round(accuracy(bench, qids, model, labels, store), 4)
+                     for row, labels in PAPER_LABEL_ROWS.items()},
+        "optimal_em": {row: round(optimal_em(bench, qids, model, store=store, labels=labels), 4)
+                       for row, labels in PAPER_LABEL_ROWS.items()},
+        "hint_contribution": {"oracle": r4(hint_contribution_oracle(bench, qids, model, store))},
+    }
+    if run is not None:
+        ems = {code: oracle_reader_em(run, bench, model, ks, store, name) for code, name in UNIONS.items()}
+        out["oracle_reranker_em"] = {f"{code}_{k}": round(ems[code][k], 4) for k in ks for code in UNIONS}
+        out["hint_contribution"]["run"] = r4(hint_contribution_run(run, bench, model, store))
     return out
