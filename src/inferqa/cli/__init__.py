@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "label",
     "annotate",
     "release",
+    "download",
     "plugins",
 ]
 
