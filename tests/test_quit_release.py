@@ -371,3 +371,27 @@ def test_stored_answers_paper_protocol(bench, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--protocol", "paper",
                            "--min-label", "2")
     assert code == 2 and "--min-label" in err and err.count("\n") == 1
+
+
+def test_release_strings_are_kept_verbatim(tmp_path):
+    rec = record("Q_test_1")
+    rec["question"] = "Which  thing is it? "
+    rec["answers"] = ["Sri  Lanka", "Ceylon"]
+    rec["hints"] = [{"hint": "Alpha  beta "}, {"hint": " gamma"}, {"hint": "delta\tx"}, {"hint": "eps"},
+                    {"hint": "zeta"}]
+    rec["subsets"]["10000"]["0"]["gemma-3-1b"] = "Sri  Lanka"  # the gold as written: label 2
+    rec["subsets"]["01000"]["1"]["gemma-3-1b"] = "Sri Lanka"   # not as written: label 1
+    (tmp_path / "test.json").write_text(json.dumps([rec]), encoding="utf-8")
+    build_benchmark(load_questions(tmp_path / "test.json"), tmp_path / "b", split="source", leak_policy="none")
+    b = Benchmark(tmp_path / "b")
+    q = b.questions["Q_test_1"]
+    assert (q.text, q.answers) == ("Which  thing is it? ", ["Sri  Lanka", "Ceylon"])
+    # ' '.join(hints).strip(): inner whitespace kept, only the passage's own ends stripped.
+    texts = {p.id: p.text for p in b.iter_corpus()}
+    assert texts["Q_test_1_11000_01"] == b.passage_text("Q_test_1_11000_01") == "Alpha  beta   gamma"
+    assert texts["Q_test_1_11000_10"] == "gamma Alpha  beta"
+    assert texts["Q_test_1_10100_20"] == "delta\tx Alpha  beta"
+    assert b.qrels["Q_test_1"]["Q_test_1_10000_0"] == 2 and b.qrels["Q_test_1"]["Q_test_1_01000_1"] == 1
+    write_pyserini_collection(b, tmp_path / "c.jsonl")
+    lines = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()]
+    assert next(x for x in lines if x["id"] == "Q_test_1_11000_10")["contents"] == "gamma Alpha  beta"

@@ -105,7 +105,8 @@ class Benchmark:
         return [q.hints[i].text for i in order]
 
     def passage_text(self, pid: str) -> str:
-        return HINT_SEPARATOR.join(self.hints_of(pid))
+        """The hints in passage order, joined by one space, stripped (as the QUIT authors build it)."""
+        return HINT_SEPARATOR.join(self.hints_of(pid)).strip()
 
     def iter_corpus(self) -> Iterator[Passage]:
         """Stream corpus.jsonl without holding it in memory."""

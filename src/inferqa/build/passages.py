@@ -31,20 +31,28 @@ def order_table(k: int, bits: str = LEFT_TO_RIGHT) -> tuple[tuple[tuple[int, ...
 
 
 def iter_passages(question: Question, bits: str = LEFT_TO_RIGHT) -> Iterator[Passage]:
-    """One passage per order of the question's hints; text = the hints joined by one space."""
+    """One passage per order of the question's hints; text = the hints joined by one space,
+    stripped (`Benchmark.passage_text`)."""
     texts = [h.text for h in question.hints]
     for order, suffix in order_table(len(texts), bits):
         yield Passage(id=question.id + suffix, qid=question.id, order=order,
-                      text=HINT_SEPARATOR.join(texts[i] for i in order))
+                      text=HINT_SEPARATOR.join(texts[i] for i in order).strip())
 
 
 def iter_corpus_lines(question: Question, bits: str = LEFT_TO_RIGHT) -> Iterator[tuple[tuple[int, ...], str, str]]:
     """(order, passage id, corpus.jsonl line) — the same bytes as `json.dumps(passage.to_dict())`,
     built from each hint's JSON escape computed once (escaping commutes with joining)."""
-    escaped = [json.dumps(h.text, ensure_ascii=False)[1:-1] for h in question.hints]
+    texts = [h.text for h in question.hints]
+    escaped = [json.dumps(t, ensure_ascii=False)[1:-1] for t in texts]
+    # A verbatim release hint may start or end with whitespace, which the passage's strip removes
+    # (escaped text cannot be stripped: "\n" is two characters there).
+    padded = any(t != t.strip() for t in texts)
     qid_json = json.dumps(question.id, ensure_ascii=False)
     sep = json.dumps(HINT_SEPARATOR)[1:-1]
     for order, suffix in order_table(len(escaped), bits):
         pid = question.id + suffix
-        text = sep.join([escaped[i] for i in order])
+        if padded:
+            text = json.dumps(HINT_SEPARATOR.join(texts[i] for i in order).strip(), ensure_ascii=False)[1:-1]
+        else:
+            text = sep.join([escaped[i] for i in order])
         yield order, pid, f'{{"id": {json.dumps(pid, ensure_ascii=False)}, "text": "{text}", "qid": {qid_json}}}\n'

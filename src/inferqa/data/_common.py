@@ -28,17 +28,19 @@ def get(obj: Any, key: str, *, file: Path, record: str, field: str | None = None
     return obj[key]
 
 
-def text_field(value: Any, *, file: Path, record: str, field: str) -> str:
+def text_field(value: Any, *, file: Path, record: str, field: str, verbatim: bool = False) -> str:
+    """The text, cleaned (`clean_text`), or with `verbatim` as written; blank is an error."""
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         raise InputError(f"expected a string, got {type(value).__name__}", file=file, record=record, field=field)
-    text = clean_text(str(value))
-    if not text:
+    text = str(value) if verbatim else clean_text(str(value))
+    if not text.strip():
         raise InputError("empty text", file=file, record=record, field=field)
     return text
 
 
-def answers_field(value: Any, *, file: Path, record: str, field: str) -> list[str]:
-    """One answer string or a list of them (canonical first, then aliases), cleaned and de-duplicated."""
+def answers_field(value: Any, *, file: Path, record: str, field: str, verbatim: bool = False) -> list[str]:
+    """One answer string or a list of them (canonical first, then aliases), cleaned and de-duplicated
+    (with `verbatim`, kept as written: only exact repeats and blank strings go)."""
     items = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
     if not isinstance(items, list):
         raise InputError("expected a string or a list of strings", file=file, record=record, field=field)
@@ -46,8 +48,8 @@ def answers_field(value: Any, *, file: Path, record: str, field: str) -> list[st
     for i, a in enumerate(items):
         if not isinstance(a, (str, int, float)) or isinstance(a, bool):
             raise InputError(f"answer {i} is not a string", file=file, record=record, field=field)
-        a = clean_text(str(a))
-        if normalize_answer(a) and a not in out:
+        a = str(a) if verbatim else clean_text(str(a))
+        if (a.strip() if verbatim else normalize_answer(a)) and a not in out:
             out.append(a)
     if not out:
         raise InputError("empty answer", file=file, record=record, field=field)

@@ -5,7 +5,8 @@ train/dev/test JSON: a list of
    "subsets": {"10110": {"320": {"gemma-3-1b": answer, "qwen-3-4b": answer, "llama-31-8b": answer,
                                   "llama-32-1b": ..., "gemma-3-4b": ..., "qwen-3-8b": ...}, ...}, ...}}
 The release's own indexing script makes passage `{id}_{mask}_{perm}` (mask: one 0/1 per hint)
-with the hints in `perm` order, kept verbatim here; the mask's bit order is inferred, so
+with the hints in `perm` order (text: `' '.join(hints).strip()` of the hint strings as written;
+ids, questions, answers and hints are kept verbatim, never cleaned); the mask's bit order is inferred, so
 each file must read one way throughout (left-to-right or right-to-left). It labels it 2
 when an answer of one of the three labelling LLMs (gemma-3-1b, qwen-3-4b, llama-31-8b) is
 among `answers` (exact, case-sensitive string membership), else 1. `release_label` applies
@@ -102,9 +103,13 @@ def parse(data: Any, file: Path) -> list[Question]:
     fits = list(MASK_BITS)
     for i, obj in enumerate(expect_list(data, file, "questions")):
         rec = record_name(i, obj)
-        qid = text_field(get(obj, "id", file=file, record=rec), file=file, record=rec, field="id")
-        text = text_field(get(obj, "question", file=file, record=rec), file=file, record=rec, field="question")
-        answers = answers_field(get(obj, "answers", file=file, record=rec), file=file, record=rec, field="answers")
+        # Verbatim: the authors' files match questions by text, labels and EM by exact membership
+        # in `answers`, and build passage text as ' '.join(hints).strip() of the strings as given.
+        qid = text_field(get(obj, "id", file=file, record=rec), file=file, record=rec, field="id", verbatim=True)
+        text = text_field(get(obj, "question", file=file, record=rec), file=file, record=rec, field="question",
+                          verbatim=True)
+        answers = answers_field(get(obj, "answers", file=file, record=rec), file=file, record=rec, field="answers",
+                                verbatim=True)
         raw_hints = get(obj, "hints", file=file, record=rec)
         if not isinstance(raw_hints, list) or not raw_hints:
             raise InputError("expected a non-empty list of hints", file=file, record=rec, field="hints")
@@ -117,7 +122,8 @@ def parse(data: Any, file: Path) -> list[Question]:
                 conv = convergence_field(h.get("convergence", (h.get("metrics") or {}).get("convergence")),
                                          file=file, record=rec, field=f"{f}.convergence")
             # No hint is dropped here: the release's subset ids index into this exact list.
-            hints.append(Hint(text=text_field(h_text, file=file, record=rec, field=f"{f}.hint"), convergence=conv))
+            hints.append(Hint(text=text_field(h_text, file=file, record=rec, field=f"{f}.hint", verbatim=True),
+                              convergence=conv))
         subsets = get(obj, "subsets", file=file, record=rec)
         if not isinstance(subsets, dict):
             raise InputError("expected an object subset -> ordering -> answers", file=file, record=rec, field="subsets")
