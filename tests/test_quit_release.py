@@ -165,7 +165,8 @@ def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
     data = json.loads(out.read_text())
     assert [d["question"] for d in data] == ["Which thing is Q_test_1 about?", "Which thing is Q_test_2 about?"]
     first = data[0]["ctxs"][0]
-    assert first == {"id": "Q_test_1_11000_01", "score": 1.5, "has_answer": True,
+    # has_answer: the answer-in-text test of the authors' files (no hint names "Basalt"), not label 2.
+    assert first == {"id": "Q_test_1_11000_01", "score": 1.5, "has_answer": False,
                      "text": "Q_test_1 clue number 0. Q_test_1 clue number 1.", "title": "Q_test_1"}
     back, info = read_rankify(out, bench, "test")
     assert back == Run.load(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
@@ -395,3 +396,50 @@ def test_release_strings_are_kept_verbatim(tmp_path):
     write_pyserini_collection(b, tmp_path / "c.jsonl")
     lines = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()]
     assert next(x for x in lines if x["id"] == "Q_test_1_11000_10")["contents"] == "gamma Alpha  beta"
+
+
+def test_export_rankify_keeps_titles_writes_reranked_ctxs_and_tests_answers_in_text(bench, tmp_path, monkeypatch,
+                                                                                     capsys):
+    shifted = rankify_fixture(tmp_path / "shift.json", titles=["Q_test_1", "Q_test_1", "Q_test_2"])
+    out = tmp_path / "out.json"
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--run", shifted, "--out", out)
+    assert code in (0, None), err
+    data = json.loads(out.read_text())
+    assert [c["title"] for c in data[0]["ctxs"]] == ["Q_test_1", "Q_test_1", "Q_test_2"]  # as the source had them
+    assert "reranked_ctxs" not in data[0]
+    assert diagnose(out, bench, "test")["checks"]["title_disagrees_with_id"]["count"] == 2  # still visible
+    first, reranked = tmp_path / "first.trec", tmp_path / "reranked.trec"
+    Run({"Q_test_1": [("Q_test_1_01000_1", 2.0), ("Q_test_1_10000_0", 1.0)]}).save(first)
+    Run({"Q_test_1": [("Q_test_1_10000_0", 2.0), ("Q_test_1_01000_1", 1.0)]}).save(reranked)
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--run", reranked, "--first-stage", first, "--no-text", "--out", out)
+    assert code in (0, None), err
+    data = json.loads(out.read_text())
+    assert [c["id"] for c in data[0]["ctxs"]] == ["Q_test_1_01000_1", "Q_test_1_10000_0"]
+    assert [c["id"] for c in data[0]["reranked_ctxs"]] == ["Q_test_1_10000_0", "Q_test_1_01000_1"]
+    assert data[1] == {"question": "Which thing is Q_test_2 about?", "answers": ["Lyre", "Lyre (x)"], "ctxs": [],
+                       "reranked_ctxs": []}
+    # Read back, a reranker's file is its reranked_ctxs, and exports as one again without --reranked.
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--run", out, "--out", tmp_path / "again.json")
+    assert code in (0, None), err
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again[0]["reranked_ctxs"] == again[0]["ctxs"] and again[0]["ctxs"][0]["id"] == "Q_test_1_10000_0"
+
+
+def test_has_answer_is_the_answer_in_text_test(tmp_path):
+    from inferqa.text import answer_in_text
+
+    rec = record("Q_test_1")
+    rec["hints"][1]["hint"] = "Cliffs of basalt-rock."
+    (tmp_path / "test.json").write_text(json.dumps([rec]), encoding="utf-8")
+    build_benchmark(load_questions(tmp_path / "test.json"), tmp_path / "b", split="source", leak_policy="none")
+    b = Benchmark(tmp_path / "b")
+    run = Run({"Q_test_1": [("Q_test_1_11000_01", 2.0), ("Q_test_1_10000_0", 1.0), ("Q_nope_10000_0", 0.5)]})
+    write_rankify(run, b, "test", tmp_path / "r.json")
+    ctxs = json.loads((tmp_path / "r.json").read_text())[0]["ctxs"]
+    # Uncased tokens in a row ("basalt" "-" "rock" holds "basalt"); an unknown question's passage: False.
+    assert [c["has_answer"] for c in ctxs] == [True, False, False]
+    assert answer_in_text("Sri Lanka, in 1948.", ["sri lanka"]) and not answer_in_text("Srilanka", ["Sri Lanka"])
+    assert not answer_in_text("Basalts", ["Basalt"]) and answer_in_text("(x) Basalt", ["Basalt (x)", "y"]) is False

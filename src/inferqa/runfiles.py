@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import InputError
 from .io import atomic_open, check_file, iter_jsonl, read_json, write_jsonl
+from .text import answer_in_text
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -106,25 +107,57 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
     return run, info
 
 
-def write_rankify(run: "Run", bench: "Benchmark", split: str, path: str | os.PathLike,
-                  with_text: bool = True) -> int:
+Titles = dict  # qid -> the `title` of each passage of its ranking, as a Rankify source gave them (None: none)
+
+
+def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str], titles: list | None,
+          with_text: bool) -> list[dict[str, Any]]:
+    out = []
+    for r, (pid, score) in enumerate(ranked):
+        pq = pid.rsplit("_", 2)[0]
+        text = bench.passage_text(pid) if pq in bench.questions else ""
+        ctx = {"id": pid, "score": score, "has_answer": answer_in_text(text, answers)}
+        if with_text:
+            ctx["text"] = text
+        title = titles[r] if titles is not None and r < len(titles) else None
+        ctx["title"] = pq if title is None else title
+        out.append(ctx)
+    return out
+
+
+def read_run_titles(path: str | os.PathLike, bench: "Benchmark", split: str | None) -> tuple["Run", Titles, bool]:
+    """(run, its passages' titles, whether it is a reranker's output) of a run file: a Rankify
+    file's own titles and `reranked_ctxs`; a TREC run has neither."""
+    from .records import Run
+
+    path = check_file(path)
+    if sniff(path) != RANKIFY:
+        return Run.load(path, bench, split), {}, False
+    run, info = read_rankify(path, bench, split)
+    return run, {d["qid"]: d["titles"] for d in info}, any(d["key"] == "reranked_ctxs" for d in info)
+
+
+def write_rankify(run: "Run", bench: "Benchmark", split: str, path: str | os.PathLike, with_text: bool = True, *,
+                  reranked: bool = False, first_stage: "Run | None" = None, titles: Titles | None = None,
+                  first_stage_titles: Titles | None = None) -> int:
     """A Rankify JSON run of `split` in dataset order (a question missing from the run gets an
-    empty `ctxs`); `has_answer` = label 2, `title` = question id. Returns questions written."""
-    qrels, qids = bench.qrels, bench.split_qids(split)
+    empty list). `has_answer` is Rankify's answer-in-text test (`text.answer_in_text`), False
+    for a passage of no known question; `title` as `titles` (a Rankify source's) has it, else
+    the passage's question id. With `reranked` (or a `first_stage`), the file is a reranker's
+    output: the run is `reranked_ctxs`, and `ctxs` the first stage (default: the run itself).
+    Returns questions written."""
+    reranked = reranked or first_stage is not None
+    qids = bench.split_qids(split)
     with atomic_open(path) as fh:
         fh.write("[\n")
         for i, qid in enumerate(qids):
             q = bench.questions[qid]
-            labels = qrels.get(qid, {})
-            ctxs = []
-            for pid, score in run.get(qid, []):
-                pq = pid.rsplit("_", 2)[0]
-                ctx = {"id": pid, "score": score, "has_answer": labels.get(pid, 0) >= 2}
-                if with_text:
-                    ctx["text"] = bench.passage_text(pid) if pq in bench.questions else ""
-                ctx["title"] = pq
-                ctxs.append(ctx)
-            obj = {"question": q.text, "answers": q.answers, "ctxs": ctxs}
+            ranked = _ctxs(bench, run.get(qid, []), q.answers, (titles or {}).get(qid), with_text)
+            obj = {"question": q.text, "answers": q.answers, "ctxs": ranked}
+            if reranked:
+                obj["ctxs"] = ranked if first_stage is None else _ctxs(
+                    bench, first_stage.get(qid, []), q.answers, (first_stage_titles or {}).get(qid), with_text)
+                obj["reranked_ctxs"] = ranked
             fh.write(("" if i == 0 else ",\n") + json.dumps(obj, ensure_ascii=False))
         fh.write("\n]\n")
     return len(qids)

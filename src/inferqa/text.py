@@ -60,3 +60,38 @@ def normalize_whitespace(s: str) -> str:
 def clean_text(s: str) -> str:
     """Mojibake repair, citation-marker removal and whitespace normalisation, in that order."""
     return normalize_whitespace(strip_citations(repair_mojibake(s)))
+
+
+def _answer_tokens(s: str) -> list[str]:
+    """Uncased tokens of NFD text: runs of letters, digits and marks, and every other visible
+    character alone (the DPR / Rankify SimpleTokenizer)."""
+    out: list[str] = []
+    word: list[str] = []
+    for ch in unicodedata.normalize("NFD", s):
+        kind = unicodedata.category(ch)[0]
+        if kind in "LNM":
+            word.append(ch)
+            continue
+        if word:
+            out.append("".join(word).lower())
+            word = []
+        if kind not in "ZC":
+            out.append(ch.lower())
+    if word:
+        out.append("".join(word).lower())
+    return out
+
+
+def answer_in_text(text: str, answers: list[str]) -> bool:
+    """`has_answer` of Rankify/DPR run files: some answer's tokens occur in the text's, in a row."""
+    folded = unicodedata.normalize("NFD", text).lower()
+    tokens: list[str] | None = None
+    for answer in answers:
+        want = _answer_tokens(answer)
+        if not want or want[0] not in folded:  # a token of the text is a substring of it: cheap test first
+            continue
+        tokens = _answer_tokens(text) if tokens is None else tokens
+        n = len(want)
+        if any(tokens[i:i + n] == want for i in range(len(tokens) - n + 1)):
+            return True
+    return False

@@ -53,10 +53,14 @@ def export_cmd(
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to convert (rankify)."),
     split: Optional[str] = typer.Option(None, "--split", help="Split, in dataset order (rankify, retriever-jsonl)."),
     no_text: bool = typer.Option(False, "--no-text", help="rankify: leave passage texts out."),
+    reranked: bool = typer.Option(False, "--reranked", help="rankify: RUN is a reranker's output: write it as "
+                                  "`reranked_ctxs` too, as the authors' reranker files hold it (implied by "
+                                  "--first-stage, and by a Rankify RUN that has reranked_ctxs)."),
+    first_stage: Optional[Path] = typer.Option(None, "--first-stage", help="rankify: the run RUN reranked, "
+                                               "written as `ctxs` (default: RUN itself)."),
 ) -> None:
     """Write the QUIT authors' file formats from an inferqa benchmark."""
-    from ..records import Run
-    from ..runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
+    from ..runfiles import read_run_titles, write_pyserini_collection, write_rankify, write_retriever_jsonl
 
     if kind not in EXPORTS:
         raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
@@ -72,9 +76,14 @@ def export_cmd(
             raise InputError("export rankify needs --run RUN", field="run")
         from ..evaluate import check_run_ids
 
-        run = Run.load(run_file, bench, split)
+        run, titles, was_reranked = read_run_titles(run_file, bench, split)
         check_run_ids(run, bench, run_file)
-        n = write_rankify(run, bench, split, out, with_text=not no_text)
+        first, first_titles = None, None
+        if first_stage is not None:
+            first, first_titles, _ = read_run_titles(first_stage, bench, split)
+            check_run_ids(first, bench, first_stage)
+        n = write_rankify(run, bench, split, out, with_text=not no_text, reranked=reranked or was_reranked,
+                          first_stage=first, titles=titles, first_stage_titles=first_titles)
     else:
         n = write_retriever_jsonl(bench, split, out)
     typer.echo(f"{out}: {n:,} questions of split {split}")
