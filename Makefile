@@ -7,8 +7,9 @@ INSTALLED := $(VENV)/.inferqa-installed
 demo: $(INSTALLED)
 	$(VENV)/bin/inferqa demo
 
-# Tests: install, then run the whole suite.
+# Tests: install, check the import layers (pyproject [tool.importlinter]), then run the whole suite.
 test: $(INSTALLED)
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/python -m pytest -q
 
 install: $(INSTALLED)

@@ -219,7 +219,8 @@ class LLMLeakJudge:
 
 
 def leak_judge(name: str = "string", **options: Any) -> Any:
-    """The leak judge NAME (`--leak-judge`) with checked options; None values mean defaults."""
+    """The leak judge NAME (`--leak-judge`) with checked options; None values mean defaults
+    (left out, so a flag that was not given is no option of a judge that lacks it)."""
     from .. import registry
 
-    return registry.create("leak-judge", name, **options)
+    return registry.create("leak-judge", name, **{k: v for k, v in options.items() if v is not None})

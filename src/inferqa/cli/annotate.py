@@ -54,9 +54,9 @@ def import_cmd(
 ) -> None:
     """Apply verdicts: relabel the passages each answer decides, add accepted answers as aliases, re-run the leak filter."""
     from ..annotate import import_sheet
-    from .build import leak_judge_for
+    from ..build.leak_judges import leak_judge as make_leak_judge
 
-    judge = leak_judge_for(leak_judge, leak_threshold, leak_llm)
+    judge = make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm)
     summary = import_sheet(bench, sheet, annotator=annotator, fmt=fmt, leak_judge=judge, leak_action=leak_action,
                            dry_run=dry_run)
     for line in summary.lines():

@@ -14,14 +14,6 @@ LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-qu
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
 
 
-def leak_judge_for(name: str = "string", threshold: float | None = None, llm: str | None = None):
-    """The leak judge behind --leak-judge with the --leak-* options that were given."""
-    from ..build.leak_judges import leak_judge
-
-    given = {"threshold": threshold, "llm": llm}
-    return leak_judge(name, **{k: v for k, v in given.items() if v is not None})
-
-
 def _check_out_dir(out: Path) -> None:
     """Refuse to replace a non-empty directory that is not a benchmark (atomic_dir would)."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "meta.json").exists())):
@@ -83,6 +75,7 @@ def build_cmd(
     from rich.console import Console
 
     from ..build import build_benchmark
+    from ..build.leak_judges import leak_judge as make_leak_judge
     from ..data import demo_path
 
     paths = list(sources or [])
@@ -96,7 +89,7 @@ def build_cmd(
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,
                                  split_by=split_by, split=split, seed=seed)
     questions = convergence_step(questions, convergence)
-    meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=leak_judge_for(leak_judge, leak_threshold, leak_llm),
+    meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm),
                            split=split, seed=seed, strict=strict, post_build=post_build,
                            sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True,
                            label_match=label_match)

@@ -8,22 +8,9 @@ from typing import List, Optional
 import typer
 
 from .app import app, finite
+from .tables import print_summary
 from .llm_options import (LLM_HELP, RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
-
-
-def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from ..read import summarize
-    table = Table(title=title)
-    for col in ("strategy", "k", "n", *metrics):
-        table.add_column(col, justify="left" if col == "strategy" else "right")
-    for s in summarize(rows, metrics):
-        table.add_row(s["strategy"], str(s["k"]), str(s["n"]),
-                      *[("-" if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics])
-    Console().print(table)
 
 
 @app.command("read")

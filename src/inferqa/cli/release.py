@@ -12,7 +12,6 @@ import typer
 from ..errors import InputError
 from .app import app
 from .llm_options import parse_list
-from .retrieve import _bench
 
 EXPORTS = ("rankify", "retriever-jsonl", "pyserini")
 
@@ -30,7 +29,7 @@ def doctor_cmd(
 
     if tie_length < 2:
         raise InputError("--tie-length must be at least 2", field="tie-length")
-    report = diagnose(run_file, _bench(bench_dir), split, tie_length)
+    report = diagnose(run_file, Benchmark(bench_dir), split, tie_length)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -64,7 +63,7 @@ def export_cmd(
 
     if kind not in EXPORTS:
         raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
-    bench = _bench(bench_dir)
+    bench = Benchmark(bench_dir)
     if kind == "pyserini":
         n = write_pyserini_collection(bench, out)
         typer.echo(f"{out}: {n:,} passages")
@@ -98,7 +97,7 @@ def import_answers_cmd(
     """Store the file's per-passage reader answers (`rag_answers`) in the benchmark's labels.jsonl."""
     from ..runfiles import merge_reader_answers, read_retriever_jsonl
 
-    bench = _bench(bench_dir)
+    bench = Benchmark(bench_dir)
     counts = merge_reader_answers(bench, read_retriever_jsonl(retriever_jsonl, bench, split))
     typer.echo(", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in counts.items()))
 
@@ -132,7 +131,7 @@ def stored_answers_cmd(
     if paper and min_label is not None:
         raise InputError("--min-label applies to the inferqa protocol (the paper's rows are labels 1 and 2, 1, 2)",
                          field="min-label")
-    bench = _bench(bench_dir)
+    bench = Benchmark(bench_dir)
     qids = bench.split_qids(split)
     store = load_store(bench, qids)
     models = parse_list(model) or stored_models(store)

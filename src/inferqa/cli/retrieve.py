@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from ..benchmark import Benchmark
 from ..errors import InputError
 from ..options import parse_key_values
 from .app import app, finite
@@ -30,12 +31,6 @@ def _flags(model, no_dedup, k1, b, query_prefix, passage_prefix, batch_size, ind
     return {"model": model, "dedup": None if no_dedup is None else not no_dedup, "k1": k1, "b": b,
             "query_prefix": query_prefix, "passage_prefix": passage_prefix, "batch_size": batch_size,
             "index_type": index_type}
-
-
-def _bench(path: Path):
-    from ..benchmark import Benchmark
-
-    return Benchmark(path)
 
 
 # Shared options of `index` and `retrieve` (the same options find the same index).
@@ -76,7 +71,7 @@ def index_cmd(
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
-    out = r.index(_bench(bench_dir), index_dir, executor=executor)
+    out = r.index(Benchmark(bench_dir), index_dir, executor=executor)
     typer.echo(f"index written: {out}")
 
 
@@ -98,7 +93,7 @@ def retrieve_cmd(
     from ..retrieve import question_queries
 
     check_diversify(diversify, diversify_by)
-    bench = _bench(bench_dir)
+    bench = Benchmark(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
     r.attach(bench, index_dir)
@@ -128,7 +123,7 @@ def oracle_cmd(
     from ..evaluate import open_run, optimal, oracle_retriever
     from ..rerank.oracle import oracle_rerank
 
-    bench = _bench(bench_dir)
+    bench = Benchmark(bench_dir)
     if kind == "reranker":
         if run_file is None:
             raise InputError("--kind reranker needs --run RUN.trec", field="run")

@@ -15,39 +15,37 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..records import Run
 from ..scale.backends import LOCAL, Executor
-from .base import Reranker
 
 
-def rerank_run(run: Run, bench: Benchmark | str | os.PathLike, reranker: Reranker | str, *,
+def rerank_run(run: Run, bench: Benchmark | str | os.PathLike, reranker: Any, *,
                options: dict[str, Any] | None = None, depth: int = 100, qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
                progress: bool = False, batch_size: int = 1) -> Run:
     """Rerank the top `depth` passages of each question of `run` (all, or `qids`).
 
-    `reranker` is an instance or a registry name (built from `options`, once per worker).
+    `reranker` is a `Reranker` or a registry name (built from `options`, once per worker).
     The returned run holds the selected questions only, each with exactly the passages it
     had in `run`; see `Reranker.rerank_question` for the scores. With `checkpoint`, a rerun
     with the same reranker, options, depth and input run resumes (delete it when done).
     """
-    from . import get_reranker
-
     executor = executor or LOCAL
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
     if depth < 1:
         raise InputError(f"depth must be at least 1, got {depth}", field="depth")
     options = {k: v for k, v in (options or {}).items() if v is not None}
-    if isinstance(reranker, Reranker):
+    if not isinstance(reranker, str):
         if options:
             raise InputError("options apply to a reranker given by name", field="options")
         name, header = reranker.name, reranker.config()
     else:
         # built here first, so a bad option or a missing model folder fails before any work
         # (constructors load no model); on Ray each actor builds its own from the name
-        built = get_reranker(reranker, **options)
+        built = registry.create("reranker", reranker, **options)
         name = built.name
         header = {"reranker": reranker, "options": json.dumps(options, sort_keys=True, default=repr)}
         if executor.is_local:
@@ -77,15 +75,13 @@ def rerank_run(run: Run, bench: Benchmark | str | os.PathLike, reranker: Reranke
     return Run({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
-def _worker(reranker: Reranker | str, options: dict[str, Any], bench: Benchmark | str | os.PathLike, depth: int):
+def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.PathLike, depth: int):
     """A factory, called once per worker (here, or per Ray actor): reranker and benchmark are
     built there once, then whole questions are reranked."""
 
     def make():
-        from . import get_reranker
-
         b = bench if isinstance(bench, Benchmark) else Benchmark(bench)
-        rr = reranker if isinstance(reranker, Reranker) else get_reranker(reranker, **options)
+        rr = registry.create("reranker", reranker, **options) if isinstance(reranker, str) else reranker
         return lambda batch: [rr.rerank_question(qid, ranked, b, depth) for qid, ranked in batch]
 
     return make
