@@ -130,7 +130,7 @@ def test_real_smollm2_reader_ray_equals_local(small_bench, tmp_path):
     # cuts each prompt's evaluation by its content (few-shot head, then the rest), so a
     # prompt's greedy answer is the same in any batch, alone and on any actor.
     items = [(q.text, [q.hints[0].text]) for q in list(small_bench.questions.values())[:3]]
-    local_llm = load_scaled_llm("smollm2", cache=False)
+    local_llm = load_scaled_llm("smollm2", cache=None)
     local = [o.raw for o in Reader(local_llm).read_batch(items)]
     assert Reader(local_llm).read_batch(items[1:2])[0].raw == local[1]
     local_llm.close()

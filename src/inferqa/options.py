@@ -11,13 +11,21 @@ from typing import Any, Sequence
 from .errors import InputError
 
 
+# The one spelling of booleans in text, for declared and undeclared options alike.
+BOOL_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
+def parse_bool(text: str) -> bool | None:
+    """A boolean's text (a BOOL_WORDS word, 1 or 0, any case) → its value; None if it is none."""
+    low = text.strip().lower()
+    return BOOL_WORDS.get(low, {"1": True, "0": False}.get(low))
+
+
 def parse_scalar(text: str) -> Any:
-    """'true'/'yes' → True, 'false'/'no' → False, then int, then float, else the text."""
-    low = text.lower()
-    if low in ("true", "yes"):
-        return True
-    if low in ("false", "no"):
-        return False
+    """A BOOL_WORDS word → its bool, then int, then float, else the text (1 stays a number)."""
+    low = text.strip().lower()
+    if low in BOOL_WORDS:
+        return BOOL_WORDS[low]
     for cast in (int, float):
         try:
             return cast(text)

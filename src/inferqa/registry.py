@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from .errors import InputError
+from .options import parse_bool, parse_scalar
 
 # kind -> packages whose modules hold its built-in plugins
 KINDS: dict[str, tuple[str, ...]] = {
@@ -51,7 +52,6 @@ ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")
 # An LLM is always `llm`, other weights always `model`: a mix-up gets the other name suggested.
 _OTHER_NAME = {"model": "llm", "llm": "model"}
-_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 
 
 class _Required:
@@ -155,10 +155,10 @@ def _num(x: float) -> str:
 def _from_text(t: type, text: str, bad: Callable[[str], InputError]) -> Any:
     try:
         if t is bool:
-            low = text.lower()
-            if low in _TRUE or low in _FALSE:
-                return low in _TRUE
-            raise ValueError
+            flag = parse_bool(text)
+            if flag is None:
+                raise ValueError
+            return flag
         if t is int:
             return int(text)
         if t is float:
@@ -235,8 +235,6 @@ class Plugin:
 
 def _guess(value: Any) -> Any:
     if isinstance(value, str):
-        from .options import parse_scalar
-
         return parse_scalar(value)
     return value
 

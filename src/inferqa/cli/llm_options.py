@@ -46,12 +46,14 @@ def llm_opener(cache: Optional[Path], no_cache: bool = False, backend: str = "lo
                ray_address: Optional[str] = None, num_actors: int = 1,
                llm_urls: Optional[List[str]] = None) -> Callable[[str], object]:
     """spec -> LLM with the given cache and execution backend (inferqa.scale.load_scaled_llm)."""
+    from ..llm import DEFAULT_CACHE
     from ..scale import check_backend, load_scaled_llm
 
     check_backend(backend)
 
     def open_llm(spec: str):
         return load_scaled_llm(spec, backend=backend, ray_address=ray_address, num_actors=num_actors,
-                               base_urls=llm_urls or (), cache=False if no_cache else cache)
+                               base_urls=llm_urls or (),
+                               cache=None if no_cache else (DEFAULT_CACHE if cache is None else cache))
 
     return open_llm

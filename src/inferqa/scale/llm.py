@@ -22,6 +22,7 @@ import os
 from typing import Any, Callable, Sequence
 
 from ..errors import InputError
+from ..llm import DEFAULT_CACHE
 from ..llm.base import LLM, GenerationParams, Message
 from .backends import check_backend, ensure_ray, map_batches, unwrap_input_error
 
@@ -145,25 +146,25 @@ class RayLLM(LLM):
 
 
 def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = 1, ray_address: str | None = None,
-                    base_urls: Sequence[str] = (), cache: Any = None, num_cpus_per_actor: float = 1,
+                    base_urls: Sequence[str] = (), cache: Any = DEFAULT_CACHE, num_cpus_per_actor: float = 1,
                     num_gpus_per_actor: float = 0, **options: Any) -> LLM:
     """`inferqa.llm.load_llm` for either backend; on Ray the driver keeps the cache.
 
-    `cache` is as in `load_llm` (None → the default cache file; pass False for none).
+    `cache` is as in `load_llm`: a path or an `LLMCache`, `DEFAULT_CACHE` (the default file)
+    or None (no cache).
     """
-    from ..llm import DEFAULT_CACHE, CachedLLM, LLMCache, default_cache_path, load_llm
+    from ..llm import CachedLLM, LLMCache, default_cache_path, load_llm
 
     check_backend(backend)
     if backend == "local":
         if base_urls:
             raise InputError("several server URLs need --backend ray (one actor per URL)", field="llm-url")
-        return load_llm(spec, cache=None if cache is False else (DEFAULT_CACHE if cache is None else cache),
-                        **options)
+        return load_llm(spec, cache=cache, **options)
     proxy = RayLLM(spec, num_actors=num_actors, ray_address=ray_address, base_urls=base_urls,
                    num_cpus_per_actor=num_cpus_per_actor, num_gpus_per_actor=num_gpus_per_actor, **options)
-    if cache is False:
+    if cache is None:
         return proxy
-    path = default_cache_path() if cache is None else cache
+    path = default_cache_path() if cache is DEFAULT_CACHE else cache
     store = path if isinstance(path, LLMCache) else LLMCache(os.fspath(path))
     # One cache chunk is one scattered call: give every actor a few prompts per chunk.
     return CachedLLM(proxy, store, chunk_size=8 * num_actors)
