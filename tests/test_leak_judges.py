@@ -155,11 +155,10 @@ def test_leak_judge_names_and_options():
 
 
 def test_cli_leak_options_reach_the_judge():
-    from inferqa.cli.build import leak_judge_for
-
-    assert isinstance(leak_judge_for("string"), StringLeakJudge)  # unset --leak-* options are not passed
+    # what the CLI passes: unset --leak-* options are None, and left out
+    assert isinstance(leak_judge("string", threshold=None, llm=None), StringLeakJudge)
     with pytest.raises(InputError, match="leak-judge 'string' has no option 'llm'"):
-        leak_judge_for("string", llm="smollm2")
+        leak_judge("string", threshold=None, llm="smollm2")
 
 
 @pytest.mark.llm

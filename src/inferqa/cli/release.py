@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 
+from ..benchmark import Benchmark
 from ..errors import InputError
 from .app import app
 from .llm_options import parse_list
