@@ -9,7 +9,7 @@ demo: $(INSTALLED)
 
 # Tests: install, check the import layers (pyproject [tool.importlinter]), then run the whole suite.
 test: $(INSTALLED)
-	$(VENV)/bin/lint-imports
+	PYTHONPATH=src $(VENV)/bin/lint-imports
 	$(VENV)/bin/python -m pytest -q
 
 install: $(INSTALLED)
