@@ -84,6 +84,37 @@ def test_read_run_rows_dedup_and_scores(bench):
 
 
 
+def test_reading_order_hand_worked():
+    from inferqa.read.reader import reading_order
+    items = [("q2", ["b"]), ("q1", ["b", "a"]), ("q1", ["a"]), ("q2", ["a", "c"]), ("q1", ["b"]), ("q1", ["a", "c"])]
+    # q2 was seen first; within a question, contexts depth-first: a, a c, b, b a
+    assert reading_order(items) == [3, 0, 2, 5, 4, 1]
+    assert reading_order([]) == []
+
+
+def test_read_with_llm_sends_prompts_in_trie_order_and_keeps_rows_in_order(bench):
+    ranked = {q: [(passage_id(q, order, 3), 3.0 - i) for i, order in enumerate([(1, 0), (2,), (0, 1, 2)])]
+              for q in "ba"}
+    llm = FirstHint()
+    rows = read_with_llm(bench, Run(ranked), llm, ["union_norm", "union_freq"], [1, 2, 3], progress=False)
+    assert [(r["qid"], r["strategy"], r["k"]) for r in rows] == [
+        (q, s, k) for q in "ba" for s in ("union_norm", "union_freq") for k in (1, 2, 3)]
+    sent = [(p.rsplit("Question: ", 1)[1], tuple(ln[2:] for ln in p.split("\n") if ln.startswith("- ")))
+            for p in llm.prompts]
+    hints = {q: [h.text for h in bench.questions[q].hints] for q in "ab"}
+    by_q = {"b": "Which city?", "a": "Which planet?"}
+    # union_norm: k=1 [h1 h0], k=2 and k=3 [h1 h0 h2]; union_freq's k=1 is union_norm's
+    for q in "ba":
+        h = hints[q]
+        contexts = [c for qq, c in sent if qq == by_q[q]]
+        expected = {(h[1], h[0]), (h[1], h[0], h[2])}
+        # union_freq, k=2: h1 .6+.4=1.0, h0 .6+.2=.8, h2 .3+.4=.7 -> [h1 h0 h2] (same as norm);
+        # k=3: h1 1.0+.2+.2=1.4 (ranks 1 and 3, positions 1, 2), h0 .8+.2+.4=1.4, h2 .7+.2+.133=1.033
+        #      -> tie h1/h0 by first occurrence: [h1 h0 h2] again
+        assert set(contexts) == expected and contexts == sorted(contexts)
+    assert [qq for qq, _ in sent] == ["Which city?"] * 2 + ["Which planet?"] * 2  # questions one after another
+
+
 def test_prompts_hold_five_demonstrations_and_a_shared_prefix():
     assert len(DEMONSTRATIONS) == 5
     m1, m2 = chat_messages("Q1?", ["x"]), chat_messages("Q2?", ["y", "z"])

@@ -4,9 +4,15 @@ The `openai` client does the timeouts and the bounded retries with exponential b
 this module maps its failures to one-line InputErrors. The API key is read from the
 option or OPENAI_API_KEY and is kept out of `identity`, so out of every cache key and log.
 
-Throughput. A call's requests go out `concurrency` at a time (default 1), in the sorted
-order of their texts, so requests sharing a prefix (the reader's few-shot head) reach the
-server one after another and its prefix cache hits; answers come back in the caller's order.
+Throughput. A call's requests go out `concurrency` at a time (default 1), in trie order
+(inferqa.llm.heads.trie_order: sorted by their lines, a depth-first walk of the trie of
+their lines), so requests sharing a prefix (the reader's few-shot head, then a passage's
+first hints) reach the server one after another; answers come back in the caller's order.
+Labelling and `inferqa read` already send each question's prompts in that order, questions
+one after another. The server must keep prefixes for this to pay: vLLM with
+`--enable-prefix-caching` (the default from vLLM's V1 engine on), SGLang (its radix cache is
+on unless `--disable-radix-cache`), llama.cpp's `llama-server` (`cache_prompt`, on by
+default in its requests; send `cache_prompt=true` as an extra option on older builds).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
+from .heads import text_lines, trie_order
 
 OPENAI_URL = "https://api.openai.com/v1"
 T = TypeVar("T")
@@ -82,9 +89,9 @@ class OpenAILLM(LLM):
                              f"{str(exc.message)[:200]}") from None
 
     def _map(self, fn: Callable[[Any], T], items: Sequence[Any], key: Callable[[Any], Any]) -> list[T]:
-        """`fn` over `items`, sent in the order of `key` (prefix-sharing texts together), at
+        """`fn` over `items`, sent in trie order of `key` (prefix-sharing texts together), at
         most `concurrency` at a time; results in the order of `items`."""
-        order = sorted(range(len(items)), key=lambda i: key(items[i]))
+        order = trie_order(items, key)
         out: list[Any] = [None] * len(items)
         if self.concurrency == 1 or len(items) <= 1:
             for i in order:
@@ -110,7 +117,7 @@ class OpenAILLM(LLM):
             r = self._call(lambda: self._client.completions.create(
                 model=self.model, prompt=prompt, **self._sampling(params)))
             return r.choices[0].text or ""
-        return self._map(one, list(prompts), key=str)
+        return self._map(one, list(prompts), key=text_lines)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
              params: GenerationParams = GenerationParams()) -> list[str]:
@@ -121,7 +128,8 @@ class OpenAILLM(LLM):
             r = self._call(lambda: self._client.chat.completions.create(
                 model=self.model, messages=list(messages), **self._sampling(params)))
             return r.choices[0].message.content or ""
-        return self._map(one, list(conversations), key=lambda c: [(str(m.get("role")), str(m.get("content"))) for m in c])
+        return self._map(one, list(conversations),
+                         key=lambda c: tuple((str(m.get("role")), text_lines(str(m.get("content")))) for m in c))
 
     def logprob(self, prompt: str, continuation: str) -> float:
         """Needs a server that echoes prompt logprobs (vLLM; llama.cpp's server with logits_all)."""
@@ -140,7 +148,7 @@ class OpenAILLM(LLM):
         return total
 
     def logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return self._map(lambda pc: self.logprob(*pc), list(pairs), key=lambda pc: pc[0] + pc[1])
+        return self._map(lambda pc: self.logprob(*pc), list(pairs), key=lambda pc: text_lines(pc[0] + pc[1]))
 
     def close(self) -> None:
         self._client.close()

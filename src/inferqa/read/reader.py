@@ -8,9 +8,21 @@ from typing import Sequence
 
 from ..evaluate.answers import clean_answer_ours
 from ..llm.base import LLM, GenerationParams
+from ..llm.heads import trie_order
 from .prompts import COMPLETION_STOP, chat_messages, completion_prompt
 
 MAX_NEW_TOKENS = 32
+
+
+def reading_order(items: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
+    """Indices of (question, context lines) items in trie order: questions one after another
+    (first seen first), each question's contexts depth-first over their lines, so a backend
+    (or a server's prefix cache) keeping the longest shared prefix evaluates every hint prefix
+    once (inferqa.llm.heads)."""
+    first: dict[str, int] = {}
+    for q, _ in items:
+        first.setdefault(q, len(first))
+    return trie_order(items, key=lambda it: (first[it[0]], tuple(it[1])))
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,14 @@ from ..progress import counter
 from ..evaluate.answers import NO_ANSWER, score_row
 from .context import strategies as context_strategies
 from .evidence import evidence_sets, vote
-from .reader import Reader, ReaderOutput
+from .reader import Reader, ReaderOutput, reading_order
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
     from ..llm.base import LLM
     from ..records import Run
 
-BATCH = 16  # prompts per backend call: the unit of progress and of prefix reuse
+BATCH = 16  # prompts per backend call: the unit of progress
 
 
 def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Sequence[float] = (),
@@ -71,11 +71,13 @@ def read_with_llm(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequen
                 prompts.setdefault(key, len(prompts))
                 plan.append({"qid": qid, "strategy": name, "k": k, "pids": pids, "_prompt": prompts[key]})
     items = list(prompts)
-    outputs = []
+    order = reading_order(items)  # sent in trie order, rows kept in the plan's order
+    outputs: list[ReaderOutput] = [ReaderOutput("", NO_ANSWER)] * len(items)
     with counter(len(items), "reading", "prompt", progress, leave=False) as bar:
-        for i in range(0, len(items), BATCH):
-            chunk = items[i:i + BATCH]
-            outputs += reader.read_batch([(q, list(lines)) for q, lines in chunk])
+        for i in range(0, len(order), BATCH):
+            chunk = order[i:i + BATCH]
+            for j, out in zip(chunk, reader.read_batch([(items[j][0], list(items[j][1])) for j in chunk])):
+                outputs[j] = out
             bar.update(len(chunk))
     rows = []
     for p in plan:
