@@ -105,6 +105,70 @@ def test_subsets_mode_copies_the_representatives_label(tmp_path):
     assert json.loads((path / "meta.json").read_text())["labelling"]["note"].startswith("subsets mode")
 
 
+class Recording(HintKeyed):
+    """HintKeyed that records the hint lines of every prompt, in the order they arrive."""
+
+    def __init__(self, key, first_only=True):
+        super().__init__(key, first_only)
+        self.seen = []
+
+    def chat(self, conversations, params=GenerationParams()):
+        for conv in conversations:
+            text = conv[-1]["content"]
+            self.seen.append((text.split("Question: ")[1], tuple(ln[2:] for ln in text.split("\n") if ln.startswith("- "))))
+        return super().chat(conversations, params)
+
+
+def test_labellers_ask_in_trie_order_and_rows_keep_the_qrels_order(tmp_path):
+    path = _bench(tmp_path)
+    before = [pid for docs in Benchmark(path).qrels.values() for pid in docs]
+    labeller = Recording("moons")
+    label_benchmark(path, [labeller], progress=False)
+    questions = [q for q, _ in labeller.seen]
+    assert questions == ["Which planet is red?"] * 15 + ["Which instrument has keys?"] * 15  # one after another
+    f, r, t = "fourth from the sun", "rusty dust", "two small moons"  # p's hints, in text order
+    assert [h for _, h in labeller.seen[:15]] == [
+        (f,), (f, r), (f, r, t), (f, t), (f, t, r), (r,), (r, f), (r, f, t), (r, t), (r, t, f),
+        (t,), (t, f), (t, f, r), (t, r), (t, r, f)]
+    # depth-first: every prompt's hints but its last are a prefix of the previous prompt's
+    for (_, prev), (_, cur) in zip(labeller.seen, labeller.seen[1:]):
+        assert cur[:-1] == prev[:len(cur) - 1] or len(cur) == 1
+    assert [json.loads(x)["pid"] for x in (path / "labels.jsonl").read_text().splitlines()] == before
+
+
+def test_labellers_stop_at_first_correct(tmp_path):
+    every, stop = _bench(tmp_path / "every"), _bench(tmp_path / "stop")
+    label_benchmark(every, [HintKeyed("moons"), HintKeyed("keys", first_only=False)], progress=False)
+    first, second = HintKeyed("moons"), HintKeyed("keys", first_only=False)
+    record = label_benchmark(stop, [first, second], progress=False, stop_at_first_correct=True)
+    # 'moons' is right on the 5 orderings of p that start with its hint; 'keys' is not asked those
+    assert first.asked == 30 and second.asked == 25
+    assert Benchmark(stop).qrels == Benchmark(every).qrels  # the same labels
+    rows = [json.loads(x) for x in (stop / "labels.jsonl").read_text().splitlines()]
+    full = {r["pid"]: r for r in map(json.loads, (every / "labels.jsonl").read_text().splitlines())}
+    skipped = [r for r in rows if r["not_asked"]]
+    assert len(skipped) == 5
+    for r in rows:
+        if r["not_asked"]:
+            assert r["not_asked"] == ["keyed:keys"] and r["answers"] == {"keyed:moons": "Mars"}
+            assert r["correct"] == {"keyed:moons": True} and r["label"] == 2
+        else:
+            assert r["answers"] == full[r["pid"]]["answers"] and r["correct"] == full[r["pid"]]["correct"]
+    assert "not_asked" not in next(iter(full.values()))  # the default asks every labeller
+    meta = json.loads((stop / "meta.json").read_text())["labelling"]
+    assert meta == record and meta["stop_at_first_correct"] is True and meta["answers_not_asked"] == 5
+    assert "not_asked" in meta["not_asked_note"]
+    assert "stop_at_first_correct" not in json.loads((every / "meta.json").read_text())["labelling"]
+
+
+def test_stop_at_first_correct_needs_label(monkeypatch, capsys, tmp_path):
+    from conftest import run_cli
+    code, _, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "b",
+                           "--labellers-stop-at-first-correct")
+    assert code == 2 and "--labellers-stop-at-first-correct needs --label" in err
+    assert not (tmp_path / "b").exists()
+
+
 def test_representative_and_errors(tmp_path):
     assert representative("q_1_x_101_20") == "q_1_x_101_02"
     path = _bench(tmp_path)

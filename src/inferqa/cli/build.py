@@ -61,6 +61,9 @@ def build_cmd(
                                                 "default smollm2)."),
     label_mode: str = typer.Option("full", "--label-mode", help="full: every ordering; subsets: one ordering per "
                                    "subset, label copied to the others (an approximation)."),
+    stop_at_first_correct: bool = typer.Option(False, "--labellers-stop-at-first-correct", help="With --label: ask "
+                                               "the labellers in turn and stop at the first that is right (same "
+                                               "labels; skipped labellers recorded as not asked)."),
     label_match: str = typer.Option("exact", "--label-match", help="QUIT release labels: exact (the authors' "
                                     "rule: a labeller's answer is in answers, case-sensitive) | normalized "
                                     "(our SQuAD-style normalised match); recorded in meta.json."),
@@ -87,7 +90,8 @@ def build_cmd(
     questions = _load_sources(paths, fmt)
     from ..label.hook import convergence_step, make_post_build
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,
-                                 split_by=split_by, split=split, seed=seed)
+                                 split_by=split_by, split=split, seed=seed,
+                                 stop_at_first_correct=stop_at_first_correct)
     questions = convergence_step(questions, convergence)
     meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm),
                            split=split, seed=seed, strict=strict, post_build=post_build,

@@ -20,6 +20,9 @@ def label_cmd(
     parametric: bool = typer.Option(False, "--parametric", help="Also run the parametric test (parametric.jsonl)."),
     split_by: Optional[str] = typer.Option(None, "--split-by", help="parametric: rewrite splits.json from the test."),
     judge: Optional[str] = typer.Option(None, "--judge", help="LLM judge of answer correctness (default: exact match)."),
+    stop_at_first_correct: bool = typer.Option(False, "--labellers-stop-at-first-correct", help="Ask the labellers "
+                                               "in turn and stop at the first that is right (same labels; skipped "
+                                               "labellers recorded as not asked). Default: ask every labeller."),
     cache: Optional[Path] = cache_opt,
     backend: str = backend_opt, ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     llm_url: Optional[List[str]] = llm_url_opt,
@@ -31,7 +34,8 @@ def label_cmd(
     from ..label.hook import relabel
 
     record = relabel(bench, labeler or [], llm_opener(cache, False, backend, ray_address, num_actors, llm_url),
-                     mode=label_mode, parametric=parametric, split_by=split_by, judge=judge)
+                     mode=label_mode, parametric=parametric, split_by=split_by, judge=judge,
+                     stop_at_first_correct=stop_at_first_correct)
     labels = Benchmark(bench).meta.get("labels", {})
     Console().print(f"[bold]{bench}[/]: {record['passages_labelled']:,} passages labelled "
                     f"({record['passages_asked']:,} asked, mode {label_mode}); labels "

@@ -27,9 +27,10 @@ def dev_share_of(split: Any) -> float:
 
 def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full", parametric: bool = False,
                     split_by: str | None = None, split: Any = None, seed: int = 13,
-                    judge: str | None = None) -> Callable[[Path, dict], None] | None:
+                    judge: str | None = None, stop_at_first_correct: bool = False) -> Callable[[Path, dict], None] | None:
     """A post_build callback doing what the options ask, or None when they ask for nothing."""
     check_split_by(split_by)
+    check_stop_at_first_correct(stop_at_first_correct, label)
     if labelers and not label and not parametric and not split_by:
         raise InputError("--labeler is given but neither --label nor --parametric asks for labelling",
                          field="labeler")
@@ -44,10 +45,13 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full",
 
         with opened_llms(load_llm, specs, judge) as (llms, judge_llm):
             llm_steps(tmp, llms, label=label, mode=mode, parametric=parametric, split_by=split_by,
-                      dev_share=dev_share_of(split), seed=seed, judge=judge_llm, meta=meta)
-        meta.setdefault("options", {})["llm_steps"] = {"label": label, "labelers": specs, "label_mode": mode,
-                                                      "parametric": parametric, "split_by": split_by,
-                                                      "judge": judge}
+                      dev_share=dev_share_of(split), seed=seed, judge=judge_llm, meta=meta,
+                      stop_at_first_correct=stop_at_first_correct)
+        steps = {"label": label, "labelers": specs, "label_mode": mode, "parametric": parametric,
+                 "split_by": split_by, "judge": judge}
+        if stop_at_first_correct:
+            steps["labellers_stop_at_first_correct"] = True
+        meta.setdefault("options", {})["llm_steps"] = steps
 
     return post_build
 
@@ -77,6 +81,11 @@ def check_label_mode(mode: str) -> None:
         raise InputError(f"--label-mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
 
 
+def check_stop_at_first_correct(stop: bool, label: bool) -> None:
+    if stop and not label:
+        raise InputError("--labellers-stop-at-first-correct needs --label", field="labellers-stop-at-first-correct")
+
+
 def check_split_by(split_by: str | None) -> None:
     if split_by not in (None, "parametric"):
         raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
@@ -84,7 +93,8 @@ def check_split_by(split_by: str | None) -> None:
 
 def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: bool = True, mode: str = "full",
               parametric: bool = False, split_by: str | None = None, dev_share: float | None = None,
-              seed: int | None = None, judge: "LLM | None" = None, meta: dict | None = None) -> dict | None:
+              seed: int | None = None, judge: "LLM | None" = None, meta: dict | None = None,
+              stop_at_first_correct: bool = False) -> dict | None:
     """Label `bench_dir` with `llms`, then (if asked) the parametric test and the parametric
     split. `dev_share` and `seed` default to the build's own options in its meta.json.
     Returns the labelling record (None when only the parametric test ran)."""
@@ -92,7 +102,8 @@ def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: boo
     from .parametric import apply_parametric_split, parametric_test
 
     check_split_by(split_by)
-    record = label_benchmark(bench_dir, llms, mode, judge=judge, meta=meta) if label else None
+    record = label_benchmark(bench_dir, llms, mode, judge=judge, meta=meta,
+                             stop_at_first_correct=stop_at_first_correct) if label else None
     if parametric or split_by:
         flags = parametric_test(bench_dir, llms, judge=judge, meta=meta)
         if split_by:
@@ -108,7 +119,7 @@ def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: boo
 
 def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Callable[[str], "LLM"], *,
             mode: str = "full", parametric: bool = False, split_by: str | None = None,
-            judge: str | None = None) -> dict:
+            judge: str | None = None, stop_at_first_correct: bool = False) -> dict:
     """`inferqa label`: label an existing benchmark in place with the LLMs named by `labelers`
     (default smollm2), each opened by `open_llm` (here, or on Ray). Options are checked
     before any model loads. Returns the labelling record."""
@@ -118,7 +129,8 @@ def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Cal
     check_split_by(split_by)
     check_label_mode(mode)
     with opened_llms(open_llm, list(labelers) or [DEFAULT_LABELER], judge) as (llms, judge_llm):
-        return llm_steps(bench_dir, llms, mode=mode, parametric=parametric, split_by=split_by, judge=judge_llm)
+        return llm_steps(bench_dir, llms, mode=mode, parametric=parametric, split_by=split_by, judge=judge_llm,
+                         stop_at_first_correct=stop_at_first_correct)
 
 
 def convergence_step(questions: list, spec: str | None) -> list:

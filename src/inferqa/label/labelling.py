@@ -11,6 +11,14 @@ labels.jsonl, one row per passage:
 copies its label to the subset's other orderings (`copied_from` names the labelled one,
 and the copied row's `answers` and `correct` are empty):
 an approximation, since the order of the hints can change a reader's answer.
+
+Each labeller asks its passages in trie order (inferqa.read.reader.reading_order): questions
+one after another, each question's passages depth-first over their hints, so a backend
+keeping the longest shared prefix evaluates each prefix of hints once. Rows are written in
+the qrels' order. With `stop_at_first_correct`, labellers are asked one after another and a
+passage is no longer asked once one labeller is right: its label is the same (2 as soon as
+one is right), the labellers it skipped are listed in the row's `not_asked` and have no
+entry in `answers` and `correct`, and meta.json's labelling record says so.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..progress import counter
 from ..read.answers import answer_judge
-from ..read.reader import Reader
+from ..read.reader import Reader, reading_order
 from ..records import Qrels, answerability_label, parse_passage_id
 
 if TYPE_CHECKING:
@@ -32,6 +40,8 @@ if TYPE_CHECKING:
 
 MODES = ("full", "subsets")
 BATCH = 16
+NOT_ASKED_NOTE = ("labellers stop at the first correct one: a passage was not asked again once a labeller "
+                  "answered it correctly; the labellers it skipped are in its row's not_asked")
 SUBSETS_NOTE = ("subsets mode: one ordering per hint subset (hints in ranked order) was labelled; "
                 "its label was copied to the subset's other orderings")
 
@@ -52,7 +62,7 @@ def judge_for(judge: "LLM | None", samples: int = 3, temperature: float = 0.7) -
 def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = "full", *,
                     judge: "LLM | None" = None, judge_samples: int = 3, judge_temperature: float = 0.7,
                     qids: Sequence[str] | None = None, meta: dict | None = None,
-                    progress: bool = True) -> dict[str, Any]:
+                    progress: bool = True, stop_at_first_correct: bool = False) -> dict[str, Any]:
     """Label the passages of `bench_dir` in place: rewrite qrels.tsv, write labels.jsonl.
 
     The labelling options go to `meta["labelling"]`: into `meta` when given (the builder's
@@ -72,22 +82,27 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
         for pid in qrels.get(qid, {}):
             source[pid] = pid if mode == "full" else representative(pid)
     asked = list(dict.fromkeys(source.values()))
+    items = {pid: (bench.questions[parse_passage_id(pid)[0]].text, bench.hints_of(pid)) for pid in asked}
+    in_trie_order = [asked[i] for i in reading_order([items[pid] for pid in asked])]
     answers: dict[str, dict[str, str]] = {pid: {} for pid in asked}
     correct: dict[str, dict[str, bool]] = {pid: {} for pid in asked}
+    not_asked: dict[str, list[str]] = {pid: [] for pid in asked}
     judged = judge_for(judge, judge_samples, judge_temperature)
     for llm in labelers:
         reader = Reader(llm)
-        with counter(len(asked), f"labelling with {llm.identity}", "passage", progress, leave=False) as bar:
-            for i in range(0, len(asked), BATCH):
-                chunk = asked[i:i + BATCH]
-                items = []
-                for pid in chunk:
-                    qid, _ = parse_passage_id(pid)
-                    items.append((bench.questions[qid].text, bench.hints_of(pid)))
-                for pid, (question, _), out in zip(chunk, items, reader.read_batch(items)):
+        todo = []
+        for pid in in_trie_order:
+            if stop_at_first_correct and any(correct[pid].values()):
+                not_asked[pid].append(llm.identity)
+            else:
+                todo.append(pid)
+        with counter(len(todo), f"labelling with {llm.identity}", "passage", progress, leave=False) as bar:
+            for i in range(0, len(todo), BATCH):
+                chunk = todo[i:i + BATCH]
+                for pid, out in zip(chunk, reader.read_batch([items[pid] for pid in chunk])):
                     q = bench.questions[parse_passage_id(pid)[0]]
                     answers[pid][llm.identity] = out.answer
-                    correct[pid][llm.identity] = judged.correct(question, out.answer, q.answers)
+                    correct[pid][llm.identity] = judged.correct(q.text, out.answer, q.answers)
                 bar.update(len(chunk))
     label_of = {pid: answerability_label(correct[pid].values()) for pid in asked}
     rows = []
@@ -98,6 +113,8 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
         copied = src != pid  # a copied row holds no answers of its own: they sit on `copied_from`
         rows.append({"pid": pid, "qid": qid, "label": label_of[src], "answers": {} if copied else answers[src],
                      "correct": {} if copied else correct[src], "copied_from": src if copied else None})
+        if stop_at_first_correct:
+            rows[-1]["not_asked"] = [] if copied else not_asked[src]
     path = Path(bench_dir)
     write_jsonl(path / "labels.jsonl", rows)
     new_qrels.save(path / "qrels.tsv")
@@ -111,6 +128,9 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
               "judge_temperature": judge_temperature if judge is not None else None,
               "questions": len(wanted), "passages_asked": len(asked), "passages_labelled": len(source),
               "note": SUBSETS_NOTE if mode == "subsets" else None}
+    if stop_at_first_correct:
+        record.update(stop_at_first_correct=True, answers_not_asked=sum(map(len, not_asked.values())),
+                      not_asked_note=NOT_ASKED_NOTE)
     target = meta if meta is not None else dict(bench.meta)
     target["labelling"] = record
     target["labels"] = dict(sorted(counts.items()))
