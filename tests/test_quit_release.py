@@ -443,3 +443,150 @@ def test_has_answer_is_the_answer_in_text_test(tmp_path):
     assert [c["has_answer"] for c in ctxs] == [True, False, False]
     assert answer_in_text("Sri Lanka, in 1948.", ["sri lanka"]) and not answer_in_text("Srilanka", ["Sri Lanka"])
     assert not answer_in_text("Basalts", ["Basalt"]) and answer_in_text("(x) Basalt", ["Basalt (x)", "y"]) is False
+
+
+# --- round trip: our exports, read by the authors' rules (our own re-implementation of them) ---
+
+def _authors_index(retriever_jsonl):
+    """Per question (by position): pid -> label, text -> stored reader answers, and the answers."""
+    rows = [json.loads(x) for x in retriever_jsonl.read_text().splitlines()]
+    return ([{c["id"]: c["label"] for c in r["contexts"]} for r in rows],
+            [{c["text"]: c["rag_answers"] for c in r["contexts"]} for r in rows], rows)
+
+
+def _authors_retrieval(gold, runs, k, threshold=0):
+    """Hit, recall (questions without a passage above `threshold` left out), precision, MRR, MAP,
+    nDCG at k, each rounded to 4 as their results scripts print them."""
+    hit = rec = n = p = mrr = ap = nd = 0.0
+    for labels, ranked in zip(gold, runs):
+        top = ranked[:k]
+        rels = {pid for pid, lab in labels.items() if lab > threshold}
+        if rels:
+            n += 1
+            hit += any(pid in rels for pid in top)
+            rec += len(rels & set(top)) / len(rels)
+        any_rel = {pid for pid, lab in labels.items() if lab > 0}
+        p += len(any_rel & set(top)) / max(1, min(k, len(top)))
+        first = next((r for r, pid in enumerate(top, 1) if pid in any_rel), 0)
+        mrr += 1 / first if first else 0.0
+        found, s = 0, 0.0
+        for r, pid in enumerate(top, 1):
+            if pid in any_rel:
+                found += 1
+                s += found / r
+        ap += s / len(any_rel) if any_rel else 0.0
+        dcg = sum((2 ** labels.get(pid, 0) - 1) / math.log2(r + 1) for r, pid in enumerate(top, 1))
+        ideal = sorted((lab for lab in labels.values() if lab > 0), reverse=True)[:k]
+        idcg = sum((2 ** lab - 1) / math.log2(r + 1) for r, lab in enumerate(ideal, 1))
+        nd += dcg / idcg if idcg else 0.0
+    q = len(runs)
+    return {f"hit@{k}": round(hit / n, 4) if n else 0.0, f"recall@{k}": round(rec / n, 4) if n else 0.0,
+            f"precision@{k}": round(p / q, 4), f"mrr@{k}": round(mrr / q, 4), f"map@{k}": round(ap / q, 4),
+            f"ndcg@{k}": round(nd / q, 4)}
+
+
+def _authors_union_text(ids, hints, union):
+    lists = [[hints["_".join(pid.split("_")[:3])][int(c)] for c in pid.split("_")[-1]] for pid in ids]
+    if union == "un":
+        return " ".join(dict.fromkeys(h for hs in lists for h in hs))
+    by_rank, by_pos = {}, {}
+    for rank, hs in enumerate(lists, 1):
+        for pos, h in enumerate(hs, 1):
+            by_rank.setdefault(h, []).append(rank)
+            by_pos.setdefault(h, []).append(pos)
+    score = {h: 0.6 * sum(1 / r for r in by_rank[h]) + 0.4 * sum(1 / p for p in by_pos[h]) for h in by_rank}
+    return " ".join(sorted(score, key=lambda h: score[h], reverse=True))
+
+
+def test_exports_read_by_the_authors_rules_give_our_paper_numbers(bench, release, tmp_path, monkeypatch, capsys):
+    import random
+
+    _, files = release
+    rng = random.Random(7)
+    test = bench.split_qids("test")
+    pool = [pid for q in test for pid in bench.qrels[q]]
+    # First stage: 40 passages from both questions (others' count 0), a relevant one listed twice.
+    first = {}
+    for q in test:
+        ranked = rng.sample(pool, 40)
+        ranked.insert(3, ranked[next(i for i, p in enumerate(ranked) if p.startswith(q))])
+        first[q] = [(pid, float(50 - r)) for r, pid in enumerate(ranked)]
+    # A reranker's output: each question's own passages, shuffled (the oracle-reranker reader reads them).
+    reranked = {q: [(pid, float(60 - r)) for r, pid in enumerate(rng.sample(sorted(bench.qrels[q]), 12))]
+                for q in test}
+    Run(first).save(tmp_path / "first.trec", tag="t")
+    Run(reranked).save(tmp_path / "reranked.trec", tag="t")
+    for args in (["--run", tmp_path / "first.trec", "--out", tmp_path / "retriever.json"],
+                 ["--run", tmp_path / "reranked.trec", "--first-stage", tmp_path / "first.trec",
+                  "--out", tmp_path / "reranker.json"]):
+        code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test", *args)
+        assert code in (0, None), err
+    code, _, err = run_cli(monkeypatch, capsys, "export", "retriever-jsonl", "--bench", bench.path, "--split", "test",
+                           "--out", tmp_path / "retriever.jsonl")
+    assert code in (0, None), err
+    gold, by_text, index_rows = _authors_index(tmp_path / "retriever.jsonl")
+    retriever = json.loads((tmp_path / "retriever.json").read_text())
+    reranker = json.loads((tmp_path / "reranker.json").read_text())
+
+    def ours(run, *extra):
+        code, out, err = run_cli(monkeypatch, capsys, "evaluate", run, "--bench", bench.path, "--split", "test",
+                                 "--protocol", "paper", "--json", *extra)
+        assert code in (0, None), err
+        return json.loads(out)["metrics"]
+
+    names = [f"{m}@{k}" for k in (1, 5, 10, 50) for m in ("hit", "recall", "precision", "mrr", "map", "ndcg")]
+    theirs = {}
+    for k in (1, 5, 10, 50):
+        theirs.update(_authors_retrieval(gold, [[c["id"] for c in q["ctxs"]] for q in retriever], k))
+    assert ours(tmp_path / "first.trec", "--metrics", ",".join(names)) == theirs
+    assert ours(tmp_path / "retriever.json", "--metrics", ",".join(names)) == theirs
+    label2 = {m: v for k in (5, 50) for m, v in _authors_retrieval(gold, [[c["id"] for c in q["ctxs"]]
+                                                                        for q in retriever], k, 1).items()
+              if m.startswith(("hit", "recall"))}
+    assert ours(tmp_path / "retriever.json", "--min-label", "2", "--metrics", ",".join(label2)) == label2
+    ndcg = {}
+    for k in (1, 5, 10, 326):
+        ndcg[f"ndcg@{k}"] = _authors_retrieval(gold, [[c["id"] for c in q["reranked_ctxs"]] for q in reranker],
+                                               k)[f"ndcg@{k}"]
+    assert ours(tmp_path / "reranker.json", "--metrics", ",".join(ndcg)) == ndcg
+
+    # Answer rows: rag.py's accuracy and optimal EM, the oracle-reranker reader, hint contribution.
+    hints = {r["id"]: [h["hint"] for h in r["hints"]] for recs in files.values() for r in recs}
+    code, out, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--split", "test", "--protocol",
+                             "paper", "--run", tmp_path / "reranker.json", "--json")
+    assert code in (0, None), err
+    table = json.loads(out)["models"]
+    for model in ("llama-32-1b", "gemma-3-4b", "qwen-3-8b"):
+        acc, em = {}, {}
+        for row in ("1 and 2", "1", "2"):
+            pairs = [(r["answers"], c) for r in index_rows for c in r["contexts"] if str(c["label"]) in row]
+            acc[row] = round(sum(c["rag_answers"][model] in a for a, c in pairs) / len(pairs), 4)
+            em[row] = round(sum(any(c["rag_answers"][model] in r["answers"] for c in r["contexts"]
+                                    if str(c["label"]) in row) for r in index_rows) / len(index_rows), 4)
+        assert table[model]["accuracy"] == acc and table[model]["optimal_em"] == em
+        reader = {}
+        for k in (1, 3, 5):
+            for union in ("un", "uf"):
+                right = 0
+                for i, q in enumerate(reranker):
+                    text = _authors_union_text([c["id"] for c in q["reranked_ctxs"][:k]], hints, union).strip()
+                    right += by_text[i][text][model] in q["answers"]
+                reader[f"{union}_{k}"] = round(right / len(reranker), 4)
+        assert table[model]["oracle_reranker_em"] == reader
+        counts = {n: 0 for n in range(6)}
+        for r in index_rows:
+            for c in r["contexts"]:
+                if c["rag_answers"][model] in r["answers"]:
+                    counts[c["id"].split("_")[3].count("1")] += 1
+        total = sum(counts.values())
+        assert table[model]["hint_contribution"]["oracle"] == {str(n): round(c / total, 4) if total else 0.0
+                                                               for n, c in counts.items()}
+        # Over the run: the top passage of each question read alone (un_1), when that is right.
+        counts = {n: 0 for n in range(6)}
+        for i, q in enumerate(reranker):
+            top = q["reranked_ctxs"][0]["id"]
+            if by_text[i][_authors_union_text([top], hints, "un")][model] in q["answers"]:
+                counts[top.split("_")[3].count("1")] += 1
+        total = sum(counts.values())
+        assert table[model]["hint_contribution"]["run"] == {str(n): round(c / total, 4) if total else 0.0
+                                                            for n, c in counts.items()}

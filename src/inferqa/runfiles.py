@@ -127,13 +127,14 @@ def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str
 
 def read_run_titles(path: str | os.PathLike, bench: "Benchmark", split: str | None) -> tuple["Run", Titles, bool]:
     """(run, its passages' titles, whether it is a reranker's output) of a run file: a Rankify
-    file's own titles and `reranked_ctxs`; a TREC run has neither."""
+    file's own titles and `reranked_ctxs`; a TREC run has neither. Passages listed twice are
+    kept (the authors' files may hold them)."""
     from .records import Run
 
     path = check_file(path)
     if sniff(path) != RANKIFY:
-        return Run.load(path, bench, split), {}, False
-    run, info = read_rankify(path, bench, split)
+        return Run.load(path, bench, split, allow_duplicates=True), {}, False
+    run, info = read_rankify(path, bench, split, strict=False)
     return run, {d["qid"]: d["titles"] for d in info}, any(d["key"] == "reranked_ctxs" for d in info)
 
 
