@@ -10,56 +10,196 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import hashlib
 import json
 import os
+import re
+import secrets
 import shutil
-import tempfile
+import sys
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from .errors import InputError
 
 
+# -- writing ---------------------------------------------------------------------------------
+# Temp siblings are named `.NAME.inferqa-PID-TOKEN.tmp` (`.old` for a folder being replaced) and
+# locked with flock while in use, so a later writer of NAME can tell one left by a killed process.
+_TEMP = re.compile(r"(\d+)-[0-9a-f]{8}\.(tmp|old)")
+
+
+def check_output(path: str | os.PathLike, *, kind: str = "file") -> Path:
+    """`path` as a Path if a file (`kind="file"`) or folder (`kind="dir"`) can be written there,
+    else an InputError naming it: an existing directory where a file goes (or a file where a
+    folder goes), a special file, a file in its parent chain, or a folder that is not writable.
+    Commands call it on every output before any model loads or work starts."""
+    if kind not in ("file", "dir"):
+        raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
+    path = Path(path)
+    try:
+        _check_output(path, kind)
+    except PermissionError as exc:  # an ancestor we may not search: stat itself fails
+        raise InputError(f"cannot reach {exc.filename or path}: permission denied", file=path) from None
+    return path
+
+
+def _check_output(path: Path, kind: str) -> None:
+    if path.is_dir() if kind == "file" else path.exists() and not path.is_dir():
+        raise InputError(f"is a {'directory' if kind == 'file' else 'file'}; the output must be "
+                         f"a {'file' if kind == 'file' else 'folder'} path", file=path)
+    if kind == "file" and path.exists() and not path.is_file():
+        raise InputError("is a special file (device, FIFO or socket); the output must be a regular file path",
+                         file=path)
+    if kind == "dir" and path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise InputError("folder is not writable", file=path)
+    for folder in path.absolute().parents:
+        if folder.is_dir():
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise InputError(f"folder {folder} is not writable", file=path)
+            break
+        if folder.exists() or folder.is_symlink():
+            kind_of = "a file" if folder.exists() else "a broken link"
+            raise InputError(f"{folder} is {kind_of}, not a folder", file=path)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    with contextlib.suppress(OSError, IndexError):  # a killed child not yet reaped is a zombie: gone
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    return True
+
+
+def _lock(path: Path, block: bool = True) -> int | None:
+    """An fd of `path` holding its flock, or None when another process holds it (`block=False`)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def sweep_stale(path: str | os.PathLike) -> list[Path]:
+    """Remove the temp files and folders of `path` left by processes that no longer run (their
+    pid is gone and their lock is free), with a one-line notice each on stderr; return them."""
+    path = Path(path)
+    prefix = f".{path.name}.inferqa-"
+    removed = []
+    try:
+        entries = [e.name for e in os.scandir(path.parent) if e.name.startswith(prefix)]
+    except OSError:
+        return removed
+    for name in entries:
+        m = _TEMP.fullmatch(name[len(prefix):])
+        if not m or _running(int(m[1])):
+            continue
+        stale = path.parent / name
+        try:
+            fd = _lock(stale, block=False)
+        except OSError:
+            continue  # gone already (another sweeper) or unreadable: leave it
+        if fd is None:
+            continue
+        try:
+            if m[2] == "old" and not path.exists():  # killed mid-swap: the old output goes back
+                os.replace(stale, path)
+                done = f"restored {path} from {stale}"
+            else:
+                done = f"removed {stale}"
+                _remove(stale)
+        finally:
+            os.close(fd)
+        print(f"inferqa: {done}, a temporary left by process {m[1]}, which no longer runs", file=sys.stderr)
+        removed.append(stale)
+    return removed
+
+
+def _temp_name(path: Path, suffix: str) -> Path:
+    return path.with_name(f".{path.name}.inferqa-{os.getpid()}-{secrets.token_hex(4)}.{suffix}")
+
+
+@contextlib.contextmanager
+def temp_beside(path: str | os.PathLike, *, directory: bool = False) -> Iterator[Path]:
+    """A new, locked temp file (or folder) beside `path`, created with the mode open() or mkdir()
+    would give (the umask's). Rename it onto `path` inside the block; whatever is not renamed
+    when the block ends, by success or error, is removed. Stale temps of `path` are swept first."""
+    path = check_output(path, kind="dir" if directory else "file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(path)
+    while True:
+        tmp = _temp_name(path, "tmp")
+        try:
+            if directory:
+                os.mkdir(tmp, 0o777)
+            else:
+                os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            break
+        except FileExistsError:
+            continue
+    fd = None
+    try:
+        fd = _lock(tmp)
+        yield tmp
+    finally:
+        if fd is not None:
+            os.close(fd)
+        _remove(tmp)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temp file beside `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with temp_beside(path) as tmp:
         with open(tmp, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike, overwrite: bool = True) -> Iterator[Path]:
     """Yield a temp directory beside `path`; it replaces `path` only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
+    with temp_beside(path, directory=True) as tmp:
         yield tmp
-        if path.exists():
-            if not overwrite:
-                raise FileExistsError(path)
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            os.replace(path, old)
+        if not path.exists():
             os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
+            return
+        if not overwrite:
+            raise FileExistsError(path)
+        old = _temp_name(path, "old")
+        os.replace(path, old)
+        fd = _lock(old)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            os.replace(old, path)
+            raise
         else:
-            os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            os.close(fd)
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
