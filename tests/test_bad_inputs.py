@@ -274,3 +274,389 @@ def test_every_loader_on_random_bytes(ws, tmp_path_factory, data):
         path = work / name
         path.write_bytes(data)
         _loads_or_input_error(load, path)
+
+
+# -- outputs: checked before any work, nothing written or left behind ----------------------
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def _one_error_line(code: int, err: str, needle: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("inferqa: error:") and "Traceback" not in err, err
+    assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+# Every command that writes, with the kind of output at {o}.
+WRITERS = [
+    ("retrieve {bench} -o {o}", "file"),
+    ("oracle {bench} --kind optimal -o {o}", "file"),
+    ("fuse {bench}.trec {bench}.trec -o {o}", "file"),
+    ("rerank {bench}.trec -b {bench} -r oracle -o {o}", "file"),
+    ("rerank {bench}.trec -b {bench} -r cross-encoder -o {o}", "file"),
+    ("read {bench}.trec -b {bench} -o {o}", "file"),
+    ("read {bench}.trec -b {bench} -o {root}/unused.jsonl --cache {o}", "file"),
+    ("tune-union --bench {bench} --split test --cache {o}", "file"),
+    ("export pyserini --bench {bench} -o {o}", "file"),
+    ("export rankify --bench {bench} --run {bench}.trec --split test -o {o}", "file"),
+    ("export retriever-jsonl --bench {bench} --split test -o {o}", "file"),
+    ("explore {bench}.trec --bench {bench} -o {o}", "file"),
+    ("annotate export {bench} -o {o}", "file"),
+    ("build --demo -o {o}", "dir"),
+    ("index {bench} --index-dir {o}", "dir"),
+    ("run {root}/ok.yaml -o {o}", "dir"),
+    ("demo -o {o}", "dir"),
+    ("finetune retriever --bench {bench} -o {o}", "dir"),
+]
+
+
+def _writer_argv(ws, line: str, o: Path) -> list[str]:
+    root = ws["root"]
+    if not (root / "ok.yaml").exists():
+        (root / "ok.yaml").write_text("name: t\nbenchmark: {demo: true}\nretrievers: [{name: b, kind: bm25}]\n")
+    return line.format(root=root, bench=root / "bench", o=o).split()
+
+
+@pytest.fixture
+def no_models(monkeypatch):
+    """Any model or LLM load fails the test: every output check comes first."""
+    import inferqa.scale
+
+    def boom(*a, **k):
+        raise AssertionError("a model was loaded before the output was checked")
+
+    monkeypatch.setattr(inferqa.scale, "load_scaled_llm", boom)
+    try:
+        import sentence_transformers
+    except ImportError:
+        return
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", boom)
+    monkeypatch.setattr(sentence_transformers, "CrossEncoder", boom)
+
+
+@pytest.mark.parametrize("line,kind", WRITERS, ids=[w[0].split(" {")[0] for w in WRITERS])
+@pytest.mark.parametrize("bad", ["wrong-kind", "under-a-file"])
+def test_bad_output_path_is_one_line_before_any_work(ws, line, kind, bad, capsys, monkeypatch, no_models):
+    """An --out that is a directory (or, for a folder output, a file), or that sits under a
+    file: one line naming it, exit 2, nothing written, no model loaded. Holds for root too."""
+    root = ws["root"]
+    work = root / f"w-{bad}"
+    work.mkdir(exist_ok=True)
+    if bad == "wrong-kind":
+        o = work / f"taken-{kind}"
+        if kind == "file":
+            o.mkdir(exist_ok=True)
+        else:
+            o.write_text("a file\n")
+        needle = "is a directory" if kind == "file" else "is a file"
+    else:
+        (work / "plain").write_text("a file\n")
+        o = work / "plain" / "sub" / "out"
+        needle = "plain is a file, not a folder"
+    argv = _writer_argv(ws, line, o)
+    before = _tree(root)
+    monkeypatch.setenv("COLUMNS", "200")
+    code = main_code(argv)
+    _, err = capsys.readouterr()
+    assert str(o) in _one_error_line(code, err, needle)
+    assert _tree(root) == before
+
+
+def _as_nobody(argv: list[str], warm_argv: list[str]) -> tuple[int, str]:
+    """Run the CLI in a forked child as user nobody (root ignores mode bits). The child first
+    runs `warm_argv` as root, failing at the same output check, so every module the command
+    imports is loaded before it loses the right to read the interpreter's own library."""
+    import io
+    import os
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(r)
+        try:
+            sys.stderr = io.StringIO()
+            main_code(warm_argv)
+            sys.stderr = io.StringIO()
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            code = main_code(argv)
+            msg = f"{code}\n{sys.stderr.getvalue()}"
+        except BaseException as exc:
+            msg = f"99\n{type(exc).__name__}: {exc}"
+        os.write(w, msg.encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 1 << 16):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    code, _, err = data.decode().partition("\n")
+    return int(code), err
+
+
+# the commands whose first check is their -o (a child running as nobody reaches no other path)
+RO_WRITERS = [w for w in WRITERS if "-o {o}" in w[0] and w[0].split()[0] in
+              ("retrieve", "read", "export", "rerank", "oracle", "build", "fuse")]
+
+
+@pytest.mark.parametrize("line,kind", RO_WRITERS, ids=[w[0].split(" {")[0] for w in RO_WRITERS])
+def test_output_in_a_read_only_folder_is_one_line(ws, line, kind, capsys, monkeypatch, tmp_path_factory):
+    """A folder the user may not write to: refused before any work. As root (who may write
+    anywhere) the command runs in a forked child as user nobody, in a folder nobody can reach."""
+    import os
+    import tempfile
+
+    monkeypatch.setenv("COLUMNS", "200")
+    if os.geteuid() == 0:
+        base = Path(tempfile.mkdtemp(dir="/tmp", prefix="inferqa-ro-"))
+        try:
+            base.chmod(0o755)
+            (base / "ro").mkdir(mode=0o555)
+            (base / "ro").chmod(0o555)
+            (base / "plain").write_text("x\n")
+            o = base / "ro" / "out"
+            code, err = _as_nobody(_writer_argv(ws, line, o), _writer_argv(ws, line, base / "plain" / "x"))
+            assert str(o) in _one_error_line(code, err, "is not writable")
+            assert not any((base / "ro").iterdir())
+        finally:
+            (base / "ro").chmod(0o755)
+            shutil.rmtree(base)
+        return
+    ro = tmp_path_factory.mktemp("ro")
+    ro.chmod(0o555)
+    try:
+        o = ro / "out"
+        code = main_code(_writer_argv(ws, line, o))
+        _, err = capsys.readouterr()
+        assert str(o) in _one_error_line(code, err, "is not writable")
+        assert not any(ro.iterdir())
+    finally:
+        ro.chmod(0o755)
+
+
+def test_check_output_refusals(tmp_path):
+    """check_output by hand: what each refusal says, for root as for anyone."""
+    import os
+
+    from inferqa.io import check_output
+
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "d").mkdir()
+    assert check_output(tmp_path / "new" / "deeper" / "x.trec") == tmp_path / "new" / "deeper" / "x.trec"
+    assert check_output(tmp_path / "d", kind="dir") == tmp_path / "d"
+    assert check_output(tmp_path / "f") == tmp_path / "f"  # an existing file is replaced
+    for path, kind, needle in [(tmp_path / "d", "file", "is a directory"), (tmp_path / "f", "dir", "is a file"),
+                               (tmp_path / "f" / "x", "file", f"{tmp_path / 'f'} is a file, not a folder"),
+                               (tmp_path / "f" / "a" / "b", "dir", "is a file, not a folder"),
+                               (Path("/dev/null"), "file", "special file")]:
+        with pytest.raises(InputError) as exc:
+            check_output(path, kind=kind)
+        assert needle in str(exc.value) and str(path) in str(exc.value)
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("rerank {bench}.trec -b {bench} -r oracle -o {o}", None),
+    ("rerank {bench}.trec -b {bench} -r llm-pointwise --llm smollm3 -o {o}", "unknown LLM spec 'smollm3'"),
+    ("rerank {bench}.trec -b {bench} -r llm-listwise --llm nope:x -o {o}", "unknown LLM spec 'nope:x'"),
+    ("rerank {bench}.trec -b {bench} -r upr --llm smollm -o {o}", "unknown LLM spec 'smollm'"),
+])
+def test_rerank_leaves_no_checkpoint(ws, line, needle, capsys, monkeypatch):
+    """The per-question checkpoint beside --out is gone after a finished run, and never made
+    by a run that fails before its first question (a mistyped --llm)."""
+    root = ws["root"]
+    work = root / "ckpt"
+    work.mkdir(exist_ok=True)
+    o = work / "reranked.trec"
+    o.unlink(missing_ok=True)
+    monkeypatch.setenv("COLUMNS", "200")
+    code = main_code(line.format(bench=root / "bench", o=o).split())
+    _, err = capsys.readouterr()
+    if needle is None:
+        assert code == 0, err
+        assert [p.name for p in work.iterdir()] == ["reranked.trec"]
+        assert set(Run.load(o)) == set(Run.load(root / "bench.trec"))
+    else:
+        _one_error_line(code, err, needle)
+        assert not any(work.iterdir())
+
+
+# -- modes: what open() and mkdir() give under the umask -----------------------------------
+
+@pytest.fixture
+def umask():
+    import os
+
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+
+    old = os.umask(0o022)
+    os.umask(old)
+    yield set_mask
+    os.umask(old)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
+def test_written_files_and_folders_get_the_umask_mode(tmp_path, umask, mask):
+    from inferqa.io import atomic_dir, atomic_open, write_json, write_jsonl
+
+    umask(mask)
+    write_json(tmp_path / "a.json", {"a": 1})
+    write_jsonl(tmp_path / "b.jsonl", [{"b": 1}])
+    with atomic_open(tmp_path / "c.bin", "wb") as fh:
+        fh.write(b"c")
+    with atomic_dir(tmp_path / "d") as tmp:
+        (tmp / "inside.txt").write_text("x")
+    Run({"q": [("p", 1.0)]}).save(tmp_path / "e.trec")
+    build_benchmark(load_questions(demo_path())[:2], tmp_path / "bench", top_k=2, split=(1.0,))
+    file_mode, dir_mode = 0o666 & ~mask, 0o777 & ~mask
+    for name in ("a.json", "b.jsonl", "c.bin", "e.trec", "d/inside.txt", "bench/meta.json", "bench/corpus.jsonl"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == file_mode, name
+    for name in ("d", "bench"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == dir_mode, name
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_cli_outputs_get_the_umask_mode(ws, tmp_path, umask, capsys):
+    umask(0o002)
+    bench = ws["root"] / "bench"
+    assert main_code(["oracle", bench, "--kind", "optimal", "-o", tmp_path / "o.trec"]) == 0
+    assert main_code(["export", "pyserini", "--bench", bench, "-o", tmp_path / "p.jsonl"]) == 0
+    assert main_code(["build", "--demo", "--top-k", "2", "-o", tmp_path / "b"]) == 0
+    capsys.readouterr()
+    assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {"o.trec": 0o664, "p.jsonl": 0o664,
+                                                                              "b": 0o775}
+
+
+# -- stale temporaries: left by a dead process, swept by the next writer -------------------
+
+def _dead_pid() -> int:
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _stale_line(err: str, path: Path) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("inferqa: removed ") and str(path) in lines[0], err
+    assert "no longer runs" in lines[0]
+
+
+def test_stale_temp_file_of_a_dead_writer_is_swept(tmp_path, capsys):
+    from inferqa.io import write_json
+
+    pid = _dead_pid()
+    stale = tmp_path / f".x.json.inferqa-{pid}-0badc0de.tmp"
+    stale.write_text('{"half": ')
+    other = tmp_path / f".y.json.inferqa-{pid}-0badc0de.tmp"  # another target's: not this writer's business
+    other.write_text("{")
+    write_json(tmp_path / "x.json", {"a": 1})
+    _stale_line(capsys.readouterr().err, stale)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "x.json"]
+    assert json.loads((tmp_path / "x.json").read_text()) == {"a": 1}
+
+
+def test_stale_temp_folder_of_a_dead_build_is_swept(tmp_path, capsys):
+    pid = _dead_pid()
+    stale = tmp_path / f".bench.inferqa-{pid}-0badc0de.tmp"
+    stale.mkdir()
+    (stale / "corpus.jsonl").write_text('{"id": "half')
+    assert main_code(["build", "--demo", "--top-k", "2", "-o", tmp_path / "bench"]) == 0
+    out = capsys.readouterr()
+    _stale_line(out.err, stale)
+    assert [p.name for p in tmp_path.iterdir()] == ["bench"]
+
+
+def test_old_output_of_a_writer_killed_mid_swap_is_restored(tmp_path, capsys):
+    """Killed between moving the old folder aside and renaming the new one in: the next writer
+    puts the old one back (then replaces it as asked)."""
+    from inferqa.io import atomic_dir, sweep_stale
+
+    pid = _dead_pid()
+    old = tmp_path / f".d.inferqa-{pid}-0badc0de.old"
+    old.mkdir()
+    (old / "kept.txt").write_text("old")
+    assert sweep_stale(tmp_path / "d") == [old]
+    assert "restored" in capsys.readouterr().err
+    assert (tmp_path / "d" / "kept.txt").read_text() == "old"
+    with atomic_dir(tmp_path / "d") as tmp:
+        (tmp / "new.txt").write_text("new")
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+    assert [p.name for p in (tmp_path / "d").iterdir()] == ["new.txt"]
+
+
+def test_temps_of_live_writers_are_left_alone(tmp_path, capsys):
+    """Not age: a temp whose process runs (this one), or whose lock is held, stays."""
+    import os
+    import subprocess
+
+    from inferqa.io import sweep_stale, write_json
+
+    mine = tmp_path / f".x.json.inferqa-{os.getpid()}-0badc0de.tmp"
+    mine.write_text("{")
+    os.utime(mine, (0, 0))  # as old as can be
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom inferqa.io import temp_beside\n"
+        f"with temp_beside({str(tmp_path / 'x.json')!r}):\n    print('ready', flush=True); sys.stdin.read()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        theirs = [p for p in tmp_path.iterdir() if f"inferqa-{holder.pid}-" in p.name]
+        assert len(theirs) == 1
+        write_json(tmp_path / "x.json", [1])
+        assert sweep_stale(tmp_path / "x.json") == []
+        assert capsys.readouterr().err == ""
+        assert mine.exists() and theirs[0].exists()
+    finally:
+        holder.communicate("")
+    assert not theirs[0].exists()  # its own writer removed it on the way out
+
+
+def test_killed_build_leaves_nothing_after_the_next_run(wikihint_file, tmp_path):
+    """SIGKILL cannot be trapped: `build` killed mid-write leaves its temp folder (a partial
+    corpus); the next build of the same --out removes it with one notice and writes the same
+    benchmark as an uninterrupted build."""
+    import glob
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "bench"
+    cmd = [sys.executable, "-m", "inferqa", "build", str(wikihint_file), "-o", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    pattern = str(tmp_path / f".bench.inferqa-{proc.pid}-*.tmp" / "corpus.jsonl")
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        partial = glob.glob(pattern)
+        if partial and os.path.getsize(partial[0]) > 0:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.002)
+    assert proc.wait() == -signal.SIGKILL, "the build ended before it could be killed mid-write"
+    left = [p.name for p in tmp_path.iterdir()]
+    assert len(left) == 1 and left[0].startswith(f".bench.inferqa-{proc.pid}-"), left
+
+    rerun = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert rerun.returncode == 0, rerun.stderr
+    notices = [ln for ln in rerun.stderr.splitlines() if ln.startswith("inferqa: removed")]
+    assert len(notices) == 1 and left[0] in notices[0] and f"process {proc.pid}" in notices[0]
+    assert [p.name for p in tmp_path.iterdir()] == ["bench"]
+
+    reference = tmp_path.parent / f"{tmp_path.name}-reference"
+    build_benchmark(load_questions(wikihint_file), reference, sources=[{"path": str(wikihint_file),
+                                                                        "format": "auto"}])
+    try:
+        for name in ("questions.jsonl", "corpus.jsonl", "qrels.tsv", "splits.json"):
+            assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+        meta, ref = (json.loads((d / "meta.json").read_text()) for d in (out, reference))
+        assert {k: v for k, v in meta.items() if k != "created"} == {k: v for k, v in ref.items() if k != "created"}
+    finally:
+        shutil.rmtree(reference)

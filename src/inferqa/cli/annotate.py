@@ -30,7 +30,9 @@ def export_cmd(
 ) -> None:
     """Write one row per question and distinct model answer that the judge accepted or that is contested."""
     from ..annotate import export_sheet
+    from ..io import check_output
 
+    check_output(out)
     typer.echo(export_sheet(bench, out, split=split, fmt=fmt, min_f1=min_f1).line())
 
 
@@ -55,7 +57,10 @@ def import_cmd(
     """Apply verdicts: relabel the passages each answer decides, add accepted answers as aliases, re-run the leak filter."""
     from ..annotate import import_sheet
     from ..build.leak_judges import leak_judge as make_leak_judge
+    from ..io import check_output
 
+    if not dry_run:
+        check_output(bench / "labels.jsonl")
     judge = make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm)
     summary = import_sheet(bench, sheet, annotator=annotator, fmt=fmt, leak_judge=judge, leak_action=leak_action,
                            dry_run=dry_run)

@@ -16,6 +16,9 @@ LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-qu
 
 def _check_out_dir(out: Path) -> None:
     """Refuse to replace a non-empty directory that is not a benchmark (atomic_dir would)."""
+    from ..io import check_output
+
+    check_output(out, kind="dir")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "meta.json").exists())):
         raise InputError("--out exists and is not a benchmark directory; choose another path", file=out)
 
@@ -81,12 +84,12 @@ def build_cmd(
     from ..build.leak_judges import leak_judge as make_leak_judge
     from ..data import demo_path
 
+    _check_out_dir(out)
     paths = list(sources or [])
     if demo:
         paths.insert(0, demo_path())
     if not paths:
         raise InputError("give SOURCE files or --demo")
-    _check_out_dir(out)
     questions = _load_sources(paths, fmt)
     from ..label.hook import convergence_step, make_post_build
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,

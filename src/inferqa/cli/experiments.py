@@ -19,8 +19,10 @@ def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answe
     from ..experiments.tables import all_tables
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
+    from ..io import check_output
+
     config = load_config(config_path)
-    out_dir = out or Path("runs") / config.name
+    out_dir = check_output(out or Path("runs") / config.name, kind="dir")
     if seed_demo_answers:
         from ..data.shipped_demo import seed_llm_cache
         from ..llm.cache import default_cache_path
@@ -83,9 +85,10 @@ def explore_command(
     """Write explorer.html: one offline page to study runs and answers question by question."""
     from ..benchmark import Benchmark
     from ..experiments.explorer import explorer_data, write_explorer
-    from ..io import iter_jsonl
+    from ..io import check_output, iter_jsonl
     from ..records import Run
 
+    check_output(out)
     b = Benchmark(bench)
     loaded = []
     for item in runs or []:
@@ -137,7 +140,9 @@ def finetune_command(
 ) -> None:
     """Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split."""
     from ..experiments.finetune import FinetuneOptions, finetune_colbert, finetune_reranker, finetune_retriever
+    from ..io import check_output
 
+    check_output(out, kind="dir")
     trainers = {"retriever": finetune_retriever, "colbert": finetune_colbert, "reranker": finetune_reranker}
     if kind not in trainers:
         raise InputError(f"finetune KIND must be retriever, colbert or reranker, not {kind!r}", field="kind")

@@ -31,8 +31,10 @@ def label_cmd(
     from rich.console import Console
 
     from ..benchmark import Benchmark
+    from ..io import check_output
     from ..label.hook import relabel
 
+    check_output(bench / "labels.jsonl")
     record = relabel(bench, labeler or [], llm_opener(cache, False, backend, ray_address, num_actors, llm_url),
                      mode=label_mode, parametric=parametric, split_by=split_by, judge=judge,
                      stop_at_first_correct=stop_at_first_correct)

@@ -46,10 +46,13 @@ def llm_opener(cache: Optional[Path], no_cache: bool = False, backend: str = "lo
                ray_address: Optional[str] = None, num_actors: int = 1,
                llm_urls: Optional[List[str]] = None) -> Callable[[str], object]:
     """spec -> LLM with the given cache and execution backend (inferqa.scale.load_scaled_llm)."""
+    from ..io import check_output
     from ..llm import DEFAULT_CACHE
     from ..scale import check_backend, load_scaled_llm
 
     check_backend(backend)
+    if cache is not None and not no_cache:
+        check_output(cache)
 
     def open_llm(spec: str):
         return load_scaled_llm(spec, backend=backend, ray_address=ray_address, num_actors=num_actors,

@@ -34,9 +34,10 @@ def read_cmd(
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
     from ..benchmark import Benchmark
     from ..evaluate import open_run
-    from ..io import write_jsonl
+    from ..io import check_output, write_jsonl
     from ..read import check_read_options, read_with_llm
 
+    check_output(out)
     b = Benchmark(bench)
     ranked, qids = open_run(run, b, split)
     strategies, ks = parse_list(strategy, flag="strategy"), parse_list(k, int, flag="k")

@@ -60,10 +60,12 @@ def export_cmd(
                                                "written as `ctxs` (default: RUN itself)."),
 ) -> None:
     """Write the QUIT authors' file formats from an inferqa benchmark."""
+    from ..io import check_output
     from ..runfiles import read_run_titles, write_pyserini_collection, write_rankify, write_retriever_jsonl
 
     if kind not in EXPORTS:
         raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
+    check_output(out)
     bench = Benchmark(bench_dir)
     if kind == "pyserini":
         n = write_pyserini_collection(bench, out)
@@ -96,8 +98,10 @@ def import_answers_cmd(
     split: str = typer.Option(..., "--split", help="Split of the file (its lines are that split, in order)."),
 ) -> None:
     """Store the file's per-passage reader answers (`rag_answers`) in the benchmark's labels.jsonl."""
+    from ..io import check_output
     from ..runfiles import merge_reader_answers, read_retriever_jsonl
 
+    check_output(bench_dir / "labels.jsonl")
     bench = Benchmark(bench_dir)
     counts = merge_reader_answers(bench, read_retriever_jsonl(retriever_jsonl, bench, split))
     typer.echo(", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in counts.items()))

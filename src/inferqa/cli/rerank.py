@@ -59,9 +59,13 @@ def rerank_cmd(
     from .. import registry
     from ..benchmark import Benchmark
     from ..evaluate import open_run
+    from ..io import check_output
     from ..rerank import rerank_run
     from ..scale import Executor
 
+    check_output(out)
+    if cache is not None and not no_cache:
+        check_output(cache)
     plugin = registry.get("reranker", reranker)
     given = {"llm": llm, "model": model, "batch_size": batch_size}
     extra = {**{k: v for k, v in given.items() if v is not None}, **parse_key_values(options, "option")}

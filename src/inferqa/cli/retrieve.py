@@ -66,12 +66,15 @@ def index_cmd(
     num_actors: int = typer.Option(2, "--num-actors", help="Dense with --backend ray: encoder actors."),
 ) -> None:
     """Build (or resume, or reuse) a retriever's index of the benchmark's corpus."""
+    from ..io import check_output
     from ..scale import Executor
 
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
-    out = r.index(Benchmark(bench_dir), index_dir, executor=executor)
+    bench = Benchmark(bench_dir)
+    check_output(index_dir or r.default_index_dir(bench), kind="dir")
+    out = r.index(bench, index_dir, executor=executor)
     typer.echo(f"index written: {out}")
 
 
@@ -89,9 +92,11 @@ def retrieve_cmd(
     diversify_by: Optional[str] = typer.Option(None, "--diversify-by", help=DIVERSIFY_BY_HELP),
 ) -> None:
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
+    from ..io import check_output
     from ..rerank.diversify import check_diversify
     from ..retrieve import question_queries
 
+    check_output(out)
     check_diversify(diversify, diversify_by)
     bench = Benchmark(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
@@ -121,8 +126,10 @@ def oracle_cmd(
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""
     from ..evaluate import open_run, optimal, oracle_retriever
+    from ..io import check_output
     from ..rerank.oracle import oracle_rerank
 
+    check_output(out)
     bench = Benchmark(bench_dir)
     if kind == "reranker":
         if run_file is None:
@@ -151,9 +158,11 @@ def fuse_cmd(
     depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question in the fused run."),
 ) -> None:
     """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
+    from ..io import check_output
     from ..records import Run
     from ..retrieve.fusion import fuse
 
+    check_output(out)
     ws = None
     if weights is not None:
         try:

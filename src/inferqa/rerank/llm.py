@@ -51,6 +51,10 @@ def resolve_llm(llm: LLM | str | None, **options: Any) -> LLM:
 
 class _LLMReranker(Reranker):
     def __init__(self, llm: LLM | str | None = DEFAULT_LLM, llm_options: dict | None = None):
+        if isinstance(llm, str):
+            from ..llm.spec import parse_spec
+
+            parse_spec(llm)  # a mistyped spec fails here, before any question is reranked
         self._spec = llm
         self._llm_options = llm_options or {}
         self._llm: LLM | None = llm if isinstance(llm, LLM) else None

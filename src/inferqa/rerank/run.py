@@ -18,6 +18,7 @@ from typing import Any, Iterable
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..io import atomic_open
 from ..records import Run
 from ..scale.backends import LOCAL, Executor
 
@@ -60,11 +61,13 @@ def rerank_run(run: Run, bench: Benchmark | str | os.PathLike, reranker: Any, *,
     done = _read_checkpoint(Path(checkpoint), header, run) if checkpoint else {}
     todo = [q for q in selected if q not in done]
     worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth)
-    sink = _open_checkpoint(Path(checkpoint), header, done) if checkpoint else None
+    sink = None
     try:
         outs = executor.imap([(qid, run[qid]) for qid in todo], worker, batch_size=batch_size,
                              desc=f"rerank {name}", progress=progress)
         for qid, ranked in zip(todo, outs):
+            if checkpoint and sink is None:  # opened at the first answer: a failure before it leaves none
+                sink = _open_checkpoint(Path(checkpoint), header, done)
             done[qid] = [(pid, float(score)) for pid, score in ranked]
             if sink:
                 sink.write(json.dumps({"qid": qid, "ranked": done[qid]}) + "\n")
@@ -120,10 +123,7 @@ def _read_checkpoint(path: Path, header: dict, run: Run) -> dict[str, list]:
 
 def _open_checkpoint(path: Path, header: dict, done: dict[str, list]):
     """Rewrite the checkpoint with what is kept (dropping any torn line), then append."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_open(path) as fh:
         fh.write(json.dumps({"config": header}) + "\n")
         fh.writelines(json.dumps({"qid": q, "ranked": r}) + "\n" for q, r in done.items())
-    os.replace(tmp, path)
     return open(path, "a", encoding="utf-8")
