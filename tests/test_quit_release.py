@@ -590,3 +590,30 @@ def test_exports_read_by_the_authors_rules_give_our_paper_numbers(bench, release
         total = sum(counts.values())
         assert table[model]["hint_contribution"]["run"] == {str(n): round(c / total, 4) if total else 0.0
                                                             for n, c in counts.items()}
+
+
+def test_paper_em_compares_stored_answers_as_stored_and_cleans_raw_generations(bench, tmp_path, monkeypatch,
+                                                                                capsys):
+    import inferqa.evaluate.answers as answers
+
+    monkeypatch.setattr(answers, "_spacy", lambda: None)
+    rag = tmp_path / "rag.json"
+    rag.write_text(json.dumps([
+        {"question": "Which thing is Q_test_1 about?", "answers": ["Basalt"], "ctxs": [],
+         "predicted_answer": {"gemma-3-4b": {"Q_test_1_un_1": " Basalt", "Q_test_1_uf_1": "Basalt"}}},
+        {"question": "Which thing is Q_test_2 about?", "answers": ["Lyre"], "ctxs": [],
+         "predicted_answer": {"gemma-3-4b": {"Q_test_2_un_1": "Lyre", "Q_test_2_uf_1": "( Lyre"}}}]))
+    ours = tmp_path / "answers.jsonl"
+    ours.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"qid": "Q_test_1", "strategy": "union_norm", "k": 1, "prediction": "Basalt", "raw": "( Basalt"},
+        {"qid": "Q_test_2", "strategy": "union_norm", "k": 1, "prediction": "Lyre", "raw": "Hmm.\nLyre\n"}]))
+
+    def em(path, *protocol):
+        code, out, err = run_cli(monkeypatch, capsys, "evaluate-answers", path, "--bench", bench.path, *protocol)
+        assert code in (0, None), err
+        return [[c.strip() for c in ln.split("│")][4] for ln in out.splitlines() if "union_" in ln]
+
+    # As stored: " Basalt" misses, "( Lyre" misses; ours normalises both to hits.
+    assert em(rag, "--protocol", "paper") == ["50.00", "50.00"] and em(rag) == ["100.00", "100.00"]
+    # A raw generation is cleaned the authors' way: "( Basalt" -> " Basalt" misses, "Hmm.\nLyre\n" -> "Lyre".
+    assert em(ours, "--protocol", "paper") == ["50.00"] and em(ours) == ["100.00"]
