@@ -12,16 +12,19 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from ..io import temp_beside
+
 
 class StagedFiles:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
         self._staged: list[tuple[Path, Path]] = []
+        self._temps = contextlib.ExitStack()  # the io layer's locked temps: removed when not renamed
 
     def path(self, name: str) -> Path:
         """A temp path to write `name`'s new content to (by any writer, atomic or not)."""
         final = self.directory / name
-        tmp = self.directory / f".{name}.staged-{os.getpid()}-{len(self._staged)}.tmp"
+        tmp = self._temps.enter_context(temp_beside(final))
         self._staged.append((tmp, final))
         return tmp
 
@@ -33,12 +36,11 @@ class StagedFiles:
         for tmp, final in self._staged:
             os.replace(tmp, final)
         self._staged.clear()
+        self._temps.close()
 
     def discard(self) -> None:
-        for tmp, _ in self._staged:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
         self._staged.clear()
+        self._temps.close()
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..io import read_json, write_json
+from ..io import read_json, temp_beside, write_json
 from ..models import MINILM, check_model_ref, resolve_embedding_model
 from ..records import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
@@ -166,9 +166,9 @@ class DenseRetriever(Retriever):
         index = faiss.IndexHNSWFlat(emb.shape[1], self.options["hnsw_m"], faiss.METRIC_INNER_PRODUCT)
         for s in range(0, len(emb), self.search_block):
             index.add(np.ascontiguousarray(emb[s:s + self.search_block]))
-        tmp = out_dir / f".{self.hnsw_file}.tmp"
-        faiss.write_index(index, str(tmp))
-        tmp.replace(out_dir / self.hnsw_file)
+        with temp_beside(out_dir / self.hnsw_file) as tmp:
+            faiss.write_index(index, str(tmp))
+            tmp.replace(out_dir / self.hnsw_file)
 
     # -- search ---------------------------------------------------------------------------
     def is_indexed(self) -> bool:
