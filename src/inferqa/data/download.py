@@ -20,6 +20,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from ..errors import InputError
+from ..io import check_output
 
 WHATS = ("dataset", "results", "all")
 PROBE_TIMEOUT_S = 3.0
@@ -89,17 +90,11 @@ def check_online(url: str | None = None, timeout: float = PROBE_TIMEOUT_S) -> No
 
 
 def _check_out(out: Path) -> Path:
-    out = Path(out)
+    out = check_output(out, kind="dir")
     if out.exists():
         raise InputError("already exists (downloads go to a new folder; delete it or choose another)",
                          file=out, field="out")
-    for parent in out.absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError("a parent of --out is a file", file=parent, field="out")
-            if not os.access(parent, os.W_OK):
-                raise InputError("folder is not writable", file=parent, field="out")
-            break
+    check_output(partial_dir(out), kind="dir")
     return out
 
 
