@@ -82,12 +82,17 @@ def _answer_tokens(s: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)
+def _cached_answer_tokens(answer: str) -> list[str]:  # an answer is tested against many passages
+    return _answer_tokens(answer)
+
+
 def answer_in_text(text: str, answers: list[str]) -> bool:
     """`has_answer` of Rankify/DPR run files: some answer's tokens occur in the text's, in a row."""
     folded = unicodedata.normalize("NFD", text).lower()
     tokens: list[str] | None = None
     for answer in answers:
-        want = _answer_tokens(answer)
+        want = _cached_answer_tokens(answer)
         if not want or want[0] not in folded:  # a token of the text is a substring of it: cheap test first
             continue
         tokens = _answer_tokens(text) if tokens is None else tokens
