@@ -13,8 +13,9 @@ trap 'rm -rf "$WORK"' EXIT
 "$VENV/bin/python" -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==$VERSION" -d "$WORK"
 tar xzf "$WORK"/llama_cpp_python-*.tar.gz -C "$WORK"
 SRC=$(echo "$WORK"/llama_cpp_python-*/vendor/llama.cpp)
+. scripts/llama_cmake_args.sh
 # No web UI, no TLS, no downloads at run time: a local OpenAI-compatible endpoint only.
-cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+eval cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF "$LLAMA_CMAKE_ARGS" \
   -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > "$WORK/configure.log" 2>&1 \
   || { tail -30 "$WORK/configure.log"; exit 1; }
