@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -183,6 +184,43 @@ class Qrels(dict):
         return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}
 
 
+_F32, _U32 = struct.Struct("<f"), struct.Struct("<I")
+_F32_MAX = 3.4028234663852886e38
+
+
+def _f32(x: float) -> float:
+    """x rounded to the nearest 32-bit float (clamped to its range)."""
+    return _F32.unpack(_F32.pack(min(max(x, -_F32_MAX), _F32_MAX)))[0]
+
+
+def _f32_below(x: float) -> float:
+    """The next 32-bit float below the 32-bit float x."""
+    bits = _U32.unpack(_F32.pack(x))[0]
+    bits = bits - 1 if x > 0 else (bits + 1 if x < 0 else 0x80000001)
+    return _F32.unpack(_U32.pack(bits))[0]
+
+
+def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
+    """The score column of one question's ranked list, strictly decreasing even as 32-bit
+    floats: trec_eval (and so pytrec_eval and ir_measures) holds scores as C floats, sorts
+    by them and orders equal ones by descending passage id, not by list order. A score is
+    written with 6 decimals where that lies below the line above as a float32; else (a
+    tie, or a gap below float32 precision) as the next float32 below the line above, in 9
+    significant digits (which round-trip it). The order is kept and only such lines move,
+    by one float32 step (about 1e-7 relative) per tied line."""
+    out: list[str] = []
+    prev = None
+    for _, score in ranked:
+        text = f"{score:.6f}"
+        value = _f32(float(text))
+        if prev is not None and not value < prev:
+            value = _f32_below(prev)
+            text = f"{value:.9g}"
+        out.append(text)
+        prev = value
+    return out
+
+
 class Run(dict):
     """question id -> ranked list of (passage id, score), best first."""
 
@@ -235,11 +273,13 @@ class Run(dict):
         return run
 
     def save(self, path: str | os.PathLike, tag: str | None = None) -> None:
+        """A TREC run in list order, with scores that strictly decrease (`trec_scores`), so
+        trec_eval, pytrec_eval and ir_measures, which sort by score, keep this order."""
         tag = tag or self.tag
         with atomic_open(path) as fh:
             for qid, ranked in self.items():
-                for rank, (pid, score) in enumerate(ranked, 1):
-                    fh.write(f"{qid} Q0 {pid} {rank} {score:.6f} {tag}\n")
+                for rank, (pid, score) in enumerate(zip((p for p, _ in ranked), trec_scores(ranked)), 1):
+                    fh.write(f"{qid} Q0 {pid} {rank} {score} {tag}\n")
 
     def top(self, k: int) -> "Run":
         return Run({qid: ranked[:k] for qid, ranked in self.items()}, tag=self.tag)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -90,3 +90,80 @@ def evaluate_cmd(
         table.add_section()
         table.add_row("mean", *(_fmt(v) for v in means.values()))
     Console().print(table)
+
+
+@app.command("compare")
+def compare_cmd(
+    runs: List[str] = typer.Argument(..., help="Runs (TREC, or Rankify JSON with --split) as PATH or NAME=PATH; "
+                                     "the first is the baseline.", show_default=False),
+    bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory (its qrels; run ids are checked)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated, as for evaluate "
+                                          "(default: hit@10,mrr,ndcg@10)."),
+    test: str = typer.Option("randomisation", "--test", help="randomisation (paired sign flips; CI: percentile "
+                             "bootstrap) | t (paired t-test; CI: t interval) | bootstrap (percentile bootstrap, "
+                             "p from the same resamples)."),
+    correction: str = typer.Option("holm", "--correction", help="holm | bonferroni | none: over the runs compared, "
+                                   "per metric."),
+    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant."),
+    protocol: str = typer.Option("inferqa", "--protocol", help="inferqa | paper (as for evaluate)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the resamples and sign flips."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Each run against the first: per metric its value, the difference with its 95 % CI, and
+    the corrected p-value of a paired test (README: Comparing runs)."""
+    from ..benchmark import Benchmark
+    from ..evaluate import COMPARE_METRICS, compare
+    from ..evaluate.significance import check_correction, check_test
+
+    check_test(test)
+    check_correction(correction)
+    named = {}
+    for item in runs:
+        name, sep, path = item.rpartition("=")
+        name, path = (name, path) if sep and name else (Path(item).stem, item)
+        if name in named:
+            raise InputError(f"two runs are named {name!r}; name them NAME=PATH", field="runs")
+        named[name] = Path(path)
+    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(COMPARE_METRICS)
+    result = compare(named, Benchmark(bench_dir), names, split=split, test=test, correction=correction,
+                     min_label=min_label, protocol=protocol, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{result.questions} questions{f' of {split}' if split else ''}, vs {result.baseline} "
+                  f"(percent; {test} test, {correction} correction)")
+    table.add_column("run", style="bold")
+    for m in result.metrics:
+        table.add_column(m, justify="right")
+        table.add_column("Δ [95 % CI]", justify="right")
+        table.add_column("p", justify="right")
+    for row in result.rows:
+        cells = []
+        for m in result.metrics:
+            c = row["metrics"][m]
+            if "diff" not in c:
+                cells += [_fmt(c["mean"]), "", ""]
+                continue
+            lo, hi = c["ci"]
+            diff = "—" if c["diff"] is None else f"{100 * c['diff']:+.2f} [{_fmt(lo)}, {_fmt(hi)}]"
+            p = c["p_corrected"]
+            cells += [_fmt(c["mean"]), diff, "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")]
+        name = row["run"] + (f" ({row['missing']} missing)" if row["missing"] else "")
+        table.add_row(name, *cells)
+    Console().print(table)
+    typer.echo(_COMPARE_NOTE[test] + (f" p-values {correction}-corrected over the {len(result.rows) - 1} runs "
+               "compared, per metric; CIs are not." if correction != "none" else ""))
+
+
+_COMPARE_NOTE = {
+    "randomisation": "p: two-sided paired randomisation test; the CI is a percentile bootstrap of the mean "
+                     "difference, a separate procedure that can exclude 0 while p >= 0.05 when few questions "
+                     "differ: read significance from p.",
+    "t": "p: two-sided paired t-test; the CI is its t interval (it excludes 0 exactly when p < 0.05, uncorrected).",
+    "bootstrap": "p and CI from the same bootstrap resamples of the mean difference (the CI excludes 0 when the "
+                 "uncorrected p < 0.05).",
+}

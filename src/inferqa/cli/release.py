@@ -14,7 +14,7 @@ from ..errors import InputError
 from .app import app
 from .llm_options import parse_list
 
-EXPORTS = ("rankify", "retriever-jsonl", "pyserini")
+EXPORTS = ("rankify", "retriever-jsonl", "pyserini", "qrels", "topics")
 
 
 @app.command("doctor")
@@ -47,11 +47,13 @@ def doctor_cmd(
 def export_cmd(
     kind: str = typer.Argument(..., help="rankify (a run as Rankify JSON) | retriever-jsonl (each question's own "
                                "passages with labels and stored reader answers) | pyserini (the corpus as a "
-                               "Pyserini JSONL collection: id, contents, title)."),
+                               "Pyserini JSONL collection: id, contents, title) | qrels (TREC qrels of --split) | "
+                               "topics (qid<TAB>question of --split)."),
     bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="File to write (atomically)."),
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to convert (rankify)."),
-    split: Optional[str] = typer.Option(None, "--split", help="Split, in dataset order (rankify, retriever-jsonl)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split, in dataset order (rankify, retriever-jsonl); "
+                                        "qrels, topics: the split's questions (default: all)."),
     no_text: bool = typer.Option(False, "--no-text", help="rankify: leave passage texts out."),
     reranked: bool = typer.Option(False, "--reranked", help="rankify: RUN is a reranker's output: write it as "
                                   "`reranked_ctxs` too, as the authors' reranker files hold it (implied by "
@@ -59,7 +61,7 @@ def export_cmd(
     first_stage: Optional[Path] = typer.Option(None, "--first-stage", help="rankify: the run RUN reranked, "
                                                "written as `ctxs` (default: RUN itself)."),
 ) -> None:
-    """Write the QUIT authors' file formats from an inferqa benchmark."""
+    """Write the QUIT authors' file formats, or a split's TREC qrels and topics, from an inferqa benchmark."""
     from ..io import check_output
     from ..runfiles import read_run_titles, write_pyserini_collection, write_rankify, write_retriever_jsonl
 
@@ -67,6 +69,12 @@ def export_cmd(
         raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
     check_output(out)
     bench = Benchmark(bench_dir)
+    if kind in ("qrels", "topics"):
+        from ..trecfiles import write_qrels, write_topics
+
+        n = (write_qrels if kind == "qrels" else write_topics)(bench, split, out)
+        typer.echo(f"{out}: {n:,} questions of split {split or 'all'}")
+        return
     if kind == "pyserini":
         n = write_pyserini_collection(bench, out)
         typer.echo(f"{out}: {n:,} passages")

@@ -12,6 +12,14 @@ Definitions (relevant = label >= min_label):
   for map@k, / all relevant, as trec_eval's map_cut), over all questions (0 without
   relevant passages).
 - p@k (also precision@k): relevant in the top k / k, over all questions.
+- nDCG@k (ir_measures' name, spelled so) and ndcg_cut_k (trec_eval's): nDCG with gain =
+  label, as trec_eval computes it; equal to ndcg@k on 0/1 labels.
+
+The names of ir_measures, ranx and trec_eval are accepted beside ours (`ALIASES`): e.g.
+RR, RR@10, R@100, P@5, AP, AP@100, Success@10, nDCG@10; mrr, recall@k, hit_rate@k,
+map@k, ndcg_burges@k; recip_rank, P_5, recall_100, map_cut_100, ndcg_cut_10, success_10.
+A result is keyed by the name as asked for (ours in lower case). ranx's own ndcg@k gains
+the label (Järvelin & Kekäläinen); ours gains 2^label - 1 (ranx's ndcg_burges@k).
 
 The questions evaluated are the run's questions; the ranking is the run's list order.
 
@@ -28,6 +36,7 @@ passages found (a set); it takes up a rank either way.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from itertools import repeat
@@ -36,7 +45,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ..benchmark import Benchmark
 from ..errors import InputError
+from ..inputs import as_qrels, as_run
+from .checks import check_run_ids
 from ..records import Qrels, Run
 
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -46,11 +58,24 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 
 PROTOCOLS = ("inferqa", "paper")  # ours, or the QUIT authors' rules (metrics and EM alike)
-_KINDS_WITH_K = {"hit", "recall", "ndcg", "p", "mrr", "map"}
+_KINDS_WITH_K = {"hit", "recall", "ndcg", "ndcg_lin", "p", "mrr", "map"}
 _KINDS_WITHOUT_K = {"mrr", "map"}
 # Means over questions that have a relevant passage only (undefined elsewhere).
 _NEEDS_RELEVANT = {"hit", "recall"}
 _NAME = re.compile(r"^(hit|recall|ndcg|precision|p|mrr|map)(?:@(\d+))?$")
+# The one alias table: another tool's metric name (without its cutoff) -> our kind. A name
+# is looked up as spelled, then in lower case: ir_measures' nDCG@k is its linear-gain nDCG,
+# while NDCG@k or ndcg@k is ours. A cutoff is written @k, or _k as trec_eval does.
+ALIASES = {
+    # ir_measures
+    "RR": "mrr", "R": "recall", "P": "p", "AP": "map", "nDCG": "ndcg_lin", "Success": "hit",
+    "rr": "mrr", "r": "recall", "p": "p", "ap": "map", "success": "hit",
+    # ranx (mrr, recall@k, precision@k, ndcg@k, map@k are spelled as ours)
+    "hit_rate": "hit", "ndcg_burges": "ndcg",
+    # trec_eval
+    "recip_rank": "mrr", "recall": "recall", "map_cut": "map", "ndcg_cut": "ndcg_lin",
+}
+_ALIAS_NAME = re.compile(r"^([A-Za-z][A-Za-z_]*?)(?:@(\d+)|_(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -66,13 +91,36 @@ class Metric:
         return self.kind if self.k is None else f"{self.kind}@{self.k}"
 
 
+def _alias(name: str) -> Metric | None:
+    """A metric named as ir_measures, ranx or trec_eval name it, keyed by that name; None if not one."""
+    m = _ALIAS_NAME.match(name)
+    if not m:
+        return None
+    base, k = m.group(1), m.group(2) or m.group(3)
+    kind = ALIASES.get(base) or ALIASES.get(base.lower())
+    if kind is None:
+        return None
+    if k is None and kind not in _KINDS_WITHOUT_K:
+        raise InputError(f"metric {name!r} needs a cutoff, e.g. {base}@10", field="metrics")
+    if k is not None and int(k) < 1:
+        raise InputError(f"metric {name!r}: cutoff must be at least 1", field="metrics")
+    return Metric(kind, int(k) if k is not None else None, name)
+
+
 def parse_metric(name: str) -> Metric:
     """`"hit@10"` → Metric("hit", 10); `"mrr"` → Metric("mrr", None); `precision@5` is `p@5`
-    under its own name. Case-insensitive."""
-    m = _NAME.match(name.strip().lower())
+    under its own name. Ours are case-insensitive; other tools' names (`ALIASES`) keep
+    their spelling as the result's key."""
+    stripped = name.strip()
+    m = _NAME.match(stripped.lower())
+    if not m or (stripped.startswith("nDCG") and "@" in stripped):
+        alias = _alias(stripped)
+        if alias is not None:
+            return alias
     if not m:
         raise InputError(f"unknown metric {name!r} (use hit@k, recall@k, mrr, mrr@k, ndcg@k, map, map@k, "
-                         "precision@k or p@k)", field="metrics")
+                         "precision@k or p@k, or ir_measures/ranx/trec_eval names such as RR, R@k, AP, "
+                         "nDCG@k, Success@k, hit_rate@k, ndcg_cut_k)", field="metrics")
     kind, k = m.group(1), m.group(2)
     if kind == "precision":
         if k is None:
@@ -175,6 +223,8 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     else:
         gains = np.where(rel, (2.0 ** labels) - 1.0, 0.0)
         ideal_gains = np.where(ideal >= min_label, (2.0 ** ideal) - 1.0, 0.0)
+    lin_gains = np.log2(gains + 1.0)  # the label itself where 2^label - 1 gains
+    lin_ideal = np.log2(ideal_gains + 1.0)
     retrieved = np.array([len(run[q]) for q in qids], dtype=np.int64)
 
     def at(k: int) -> np.ndarray:  # relevant retrieved within the top k
@@ -196,24 +246,42 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
                 cut = depth if m.k is None else min(m.k, depth)
                 prec = np.where(rel[:, :cut], cum[:, :cut] / np.arange(1, cut + 1), 0.0).sum(axis=1)
                 v = np.where(has_rel, prec / np.maximum(n_rel, 1), 0.0)
-            else:  # ndcg
-                idcg = _dcg(ideal_gains, m.k)
-                v = np.where(idcg > 0, _dcg(gains, m.k) / np.where(idcg > 0, idcg, 1.0), 0.0)
+            else:  # ndcg: gain 2^label - 1, or the label itself (ndcg_lin)
+                g, ig = (lin_gains, lin_ideal) if m.kind == "ndcg_lin" else (gains, ideal_gains)
+                idcg = _dcg(ig, m.k)
+                v = np.where(idcg > 0, _dcg(g, m.k) / np.where(idcg > 0, idcg, 1.0), 0.0)
             if m.kind in _NEEDS_RELEVANT:
                 v = np.where(has_rel, v, 0.0 if paper and min_label < 2 else np.nan)
             out[m.name] = v.astype(float)
     return qids, out
 
 
-def evaluate(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1,
-             per_query: bool = False, protocol: str = "inferqa") -> dict:
+def checked_run(run: Run | str | os.PathLike, bench: Benchmark | None, split: str | None) -> Run:
+    """`as_run`, and a run file's passage ids checked against `bench` (when given)."""
+    loaded = as_run(run, bench, split)
+    if bench is not None and not isinstance(run, Run):
+        check_run_ids(loaded, bench, run)
+    return loaded
+
+
+def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.PathLike,
+             metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1, per_query: bool = False,
+             protocol: str = "inferqa", *, split: str | None = None) -> dict:
     """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}` (rounded to 4
     decimals under `protocol="paper"`).
+
+    `run` is a `Run` or a run file; `qrels` is `Qrels`, a qrels file, or a benchmark
+    (object or directory: its qrels, its passage ids checked against a run file, and
+    `split` cuts the run to that split's questions).
 
     With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
     (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
     A mean over no defined question is NaN.
     """
+    qrels, bench = as_qrels(qrels)
+    if split is not None and bench is None:
+        raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
+    run = checked_run(run, bench, split)
     qids, scores = per_query_scores(run, qrels, metrics, min_label, protocol)
     means = {}
     for name, v in scores.items():

@@ -1,5 +1,6 @@
 """Confidence intervals and paired tests for an experiment, from its per-question scores.
 
+This module only chooses the pairs; `inferqa.evaluate.significance` computes every test.
 Which pairs are tested (two-sided paired randomisation test, p-values not corrected for
 multiple comparisons):
 - ranking metrics: each reranked run against its first-stage run (does reranking help?),
@@ -15,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..evaluate.significance import RESAMPLES, bootstrap_cis, randomisation_p
+from ..evaluate.significance import RESAMPLES, bootstrap_cis, paired_tests
 from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 
 HEADLINE = ("hit@10", "mrr", "ndcg@10")
@@ -79,19 +80,16 @@ def add_statistics(results: ExperimentResults, ranking_scores: Sequence[dict[str
 
     pairs = _pairs(results)
     vec = lambda fam, i, m: ranking_scores[i][m] if fam == "ranking" else reader_scores[i]  # noqa: E731
-    diffs = np.array([vec(f, a, m) - vec(f, b, m) for f, a, b, m in pairs]) if pairs else np.zeros((0, 0))
-    diff_cis = bootstrap_cis(diffs, seed=seed, resamples=resamples) if pairs else []
+    a = np.array([vec(f, i, m) for f, i, _, m in pairs]) if pairs else np.zeros((0, 0))
+    b = np.array([vec(f, j, m) for f, _, j, m in pairs]) if pairs else np.zeros((0, 0))
     tests = []
-    for (fam, a, b, m), d, (lo, hi) in zip(pairs, diffs, diff_cis):
-        ra, rb = (ranking[a], ranking[b]) if fam == "ranking" else (reader[a], reader[b])
-        va, vb = vec(fam, a, m), vec(fam, b, m)
-        keep = ~(np.isnan(va) | np.isnan(vb))
-        p, exact = randomisation_p(d[keep], seed=seed, resamples=resamples)
-        test = {"family": fam, "metric": m, "a": run_label(ra), "b": run_label(rb), "n": int(keep.sum()),
-                "mean_a": float(va[keep].mean()) if keep.any() else None,
-                "mean_b": float(vb[keep].mean()) if keep.any() else None,
-                "diff": float(d[keep].mean()) if keep.any() else None,
-                "ci_low": float(lo), "ci_high": float(hi), "p": p, "exact": exact}
+    for (fam, i, j, m), t in zip(pairs, paired_tests(a, b, seed=seed, resamples=resamples) if pairs else []):
+        ra, rb = (ranking[i], ranking[j]) if fam == "ranking" else (reader[i], reader[j])
+        defined = t.n > 0
+        test = {"family": fam, "metric": m, "a": run_label(ra), "b": run_label(rb), "n": t.n,
+                "mean_a": t.mean_a if defined else None, "mean_b": t.mean_b if defined else None,
+                "diff": t.diff if defined else None, "ci_low": t.ci_low, "ci_high": t.ci_high, "p": t.p,
+                "exact": t.exact}
         if fam == "reader":
             test.update(reader=ra.reader, strategy=ra.strategy, k=ra.k)
         tests.append(test)

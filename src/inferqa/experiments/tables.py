@@ -217,8 +217,11 @@ def reader_table(results: ExperimentResults) -> Table:
 
 
 _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs answer (10,000 sign flips, "
-              "exact below 14 differing questions); A − B in points with its 95 % bootstrap CI; "
-              "p-values are not corrected for multiple comparisons.")
+              "exact below 14 differing questions); A − B in points with its 95 % percentile-bootstrap CI. "
+              "The two are separate procedures: the interval only resamples the observed differences, so "
+              "with few questions that differ it is too narrow and can exclude 0 while p ≥ 0.05 (read "
+              "significance from p; `inferqa compare --test t` or `--test bootstrap` pair p with its own "
+              "interval). p-values are not corrected for multiple comparisons.")
 
 
 def significance_table(results: ExperimentResults, family: str) -> Table:

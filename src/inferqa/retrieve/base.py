@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Mapping
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..inputs import BenchLike, as_benchmark
 from ..io import read_json, write_json
 from ..records import Run
 
@@ -58,21 +59,25 @@ class Retriever(ABC):
     def default_index_dir(self, bench: Benchmark) -> Path:
         return bench.path / "indexes" / f"{self.name}-{self.options_hash()}"
 
-    def attach(self, bench: Benchmark | None, index_dir: str | Path | None = None) -> "Retriever":
-        """Point this retriever at a benchmark's index (default location) or at `index_dir`."""
+    def attach(self, bench: BenchLike | None, index_dir: str | Path | None = None) -> "Retriever":
+        """Point this retriever at a benchmark's index (default location) or at `index_dir`;
+        `bench` is a `Benchmark` or its directory."""
         if index_dir is None and bench is None:
             raise ValueError("attach needs a benchmark or an index directory")
+        bench = as_benchmark(bench) if bench is not None else None
         self.bench = bench
         self.index_dir = Path(index_dir) if index_dir is not None else self.default_index_dir(bench)
         self._loaded = False
         return self
 
-    def index(self, bench: Benchmark, index_dir: str | Path | None = None, executor: Any = None) -> Path:
-        """Build the index (or finish or reuse it); `executor` (an `inferqa.scale.Executor`)
-        runs the build's batch jobs elsewhere, for retrievers with `parallel_index`."""
+    def index(self, bench: BenchLike, index_dir: str | Path | None = None, executor: Any = None) -> Path:
+        """Build the index (or finish or reuse it) of `bench` (a `Benchmark` or its directory);
+        `executor` (an `inferqa.scale.Executor`) runs the build's batch jobs elsewhere, for
+        retrievers with `parallel_index`."""
         if executor is not None and not executor.is_local and not self.parallel_index:
             raise InputError(f"the {self.name} retriever builds its index here only (no --backend "
                              f"{executor.backend})", field="backend")
+        bench = as_benchmark(bench)
         self.executor = executor
         self.attach(bench, index_dir)
         assert self.index_dir is not None
@@ -83,10 +88,10 @@ class Retriever(ABC):
                                                "benchmark": str(bench.path), **facts})
         return self.index_dir
 
-    def ensure_index(self, bench: Benchmark, index_dir: str | Path | None = None) -> "Retriever":
+    def ensure_index(self, bench: BenchLike, index_dir: str | Path | None = None) -> "Retriever":
         """Attach to the index of `bench` (default location or `index_dir`), building it if unfinished."""
         if not self.attach(bench, index_dir).is_indexed():
-            self.index(bench, index_dir)
+            self.index(self.bench or bench, index_dir)
         return self
 
     def is_indexed(self) -> bool:
@@ -121,6 +126,16 @@ class Retriever(ABC):
         run = self._search(qids, [queries[q] for q in qids], k) if qids else Run()
         run.tag = self.name
         return run
+
+
+    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = 1000,
+                 index_dir: str | Path | None = None) -> Run:
+        """The top `depth` passages for each question of `split` (None or "all": every
+        question) from the index of `bench` (attached here unless already attached to it)."""
+        b = as_benchmark(bench)
+        if self.bench is None or self.bench.path != b.path or index_dir is not None:
+            self.attach(b, index_dir)
+        return self.search(question_queries(b, b.split_qids(split)), depth)
 
 
 def question_queries(bench: Benchmark, qids: list[str] | None = None) -> dict[str, str]:

@@ -1,0 +1,111 @@
+"""`compare`: runs against the first one, metric by metric, with paired tests (`inferqa compare`).
+
+The questions are the first run's (cut to `split`); a question another run lacks counts as
+an empty ranking there (`missing` says how many). Every other run is tested against the
+first on each metric with `inferqa.evaluate.significance.paired_tests`, and the p-values of
+one metric (one per run compared) are corrected together (`holm` by default).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..inputs import as_qrels
+from ..records import Run
+from .metrics import check_protocol, checked_run, per_query_scores
+from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
+
+COMPARE_METRICS = ("hit@10", "mrr", "ndcg@10")
+
+
+@dataclass
+class Comparison:
+    """`rows[0]` is the baseline (means only); every other row adds, per metric, the
+    difference to the baseline with its CI, the p-value and the corrected p-value."""
+
+    metrics: list[str]
+    test: str
+    correction: str
+    confidence: float
+    questions: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> str:
+        return self.rows[0]["run"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "metrics": self.metrics, "test": self.test,
+                "correction": self.correction, "confidence": self.confidence, "questions": self.questions,
+                "runs": self.rows}
+
+
+def _named(runs: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
+    if isinstance(runs, Mapping):
+        return list(runs.items())
+    out, seen = [], set()
+    for i, run in enumerate(runs):
+        name = Path(run).stem if isinstance(run, (str, os.PathLike)) else (getattr(run, "tag", None) or f"run{i + 1}")
+        if name in seen:
+            name = str(run) if isinstance(run, (str, os.PathLike)) else f"{name}#{i + 1}"
+        seen.add(name)
+        out.append((name, run))
+    return out
+
+
+def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequence[str] = COMPARE_METRICS, *,
+            split: str | None = None, test: str = "randomisation", correction: str = "holm",
+            min_label: int = 1, protocol: str = "inferqa", resamples: int = RESAMPLES, seed: int = 0,
+            confidence: float = CONFIDENCE) -> Comparison:
+    """Each run against the first: `runs` are `Run`s or run files (a list, or a dict name -> run);
+    `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs)."""
+    check_test(test)
+    check_correction(correction)
+    check_protocol(protocol)
+    named = _named(runs)
+    if len(named) < 2:
+        raise InputError("compare needs at least two runs (the first is the baseline)", field="runs")
+    if not metrics:
+        raise InputError("give at least one metric", field="metrics")
+    qrels, bench = as_qrels(qrels)
+    if split is not None and bench is None:
+        raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
+    loaded = [(name, checked_run(run, bench, split)) for name, run in named]
+    qids = list(loaded[0][1])
+    if not qids:
+        raise InputError(f"run {loaded[0][0]!r} has no question" + (f" of split {split!r}" if split else ""),
+                         field="runs")
+    scores, missing = [], []
+    for _, run in loaded:
+        aligned = Run({q: run.get(q, []) for q in qids}, tag=run.tag)
+        missing.append(sum(q not in run for q in qids))
+        scores.append(per_query_scores(aligned, qrels, metrics, min_label, protocol)[1])
+    names = list(scores[0])  # the metrics as keyed (the spelling asked for)
+    rows = [{"run": loaded[0][0], "missing": missing[0],
+             "metrics": {m: {"mean": _mean(scores[0][m])} for m in names}}]
+    for name, miss, _ in zip((n for n, _ in loaded[1:]), missing[1:], scores[1:]):
+        rows.append({"run": name, "missing": miss, "metrics": {}})
+    for m in names:
+        a = np.array([s[m] for s in scores[1:]])
+        b = np.repeat(scores[0][m][None, :], len(scores) - 1, axis=0)
+        tests = paired_tests(a, b, test=test, resamples=resamples, seed=seed, confidence=confidence)
+        corrected = adjust_p([t.p for t in tests], correction)
+        for row, s, t, pc in zip(rows[1:], scores[1:], tests, corrected):
+            row["metrics"][m] = {"mean": _mean(s[m]), "diff": _num(t.diff), "ci": [_num(t.ci_low), _num(t.ci_high)],
+                                 "p": _num(t.p), "p_corrected": _num(pc), "n": t.n, "exact": t.exact}
+    return Comparison(names, test, correction, confidence, len(qids), rows)
+
+
+def _mean(v: np.ndarray) -> float | None:
+    defined = v[~np.isnan(v)]
+    return float(defined.mean()) if defined.size else None
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or np.isnan(x) else float(x)

@@ -1,0 +1,155 @@
+"""`compare` / `inferqa compare`: paired tests of runs against the first, checked against
+scipy (ttest_rel, permutation_test, bootstrap), statsmodels' multipletests when installed,
+and hand-worked corrections."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+from inferqa.errors import InputError
+from inferqa.evaluate import compare, evaluate
+from inferqa.evaluate.significance import adjust_p, paired_test, paired_tests, randomisation_p
+from inferqa.records import Qrels, Run
+
+stats = pytest.importorskip("scipy.stats")
+
+
+def test_holm_and_bonferroni_hand_worked():
+    p = [0.01, 0.04, 0.03, np.nan, 0.20]
+    # Holm over the 4 defined: sorted 0.01, 0.03, 0.04, 0.20 times 4, 3, 2, 1 -> 0.04, 0.09, 0.08 -> 0.09
+    # (step-down keeps it monotone), 0.20
+    assert adjust_p(p, "holm")[[0, 2, 1, 4]] == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    assert np.isnan(adjust_p(p, "holm")[3])
+    assert adjust_p(p, "bonferroni")[[0, 1, 2, 4]] == pytest.approx([0.04, 0.16, 0.12, 0.80])
+    assert adjust_p([0.5, 0.6], "bonferroni") == pytest.approx([1.0, 1.0])
+    assert adjust_p(p, "none")[[0, 1]] == pytest.approx([0.01, 0.04])
+    with pytest.raises(InputError, match="correction"):
+        adjust_p(p, "fdr")
+
+
+def test_corrections_equal_statsmodels():
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    p = np.random.default_rng(2).random(9) ** 3
+    for ours, theirs in (("holm", "holm"), ("bonferroni", "bonferroni")):
+        assert adjust_p(p, ours) == pytest.approx(multipletests(p, method=theirs)[1], abs=1e-12)
+
+
+def _pair(seed=3, n=40):
+    rng = np.random.default_rng(seed)
+    a = rng.random(n)
+    return a, a - rng.normal(0.08, 0.2, n)
+
+
+def test_t_test_and_interval_equal_scipy():
+    a, b = _pair()
+    ours = paired_test(a, b, test="t")
+    ref = stats.ttest_rel(a, b)
+    ci = ref.confidence_interval(0.95)
+    assert ours.p == pytest.approx(ref.pvalue, abs=1e-12)
+    assert (ours.ci_low, ours.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    # consistent by construction: the interval excludes 0 exactly when p < 0.05
+    rows = paired_tests(np.array([a, a, b]), np.array([b, a, a]), test="t")
+    assert [t.p < 0.05 for t in rows] == [not (t.ci_low <= 0 <= t.ci_high) for t in rows]
+    assert rows[1].p == 1.0 and rows[1].ci_low == rows[1].ci_high == 0.0  # equal runs
+
+
+def test_randomisation_rows_equal_scipy_permutation_test():
+    a, b = _pair(5, 12)
+    ours = paired_tests(np.array([a, b]), np.array([b, a]))
+    ref = stats.permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
+                                 n_resamples=np.inf, alternative="two-sided")
+    assert ours[0].exact and ours[0].p == pytest.approx(ref.pvalue, abs=1e-12) and ours[1].p == ours[0].p
+    assert ours[0].p == randomisation_p(a - b)[0]
+    # Monte Carlo rows (more than 13 differing questions) are close to scipy's exact answer
+    a, b = _pair(6, 16)
+    mc = paired_tests(a, b, resamples=5_000, seed=1)[0]
+    exact = stats.permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
+                                   n_resamples=np.inf, alternative="two-sided").pvalue
+    assert not mc.exact and mc.p == pytest.approx(exact, abs=0.02)
+
+
+def test_bootstrap_test_interval_equals_scipy_and_p_is_consistent():
+    a, b = _pair(7, 50)
+    ours = paired_test(a, b, test="bootstrap", seed=0)
+    ref = stats.bootstrap((a - b,), np.mean, method="percentile", n_resamples=10_000,
+                          random_state=0).confidence_interval
+    assert ours.ci_low == pytest.approx(ref.low, abs=0.01) and ours.ci_high == pytest.approx(ref.high, abs=0.01)
+    # hand-worked: all differences positive, every resampled mean is > 0 -> p = 2 / (R + 1)
+    pos = paired_test([1, 2, 3, 4], [0, 0, 0, 0], test="bootstrap", resamples=999)
+    assert pos.p == pytest.approx(2 / 1000)
+    same = paired_test([1, 2, 3], [1, 2, 3], test="bootstrap")
+    assert same.p == 1.0 and same.diff == 0.0
+    rng = np.random.default_rng(11)
+    a = rng.random((30, 25))
+    b = a - rng.normal(0.05, 0.2, (30, 25))
+    for t in paired_tests(a, b, test="bootstrap"):
+        if abs(t.p - 0.05) > 0.01:  # away from the resampling granularity
+            assert (t.p < 0.05) == (not t.ci_low <= 0 <= t.ci_high)
+
+
+def _runs():
+    qrels = Qrels({f"q{i}": {f"q{i}_rel": 1} for i in range(30)})
+    rng = np.random.default_rng(4)
+    runs = []
+    for shift in (0, 5, 0):
+        run = Run()
+        for i in range(30):
+            rank = int(rng.integers(0, 6)) + (shift if i % 3 else 0)
+            ranked = [f"q{i}_x{j}" for j in range(10)]
+            ranked.insert(min(rank, 10), f"q{i}_rel")
+            run[f"q{i}"] = [(p, float(20 - r)) for r, p in enumerate(ranked)]
+        runs.append(run)
+    return runs, qrels
+
+
+def test_compare_values_are_evaluate_and_paired_tests():
+    runs, qrels = _runs()
+    del runs[2]["q3"]  # a question the third run lacks counts as an empty ranking
+    result = compare({"base": runs[0], "worse": runs[1], "other": runs[2]}, qrels, ["mrr", "hit@1"],
+                     test="t", correction="holm")
+    assert result.baseline == "base" and result.questions == 30 and result.rows[2]["missing"] == 1
+    assert result.rows[0]["metrics"]["mrr"]["mean"] == pytest.approx(evaluate(runs[0], qrels, ["mrr"])["mrr"])
+    per = {name: evaluate(Run({q: r.get(q, []) for q in runs[0]}), qrels, ["mrr"], per_query=True)["per_query"]
+           for name, r in (("base", runs[0]), ("worse", runs[1]), ("other", runs[2]))}
+    vec = {n: np.array([per[n][q]["mrr"] for q in runs[0]]) for n in per}
+    raw = [stats.ttest_rel(vec["worse"], vec["base"]).pvalue, stats.ttest_rel(vec["other"], vec["base"]).pvalue]
+    cell = result.rows[1]["metrics"]["mrr"]
+    assert cell["diff"] == pytest.approx(vec["worse"].mean() - vec["base"].mean())
+    assert cell["p"] == pytest.approx(raw[0], abs=1e-12)
+    assert [result.rows[i]["metrics"]["mrr"]["p_corrected"] for i in (1, 2)] == pytest.approx(adjust_p(raw, "holm"))
+    assert cell["diff"] < 0 and cell["p_corrected"] < 0.05
+    with pytest.raises(InputError, match="at least two"):
+        compare([runs[0]], qrels)
+    with pytest.raises(InputError, match="unknown test"):
+        compare(runs, qrels, test="wilcoxon")
+
+
+def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q):
+    bench = demo_bench_8q
+    from inferqa.retrieve import get_retriever
+
+    r1 = get_retriever("bm25").ensure_index(bench).retrieve(bench, split="all", depth=20)
+    r2 = get_retriever("bm25", k1=0.5, b=0.2).ensure_index(bench).retrieve(bench, split="all", depth=20)
+    r1.save(tmp_path / "a.trec")
+    r2.save(tmp_path / "b.trec")
+    code, out, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "a.trec", f"tuned={tmp_path / 'b.trec'}",
+                             "--bench", bench.path, "--metrics", "RR,nDCG@10", "--test", "bootstrap", "--json")
+    assert code in (0, None), err
+    got = json.loads(out)
+    assert got["baseline"] == "a" and [r["run"] for r in got["runs"]] == ["a", "tuned"]
+    assert got["metrics"] == ["RR", "nDCG@10"] and got["test"] == "bootstrap" and got["correction"] == "holm"
+    want = evaluate(tmp_path / "b.trec", bench, ["RR"])["RR"] - evaluate(tmp_path / "a.trec", bench, ["RR"])["RR"]
+    assert got["runs"][1]["metrics"]["RR"]["diff"] == pytest.approx(want)
+    code, out, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "a.trec", tmp_path / "b.trec", "--bench",
+                             bench.path)
+    assert code in (0, None), err
+    assert "vs a" in out and "randomisation test" in out and "percentile bootstrap" in out
+    for bad, what in ((["--test", "z"], "unknown test"), (["--correction", "fdr"], "unknown correction"),
+                      (["--metrics", "bpref"], "unknown metric")):
+        code, _, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "a.trec", tmp_path / "b.trec",
+                               "--bench", bench.path, *bad)
+        assert code == 2 and what in err and len(err.strip().splitlines()) == 1
