@@ -37,7 +37,7 @@ def test_build_then_stats(monkeypatch, capsys, tmp_path):
 
 
 def test_build_demo(monkeypatch, capsys, tmp_path):
-    code, out, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "demo")
+    code, out, err = run_cli(monkeypatch, capsys, "build", "--demo", "--top-k", 5, "--out", tmp_path / "demo")
     assert code in (0, None), err
     meta = Benchmark(tmp_path / "demo").meta
     assert meta["counts"]["questions"] >= 40 and meta["counts"]["leak_hints_dropped"] == 0
@@ -136,3 +136,27 @@ def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
     assert bench.meta["labelling"] == {"source": "quit-release", "labelers": ["gemma-3-1b", "qwen-3-4b",
                                        "llama-31-8b"], "match": "normalized", "stored_answers": 12}
     assert bench.meta["labels"] == {"1": 8, "2": 4}   # d1 and t2 two each
+
+
+def test_build_demo_is_the_benchmark_inferqa_demo_runs_on(monkeypatch, capsys, tmp_path):
+    from inferqa.build import build_benchmark
+    from inferqa.data import demo_path, load_questions
+    from inferqa.data.shipped_demo import demo_build_options
+    from inferqa.experiments.config import load_config, shipped_config
+
+    code, out, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "cli")
+    assert code in (0, None), err
+    assert "48 questions, 720 passages" in out and "SmolLM2's, shipped with the demo" in out
+    build_benchmark(load_questions(demo_path()), tmp_path / "py", **demo_build_options())  # what `inferqa demo` builds
+    for name in ("questions.jsonl", "corpus.jsonl", "qrels.tsv", "splits.json", "labels.jsonl"):
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "py" / name).read_bytes(), name
+    bench = Benchmark(tmp_path / "cli")
+    assert {k: len(v) for k, v in bench.splits.items()} == {"train": 6, "dev": 4, "test": 38}
+    assert set(bench.meta["labels"]) == {"1", "2"} and bench.meta["labelled_by"] == "llm"
+    # the demo's help names what its config runs
+    code, out, _ = run_cli(monkeypatch, capsys, "demo", "--help")
+    config = load_config(shipped_config("demo"))
+    text = " ".join(out.split())
+    assert "dense" not in text and "build --demo" in text
+    for stage in (*config.retrievers, *config.rerankers):
+        assert stage.kind in text, stage.kind

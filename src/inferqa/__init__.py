@@ -1,3 +1,53 @@
-"""inferqa: a toolkit for Inferential Question Answering (QUIT-style benchmarks)."""
+"""inferqa: a toolkit for Inferential Question Answering (QUIT-style benchmarks).
+
+The stages, each taking paths or objects (README: Python API):
+
+    import inferqa
+    inferqa.build_benchmark(inferqa.load_questions("hints.json"), "bench")
+    bm25 = inferqa.get_retriever("bm25")
+    bm25.index("bench")
+    run = bm25.retrieve("bench", split="test", depth=100)
+    inferqa.evaluate(run, "bench", ["nDCG@10", "RR"])
+    inferqa.compare([run, "other.trec"], "bench", split="test")
+
+`rerank`, `read` and `evaluate` are the stage packages themselves, callable as their
+stage's function (`inferqa.rerank.rerank_run`, `inferqa.read.read_run`,
+`inferqa.evaluate.evaluate`). Names load on first use, so `import inferqa` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
+
+# exported name -> (module, attribute; None: the module itself)
+_EXPORTS = {
+    "build_benchmark": ("inferqa.build", "build_benchmark"),
+    "Benchmark": ("inferqa.benchmark", "Benchmark"),
+    "load_questions": ("inferqa.data", "load_questions"),
+    "get_retriever": ("inferqa.retrieve", "get_retriever"),
+    "get_reranker": ("inferqa.rerank", "get_reranker"),
+    "rerank": ("inferqa.rerank", None),
+    "read": ("inferqa.read", None),
+    "evaluate": ("inferqa.evaluate", None),
+    "compare": ("inferqa.evaluate", "compare"),
+    "Run": ("inferqa.records", "Run"),
+    "Qrels": ("inferqa.records", "Qrels"),
+    "load_llm": ("inferqa.llm", "load_llm"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'inferqa' has no attribute {name!r}") from None
+    obj = importlib.import_module(module)
+    return obj if attr is None else getattr(obj, attr)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -105,12 +105,15 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
     return selected, {"counts": counts, "details": details}
 
 
-def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *, top_k: int = 5,
+def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence[str | os.PathLike],
+                    out_dir: str | os.PathLike, *, top_k: int = 5,
                     leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
                     split: Any = (0.7, 0.1, 0.2), seed: int = 13, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
                     show_progress: bool = False, label_match: str = "exact") -> dict:
     """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
+    from `questions` (`Question`s, or source files read with `inferqa.load_questions`, which
+    are then the recorded `sources` unless given)
     (replaced atomically), and labels.jsonl with every model's stored answer for a QUIT release
     (labels by `label_match`: the release's exact membership, or `normalized`); return the meta
     dict. `post_build(tmp_dir, meta)` runs inside the temp directory before the rename and may
@@ -120,6 +123,13 @@ def build_benchmark(questions: Sequence[Question], out_dir: str | os.PathLike, *
                          field="label-match")
     if not 1 <= top_k <= MAX_TOP_K:
         raise InputError(f"--top-k must be between 1 and {MAX_TOP_K}, got {top_k}", field="top-k")
+    if isinstance(questions, (str, os.PathLike)):
+        questions = [questions]
+    if questions and all(isinstance(q, (str, os.PathLike)) for q in questions):
+        from ..data import load_sources
+
+        sources = sources or [str(q) for q in questions]
+        questions = load_sources(questions)
     if not questions:
         raise InputError("no questions to build from")
     split_spec = parse_split(split)

@@ -23,20 +23,6 @@ def _check_out_dir(out: Path) -> None:
         raise InputError("--out exists and is not a benchmark directory; choose another path", file=out)
 
 
-def _load_sources(paths: list[Path], fmt: str):
-    from ..data import load_questions
-
-    questions, seen = [], {}
-    for path in paths:
-        for q in load_questions(path, fmt):
-            if q.id in seen:
-                raise InputError(f"duplicate question id {q.id!r} (also in {seen[q.id]})", file=path,
-                                 record=q.id, field="id")
-            seen[q.id] = path
-            questions.append(q)
-    return questions
-
-
 @app.command("build")
 def build_cmd(
     sources: Optional[List[Path]] = typer.Argument(None, help="Source files: WikiHint/TriviaHG/QUIT JSON, JSONL or CSV.",
@@ -44,8 +30,11 @@ def build_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Benchmark directory to write (replaced atomically)."),
     fmt: str = typer.Option("auto", "--format", "-f",
                             help="auto | wikihint | triviahg | quit | jsonl | csv (applies to every SOURCE)."),
-    demo: bool = typer.Option(False, "--demo", help="Add the demo questions embedded in the package."),
-    top_k: int = typer.Option(5, "--top-k", help="Hints kept per question (325 passages for 5)."),
+    demo: bool = typer.Option(False, "--demo", help="The demo benchmark `inferqa demo` runs on: the 48 embedded "
+                              "questions, 3 hints each (15 passages), split 6,4,38, SmolLM2's shipped labels. "
+                              "With SOURCE files: add the demo questions to them (default options)."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="Hints kept per question (default 5: 325 passages; "
+                                        "3 with --demo alone)."),
     leak_policy: str = typer.Option("drop-hint", "--leak-policy", help=LEAK_POLICY_HELP),
     leak_judge: str = typer.Option("string", "--leak-judge", help="string (word-boundary rule) | embedding (best "
                                    "hint-span cosine to the answer) | llm (asks --leak-llm); the string rule "
@@ -53,9 +42,10 @@ def build_cmd(
     leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", parser=finite, help="Cosine threshold of the "
                                                    "embedding leak judge (default 0.85)."),
     leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
-    split: str = typer.Option("0.7,0.1,0.2", "--split",
-                              help="train,dev,test as fractions (0.7,0.1,0.2), counts (5000,862,1539) or 'source'."),
-    seed: int = typer.Option(13, "--seed", help="Seed of the split shuffle."),
+    split: Optional[str] = typer.Option(None, "--split",
+                                        help="train,dev,test as fractions (default 0.7,0.1,0.2), counts "
+                                        "(5000,862,1539) or 'source'; 6,4,38 with --demo alone."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the split shuffle (default 13)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on a question with fewer than --top-k usable hints "
                                                         "instead of skipping it."),
     label: bool = typer.Option(False, "--label", help="Label passages with LLMs: 2 if a labeller answers correctly "
@@ -82,22 +72,32 @@ def build_cmd(
 
     from ..build import build_benchmark
     from ..build.leak_judges import leak_judge as make_leak_judge
-    from ..data import demo_path
+    from ..data import demo_path, load_sources
+    from ..data.shipped_demo import DEMO_BUILD, demo_build_options
 
     _check_out_dir(out)
     paths = list(sources or [])
+    demo_only = demo and not paths
     if demo:
         paths.insert(0, demo_path())
     if not paths:
         raise InputError("give SOURCE files or --demo")
-    questions = _load_sources(paths, fmt)
+    top_k = top_k if top_k is not None else (DEMO_BUILD["top_k"] if demo_only else 5)
+    split_spec = split if split is not None else (DEMO_BUILD["split"] if demo_only else "0.7,0.1,0.2")
+    seed = seed if seed is not None else (DEMO_BUILD["seed"] if demo_only else 13)
+    questions = load_sources(paths, fmt)
     from ..label.hook import convergence_step, make_post_build
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,
-                                 split_by=split_by, split=split, seed=seed,
+                                 split_by=split_by, split=split_spec, seed=seed,
                                  stop_at_first_correct=stop_at_first_correct)
+    # the shipped labels are keyed by question and hint order: they fit the demo's own hints only
+    shipped = (demo_only and post_build is None and not convergence and leak_judge == "string"
+               and top_k == DEMO_BUILD["top_k"])
+    if shipped:
+        post_build = demo_build_options()["post_build"]
     questions = convergence_step(questions, convergence)
     meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm),
-                           split=split, seed=seed, strict=strict, post_build=post_build,
+                           split=split_spec, seed=seed, strict=strict, post_build=post_build,
                            sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True,
                            label_match=label_match)
     c = meta["counts"]
@@ -105,6 +105,10 @@ def build_cmd(
                     f"({c['leak_hints_dropped']} leaking hints dropped, {c['leak_questions_dropped']} questions "
                     f"dropped for leaks, {c['questions_skipped_few_hints']} with fewer than {top_k} hints skipped); "
                     + ", ".join(f"{k} {v:,}" for k, v in meta["splits"].items()))
+    if demo_only:
+        Console().print("labels: SmolLM2's, shipped with the demo (the benchmark `inferqa demo` runs on)" if shipped
+                        else "labels: 1 for every passage of its question (the shipped SmolLM2 labels fit the "
+                        f"demo's own build only: --top-k {DEMO_BUILD['top_k']}, string leak judge, no --label)")
 
 
 @app.command("stats")

@@ -138,9 +138,9 @@ def compare_cmd(
                   f"(percent; {test} test, {correction} correction)")
     table.add_column("run", style="bold")
     for m in result.metrics:
-        table.add_column(m, justify="right")
-        table.add_column("Δ [95 % CI]", justify="right")
-        table.add_column("p", justify="right")
+        table.add_column(m, justify="right", no_wrap=True)
+        table.add_column("Δ [95 % CI]", justify="right", no_wrap=True)
+        table.add_column("p", justify="right", no_wrap=True)
     for row in result.rows:
         cells = []
         for m in result.metrics:

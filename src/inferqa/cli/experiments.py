@@ -65,8 +65,11 @@ def demo_command(
     compute: bool = typer.Option(False, "--compute", help="Ask SmolLM2 again instead of starting from the "
                                  "answers shipped with the demo (several minutes more on 2 cores)."),
 ) -> None:
-    """Run the shipped demo experiment on the embedded demo benchmark (BM25, dense MiniLM,
-    a SmolLM2 reranker and reader, oracles); print the tables, the report and explorer paths."""
+    """Run the shipped demo experiment (experiments/configs/demo.yaml) on the demo benchmark
+    (the one `inferqa build --demo` writes: 48 questions, 15 passages each, SmolLM2's labels):
+    bm25 and clue (clue-level MiniLM) retrieval, llm-pointwise SmolLM2 reranking of the top 5,
+    SmolLM2 reading (union_norm, union_freq; k = 1, 3, 5) and the three oracles, on the 38
+    test questions; print the tables, the report and explorer paths."""
     from ..experiments.config import shipped_config
 
     _run(shipped_config(config), out, progress, seed_demo_answers=not compute)

@@ -11,7 +11,7 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import InputError
 from ..io import check_file, iter_lines, read_json
@@ -86,4 +86,17 @@ def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]
     return {"wikihint": wikihint, "triviahg": triviahg, "quit": quit}[fmt].parse(data, path)
 
 
-__all__ = ["FORMATS", "demo_path", "detect_format", "load_questions"]
+def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto") -> list[Question]:
+    """The questions of several source files, in order; a question id may occur once in all."""
+    questions, seen = [], {}
+    for path in paths:
+        for q in load_questions(path, fmt):
+            if q.id in seen:
+                raise InputError(f"duplicate question id {q.id!r} (also in {seen[q.id]})", file=path,
+                                 record=q.id, field="id")
+            seen[q.id] = path
+            questions.append(q)
+    return questions
+
+
+__all__ = ["FORMATS", "demo_path", "detect_format", "load_questions", "load_sources"]

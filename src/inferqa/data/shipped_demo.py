@@ -41,6 +41,12 @@ def labels_path() -> Path:
     return _shipped(LABELS_FILE)
 
 
+def demo_build_options() -> dict[str, Any]:
+    """`build_benchmark` options of the demo benchmark (`inferqa demo`, `inferqa build --demo`):
+    `DEMO_BUILD`, labelled with the shipped SmolLM2 labels where they ship."""
+    return dict(DEMO_BUILD, post_build=apply_labels if labels_path().exists() else None)
+
+
 def cache_rows_path() -> Path:
     return _shipped(CACHE_FILE)
 

@@ -1,7 +1,12 @@
-"""Evaluation: QUIT's ranking metrics, run checks, oracle runs, paired comparisons."""
+"""Evaluation: QUIT's ranking metrics, run checks, oracle runs, paired comparisons.
+
+The package is also its stage's function: `inferqa.evaluate(run, qrels, metrics)` is
+`inferqa.evaluate.evaluate(...)`.
+"""
 
 from __future__ import annotations
 
+from ..stage_call import make_callable
 from .checks import OPTIMAL, check_run_ids, open_run
 from .comparison import COMPARE_METRICS, Comparison, compare
 from .metrics import ALIASES, DEFAULT_METRICS, Metric, evaluate, parse_metric, per_query_scores
@@ -12,3 +17,5 @@ __all__ = [
     "check_run_ids", "open_run", "OPTIMAL", "oracle_retriever", "optimal",
     "COMPARE_METRICS", "Comparison", "compare",
 ]
+
+make_callable(__name__, evaluate)

@@ -118,12 +118,12 @@ class _Runner:
             raise InputError("benchmark directory not found", file=spec.path, field="benchmark.path")
         from ..build import build_benchmark
         from ..data import demo_path, load_questions
-        from ..data.shipped_demo import DEMO_BUILD, apply_labels, labels_path
+        from ..data.shipped_demo import DEMO_BUILD, demo_build_options, labels_path
         from ..io import sha256_file
 
         demo = demo_path()
         shipped = labels_path().exists()
-        options = dict(DEMO_BUILD, post_build=apply_labels if shipped else None)  # SmolLM2's shipped labels
+        options = demo_build_options()  # SmolLM2's shipped labels
         if spec.path is not None:  # build the demo where the config says
             self.log(f"  building the demo benchmark into {spec.path}")
             build_benchmark(load_questions(demo), spec.path, **options)

@@ -1,5 +1,11 @@
 """Readers: merge the top-k passages into a context, ask an LLM, clean and score its answer
-(scoring itself: inferqa.evaluate.answers)."""
+(scoring itself: inferqa.evaluate.answers).
+
+The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` is
+`read_with_llm(...)` (benchmark, run and LLM as objects, paths or an LLM spec).
+"""
+
+from ..stage_call import make_callable
 
 from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
@@ -15,3 +21,5 @@ __all__ = ["union_norm", "union_freq", "concat", "merge", "build_context", "form
            "answer_judge", "ExactMatchAnswerJudge", "LLMAnswerJudge",
            "check_read_options", "open_answers", "score_answers", "evidence_sets", "vote",
            "oracle_reader_em", "union_passage"]
+
+make_callable(__name__, read_with_llm)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
@@ -32,16 +33,30 @@ def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Seq
         raise InputError("alpha values must lie in [0, 1] (beta = 1 - alpha)", field="alphas")
 
 
-def read_with_llm(bench: "Benchmark", run: "Run", llm: "LLM", strategies: Sequence[str] = ("union_norm",),
-             ks: Sequence[int] = (1, 3, 5), *, qids: Iterable[str] | None = None, progress: bool = True,
-             reader: Reader | None = None, **context_options: Any) -> list[dict[str, Any]]:
+def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.PathLike", llm: "LLM | str",
+                  strategies: Sequence[str] = ("union_norm",), ks: Sequence[int] = (1, 3, 5), *,
+                  qids: Iterable[str] | None = None, progress: bool = True, reader: Reader | None = None,
+                  **context_options: Any) -> list[dict[str, Any]]:
     """One row per (question, strategy, k): prediction, golds, em, f1, contains, passage ids.
 
-    `context_options` go to the context strategies that declare them (alpha, beta: union_freq).
+    `bench` and `run` are objects or paths; `llm` is an LLM or a spec (`smollm2`, an HF id,
+    ...), then opened with the LLM cache and closed when done. `context_options` go to the
+    context strategies that declare them (alpha, beta: union_freq).
 
     Identical prompts (e.g. k=1 under every strategy) are asked once. Interrupted runs
     resume from the LLM cache: a restart repeats no backend call.
     """
+    from ..inputs import as_benchmark, as_run
+
+    bench = as_benchmark(bench)
+    run = as_run(run, bench)
+    if isinstance(llm, str):
+        from ..llm import load_llm
+
+        check_read_options(strategies, ks, **context_options)  # before the model loads
+        with load_llm(llm) as opened:
+            return read_with_llm(bench, run, opened, strategies, ks, qids=qids, progress=progress, reader=reader,
+                                 **context_options)
     from .. import registry
 
     merges = context_strategies(strategies, context_options)

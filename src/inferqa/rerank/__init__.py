@@ -9,6 +9,9 @@
 the others (HF id or local folder). Each model family is imported only when asked for, so
 its extra is needed only then. A new reranker is one module in this package declaring
 itself with `@inferqa.registry.plugin("reranker", NAME, Option(...), ...)`.
+
+The package is also its stage's function: `inferqa.rerank(run, bench, "cross-encoder")` is
+`rerank_run(...)` (run and benchmark as objects or paths).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import registry
+from ..stage_call import make_callable
 from .base import Reranker
 from .permutation import listwise_order, parse_permutation, sliding_windows
 from .run import rerank_run
@@ -33,3 +37,5 @@ def reranker_class(name: str) -> type[Reranker]:
 
 __all__ = ["Reranker", "get_reranker", "reranker_class", "rerank_run", "parse_permutation", "sliding_windows",
            "listwise_order"]
+
+make_callable(__name__, rerank_run)

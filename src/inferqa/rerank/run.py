@@ -18,24 +18,27 @@ from typing import Any, Iterable
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..inputs import as_benchmark, as_run
 from ..io import atomic_open
 from ..records import Run
 from ..scale.backends import LOCAL, Executor
 
 
-def rerank_run(run: Run, bench: Benchmark | str | os.PathLike, reranker: Any, *,
+def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLike, reranker: Any, *,
                options: dict[str, Any] | None = None, depth: int = 100, qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
                progress: bool = False, batch_size: int = 1) -> Run:
     """Rerank the top `depth` passages of each question of `run` (all, or `qids`).
 
+    `run` and `bench` are objects or paths (a run file is read with the benchmark).
     `reranker` is a `Reranker` or a registry name (built from `options`, once per worker).
     The returned run holds the selected questions only, each with exactly the passages it
     had in `run`; see `Reranker.rerank_question` for the scores. With `checkpoint`, a rerun
     with the same reranker, options, depth and input run resumes (delete it when done).
     """
     executor = executor or LOCAL
-    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    bench = as_benchmark(bench)
+    run = as_run(run, bench)
     if depth < 1:
         raise InputError(f"depth must be at least 1, got {depth}", field="depth")
     options = {k: v for k, v in (options or {}).items() if v is not None}

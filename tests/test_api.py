@@ -1,0 +1,96 @@
+"""The Python API: `inferqa`'s exports, paths or objects everywhere, a light import, and the
+getting-started page's Python example printing what the page says (tests/test_docs.py runs
+every runnable block; this checks the numbers)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import inferqa
+from conftest import REPO
+from inferqa.benchmark import Benchmark
+from inferqa.records import Qrels, Run
+
+EXPORTS = ["build_benchmark", "Benchmark", "load_questions", "get_retriever", "get_reranker", "rerank", "read",
+           "evaluate", "compare", "Run", "Qrels", "load_llm"]
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_exports_are_the_stages_and_the_import_is_light(tmp_path):
+    assert set(EXPORTS) <= set(inferqa.__all__) and set(EXPORTS) <= set(dir(inferqa))
+    from inferqa.evaluate import evaluate as evaluate_fn
+    from inferqa.rerank import rerank_run
+
+    assert inferqa.Run is Run and inferqa.Qrels is Qrels and inferqa.Benchmark is Benchmark
+    assert inferqa.evaluate.evaluate is evaluate_fn and callable(inferqa.evaluate)
+    assert inferqa.rerank.rerank_run is rerank_run and callable(inferqa.rerank) and callable(inferqa.read)
+    with pytest.raises(AttributeError):
+        inferqa.nope  # noqa: B018
+    done = _python("import sys, inferqa, inferqa.cli\n"
+                   "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'llama_cpp', 'faiss') "
+                   "if m in sys.modules]\n"
+                   "print(heavy, 'inferqa.evaluate' in sys.modules)", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "False"]  # and no stage package loaded until asked for
+
+
+def test_every_stage_takes_paths_or_objects(tmp_path, demo_bench_8q):
+    bench = demo_bench_8q
+    path = str(bench.path)
+    bm25 = inferqa.get_retriever("bm25")
+    assert bm25.index(path) == bm25.index(bench)  # the README's index("bench") raised AttributeError before
+    run = bm25.retrieve(path, split="all", depth=10)
+    run.save(tmp_path / "bm25.trec")
+    by_path = inferqa.evaluate(tmp_path / "bm25.trec", str(bench.path / "qrels.tsv"), ["mrr", "RR"])
+    assert by_path == inferqa.evaluate(run, bench.qrels, ["mrr", "RR"]) == inferqa.evaluate(run, path, ["mrr", "RR"])
+    test_q = set(bench.split_qids("test"))
+    cut = inferqa.evaluate(tmp_path / "bm25.trec", bench, ["mrr"], split="test", per_query=True)["per_query"]
+    assert set(cut) == test_q
+    reranked = inferqa.rerank(str(tmp_path / "bm25.trec"), path, "oracle", depth=5)
+    order = lambda r: {q: [pid for pid, _ in ranked] for q, ranked in r.items()}  # noqa: E731
+    assert order(reranked) == order(inferqa.rerank(run, bench, "oracle", depth=5))  # scores: 6 decimals in the file
+    from test_reader import FirstHint
+
+    rows = inferqa.read(path, tmp_path / "bm25.trec", FirstHint(), ["union_norm"], [1], progress=False)
+    assert {r["qid"] for r in rows} == set(run) and all(r["k"] == 1 for r in rows)
+    from inferqa.data import demo_path
+    from inferqa.errors import InputError
+
+    meta = inferqa.build_benchmark(demo_path(), tmp_path / "b", top_k=2, split=(1.0, 0.0, 0.0))
+    assert meta["sources"][0]["path"] == str(demo_path()) and meta["counts"]["passages_per_question"] == 4
+    assert meta["counts"]["questions"] == len(inferqa.load_questions(demo_path()))
+    with pytest.raises(InputError, match="split needs a benchmark"):
+        inferqa.evaluate(run, bench.qrels, ["mrr"], split="test")
+
+
+PAGE = REPO / "docs" / "getting-started.md"
+
+
+def _python_example() -> str:
+    section = PAGE.read_text(encoding="utf-8").split("\n## The same in Python\n", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_python_example_prints_what_the_docs_say(tmp_path):
+    done = _python(_python_example(), tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    # the demo's BM25 row of the README (same benchmark, same numbers), and the printed comparison
+    assert lines[0] == "{'hit@10': 0.5526, 'mrr': 0.4285, 'RR': 0.4285, 'ndcg@10': 0.3157, 'nDCG@10': 0.322}"
+    assert lines[1] == "tuned MRR -0.0297 [-0.0667, -0.0029] p=0.062"
+    assert lines[2] == "oracle MRR +0.1302 [+0.0474, +0.2290] p=0.031"
+    flat = " ".join(PAGE.read_text(encoding="utf-8").split())
+    for line in lines:  # the README says what the block prints
+        assert " ".join(line.split()) in flat, line
+    assert (tmp_path / "bench" / "labels.jsonl").exists() and (tmp_path / "bm25-tuned.trec").exists()
