@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -184,22 +183,6 @@ class Qrels(dict):
         return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}
 
 
-_F32, _U32 = struct.Struct("<f"), struct.Struct("<I")
-_F32_MAX = 3.4028234663852886e38
-
-
-def _f32(x: float) -> float:
-    """x rounded to the nearest 32-bit float (clamped to its range)."""
-    return _F32.unpack(_F32.pack(min(max(x, -_F32_MAX), _F32_MAX)))[0]
-
-
-def _f32_below(x: float) -> float:
-    """The next 32-bit float below the 32-bit float x."""
-    bits = _U32.unpack(_F32.pack(x))[0]
-    bits = bits - 1 if x > 0 else (bits + 1 if x < 0 else 0x80000001)
-    return _F32.unpack(_U32.pack(bits))[0]
-
-
 def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
     """The score column of one question's ranked list, strictly decreasing even as 32-bit
     floats: trec_eval (and so pytrec_eval and ir_measures) holds scores as C floats, sorts
@@ -208,17 +191,24 @@ def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
     tie, or a gap below float32 precision) as the next float32 below the line above, in 9
     significant digits (which round-trip it). The order is kept and only such lines move,
     by one float32 step (about 1e-7 relative) per tied line."""
-    out: list[str] = []
-    prev = None
-    for _, score in ranked:
-        text = f"{score:.6f}"
-        value = _f32(float(text))
-        if prev is not None and not value < prev:
-            value = _f32_below(prev)
-            text = f"{value:.9g}"
-        out.append(text)
-        prev = value
-    return out
+    import numpy as np
+
+    texts = [f"{score:.6f}" for _, score in ranked]
+    if len(texts) < 2:
+        return texts
+    f32 = np.clip(np.array(texts, dtype=np.float64), -3.4028234e38, 3.4028234e38).astype(np.float32)
+    # float32s as integers in the same order, one apart per float32 step (-0.0 and 0.0 equal)
+    bits = f32.view(np.int32).astype(np.int64)
+    keys = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
+    idx = np.arange(len(keys))
+    fixed = np.minimum.accumulate(keys + idx) - idx  # each at most one step below the one above
+    moved = np.flatnonzero(fixed != keys)
+    if moved.size:
+        back = np.where(fixed[moved] >= 0, fixed[moved], (-fixed[moved]) | 0x80000000)
+        values = back.astype(np.uint32).view(np.float32).tolist()
+        for i, v in zip(moved.tolist(), values):
+            texts[i] = f"{v:.9g}"
+    return texts
 
 
 class Run(dict):

@@ -28,8 +28,9 @@ def evaluate_cmd(
     split: Optional[str] = typer.Option(None, "--split", help="Split the run covers: a JSON run's questions are "
                                         "that split's, by position; a TREC run is cut to it."),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated: hit@k, recall@k, "
-                                          "precision@k (p@k), mrr, mrr@k, map, map@k, ndcg@k (default: the "
-                                          "paper's set)."),
+                                          "precision@k (p@k), mrr, mrr@k, map, map@k, ndcg@k, or ir_measures / "
+                                          "ranx / trec_eval names: RR, R@k, P@k, AP, nDCG@k (linear gain), "
+                                          "Success@k, hit_rate@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                                  "plain means over the run's questions, precision over min(k, retrieved), "
                                  "duplicate passages kept, round 4); README: Reproducing the paper."),
