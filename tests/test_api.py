@@ -94,3 +94,28 @@ def test_python_example_prints_what_the_docs_say(tmp_path):
     for line in lines:  # the README says what the block prints
         assert " ".join(line.split()) in flat, line
     assert (tmp_path / "bench" / "labels.jsonl").exists() and (tmp_path / "bm25-tuned.trec").exists()
+
+
+def test_read_takes_an_llm_spec_and_closes_what_it_opened(tmp_path, scratch, demo_bench_8q, monkeypatch):
+    from inferqa.registry import plugin
+    from test_reader import FirstHint
+
+    opened = []
+
+    @plugin("llm", "first-hint-double", target=False)
+    class Double(FirstHint):
+        def __init__(self):
+            super().__init__()
+            self.closed = False
+            opened.append(self)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setenv("INFERQA_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+    run = inferqa.get_retriever("bm25").ensure_index(demo_bench_8q).retrieve(demo_bench_8q, split="all", depth=3)
+    by_spec = inferqa.read(demo_bench_8q.path, run, "first-hint-double", ["union_norm"], [1, 3], progress=False)
+    by_object = inferqa.read(demo_bench_8q, run, FirstHint(), ["union_norm"], [1, 3], progress=False)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "llm"} for r in rows]  # noqa: E731
+    assert strip(by_spec) == strip(by_object) and len(by_spec) == 2 * len(run)
+    assert len(opened) == 1 and opened[0].closed
