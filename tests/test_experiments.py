@@ -295,3 +295,76 @@ def test_ci_config_with_smollm2_twice(tmp_path, monkeypatch):
     assert "stages: 0 computed" in result.output and "LLM backend calls: 0" in result.output
     assert "**Reader exact match on ci (3 test questions; 95 % bootstrap CI in brackets)**" in result.output
     assert f"report: {tmp_path / 'ci' / 'report.html'}" in result.output
+
+
+def test_run_reuses_the_indexes_inferqa_index_built(tmp_path, monkeypatch, capsys):
+    """One index-directory scheme: `inferqa run` on a benchmark folder searches the indexes
+    that `inferqa index` wrote in BENCH/indexes (nothing is encoded or indexed again), and its
+    runs are those of `inferqa retrieve` with the same options."""
+    from conftest import run_cli
+
+    from inferqa.build import build_benchmark
+    from inferqa.data import demo_path, load_questions
+    from inferqa.experiments.runner import run_experiment
+    from inferqa.records import Run
+    from inferqa.retrieve.base import Retriever
+
+    bench = tmp_path / "bench"
+    build_benchmark(load_questions(demo_path())[:8], bench, top_k=3, split=(0.5, 0.0, 0.5))
+    kinds = [("bm25", {}, [])]
+    try:
+        import faiss  # noqa: F401
+        import sentence_transformers  # noqa: F401
+        kinds.append(("dense", {"model": "minilm"}, ["--model", "minilm"]))
+    except ImportError:
+        pass
+    for kind, _, flags in kinds:
+        assert run_cli(monkeypatch, capsys, "index", bench, "-r", kind, *flags)[0] == 0
+        assert run_cli(monkeypatch, capsys, "retrieve", bench, "-r", kind, *flags, "--split", "test",
+                       "--depth", "10", "-o", tmp_path / f"{kind}.trec")[0] == 0
+    built = {p.name: p.stat().st_mtime_ns for p in (bench / "indexes").glob("*/*")}
+
+    def no_reindex(self, *a, **k):
+        raise AssertionError(f"{self.name} indexed again")
+
+    monkeypatch.setattr(Retriever, "index", no_reindex)
+    config = config_from_dict({"name": "reuse", "benchmark": {"path": str(bench)}, "split": "test",
+                               "retrievers": [{"name": kind, "kind": kind, "depth": 10, "options": opts}
+                                              for kind, opts, _ in kinds],
+                               "oracles": False, "metrics": ["hit@1", "mrr"]}, file=tmp_path / "exp.yaml")
+    outcome = run_experiment(config, tmp_path / "exp", progress=False, log=lambda s: None)
+    assert sorted(s.rsplit("-", 1)[0] for s in outcome.reused if s.startswith("index-")) == sorted(
+        f"index-{kind}" for kind, _, _ in kinds)
+    assert not (tmp_path / "exp" / "indexes").exists()
+    assert {p.name: p.stat().st_mtime_ns for p in (bench / "indexes").glob("*/*")} == built
+    for kind, _, _ in kinds:
+        stage = next((tmp_path / "exp" / "stages").glob(f"retrieve-{kind}-*"))
+        ours, theirs = Run.load(stage / "run.trec"), Run.load(tmp_path / f"{kind}.trec")
+        assert {q: [p for p, _ in r] for q, r in ours.items()} == {q: [p for p, _ in r] for q, r in theirs.items()}
+
+
+def test_an_index_of_a_rewritten_corpus_is_not_reused(tmp_path):
+    """The manifest records the corpus it indexed: a corpus.jsonl rewritten since (another
+    corpus) makes the index unfinished; a copy of the same bytes (new mtime) does not."""
+    import os
+
+    from inferqa.benchmark import Benchmark
+    from inferqa.build import build_benchmark
+    from inferqa.data import demo_path, load_questions
+    from inferqa.retrieve import get_retriever
+
+    bench = tmp_path / "bench"
+    build_benchmark(load_questions(demo_path())[:4], bench, top_k=2, split=(1.0,))
+    r = get_retriever("bm25").ensure_index(Benchmark(bench))
+    corpus = bench / "corpus.jsonl"
+    os.utime(corpus, ns=(0, 0))  # same bytes, another mtime: hashed, still the same corpus
+    assert get_retriever("bm25").attach(Benchmark(bench)).is_indexed()
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    corpus.write_text("".join(lines), encoding="utf-8")  # rewritten with the same bytes
+    assert get_retriever("bm25").attach(Benchmark(bench)).is_indexed()
+    corpus.write_text("".join(lines[:-1]), encoding="utf-8")  # a passage dropped
+    stale = get_retriever("bm25").attach(Benchmark(bench))
+    assert not stale.is_indexed()
+    with pytest.raises(InputError, match="another corpus.jsonl"):
+        stale.load()
+    assert r.index_dir == stale.index_dir

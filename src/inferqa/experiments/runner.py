@@ -2,7 +2,8 @@
 
 Stages and what each hash covers (besides the stage's own kind and options):
   build-demo      the embedded demo file's sha256 and the build options
-  index           benchmark fingerprint (sha256 of questions, qrels, splits)
+  index           not a stage: BENCH/indexes/<kind>-<options hash>, shared with `inferqa index`
+                  (Retriever.default_index_dir), rebuilt when corpus.jsonl changed
   retrieve        benchmark fingerprint, question ids, depth
   rerank          the upstream run's stage hash, depth
   read            the upstream run's stage hash, LLM spec, strategies, ks
@@ -140,23 +141,21 @@ class _Runner:
     def retrieve(self, spec: StageSpec) -> RankedRun:
         from .. import registry
         from ..retrieve import get_retriever, question_queries
-        from ..retrieve.base import MANIFEST
 
         options = dict(spec.options)
         if "show_progress" not in options and "show_progress" in registry.options_of("retriever", spec.kind):
             options["show_progress"] = self.progress  # not part of the stage hash: it shapes no output
         retriever = get_retriever(spec.kind, **options)
-        index_dir = self.out / "indexes" / f"{spec.kind}-{stage_hash([self.fp, spec.kind, retriever.index_options()])}"
         inputs = {"bench": self.fp, "qids": self.qids_hash, "kind": spec.kind, "options": spec.options,
                   "depth": spec.depth, **_diversify_input(spec)}
 
         def compute(tmp: Path, _h: str) -> None:
-            if (index_dir / MANIFEST).exists():
-                retriever.attach(self.bench, index_dir)
+            index_dir = retriever.default_index_dir(self.bench)  # shared with `inferqa index`
+            if retriever.attach(self.bench).is_indexed():
                 self.store.reused.append(f"index-{index_dir.name}")
             else:
                 self.log(f"  indexing {spec.name} into {index_dir}")
-                retriever.index(self.bench, index_dir)
+                retriever.index(self.bench)
                 self.store.executed.append(f"index-{index_dir.name}")
             run = retriever.search(question_queries(self.bench, self.qids), spec.depth)
             self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)

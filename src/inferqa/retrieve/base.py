@@ -1,8 +1,11 @@
 """The retriever interface: build an index for a benchmark, then search it with question texts.
 
 An index lives in `BENCH/indexes/<name>-<hash of the options that shape it>/` unless a
-directory is given. `retriever.json` is written last, so a directory without it is an
-unfinished build (a dense build resumes from it).
+directory is given: the one scheme of `inferqa index`, `inferqa retrieve`, `inferqa run` and
+the benchmarks. `retriever.json` is written last, so a directory without it is an unfinished
+build (a dense build resumes from it). It records the corpus.jsonl it was built from (size,
+mtime, sha256): an index of a corpus rewritten since (an annotation round that dropped
+questions) is not a finished index of this benchmark.
 """
 
 from __future__ import annotations
@@ -16,10 +19,30 @@ from typing import Any, ClassVar, Mapping
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..inputs import BenchLike, as_benchmark
-from ..io import read_json, write_json
+from ..io import read_json, sha256_file, write_json
 from ..records import Run
 
 MANIFEST = "retriever.json"
+CORPUS = "corpus.jsonl"
+
+
+def corpus_stamp(bench: Benchmark) -> dict[str, Any]:
+    st = (bench.path / CORPUS).stat()
+    return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(bench.path / CORPUS)}
+
+
+def same_corpus(recorded: dict[str, Any] | None, bench: Benchmark) -> bool:
+    """Whether the corpus is the one `recorded` describes (an index without a record predates
+    it: trusted); the file is hashed only when its size matches and its mtime does not."""
+    if recorded is None:
+        return True
+    try:
+        st = (bench.path / CORPUS).stat()
+    except OSError:
+        return False
+    if st.st_size != recorded.get("bytes"):
+        return False
+    return st.st_mtime_ns == recorded.get("mtime_ns") or sha256_file(bench.path / CORPUS) == recorded.get("sha256")
 
 
 class Retriever(ABC):
@@ -85,7 +108,8 @@ class Retriever(ABC):
         (self.index_dir / MANIFEST).unlink(missing_ok=True)  # a rebuild in progress is not a finished index
         facts = self._build(bench, self.index_dir)
         write_json(self.index_dir / MANIFEST, {"retriever": self.name, "options": self.index_options(),
-                                               "benchmark": str(bench.path), **facts})
+                                               "benchmark": str(bench.path), "corpus": corpus_stamp(bench),
+                                               **facts})
         return self.index_dir
 
     def ensure_index(self, bench: BenchLike, index_dir: str | Path | None = None) -> "Retriever":
@@ -95,19 +119,25 @@ class Retriever(ABC):
         return self
 
     def is_indexed(self) -> bool:
-        return self.index_dir is not None and (self.index_dir / MANIFEST).exists()
+        """A finished index, of this benchmark's corpus as it is now (when attached to one)."""
+        if self.index_dir is None or not (self.index_dir / MANIFEST).exists():
+            return False
+        return self.bench is None or same_corpus(read_json(self.index_dir / MANIFEST).get("corpus"), self.bench)
 
     def load(self) -> None:
         if self._loaded:
             return
         if self.index_dir is None:
             raise InputError(f"{self.name} retriever has no index: call index() or attach() first")
-        if not self.is_indexed():
-            bench = self.bench.path if self.bench is not None else "BENCH_DIR"
+        bench = self.bench.path if self.bench is not None else "BENCH_DIR"
+        if not (self.index_dir / MANIFEST).exists():
             raise InputError(f"no finished {self.name} index here; build it with "
                              f"`inferqa index {bench} --retriever {self.name}` (with the same options)",
                              file=self.index_dir)
         manifest = read_json(self.index_dir / MANIFEST)
+        if self.bench is not None and not same_corpus(manifest.get("corpus"), self.bench):
+            raise InputError(f"index was built from another {CORPUS} (the benchmark changed since); rebuild it "
+                             f"with `inferqa index {bench} --retriever {self.name}`", file=self.index_dir / MANIFEST)
         if manifest.get("retriever") != self.name:
             raise InputError(f"index was built by {manifest.get('retriever')!r}, not {self.name!r}",
                              file=self.index_dir / MANIFEST)
