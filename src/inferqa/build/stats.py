@@ -34,3 +34,24 @@ def benchmark_stats(path: str | os.PathLike) -> dict:
                      "labels": dict(sorted(labels.items())),
                      "hints_per_question": n_hints / len(qids) if qids else 0.0}
     return {"splits": out, "build": dict(bench.meta.get("counts", {}))}
+
+
+# meta.json's build counts, in the order a build applies them, as a reader would name them.
+BUILD_COUNTS = (
+    ("questions_in", "questions read"),
+    ("hints_in", "hints read"),
+    ("leak_hints_dropped", "leaking hints dropped"),
+    ("leak_questions_with_leaks", "questions with a leaking hint"),
+    ("leak_questions_dropped", "questions dropped for leaks"),
+    ("questions_skipped_few_hints", "questions skipped (too few hints)"),
+    ("questions", "questions kept"),
+    ("passages_per_question", "passages per question"),
+    ("passages", "passages"),
+)
+
+
+def build_rows(counts: dict) -> list[tuple[str, object]]:
+    """(name, value) per build count, known counts first and named; others as spelled."""
+    named = dict(BUILD_COUNTS)
+    rows = [(named[k], counts[k]) for k, _ in BUILD_COUNTS if k in counts]
+    return rows + [(k.replace("_", " "), v) for k, v in counts.items() if k not in named]

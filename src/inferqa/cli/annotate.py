@@ -7,9 +7,9 @@ from typing import Optional
 
 import typer
 
-from .app import app, finite
+from .app import InferqaTyper, app, finite
 
-annotate_app = typer.Typer(
+annotate_app = InferqaTyper(
     help="Human verification of labels: export the distinct accepted or contested answers to a sheet, "
          "import the verdicts back into the benchmark.",
     no_args_is_help=True,

@@ -1,16 +1,82 @@
 """The Typer app every command module registers on. Keep imports here light."""
 
 import math
+from pathlib import Path
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-app = typer.Typer(
+# Words a user may write after a flag believing it takes a value (`--demo true`).
+_BOOL_WORDS = {"true", "false", "yes", "no", "on", "off"}
+
+
+def _tidy_flags(params: list) -> list:
+    # typer shows every flag with a `<bool>` type column, as if it took a value
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+def _refuse_flag_values(command, ctx, args: list[str]) -> None:
+    """`--demo true`: click takes `true` as the next argument (a file); say what is meant."""
+    flags = {name: param for param in command.get_params(ctx) if getattr(param, "is_flag", False)
+             for name in (*param.opts, *param.secondary_opts)}
+    for tok, nxt in zip(args, args[1:]):
+        if tok == "--":
+            break
+        if tok in flags and nxt.lower() in _BOOL_WORDS and not Path(nxt).exists():
+            other = [o for o in (*flags[tok].opts, *flags[tok].secondary_opts) if o != tok]
+            raise typer.BadParameter(f"a flag takes no value ({nxt!r} given): write {tok} alone"
+                                     + (f" (or {other[0]})" if other else ""), ctx=ctx, param_hint=tok)
+
+
+class FlagCommand(TyperCommand):
+    def get_params(self, ctx):
+        return _tidy_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx, args):
+        _refuse_flag_values(self, ctx, args)
+        return super().parse_args(ctx, args)
+
+
+class FlagGroup(TyperGroup):
+    def get_params(self, ctx):
+        return _tidy_flags(super().get_params(ctx))
+
+
+class InferqaTyper(typer.Typer):
+    """A Typer whose commands show flags without a type and refuse `--flag true`."""
+
+    def __init__(self, **options):
+        super().__init__(cls=FlagGroup, **options)
+
+    def command(self, *args, **options):
+        options.setdefault("cls", FlagCommand)
+        return super().command(*args, **options)
+
+
+app = InferqaTyper(
     name="inferqa",
     help="Inferential Question Answering: build QUIT-style benchmarks, retrieve, rerank, read, evaluate.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"inferqa {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    pass
 
 
 def finite(text: str) -> float:

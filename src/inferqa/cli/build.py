@@ -117,7 +117,7 @@ def stats_cmd(bench: Path = typer.Argument(..., help="A benchmark directory writ
     from rich.console import Console
     from rich.table import Table
 
-    from ..build.stats import benchmark_stats
+    from ..build.stats import benchmark_stats, build_rows
 
     stats = benchmark_stats(bench)
     labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})
@@ -130,4 +130,9 @@ def stats_cmd(bench: Path = typer.Argument(..., help="A benchmark directory writ
     console = Console()
     console.print(table)
     if stats["build"]:
-        console.print(", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in stats["build"].items()))
+        built = Table(title="how it was built", show_header=False)
+        built.add_column("step")
+        built.add_column("count", justify="right")
+        for name, value in build_rows(stats["build"]):
+            built.add_row(name, f"{value:,}" if isinstance(value, int) else str(value))
+        console.print(built)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import List, Optional
@@ -11,6 +10,7 @@ import typer
 
 from ..errors import InputError
 from .app import app
+from .output import JSON_DIGITS, echo_json
 
 
 def _fmt(v: float | None) -> str:
@@ -35,7 +35,8 @@ def evaluate_cmd(
                                  "plain means over the run's questions, precision over min(k, retrieved), "
                                  "duplicate passages kept, round 4); README: Reproducing the paper."),
     min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant (2: fully relevant only)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
+                                 f"{JSON_DIGITS} significant digits)."),
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
 ) -> None:
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
@@ -64,17 +65,16 @@ def evaluate_cmd(
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
     means = res["mean"] if per_query else res
     if as_json:
-        clean = lambda d: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
         payload = {"run": str(run_file), "questions": len(run), "min_label": min_label, "protocol": protocol,
-                   "metrics": clean(means)}
+                   "metrics": means}
         if per_query:
             payload["per_query"] = res["per_query"]
-        typer.echo(json.dumps(payload, indent=2))
+        echo_json(payload)
         return
     from rich.console import Console
     from rich.table import Table
 
-    title = f"{run_file.name}: {len(run)} questions, label ≥ {min_label}, {protocol} protocol (percent)"
+    title = f"{run_file.name} (%)"
     if not per_query:
         table = Table(title=title)
         table.add_column("metric", style="bold")
@@ -90,7 +90,10 @@ def evaluate_cmd(
             table.add_row(qid, *(_fmt(vals[n]) for n in means))
         table.add_section()
         table.add_row("mean", *(_fmt(v) for v in means.values()))
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    console.print(f"{len(run)} questions, relevant: label ≥ {min_label}, {protocol} protocol, values in percent",
+                  style="dim", highlight=False)
 
 
 @app.command("compare")
@@ -130,7 +133,7 @@ def compare_cmd(
     result = compare(named, Benchmark(bench_dir), names, split=split, test=test, correction=correction,
                      min_label=min_label, protocol=protocol, seed=seed)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        echo_json(result.to_dict())
         return
     from rich.console import Console
     from rich.table import Table

@@ -3,7 +3,6 @@ the QUIT authors' files in and out, run checks, and answer numbers from stored a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import List, Optional
 
@@ -13,6 +12,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from .app import app
 from .llm_options import parse_list
+from .output import echo_json
 
 EXPORTS = ("rankify", "retriever-jsonl", "pyserini", "qrels", "topics")
 
@@ -25,20 +25,28 @@ def doctor_cmd(
     tie_length: int = typer.Option(10, "--tie-length", help="Report runs of at least this many equal scores."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Ids not in the corpus, missing questions, duplicates, title/id disagreements, tied scores."""
+    """Ids not in the corpus, missing questions, duplicates, title/id disagreements, tied scores (exit 1 on
+    any; ties among the orderings of one hint set are by design and only noted)."""
     from ..evaluate.doctor import diagnose
 
     if tie_length < 2:
         raise InputError("--tie-length must be at least 2", field="tie-length")
     report = diagnose(run_file, Benchmark(bench_dir), split, tie_length)
     if as_json:
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        echo_json(report)
     else:
         typer.echo(f"{run_file} ({report['format']}): {report['questions']} questions, {report['passages']} "
                    f"passages, longest run of tied scores {report['longest_tie']}")
         for name, c in report["checks"].items():
             mark = "ok" if not c["count"] else f"{c['count']:,}"
             typer.echo(f"  {name.replace('_', ' ')}: {mark}" + (f"  e.g. {'; '.join(c['examples'])}" if c["count"] else ""))
+        notes = {"tied_orderings": "hold the orderings of one hint set (by design: the same words)",
+                 "tied_same_label": "hold passages of one label (their order changes no score)"}
+        for name, what in notes.items():
+            c = report["info"][name]
+            if c["count"]:
+                typer.echo(f"  note: {c['count']:,} runs of tied scores {what}; not a problem. "
+                           f"E.g. {c['examples'][0]}")
     if not report["ok"]:
         raise typer.Exit(1)
 
@@ -172,7 +180,7 @@ def stored_answers_cmd(
         out[m] = row
     payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "protocol": protocol, "models": out}
     if as_json:
-        typer.echo(json.dumps(payload, indent=2))
+        echo_json(payload)
         return
     pct = lambda d, name="": ", ".join(f"{name}{k}: {100 * v:.2f}" for k, v in d.items())  # noqa: E731
     for m, row in out.items():

@@ -4,8 +4,10 @@ Findings, each with a count and a few examples: passage ids not in the benchmark
 questions of the split missing from the run (or with an empty list), duplicate passages of
 a question, passages whose `title` (Rankify JSON) names another question than their id does
 (the id shift suspected in the published BM25 run, ../shared/QUIT-FORMATS.md), and long
-runs of tied scores that leave the order to the tool's tie-breaking. The run is read
-leniently, so every problem is counted rather than the first one raised.
+runs of tied scores that leave the order to the tool's tie-breaking. Ties no metric can feel
+are reported under `info`, not as problems: the orderings of one hint set (a bag-of-words
+score cannot tell them apart, by design) and passages that all carry one label. The run is read leniently, so every problem is counted
+rather than the first one raised.
 """
 
 from __future__ import annotations
@@ -53,6 +55,24 @@ def _read_trec_leniently(path: Path) -> Run:
     return run
 
 
+def _tie_runs(ranked: list[tuple[str, float]]) -> list[tuple[int, int]]:
+    """(start, length) of every maximal stretch of equal consecutive scores."""
+    runs, start = [], 0
+    for r in range(1, len(ranked) + 1):
+        if r == len(ranked) or ranked[r][1] != ranked[r - 1][1]:
+            runs.append((start, r - start))
+            start = r
+    return runs
+
+
+def _hint_set(pid: str) -> tuple[str, str] | None:
+    """(question, mask): the same for every ordering of one hint set; None for a malformed id."""
+    try:
+        return split_passage_id(pid)[:2]
+    except ValueError:
+        return None
+
+
 def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = None, tie_length: int = 10
              ) -> dict[str, Any]:
     """A JSON-ready report: `format`, `questions`, and per check `count` and `examples`."""
@@ -60,9 +80,9 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
     if not path.exists():
         raise InputError("file not found", file=path)
     fmt = sniff(path)
-    info: list[dict] = []
+    titles: list[dict] = []
     if fmt == RANKIFY:
-        run, info = read_rankify(path, bench, split, strict=False)
+        run, titles = read_rankify(path, bench, split, strict=False)
     else:
         run = _read_trec_leniently(path)
     questions = bench.questions
@@ -70,13 +90,26 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
     checks = {name: Finding() for name in ("ids_not_in_corpus", "questions_not_in_benchmark",
                                             "questions_missing", "duplicate_ids", "title_disagrees_with_id",
                                             "tied_score_runs")}
+    # Ties no metric can feel: a bag-of-words score ties every ordering of one hint set by
+    # design, and the order among passages of one label changes no score.
+    info = {"tied_orderings": Finding(), "tied_same_label": Finding()}
+    found = {**checks, **info}
+    qrels = bench.qrels
     longest_tie = 0
     for qid, ranked in run.items():
         if qid not in questions:
             checks["questions_not_in_benchmark"].add(qid)
         seen: set[str] = set()
-        tie = 1
-        for r, (pid, score) in enumerate(ranked):
+        for start, length in _tie_runs(ranked):
+            longest_tie = max(longest_tie, length)
+            if length >= tie_length:
+                tied = [pid for pid, _ in ranked[start:start + length]]
+                sets = {_hint_set(pid) for pid in tied}
+                labels = {qrels.get(qid, {}).get(pid, 0) for pid in tied}
+                where = ("tied_orderings" if len(sets) == 1 and None not in sets else
+                         "tied_same_label" if len(labels) == 1 else "tied_score_runs")
+                found[where].add(f"{qid} from rank {start + 1}: {length} at score {ranked[start][1]}")
+        for r, (pid, _) in enumerate(ranked):
             try:
                 pq, order = parse_passage_id(pid)
                 ok = pq in n_hints and len(split_passage_id(pid)[1]) == n_hints[pq]
@@ -87,11 +120,7 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
             if pid in seen:
                 checks["duplicate_ids"].add(f"{qid} rank {r + 1}: {pid}")
             seen.add(pid)
-            tie = tie + 1 if r and score == ranked[r - 1][1] else 1
-            if tie == tie_length:
-                checks["tied_score_runs"].add(f"{qid} from rank {r + 2 - tie_length}: score {score}")
-            longest_tie = max(longest_tie, tie)
-    for q in info:
+    for q in titles:
         for r, (title, (pid, _)) in enumerate(zip(q["titles"], run[q["qid"]])):
             if title is not None and str(title) != pid.rsplit("_", 2)[0]:
                 checks["title_disagrees_with_id"].add(f"{q['qid']} rank {r + 1}: id {pid}, title {title}")
@@ -105,8 +134,9 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
             checks["questions_missing"].add(qid)
     report = {"run": str(path), "format": fmt, "split": split, "questions": len(run),
               "passages": sum(len(r) for r in run.values()), "longest_tie": longest_tie,
-              "tie_length": tie_length, "checks": {k: vars(v) for k, v in checks.items()}}
-    titled = sum(1 for q in info for t in q["titles"] if t is not None)
+              "tie_length": tie_length, "checks": {k: vars(v) for k, v in checks.items()},
+              "info": {k: vars(v) for k, v in info.items()}}
+    titled = sum(1 for q in titles for t in q["titles"] if t is not None)
     if titled:
         report["titled_passages"] = titled
     report["ok"] = not any(v.count for v in checks.values())

@@ -1,0 +1,196 @@
+"""What a newcomer meets first: --version, flags, stats, evaluate's table and JSON, doctor's ties."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+import pytest
+
+import inferqa
+from inferqa.benchmark import Benchmark
+from inferqa.build import build_benchmark
+from inferqa.data import demo_path, load_questions
+from inferqa.evaluate import evaluate
+from inferqa.records import Run
+from conftest import run_cli
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _row(qid, n=5):
+    return {"id": qid, "question": "Which?", "answers": ["zzz"], "hints": [f"hint {i} of {qid}." for i in range(n)]}
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> Benchmark:
+    out = tmp_path_factory.mktemp("ux") / "bench"
+    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
+    return Benchmark(out)
+
+
+def one_line_error(code, err, *needles):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("inferqa: error:"), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+# -- the command line ------------------------------------------------------------------------
+
+def test_version(monkeypatch, capsys):
+    code, out, _ = run_cli(monkeypatch, capsys, "--version")
+    assert code == 0 and out.strip() == f"inferqa {inferqa.__version__}"
+
+
+def test_flags_show_no_type_and_refuse_a_value(monkeypatch, capsys, tmp_path):
+    code, out, _ = run_cli(monkeypatch, capsys, "build", "--help")
+    assert code == 0 and "--demo" in out and "<bool>" not in out
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "--help")
+    assert "--progress" in out and "--no-progress" in out and "<bool>" not in out
+    code, _, err = run_cli(monkeypatch, capsys, "build", "--demo", "true", "--out", tmp_path / "b")
+    one_line_error(code, err, "--demo", "takes no value", "'true'")
+    assert not (tmp_path / "b").exists()
+    code, _, err = run_cli(monkeypatch, capsys, "run", "x.yaml", "--progress", "no")
+    one_line_error(code, err, "--progress", "--no-progress")
+    # a file that happens to be called `true` is still a source
+    (tmp_path / "true").write_text(json.dumps(_row("a")) + "\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(monkeypatch, capsys, "build", "--demo", "true", "--out", tmp_path / "c")
+    assert code in (0, None), err
+
+
+def test_stats_names_the_build_counts(monkeypatch, capsys, tmp_path):
+    src = _jsonl(tmp_path / "mine.jsonl", [_row("a"), _row("b"), _row("c", 3)])
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "b", "--split", "1,1")
+    assert code in (0, None), err
+    code, out, err = run_cli(monkeypatch, capsys, "stats", tmp_path / "b")
+    assert code in (0, None), err
+    assert "questions_in" not in out and "leak_hints_dropped" not in out and ": " not in out
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if len(cells) == 2:
+            rows[cells[0]] = cells[1]
+    # 3 questions, 5 + 5 + 3 hints read; c has fewer than 5 hints; 2 kept x 325 passages
+    assert rows["questions read"] == "3" and rows["hints read"] == "13"
+    assert rows["questions skipped (too few hints)"] == "1" and rows["questions kept"] == "2"
+    assert rows["passages per question"] == "325" and rows["passages"] == "650"
+    assert rows["leaking hints dropped"] == "0"
+
+
+def _noisy_run(bench: Benchmark) -> Run:
+    """First relevant passage at ranks 1, 2 and 3 of three questions: MRR (1 + 1/2 + 1/3) / 3."""
+    *qids, last = list(bench.questions)[:4]
+    other = list(bench.qrels[last])[:2]  # label 0 for the three questions
+    run = Run(tag="noisy")
+    for depth, qid in enumerate(qids):
+        own = next(iter(bench.qrels[qid]))
+        run[qid] = [(pid, 3.0 - i) for i, pid in enumerate([*other[:depth], own])]
+    return run
+
+
+def test_evaluate_title_fits_and_json_is_rounded(bench, monkeypatch, capsys, tmp_path):
+    run = _noisy_run(bench)
+    path = tmp_path / "noisy.trec"
+    run.save(path)
+    want = evaluate(run, bench.qrels, ["mrr", "ndcg@10"])
+    assert want["mrr"] == (1 + 1 / 2 + 1 / 3) / 3 and len(repr(want["mrr"])) > 14  # 0.6111111111111112
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "-m", "mrr,ndcg@10",
+                             "--json")
+    assert code in (0, None), err
+    assert not re.search(r"\d\.\d{11,}", out)
+    got = json.loads(out)["metrics"]
+    assert got == {m: float(f"{v:.10g}") for m, v in want.items()} and got["mrr"] == 0.6111111111
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "-m", "mrr")
+    assert code in (0, None), err
+    lines = out.splitlines()
+    assert [ln.strip() for ln in lines[:1]] == ["noisy.trec (%)"]  # the title, on one line
+    assert any(ln.split("│")[1:3] == [" mrr    ", "  61.11 "] or "61.11" in ln for ln in lines)
+    assert lines[-1] == "3 questions, relevant: label ≥ 1, inferqa protocol, values in percent"
+
+
+# -- doctor ----------------------------------------------------------------------------------
+
+def _independent_ties(run: Run, qrels, tie_length: int):
+    """Runs of equal scores (at least tie_length) sorted into the three kinds, computed here."""
+    kinds = {"orderings": 0, "one label": 0, "mixed": 0}
+    for qid, ranked in run.items():
+        for _, group in itertools.groupby(ranked, key=lambda x: x[1]):
+            pids = [pid for pid, _ in group]
+            if len(pids) < tie_length:
+                continue
+            if len({pid.rsplit("_", 1)[0] for pid in pids}) == 1:  # qid_mask: one hint set
+                kinds["orderings"] += 1
+            elif len({qrels.get(qid, {}).get(pid, 0) for pid in pids}) == 1:
+                kinds["one label"] += 1
+            else:
+                kinds["mixed"] += 1
+    return kinds
+
+
+def _write_plain(run, path):
+    """A TREC run with 6-decimal scores, ties kept (as other tools write them; Run.save breaks ties)."""
+    path.write_text("".join(f"{q} Q0 {pid} {r} {score:.6f} x\n" for q, ranked in run.items()
+                            for r, (pid, score) in enumerate(ranked, 1)))
+
+
+def test_doctor_notes_by_design_ties_and_fails_on_the_rest(bench, monkeypatch, capsys, tmp_path):
+    def orderings(q):  # the 6 orderings of a question's 3 hints
+        return [pid for pid in bench.qrels[q] if pid.split("_")[-2].count("1") == 3]
+
+    qs = list(bench.questions)
+    assert all(len(orderings(q)) == 6 for q in qs)
+    tied = {q: [(pid, 2.0) for pid in orderings(q)] for q in qs}
+
+    def doctor(name, run):
+        _write_plain(run, tmp_path / name)
+        code, out, err = run_cli(monkeypatch, capsys, "doctor", tmp_path / name, "--bench", bench.path,
+                                 "--tie-length", 6, "--json")
+        return code, json.loads(out)
+
+    code, report = doctor("ok.trec", tied)
+    assert code in (0, None) and report["ok"]
+    assert report["info"]["tied_orderings"]["count"] == 4 and report["checks"]["tied_score_runs"]["count"] == 0
+    # one passage of another question at the same score: a tie that decides the order of labels 1 and 0
+    code, report = doctor("bad.trec", {**tied, qs[0]: tied[qs[0]][:5] + [(orderings(qs[1])[0], 2.0)]})
+    assert code == 1 and not report["ok"] and report["checks"]["tied_score_runs"]["count"] == 1
+    assert report["checks"]["tied_score_runs"]["examples"] == [f"{qs[0]} from rank 1: 6 at score 2.0"]
+    # the same label everywhere (passages of other questions only): noted, not a failure
+    tail = [(tied[qs[0]][0][0], 3.0)] + [(pid, 1.0) for q in qs[1:] for pid, _ in tied[q]]
+    code, report = doctor("tail.trec", {**tied, qs[0]: tail})
+    assert code in (0, None) and report["info"]["tied_same_label"]["count"] == 1
+    assert report["info"]["tied_same_label"]["examples"] == [f"{qs[0]} from rank 2: 18 at score 1.0"]
+
+
+def test_doctor_on_bm25_runs_of_wikihint(wikihint_file, monkeypatch, capsys, tmp_path):
+    from inferqa.retrieve import get_retriever, question_queries
+
+    out = tmp_path / "wh"
+    build_benchmark(load_questions(wikihint_file), out)
+    code, _, err = run_cli(monkeypatch, capsys, "index", out, "--retriever", "bm25")
+    assert code in (0, None), err
+    code, _, err = run_cli(monkeypatch, capsys, "retrieve", out, "--retriever", "bm25", "--split", "all",
+                           "--out", tmp_path / "bm25.trec")
+    assert code in (0, None), err
+    # inferqa's own run file: ties broken as it is written, nothing to report
+    code, text, _ = run_cli(monkeypatch, capsys, "doctor", tmp_path / "bm25.trec", "--bench", out, "--json")
+    report = json.loads(text)
+    assert code in (0, None) and report["ok"] and report["longest_tie"] == 1
+    # the same ranking with its ties (as a 6-decimal writer leaves them): by-design ties are notes
+    bench = Benchmark(out)
+    r = get_retriever("bm25", show_progress=False)
+    r.index(bench)
+    run = Run(r.search(question_queries(bench), 1000))
+    _write_plain(run, tmp_path / "tied.trec")
+    code, text, _ = run_cli(monkeypatch, capsys, "doctor", tmp_path / "tied.trec", "--bench", out, "--json")
+    report = json.loads(text)
+    kinds = _independent_ties(Run.load(tmp_path / "tied.trec"), bench.qrels, 10)
+    assert report["info"]["tied_orderings"]["count"] == kinds["orderings"] > 1000
+    assert report["info"]["tied_same_label"]["count"] == kinds["one label"]
+    assert report["checks"]["tied_score_runs"]["count"] == kinds["mixed"]
+    assert code == (1 if kinds["mixed"] else 0) and report["ok"] == (not kinds["mixed"])
