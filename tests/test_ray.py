@@ -161,3 +161,18 @@ def test_cli_dense_index_on_ray_equals_local(tmp_path):
     local, remote = (np.load(tmp_path / d / "embeddings.npy") for d in ("idx-local", "idx-ray"))
     assert local.shape == (30, 384)
     np.testing.assert_allclose(remote, local, atol=1e-5)
+
+
+def test_actor_that_cannot_load_its_model_fails_the_call_with_its_error():
+    def make():
+        raise OSError("no file named model.safetensors in /models/x")
+
+    # Ray Data would restart such an actor without end; the error comes back with the first batch
+    with pytest.raises(InputError, match="could not load its model: OSError: no file named model.safetensors"):
+        map_batches(list(range(6)), make, backend="ray", batch_size=2, num_actors=2, progress=False)
+
+    def llm():
+        raise OSError("weights not found: /models/y.gguf")
+
+    with pytest.raises(InputError, match="could not load its model: OSError: weights not found: /models/y.gguf"):
+        RayLLM(llm, num_actors=1)

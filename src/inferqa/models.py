@@ -72,5 +72,47 @@ def check_model_ref(name_or_path: str) -> str:
 
 
 def resolve_embedding_model(name_or_path: str) -> str:
-    """`minilm` → the bundled path; anything else (HF id or folder) is passed through."""
-    return str(minilm_path()) if name_or_path == MINILM else check_model_ref(name_or_path)
+    """`minilm` → the bundled path; a folder is passed through, an HF id after `hub_model`."""
+    return str(minilm_path()) if name_or_path == MINILM else hub_model(check_model_ref(name_or_path))
+
+
+HUB_TIMEOUT = 3.0  # seconds to open a connection to the hub before calling it unreachable
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _in_hub_cache(model_id: str) -> bool:
+    """A snapshot of `model_id` (or sentence-transformers/`model_id`) in the local HF cache."""
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return False
+    names = [model_id] if "/" in model_id else [model_id, f"sentence-transformers/{model_id}"]
+    for name in names:
+        snapshots = Path(HF_HUB_CACHE) / f"models--{name.replace('/', '--')}" / "snapshots"
+        if snapshots.is_dir() and any(snapshots.iterdir()):
+            return True
+    return False
+
+
+def hub_model(ref: str) -> str:
+    """`ref` when it names a folder or a model in the local Hugging Face cache; else it must be
+    fetched, and offline that fails here within seconds, in one line (the hub libraries
+    retry for most of a minute without a word)."""
+    if Path(ref).expanduser().exists() or _in_hub_cache(ref):
+        return ref
+    if any(os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+        raise InputError(f"model {ref!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: "
+                         "fetch it once online, or give a model folder", field="model")
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    import socket
+
+    try:
+        socket.create_connection((host, port), timeout=HUB_TIMEOUT).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(f"model {ref!r} is not in the local Hugging Face cache and {host} cannot be reached "
+                         f"({reason}): run online once, or give a model folder", field="model") from None
+    return ref

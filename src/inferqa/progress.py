@@ -6,7 +6,9 @@ from typing import Any, Iterable, Sequence
 
 
 def counter(total: int | None, desc: str, unit: str, enabled: bool, **options: Any):
-    """A tqdm bar to `update(n)` by hand (batched LLM or encoder calls)."""
+    """A tqdm bar to `update(n)` by hand (batched LLM or encoder calls). It stays on screen
+    when closed: a finished bar shows its final count (a removed one leaves the last line
+    drawn, which in a log is often 0 %)."""
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, **options)

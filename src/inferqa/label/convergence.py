@@ -78,7 +78,7 @@ def fill_convergence(questions: Sequence[Question], llm: "LLM", n_candidates: in
     from tqdm.auto import tqdm
 
     out = []
-    for q in tqdm(questions, desc=f"convergence with {llm.identity}", leave=False, disable=not progress):
+    for q in tqdm(questions, desc=f"convergence with {llm.identity}", disable=not progress):
         if q.hints and all(h.convergence is not None for h in q.hints):
             out.append(q)
             continue

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from ..llm.base import LLM
 
 MODES = ("full", "subsets")
-BATCH = 16
 NOT_ASKED_NOTE = ("labellers stop at the first correct one: a passage was not asked again once a labeller "
                   "answered it correctly; the labellers it skipped are in its row's not_asked")
 SUBSETS_NOTE = ("subsets mode: one ordering per hint subset (hints in ranked order) was labelled; "
@@ -96,9 +95,10 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
                 not_asked[pid].append(llm.identity)
             else:
                 todo.append(pid)
-        with counter(len(todo), f"labelling with {llm.identity}", "passage", progress, leave=False) as bar:
-            for i in range(0, len(todo), BATCH):
-                chunk = todo[i:i + BATCH]
+        step = max(1, llm.parallel)
+        with counter(len(todo), f"labelling with {llm.identity}", "passage", progress) as bar:
+            for i in range(0, len(todo), step):
+                chunk = todo[i:i + step]
                 for pid, out in zip(chunk, reader.read_batch([items[pid] for pid in chunk])):
                     q = bench.questions[parse_passage_id(pid)[0]]
                     answers[pid][llm.identity] = out.answer

@@ -27,7 +27,7 @@ def parametric_test(bench_dir: str | os.PathLike, models: Sequence["LLM"], *, ju
                     judge_samples: int = 3, judge_temperature: float = 0.7, meta: dict | None = None,
                     progress: bool = True) -> dict[str, bool]:
     """Ask every model every question without hints; write parametric.jsonl; qid -> parametric."""
-    from tqdm.auto import tqdm
+    from ..progress import counter
 
     if not models:
         raise InputError("the parametric test needs at least one LLM", field="labeler")
@@ -37,15 +37,17 @@ def parametric_test(bench_dir: str | os.PathLike, models: Sequence["LLM"], *, ju
     judged = judge_for(judge, judge_samples, judge_temperature)
     for llm in models:
         reader = Reader(llm)
-        for i in tqdm(range(0, len(qs), 16), desc=f"parametric test with {llm.identity}", leave=False,
-                      disable=not progress):
-            chunk = qs[i:i + 16]
-            for q, out in zip(chunk, reader.read_batch([(q.text, NO_CONTEXT) for q in chunk])):
-                ok = judged.correct(q.text, out.answer, q.answers)
-                row = rows[q.id]
-                row["answers"][llm.identity] = out.answer
-                row["correct"][llm.identity] = ok
-                row["parametric"] = row["parametric"] or ok
+        step = max(1, llm.parallel)
+        with counter(len(qs), f"parametric test with {llm.identity}", "question", progress) as bar:
+            for i in range(0, len(qs), step):
+                chunk = qs[i:i + step]
+                for q, out in zip(chunk, reader.read_batch([(q.text, NO_CONTEXT) for q in chunk])):
+                    ok = judged.correct(q.text, out.answer, q.answers)
+                    row = rows[q.id]
+                    row["answers"][llm.identity] = out.answer
+                    row["correct"][llm.identity] = ok
+                    row["parametric"] = row["parametric"] or ok
+                bar.update(len(chunk))
     path = Path(bench_dir)
     write_jsonl(path / "parametric.jsonl", rows.values())
     record = {"models": [m.identity for m in models], "parametric": sum(r["parametric"] for r in rows.values()),

@@ -41,6 +41,12 @@ class LLM(ABC):
         """What the cache keys on: backend and model (never secrets)."""
         return f"{self.backend}:{self.model}"
 
+    @property
+    def parallel(self) -> int:
+        """Prompts one call works on at once (a batch, requests in flight, actors): callers
+        that report progress ask in calls of this many, as larger calls are not faster."""
+        return 1
+
     @abstractmethod
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
         """Plain completion: continue each prompt."""

@@ -118,6 +118,10 @@ class CachedLLM(LLM):
     def identity(self) -> str:
         return self.inner.identity
 
+    @property
+    def parallel(self) -> int:
+        return self.inner.parallel
+
     def _cached(self, kind: str, requests: Sequence[Any], params: GenerationParams | None,
                 compute: Callable[[list[Any]], list[Any]]) -> list[Any]:
         keys = [cache_key(self.identity, kind, r, params) for r in requests]

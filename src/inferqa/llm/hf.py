@@ -69,6 +69,9 @@ class TransformersLLM(LLM):
         self.batch_size = int(batch_size)
         self.prefix_reuse = bool(prefix_reuse)
         self._heads: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        from ..models import hub_model
+
+        hub_model(self.model)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
             try:
@@ -80,6 +83,10 @@ class TransformersLLM(LLM):
             raise InputError(f"cannot load transformers model {model!r}: {str(exc).splitlines()[0]}") from None
         # transformers 5 renamed generate's and forward's `past_key_values` to `cache`
         self._cache_arg = "cache" if "cache" in inspect.signature(self.lm.forward).parameters else "past_key_values"
+
+    @property
+    def parallel(self) -> int:
+        return self.batch_size
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])

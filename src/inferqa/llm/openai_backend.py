@@ -71,6 +71,10 @@ class OpenAILLM(LLM):
         extra = "&".join(f"{k}={v}" for k, v in sorted(self.extra_body.items()))
         return f"openai:{self.model}@{self.base_url}" + (f"?{extra}" if extra else "")
 
+    @property
+    def parallel(self) -> int:
+        return self.concurrency
+
     def _call(self, fn: Callable[[], T]) -> T:
         o = self._openai
         try:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from ..llm.base import LLM
     from ..records import Run
 
-BATCH = 16  # prompts per backend call: the unit of progress
 
 
 def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Sequence[float] = (),
@@ -88,9 +87,10 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
     items = list(prompts)
     order = reading_order(items)  # sent in trie order, rows kept in the plan's order
     outputs: list[ReaderOutput] = [ReaderOutput("", NO_ANSWER)] * len(items)
-    with counter(len(items), "reading", "prompt", progress, leave=False) as bar:
-        for i in range(0, len(order), BATCH):
-            chunk = order[i:i + BATCH]
+    step = max(1, llm.parallel)
+    with counter(len(items), "reading", "prompt", progress) as bar:
+        for i in range(0, len(order), step):
+            chunk = order[i:i + step]
             for j, out in zip(chunk, reader.read_batch([(items[j][0], list(items[j][1])) for j in chunk])):
                 outputs[j] = out
             bar.update(len(chunk))

@@ -34,6 +34,10 @@ class Reranker(ABC):
         """What identifies this reranker's output (written into checkpoints)."""
         return {"reranker": self.name}
 
+    def load(self) -> None:
+        """Load the model now rather than on first use: `rerank_run` calls it once per worker,
+        before any progress is shown, so a model that cannot load fails first."""
+
     def score_passages(self, bench: Benchmark | None, qid: str, pids: Sequence[str]) -> list[float]:
         """One score per passage of question `qid`: `score` on the question and passage texts.
         A reranker that needs no text (the oracle) overrides this instead."""

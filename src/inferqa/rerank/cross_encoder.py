@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_ref
+from ..models import check_model_ref, hub_model
 from ..registry import Option, plugin
 from .base import Reranker
 
@@ -32,6 +32,9 @@ class CrossEncoderReranker(Reranker):
     def config(self) -> dict[str, Any]:
         return {"reranker": self.name, "model": self.model_name, "max_length": self.max_length}
 
+    def load(self) -> None:
+        self.model  # noqa: B018 - the property loads it
+
     @property
     def model(self):
         if self._model is None:
@@ -41,7 +44,7 @@ class CrossEncoderReranker(Reranker):
                 raise InputError("the cross-encoder reranker needs sentence-transformers "
                                  "(pip install 'inferqa[dense]')") from None
             try:
-                self._model = CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
+                self._model = CrossEncoder(hub_model(self.model_name), max_length=self.max_length, device=self.device)
             except OSError as exc:
                 raise InputError(f"cannot load cross-encoder {self.model_name!r}: {exc}", field="model") from None
         return self._model

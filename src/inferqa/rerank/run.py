@@ -68,7 +68,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     try:
         outs = executor.imap([(qid, run[qid]) for qid in todo], worker, batch_size=batch_size,
                              desc=f"rerank {name}", progress=progress)
-        for qid, ranked in zip(todo, outs):
+        for qid, ranked in zip(todo, outs, strict=True):  # strict: runs `outs` to its end, closing its bar
             if checkpoint and sink is None:  # opened at the first answer: a failure before it leaves none
                 sink = _open_checkpoint(Path(checkpoint), header, done)
             done[qid] = [(pid, float(score)) for pid, score in ranked]
@@ -88,6 +88,8 @@ def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.
     def make():
         b = bench if isinstance(bench, Benchmark) else Benchmark(bench)
         rr = registry.create("reranker", reranker, **options) if isinstance(reranker, str) else reranker
+        if hasattr(rr, "load"):
+            rr.load()  # before the progress bar: a model that cannot load fails alone
         return lambda batch: [rr.rerank_question(qid, ranked, b, depth) for qid, ranked in batch]
 
     return make

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_ref
+from ..models import check_model_ref, hub_model
 from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
@@ -49,6 +49,9 @@ class _T5Reranker(Reranker):
     def config(self) -> dict[str, Any]:
         return {"reranker": self.name, "model": self.model_name, "max_length": self.max_length}
 
+    def load(self) -> None:
+        self._load()
+
     def _load(self):
         if self._model is None:
             try:
@@ -59,7 +62,7 @@ class _T5Reranker(Reranker):
                                  "(pip install 'inferqa[transformers]')") from None
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             try:
-                self._tok = AutoTokenizer.from_pretrained(self.model_name)
+                self._tok = AutoTokenizer.from_pretrained(hub_model(self.model_name))
                 model = T5ForConditionalGeneration.from_pretrained(
                     self.model_name, dtype=getattr(torch, self.dtype) if self.dtype else None)
             except OSError as exc:

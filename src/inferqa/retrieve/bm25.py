@@ -229,13 +229,14 @@ class BM25Retriever(Retriever):
         return self._iter_arrays(qids, [queries[q] for q in qids], k)
 
     def _iter_arrays(self, qids: list[str], texts: list[str], k: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
-        from tqdm.auto import tqdm
+        from ..progress import counter
 
         one = self._search_dedup if self.options["dedup"] else self._search_plain
-        for qid, terms in tqdm(list(zip(qids, self._query_term_ids(texts))), desc="bm25 search",
-                               disable=not self.show_progress, leave=False):
-            pids, scores = one(terms, k)
-            yield qid, pids, scores
+        with counter(len(qids), "bm25 search", "question", self.show_progress) as bar:
+            for qid, terms in zip(qids, self._query_term_ids(texts)):
+                pids, scores = one(terms, k)
+                bar.update(1)  # before the yield: the caller may stop at the last question
+                yield qid, pids, scores
 
     def group_scores(self, terms: np.ndarray) -> np.ndarray:
         """BM25 score of every (question, subset) group for a query's term ids (dedup index)."""

@@ -99,20 +99,22 @@ def imap_batches(
         raise InputError("batch_size and num_actors must be at least 1", field="batch_size")
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
+    # here the worker (its model) is built before the bar shows, so a load failure comes alone
+    worker = make_worker() if backend == "local" else None
     with counter(total, desc, "item", progress, dynamic_ncols=True) as bar:
         if backend == "local":
-            worker = make_worker()
             for batch in _batched(items, batch_size):
-                yield from _checked(batch, worker(batch))
-                bar.update(len(batch))
+                for out in _checked(batch, worker(batch)):
+                    bar.update(1)  # before the yield: a caller that stops at the last item still sees 100 %
+                    yield out
             return
         ensure_ray(ray_address)
         for chunk in _batched(items, max(window, batch_size)):
             try:
                 for out in _ray_window(chunk, make_worker, batch_size=batch_size, num_actors=num_actors,
                                        num_cpus=num_cpus_per_actor, num_gpus=num_gpus_per_actor):
-                    yield out
                     bar.update(1)
+                    yield out
             except Exception as exc:
                 raise unwrap_input_error(exc) from None
 
@@ -152,19 +154,34 @@ class _RaisedInputError(tuple):
         return InputError(message, file=file, record=record, field=field)
 
 
+def load_failure(exc: Exception) -> InputError:
+    """A worker's failure to build its model, as the one-line error the command ends with."""
+    if isinstance(exc, InputError):
+        return exc
+    return InputError(f"a Ray worker could not load its model: {type(exc).__name__}: {exc}")
+
+
 class _RayActor:
     """One per Ray actor: builds the worker once, then maps pickled batches."""
 
     def __init__(self, factory_blob: bytes):
         from ray import cloudpickle
 
-        self.worker = cloudpickle.loads(factory_blob)()
+        self.worker, self.failed = None, None
+        try:
+            self.worker = cloudpickle.loads(factory_blob)()
+        except Exception as exc:
+            # Raised here, Ray Data would start the actor again and again and the command
+            # would wait without a word: the error goes back with the first batch instead.
+            self.failed = load_failure(exc)
 
     def __call__(self, batch: dict) -> dict:
         import numpy as np
 
         items = [pickle.loads(b) for b in batch["blob"]]
         try:
+            if self.failed is not None:
+                raise self.failed
             outs = _checked(items, self.worker(items))
         except InputError as exc:
             # Ray Data re-raises worker errors as its own type without the cause: send the

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 from ..errors import InputError
 from ..llm import DEFAULT_CACHE
 from ..llm.base import LLM, GenerationParams, Message
-from .backends import check_backend, ensure_ray, map_batches, unwrap_input_error
+from .backends import check_backend, ensure_ray, load_failure, map_batches, unwrap_input_error
 
 LLMFactory = Callable[[], LLM]
 
@@ -52,10 +52,18 @@ def _with_base_url(spec: str, url: str) -> str:
 
 
 class _LLMActor:
-    def __init__(self, factory: LLMFactory):
-        self.llm = factory()
+    def __init__(self, factory: LLMFactory, remote: bool = False):
+        self.llm, self.failed = None, None
+        try:
+            self.llm = factory()
+        except Exception as exc:
+            if not remote:
+                raise
+            self.failed = load_failure(exc)  # told by `info`, as one line, not as a dead actor's traceback
 
     def info(self) -> dict[str, Any]:
+        if self.failed is not None:
+            raise self.failed
         return {"identity": self.llm.identity, "backend": self.llm.backend, "model": self.llm.model,
                 "mode": getattr(self.llm, "mode", None)}
 
@@ -65,7 +73,8 @@ class _LLMActor:
         return getattr(self.llm, method)(requests, params)
 
     def close(self) -> None:
-        self.llm.close()
+        if self.llm is not None:
+            self.llm.close()
 
 
 class RayLLM(LLM):
@@ -95,7 +104,7 @@ class RayLLM(LLM):
             factories = [_factory(llm, llm_options)] * num_actors
         remote = ray.remote(_LLMActor).options(num_cpus=num_cpus_per_actor, num_gpus=num_gpus_per_actor or None)
         self._ray = ray
-        self._actors = [remote.remote(f) for f in factories]
+        self._actors = [remote.remote(f, True) for f in factories]
         try:
             info = ray.get(self._actors[0].info.remote())
         except Exception as exc:
@@ -109,6 +118,10 @@ class RayLLM(LLM):
     def identity(self) -> str:
         # The wrapped backend's identity: a Ray run and a local run share cache entries.
         return self._identity
+
+    @property
+    def parallel(self) -> int:
+        return 8 * len(self._actors)  # a few prompts per actor, as load_scaled_llm's cache chunks
 
     def _scatter(self, method: str, requests: list, params: GenerationParams | None) -> list:
         if not requests:

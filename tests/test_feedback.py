@@ -1,0 +1,162 @@
+"""Feedback while commands run: progress bars that end at their total (cache hits counted,
+one step per prompt), and models named by hub id that fail fast offline."""
+
+from __future__ import annotations
+
+import io
+import socket
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.build import build_benchmark
+from inferqa.data import demo_path, load_questions
+from inferqa.errors import InputError
+from inferqa.llm.base import LLM, GenerationParams
+from inferqa.records import Run
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> Benchmark:
+    out = tmp_path_factory.mktemp("feedback") / "bench"
+    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
+    return Benchmark(out)
+
+
+def one_line_error(code, err, *needles):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("inferqa: error:"), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+# -- progress bars ---------------------------------------------------------------------------
+
+class Bars:
+    """Stands in for inferqa.progress.counter: real tqdm bars, always counting, into a buffer."""
+
+    def __init__(self):
+        from inferqa import progress
+
+        self.real, self.bars = progress.counter, []
+
+    def __call__(self, total, desc, unit, enabled, **options):
+        stream = io.StringIO()
+        bar = self.real(total, desc, unit, True, file=stream, **options)
+        bar.stream, bar.updates, update = stream, [], bar.update
+        bar.update = lambda n=1: (bar.updates.append(n), update(n))[1]
+        self.bars.append(bar)
+        return bar
+
+
+@pytest.fixture
+def bars(monkeypatch):
+    import inferqa.progress
+    import inferqa.read.run
+    import inferqa.scale.backends
+
+    rec = Bars()
+    for mod in (inferqa.progress, inferqa.read.run, inferqa.scale.backends):
+        monkeypatch.setattr(mod, "counter", rec)
+    return rec
+
+
+class EchoLLM(LLM):
+    backend, model, mode = "fake", "echo", "chat"
+
+    def complete(self, prompts, params=GenerationParams()):
+        return [p[-12:] for p in prompts]
+
+    def chat(self, conversations, params=GenerationParams()):
+        return [c[-1]["content"][-12:] for c in conversations]
+
+    def logprob(self, prompt, continuation):
+        return -float(len(prompt) % 7)
+
+
+def _first_run(bench: Benchmark) -> Run:
+    return Run({q: [(pid, 10.0 - i) for i, pid in enumerate(list(bench.qrels[q])[:6])] for q in bench.questions})
+
+
+def test_rerank_bar_reaches_its_total(bench, bars):
+    from inferqa.rerank import rerank_run
+
+    run = _first_run(bench)
+    rerank_run(run, bench, "llm-pointwise", depth=4, options={"llm": EchoLLM()}, progress=True)
+    (bar,) = bars.bars
+    assert bar.total == len(run) == bar.n and bar.updates == [1] * len(run)
+    assert f"{len(run)}/{len(run)}" in bar.stream.getvalue()
+
+
+def test_imap_bar_reaches_its_total_when_the_caller_stops_at_the_last_item(bars):
+    from inferqa.scale.backends import imap_batches
+
+    items = list(range(10))
+    got = [x for _, x in zip(items, imap_batches(items, lambda: lambda b: [i * 2 for i in b], batch_size=4))]
+    assert got == [i * 2 for i in items] and bars.bars[0].n == 10
+
+
+def test_reading_bar_counts_cache_hits_prompt_by_prompt(bench, bars, tmp_path):
+    from inferqa.llm import CachedLLM, LLMCache
+    from inferqa.read import read_with_llm
+
+    run = _first_run(bench)
+    llm = CachedLLM(EchoLLM(), LLMCache(tmp_path / "c.sqlite"))
+    first = read_with_llm(bench, run, llm, ["union_norm"], [1, 3], progress=True)
+    asked = llm.stats.misses
+    assert asked > len(run) and llm.stats.hits == 0
+    again = read_with_llm(bench, run, llm, ["union_norm"], [1, 3], progress=True)
+    assert again == first and llm.stats.misses == asked and llm.stats.hits == asked  # all from the cache
+    for bar in bars.bars:
+        assert bar.total == bar.n == asked and bar.updates == [1] * asked  # one step per prompt
+        assert f"{asked}/{asked}" in bar.stream.getvalue()
+
+
+def test_bm25_search_bar_reaches_its_total(bench, bars):
+    from inferqa.retrieve import get_retriever, question_queries
+
+    r = get_retriever("bm25", show_progress=True)
+    r.index(bench)
+    queries = question_queries(bench)
+    r.search(queries, 5)
+    bar = bars.bars[-1]
+    assert bar.total == bar.n == len(queries)
+
+
+# -- models by hub id, offline ---------------------------------------------------------------
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again on leaving: a connection is refused
+
+
+def test_hub_id_offline_fails_in_one_line(monkeypatch):
+    from inferqa.models import hub_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(InputError, match="not in the local Hugging Face cache and HF_HUB_OFFLINE is set"):
+        hub_model("inferqa-tests/no-such-model")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    with pytest.raises(InputError, match=r"127\.0\.0\.1 cannot be reached \(Connection refused\)"):
+        hub_model("inferqa-tests/no-such-model")
+    assert hub_model(str(demo_path())) == str(demo_path())  # a path is never looked up
+
+
+@pytest.mark.parametrize("cmd", [
+    ("index", "{bench}", "--retriever", "dense", "--model", "inferqa-tests/no-such-model"),
+    ("rerank", "{run}", "--bench", "{bench}", "--reranker", "cross-encoder", "--model",
+     "inferqa-tests/no-such-model", "--out", "{out}"),
+])
+def test_cli_offline_hub_id_is_one_line_and_exit_2(cmd, bench, monkeypatch, capsys, tmp_path):
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    run = tmp_path / "r.trec"
+    _first_run(bench).save(run)
+    args = [a.format(bench=bench.path, run=run, out=tmp_path / "o.trec") for a in cmd]
+    code, _, err = run_cli(monkeypatch, capsys, *args)
+    one_line_error(code, err, "inferqa-tests/no-such-model", "HF_HUB_OFFLINE")
+    assert not (tmp_path / "o.trec").exists()
