@@ -136,3 +136,24 @@ def test_batched_chat_with_a_shared_system_head_equals_unbatched(tiny_model):
     assert len(fast._heads) == 1
     with pytest.raises(InputError, match="batch_size"):
         load_llm(f"transformers:{tiny_model}?batch_size=0", cache=None)
+
+
+def test_batched_prompts_share_their_common_lines_after_the_head(tiny_model):
+    head = "which planet is red of the moon and the star is blue\n\n"
+    rests = ["red blue green planet\nmoon star\nthe answer", "red blue green planet\nmoon star\nwho is",
+             "red blue green planet\ncity\nthe king", "rome\nqueen"]
+    prompts = [head + r for r in rests]
+    params = GenerationParams(max_tokens=4)
+    naive = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=1&prefix_reuse=false", cache=None)
+    expected = [naive.complete([p], params)[0] for p in prompts]
+    trie = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=3", cache=None)
+    shapes = _head_calls(trie)
+    assert trie.complete(prompts, params) == expected
+    n_head = trie._encode(prompts[0], len(head), special=True)[1]
+    ids, cuts = trie._blocks(prompts[0], len(head), special=True)
+    assert cuts == [n_head, n_head + 4, n_head + 6]  # head | red blue green planet | moon star | the answer
+    # the first batch of three shares its first line after the head: one forward of its 4 tokens
+    assert shapes.count((1, n_head)) == 1 and shapes.count((1, 4)) == 1
+    head_only = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=3&reuse_scope=head", cache=None)
+    shapes = _head_calls(head_only)
+    assert head_only.complete(prompts, params) == expected and (1, 4) not in shapes

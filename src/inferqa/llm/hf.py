@@ -3,8 +3,11 @@
 Throughput. Greedy calls run `batch_size` prompts at a time (default 8) through one
 `generate`. Prompts are grouped by their head (inferqa.llm.heads: the few-shot prefix,
 cut by content); a head's KV cache is computed once, kept (`prefix_reuse`, default on)
-and copied for each batch, which then evaluates only the prompts' own rests. The rests are
-padded on the left, between head and rest, with the attention mask and positions
+and copied for each batch. A batch then extends that copy by the blocks (context lines)
+all its prompts share after the head, one forward each (`reuse_scope=trie`, the default;
+`head` stops at the head), so prompts sent depth-first (labelling, `inferqa read`) share
+their first hints too, and evaluates only the prompts' own rests. The rests are
+padded on the left, between shared prefix and rest, with the attention mask and positions
 skipping the padding, so each answer is the one unbatched greedy decoding gives.
 `batch_size=1&prefix_reuse=false` is the naive path: one `generate` per whole prompt.
 Sampled calls (temperature > 0) always run one prompt at a time, so a seed means the same.
@@ -21,7 +24,7 @@ from typing import Any, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
-from .heads import chat_head, chat_head_end, completion_head_end
+from .heads import block_ends, chat_head, chat_head_end, completion_head_end
 
 MAX_HEADS = 2  # head KV caches kept between calls
 
@@ -45,12 +48,15 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
         Option("n_threads", int, None, "torch CPU threads (default: torch's)", min=1),
         Option("batch_size", int, 8, "prompts per greedy generate call", min=1),
         Option("prefix_reuse", bool, True, "compute each prompt head's KV cache once and reuse it"),
+        Option("reuse_scope", str, "trie", "with prefix_reuse: trie also shares a batch's common context lines; "
+               "head only the first block", choices=("trie", "head")),
         help="A Hugging Face causal LM (hub id or local folder) run in process.")
 class TransformersLLM(LLM):
     backend = "transformers"
 
     def __init__(self, model: str, *, mode: str = "chat", device: str = "cpu", dtype: str = "auto",
-                 n_threads: int | None = None, batch_size: int = 8, prefix_reuse: bool = True):
+                 n_threads: int | None = None, batch_size: int = 8, prefix_reuse: bool = True,
+                 reuse_scope: str = "trie"):
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -68,6 +74,7 @@ class TransformersLLM(LLM):
         self.device = device
         self.batch_size = int(batch_size)
         self.prefix_reuse = bool(prefix_reuse)
+        self.reuse_scope = reuse_scope
         self._heads: OrderedDict[tuple[int, ...], Any] = OrderedDict()
         from ..models import hub_model
 
@@ -117,15 +124,28 @@ class TransformersLLM(LLM):
     def _encode(self, text: str, head_end: int, special: bool = False) -> tuple[list[int], int]:
         """Token ids of `text` and how many of them are its head: those ending at or before
         character `head_end` (added special tokens, offset 0, count in)."""
+        ids, cuts = self._blocks(text, head_end, special)
+        return ids, cuts[0] if cuts else 0
+
+    def _blocks(self, text: str, head_end: int, special: bool = False) -> tuple[list[int], list[int]]:
+        """Token ids of `text` and where its blocks end (inferqa.llm.heads), the tail's left out:
+        each cut after the tokens ending at or before its character offset; [] without a head."""
         enc = self.tokenizer(text, add_special_tokens=special, return_offsets_mapping=self.tokenizer.is_fast)
         ids = list(enc["input_ids"])
+        if not head_end or not ids or not self.tokenizer.is_fast:
+            return ids, []
+        ends = [end for _, end in enc["offset_mapping"]]
+        cuts: list[int] = []
         n = 0
-        if head_end and self.tokenizer.is_fast:
-            for _, end in enc["offset_mapping"]:
-                if end > head_end:
-                    break
+        for offset in block_ends(text, head_end):
+            while n < len(ends) and ends[n] <= offset:
                 n += 1
-        return ids, min(n, len(ids) - 1) if ids else 0
+            cut = min(n, len(ids) - 1)  # generation needs a token after the last cut
+            if cut > (cuts[-1] if cuts else 0):
+                cuts.append(cut)
+            elif not cuts:
+                return ids, []  # an empty head
+        return ids, cuts
 
     def _head_cache(self, head: tuple[int, ...]) -> Any:
         torch = self._torch
@@ -141,17 +161,35 @@ class TransformersLLM(LLM):
             self._heads.move_to_end(head)
         return cache
 
-    def _generate_batch(self, head: tuple[int, ...], rests: list[list[int]], params: GenerationParams) -> list[str]:
-        """Prompts sharing `head`: its KV cache once, then the rests padded on the left of
-        the rest (between head and rest), greedy."""
+    def _shared(self, prompts: list[tuple[list[int], list[int]]]) -> int:
+        """Tokens of the longest block prefix every prompt of a batch shares (from the head on)."""
+        ids, cuts = prompts[0]
+        best = cuts[0]
+        if self.reuse_scope == "trie":
+            for c in cuts[1:]:
+                if not all(c in other_cuts and other[:c] == ids[:c] for other, other_cuts in prompts[1:]):
+                    break
+                best = c
+        return best
+
+    def _generate_batch(self, head: tuple[int, ...], shared: list[list[int]], rests: list[list[int]],
+                        params: GenerationParams) -> list[str]:
+        """Prompts sharing `head` and then the `shared` blocks: the head's KV cache, extended
+        by each shared block, then the rests padded on the left of the rest, greedy."""
         torch = self._torch
         kwargs = self._gen_kwargs(params)
+        prefix = list(head) + [t for block in shared for t in block]
         width = max(len(r) for r in rests)
-        ids = [list(head) + [kwargs["pad_token_id"]] * (width - len(r)) + r for r in rests]
-        mask = [[1] * len(head) + [0] * (width - len(r)) + [1] * len(r) for r in rests]
+        ids = [prefix + [kwargs["pad_token_id"]] * (width - len(r)) + r for r in rests]
+        mask = [[1] * len(prefix) + [0] * (width - len(r)) + [1] * len(r) for r in rests]
         x = torch.tensor(ids, device=self.device)
         if head:
             cache = copy.deepcopy(self._head_cache(head))
+            with torch.no_grad():
+                for block in shared:
+                    out = self.lm(torch.tensor([block], device=self.device), use_cache=True,
+                                  **{self._cache_arg: cache})
+                    cache = getattr(out, self._cache_arg)
             if len(rests) > 1:
                 cache.batch_repeat_interleave(len(rests))
             kwargs[self._cache_arg] = cache
@@ -160,24 +198,28 @@ class TransformersLLM(LLM):
         return [cut_at_stop(self.tokenizer.decode(row[x.shape[1]:].tolist(), skip_special_tokens=True), params.stop)
                 for row in out]
 
-    def _run(self, prompts: list[tuple[list[int], int]], params: GenerationParams) -> list[str]:
+    def _run(self, prompts: list[tuple[list[int], list[int]]], params: GenerationParams) -> list[str]:
         if params.temperature > 0 or (self.batch_size == 1 and not self.prefix_reuse):
             return [self._generate(ids, params) for ids, _ in prompts]
         groups: dict[tuple[int, ...], list[int]] = {}
-        for i, (ids, n_head) in enumerate(prompts):
-            groups.setdefault(tuple(ids[:n_head]) if self.prefix_reuse else (), []).append(i)
+        for i, (ids, cuts) in enumerate(prompts):
+            groups.setdefault(tuple(ids[:cuts[0]]) if self.prefix_reuse and cuts else (), []).append(i)
         out: list[str] = [""] * len(prompts)
         for head, members in groups.items():
             for start in range(0, len(members), self.batch_size):
                 chunk = members[start:start + self.batch_size]
-                texts = self._generate_batch(head, [prompts[i][0][len(head):] for i in chunk], params)
+                end = self._shared([prompts[i] for i in chunk]) if head else 0
+                ids, cuts = prompts[chunk[0]]
+                bounds = [c for c in cuts if len(head) <= c <= end]
+                shared = [ids[a:b] for a, b in zip(bounds, bounds[1:])]
+                texts = self._generate_batch(head, shared, [prompts[i][0][end:] for i in chunk], params)
                 for i, text in zip(chunk, texts):
                     out[i] = text
         return out
 
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
         # without prefix reuse the head is never cut (_run), so it is not looked for
-        encoded = [self._encode(p, completion_head_end(p) if self.prefix_reuse else 0, special=True) for p in prompts]
+        encoded = [self._blocks(p, completion_head_end(p) if self.prefix_reuse else 0, special=True) for p in prompts]
         return self._run(encoded, params)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
@@ -191,7 +233,7 @@ class TransformersLLM(LLM):
                                                       enable_thinking=False)
             head = chat_head(messages) if self.prefix_reuse else None
             head_text = self.tokenizer.apply_chat_template(head, tokenize=False, enable_thinking=False) if head else ""
-            encoded.append(self._encode(text, chat_head_end(text, head_text)))
+            encoded.append(self._blocks(text, chat_head_end(text, head_text)))
         return self._run(encoded, params)
 
     def logprob(self, prompt: str, continuation: str) -> float:
