@@ -104,7 +104,9 @@ def side_bm25s(bench, queries, ks, work: Path) -> dict:
 
     t0 = time.perf_counter()
     ids, texts = [], []
-    for p in bench.iter_corpus():
+    from inferqa.formats import iter_corpus
+
+    for p in iter_corpus(bench):
         ids.append(p.id)
         texts.append(p.text)
     tokens = bm25s.tokenize(texts, stopwords="english", stemmer=stemmer, show_progress=False)
@@ -172,9 +174,11 @@ def side_pyserini(bench, queries, ks, work: Path) -> dict:
     docs = work / "pyserini-docs"
     docs.mkdir(exist_ok=True)
     index = work / "pyserini-index"
+    from inferqa.formats import iter_corpus
+
     t0 = time.perf_counter()
     with open(docs / "docs.jsonl", "w", encoding="utf-8") as fh:
-        for p in bench.iter_corpus():
+        for p in iter_corpus(bench):
             fh.write(json.dumps({"id": p.id, "contents": p.text}) + "\n")
     t_docs = time.perf_counter() - t0
     proc = subprocess.run([sys.executable, "-c", INDEX_WRAPPER, "--collection", "JsonCollection",
@@ -240,7 +244,8 @@ def run_side(name: str, args) -> dict | None:
 def compare(work: Path, bench_path: Path) -> dict:
     """Identical rankings? Counted per query (see the module docstring)."""
     from inferqa.benchmark import Benchmark
-    from inferqa.retrieve.corpus import corpus_ids, group_by_subset
+    from inferqa.formats import corpus_ids
+    from inferqa.retrieve.corpus import group_by_subset
 
     with np.load(work / "dedup.npz") as fa, np.load(work / "bm25s.npz") as fb:
         a, b = {k: fa[k] for k in fa.files}, {k: fb[k] for k in fb.files}

@@ -79,7 +79,7 @@ def write_random_index(bench_dir: Path, seed: int = 0) -> Path:
 
     from inferqa.benchmark import Benchmark
     from inferqa.io import atomic_open, write_json
-    from inferqa.retrieve.corpus import corpus_ids
+    from inferqa.formats import corpus_ids
     from inferqa.retrieve.dense import EMBEDDINGS
     from inferqa.arrays import write_npy_rows
 

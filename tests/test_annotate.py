@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from inferqa.formats import iter_corpus
 from inferqa.annotate import export_sheet, import_sheet
 from inferqa.annotate.candidates import collect_candidates
 from inferqa.annotate.labels import load_labels
@@ -164,7 +165,7 @@ def test_round_trip_relabels_adds_aliases_drops_leaking_hint_and_is_idempotent(b
     assert b.questions["i"].answers == ["Piano", "pianoforte"]
     assert b.questions["p"].metadata["dropped_hints"] == [0]
     assert len(b.questions["p"].hints) == 3  # kept so that surviving passage ids stay valid
-    corpus_p = [p.id for p in b.iter_corpus() if p.qid == "p"]
+    corpus_p = [p.id for p in iter_corpus(b) if p.qid == "p"]
     assert sorted(corpus_p) == sorted(["p_010_1", "p_001_2", "p_011_12", "p_011_21"])
     meta = b.meta
     rnd = meta["label_verification"]["rounds"][-1]
@@ -213,7 +214,7 @@ def test_drop_question_and_flag_policies(bench, tmp_path):
     b = Benchmark(bench)
     assert set(b.questions) == {"i"} and "p" not in b.qrels
     assert all("p" not in ids for ids in b.splits.values())
-    assert all(p.qid == "i" for p in b.iter_corpus())
+    assert all(p.qid == "i" for p in iter_corpus(b))
     assert b.meta["counts"]["questions"] == 1 and sum(b.meta["splits"].values()) == 1
     files = snapshot(bench)
     assert not import_sheet(bench, sheet, annotator="ada").changed  # p's rows are skipped, not unknown

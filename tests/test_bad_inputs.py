@@ -7,8 +7,12 @@ The benchmarks are tiny and built once; no case loads a model (each error comes 
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 import shutil
+import signal
+import socket
 import string
 import sys
 from pathlib import Path
@@ -22,6 +26,7 @@ from inferqa.cli import main
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.records import Run
+from inferqa.formats import load_run
 
 NOT_UTF8 = b"caf\xe9 \xff\xfe\n"
 
@@ -57,8 +62,30 @@ def ws(tmp_path_factory) -> dict[str, Path]:
                            b"options: {nope: 1}}]\n",
         "bad_sheet.csv": b"qid,answer,verdict\n" + NOT_UTF8,
     }
+    zstd = pytest.importorskip("zstandard").ZstdCompressor()
+    trec = (root / "bench.trec").read_bytes()
+    split_test = Benchmark(root / "bench").split_qids("test")
+    rankify = json.dumps([{"question": Benchmark(root / "bench").questions[q].text, "ctxs": []} for q in split_test])
+    files.update({
+        # cut mid-record, as a copy or download that stopped leaves them (no newline at the end)
+        "cut.jsonl": json.dumps({"id": "a", "question": "Q?", "answers": ["x"], "hints": ["h"]}).encode()[:-9],
+        "cut.trec": trec[:trec.index(b" ", trec.index(b"\n") + 5)],
+        "cut.json": rankify.encode()[:-3],
+        "cut_answers.jsonl": json.dumps(row).encode() + b"\n" + json.dumps(row).encode()[:12],
+        "corrupt.trec.zst": zstd.compress(trec)[:12] + b"\x00" * 40 + zstd.compress(trec)[52:],
+        "cut.trec.zsd": zstd.compress(trec)[:-6],
+        "cut.jsonl.gz": gzip.compress(b'{"id": "a", "question": "Q?", "answers": ["x"], "hints": ["h"]}\n')[:-10],
+        "plain.zsd": trec,
+    })
     for name, data in files.items():
         (root / name).write_bytes(data)
+    os.mkfifo(root / "fifo")  # a writer never comes: opening it would block forever
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "sock"))
+    sock.close()
+    shutil.copytree(root / "bench", root / "cut_corpus", ignore=shutil.ignore_patterns("indexes"))
+    corpus = (root / "cut_corpus" / "corpus.jsonl").read_bytes()
+    (root / "cut_corpus" / "corpus.jsonl").write_bytes(corpus[:len(corpus) // 2 + 7].rstrip(b"\n"))
     (root / "a_dir").mkdir()
     shutil.copytree(root / "bench", root / "bad_qrels")
     (root / "bad_qrels" / "qrels.tsv").write_bytes(NOT_UTF8)
@@ -157,6 +184,30 @@ CASES = [
     ("finetune retriever --bench {bench} --lr nan -o {out}", "finite"),
     ("finetune reranker --bench {root}/missing -o {out}", "not found"),
     ("nope", "No such command"),
+    # special files are refused before they are opened: nothing hangs or reads without end
+    ("build {root}/fifo -o {out}", "got a FIFO"),
+    ("evaluate {root}/fifo --bench {bench}", "got a FIFO"),
+    ("doctor {root}/fifo --bench {bench}", "got a FIFO"),
+    ("evaluate-answers {root}/fifo", "got a FIFO"),
+    ("run {root}/fifo -o {out}", "got a FIFO"),
+    ("evaluate /dev/zero --bench {bench}", "got a character device"),
+    ("build /dev/zero -o {out}", "got a character device"),
+    ("read /dev/zero -b {bench} -o {out}", "got a character device"),
+    ("import-answers /dev/zero --bench {bench} --split test", "got a character device"),
+    ("evaluate {root}/sock --bench {bench}", "got a socket"),
+    ("rerank {root}/sock -b {bench} -r cross-encoder -o {out}", "got a socket"),
+    # truncated inputs: the last record cut mid-way is named, never read as a shorter file
+    ("build {root}/cut.jsonl -o {out}", "line 1: truncated"),
+    ("evaluate {root}/cut.trec --bench {bench}", "line 2: truncated"),
+    ("evaluate {root}/cut.json --bench {bench} --split test", "truncated"),
+    ("evaluate-answers {root}/cut_answers.jsonl", "line 2: truncated"),
+    ("index {root}/cut_corpus --retriever bm25", "truncated"),
+    ("index {root}/cut_corpus --retriever bm25 --opt dedup=false", "truncated"),
+    # compressed inputs: a corrupt or cut stream is one line naming the file
+    ("evaluate {root}/corrupt.trec.zst --bench {bench}", "corrupt.trec.zst: corrupt zstd stream"),
+    ("evaluate {root}/cut.trec.zsd --bench {bench}", "cut.trec.zsd: corrupt zstd stream"),
+    ("build {root}/cut.jsonl.gz -o {out}", "cut.jsonl.gz: corrupt gzip stream"),
+    ("evaluate {root}/plain.zsd --bench {bench}", "not a zstd stream"),
 ]
 
 
@@ -166,10 +217,19 @@ def test_bad_input_is_one_line_and_exit_2(ws, line, needle, capsys, monkeypatch)
     monkeypatch.setenv("COLUMNS", "200")
     out = root / "out"
     argv = line.format(root=root, bench=root / "bench", other=root / "other", out=out).split()
+
+    def hung(*_):
+        raise TimeoutError("still running after 240 s (blocked on a special file?)")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(240)
     try:
         code = main_code(argv)
     except BaseException as exc:  # anything but SystemExit(2) is a failure: show what escaped
         pytest.fail(f"{line}: {type(exc).__name__} escaped: {exc}")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     _, err = capsys.readouterr()
     lines = [ln for ln in err.splitlines() if ln.strip() and "\r" not in ln and not ln.lstrip().startswith(
         ("bm25 search", "reading"))]  # progress bars redraw with \r, never a whole line
@@ -178,6 +238,7 @@ def test_bad_input_is_one_line_and_exit_2(ws, line, needle, capsys, monkeypatch)
     assert lines[0].startswith("inferqa: error:") and "Traceback" not in err, err
     assert needle in lines[0], (needle, lines[0])
     assert not out.exists(), f"{line} left {out}"
+    assert not [f for f in (root / "cut_corpus").rglob("*") if f.is_file() and "indexes" in f.parts], line
 
 
 def test_the_table_covers_every_command():
@@ -215,7 +276,7 @@ def _loaders(bench_dir: Path):
         "questions.csv": lambda p: load_questions(p),
         "questions.tsv": lambda p: load_questions(p),
         "qrels.txt": Qrels.load,
-        "run.trec": Run.load,
+        "run.trec": load_run,
         "answers.jsonl": lambda p: open_answers(p, bench),
         "sheet.csv": lambda p: read_sheet(p),
         "sheet.jsonl": lambda p: read_sheet(p),
@@ -479,7 +540,7 @@ def test_rerank_leaves_no_checkpoint(ws, line, needle, capsys, monkeypatch):
     if needle is None:
         assert code == 0, err
         assert [p.name for p in work.iterdir()] == ["reranked.trec"]
-        assert set(Run.load(o)) == set(Run.load(root / "bench.trec"))
+        assert set(load_run(o)) == set(load_run(root / "bench.trec"))
     else:
         _one_error_line(code, err, needle)
         assert not any(work.iterdir())

@@ -10,6 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from inferqa.formats import iter_corpus
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark
 from inferqa.data import demo_path, load_questions
@@ -95,7 +96,7 @@ def test_hand_computed_score(bench):
     """One term, computed from the definition over the expanded corpus."""
     r = get_retriever("bm25", stemmer=None, stopwords=None, show_progress=False)
     r.index(bench)
-    passages = [(p.id, r.tokenize([p.text])[0]) for p in bench.iter_corpus()]
+    passages = [(p.id, r.tokenize([p.text])[0]) for p in iter_corpus(bench)]
     term = passages[0][1][0]
     n = len(passages)
     avg = sum(len(t) for _, t in passages) / n
@@ -139,7 +140,7 @@ def test_corpus_ids_other_layouts(bench, tmp_path):
     """Ids are read by a regex fast path; other key orders, blank lines and escapes fall back to json."""
     import json
 
-    from inferqa.retrieve.corpus import corpus_ids
+    from inferqa.formats import corpus_ids
 
     out = tmp_path / "bench"
     shutil.copytree(bench.path, out, ignore=shutil.ignore_patterns("indexes"))

@@ -7,6 +7,7 @@ from itertools import product
 
 import pytest
 
+from inferqa.formats import iter_corpus
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark, iter_orders, iter_passages, n_orders
 from inferqa.build.ranking import rank_hints, select_top
@@ -84,7 +85,7 @@ def test_build_writes_a_readable_benchmark(tmp_path):
     assert list(bench.questions) == ["a_1", "b"]               # c has only 4 hints: skipped
     assert [h.text for h in bench.questions["a_1"].hints] == [f"a_1 hint {i}." for i in (1, 3, 2, 4, 0)]
     assert bench.questions["a_1"].metadata["source_hint_indices"] == [1, 3, 2, 4, 0]
-    corpus = list(bench.iter_corpus())
+    corpus = list(iter_corpus(bench))
     assert len(corpus) == 650 and len({p.id for p in corpus}) == 650
     assert all(p.text == bench.passage_text(p.id) for p in corpus)
     qrels = Qrels.load(out / "qrels.tsv")

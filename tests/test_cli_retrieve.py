@@ -10,7 +10,8 @@ from inferqa.build import build_benchmark
 from conftest import run_cli
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
-from inferqa.records import Qrels, Run
+from inferqa.records import Qrels
+from inferqa.formats import load_run
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def test_index_retrieve_evaluate(bench_dir, tmp_path, monkeypatch, capsys):
         assert code == 0, err
     lines = (tmp_path / "dedup.trec").read_text().splitlines()
     assert len(lines) == 4 * 20 and len(lines[0].split()) == 6 and lines[0].split()[3] == "1"
-    dedup, plain = Run.load(tmp_path / "dedup.trec"), Run.load(tmp_path / "plain.trec")
+    dedup, plain = load_run(tmp_path / "dedup.trec"), load_run(tmp_path / "plain.trec")
     assert {q: [p for p, _ in r] for q, r in dedup.items()} == {q: [p for p, _ in r] for q, r in plain.items()}
 
     code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "dedup.trec", "--qrels",
@@ -71,7 +72,7 @@ def test_oracles_cli(bench_dir, tmp_path, monkeypatch, capsys):
     one_line_error(code, err, "unknown oracle kind")
     code, _, _ = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "retriever", "--seed", "3",
                          "--out", tmp_path / "or.trec")
-    assert code == 0 and len(Run.load(tmp_path / "or.trec")) == 2
+    assert code == 0 and len(load_run(tmp_path / "or.trec")) == 2
     code, _, _ = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "reranker", "--run",
                          tmp_path / "or.trec", "--out", tmp_path / "rr.trec")
     assert code == 0

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from inferqa.formats import iter_corpus
 from inferqa.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
@@ -41,7 +42,7 @@ def unit(v):
 @pytest.fixture(scope="module")
 def vectors(bench, encoder):
     """Every hint text of the corpus encoded here, independently of the retriever."""
-    texts = sorted({h for p in bench.iter_corpus() for h in bench.hints_of(p.id)})
+    texts = sorted({h for p in iter_corpus(bench) for h in bench.hints_of(p.id)})
     return dict(zip(texts, unit(encoder.encode(texts))))
 
 
@@ -49,7 +50,7 @@ def brute_force(bench, encoder, vectors, query: str, compose: str, t: float = 0.
     """Every passage's score from its own hints' vectors, in corpus order."""
     q = unit(encoder.encode([query]))[0]
     out = []
-    for p in bench.iter_corpus():
+    for p in iter_corpus(bench):
         vecs = np.stack([vectors[h] for h in bench.hints_of(p.id)])
         cos = vecs @ q
         if compose == "mean-embedding":
@@ -93,7 +94,7 @@ def test_scores_equal_brute_force(bench, built, encoder, vectors, compose):
 def test_ties_follow_corpus_position(bench, built, encoder):
     """All orderings of one subset tie; with `max`, every superset of the best hint ties too."""
     r = clue(encoder, compose="max").attach(bench, built.index_dir)
-    position = {p.id: i for i, p in enumerate(bench.iter_corpus())}
+    position = {p.id: i for i, p in enumerate(iter_corpus(bench))}
     query = bench.questions[next(iter(bench.questions))].text
     ranked = r.search({"q": query}, 120)["q"]
     for (p1, s1), (p2, s2) in zip(ranked, ranked[1:]):
@@ -117,12 +118,12 @@ def test_sentence_units(bench, encoder, tmp_path):
     assert split_sentences("It is red. It flies!  Why?") == ["It is red.", "It flies!", "Why?"]
     r = clue(encoder, units="sentences", compose="mean-score")
     r.index(bench, tmp_path / "idx")
-    sentences = {s for p in bench.iter_corpus() for s in split_sentences(p.text)}
+    sentences = {s for p in iter_corpus(bench) for s in split_sentences(p.text)}
     manifest = json.loads((tmp_path / "idx" / "retriever.json").read_text())
     assert manifest["texts_encoded"] == len(sentences)
     q = unit(encoder.encode(["Which planet is red?"]))[0]
     vecs = dict(zip(sorted(sentences), unit(encoder.encode(sorted(sentences)))))
-    want = {p.id: float(np.mean([vecs[s] @ q for s in split_sentences(p.text)])) for p in bench.iter_corpus()}
+    want = {p.id: float(np.mean([vecs[s] @ q for s in split_sentences(p.text)])) for p in iter_corpus(bench)}
     got = r.search({"x": "Which planet is red?"}, 5)["x"]
     best = sorted(want.values(), reverse=True)[:5]
     assert np.allclose([s for _, s in got], best, atol=1e-4)

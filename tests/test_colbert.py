@@ -11,6 +11,7 @@ import string
 import numpy as np
 import pytest
 
+from inferqa.formats import iter_corpus
 from inferqa.errors import InputError
 from inferqa.retrieve import maxsim
 from inferqa.retrieve.maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, token_maxima,
@@ -186,7 +187,7 @@ def test_full_mode_scores_are_maxsim_of_each_passage(bench, tiny_colbert, tmp_pa
     run = r.search(queries, 1000)
 
     model = load_colbert(tiny_colbert)
-    passages = list(bench.iter_corpus())
+    passages = list(iter_corpus(bench))
     docs = [a.astype(np.float16).astype(np.float32) for a in encode_tokens(model, [p.text for p in passages], query=False)]
     for qid, qvec in zip(queries, encode_tokens(model, list(queries.values()), query=True)):
         want = sorted(((numpy_maxsim(qvec, d), -i) for i, d in enumerate(docs)), reverse=True)
@@ -208,7 +209,7 @@ def test_clue_mode_encodes_hints_once_and_equals_full_on_single_hint_passages(be
     clue = get_retriever("colbert", model=str(tiny_colbert), mode="clue", show_progress=False)
     clue.index(bench, tmp_path / "clue")
     manifest = json.loads((tmp_path / "clue" / "retriever.json").read_text())
-    n_hints = len({t for p in bench.iter_corpus() for t in bench.hints_of(p.id)})  # hints in passages only
+    n_hints = len({t for p in iter_corpus(bench) for t in bench.hints_of(p.id)})  # hints in passages only
     assert manifest["texts"] == n_hints and manifest["hint_sets"] == 4 * 7  # 3 hints: 7 subsets per question
 
     clue.load()

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 
+from inferqa.formats import iter_corpus
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark
 from inferqa.data import load_questions
@@ -38,7 +39,7 @@ def built(bench, encoder):
 
 def test_embeddings_and_exact_search(bench, encoder, built):
     emb = np.load(built.index_dir / "embeddings.npy")
-    passages = list(bench.iter_corpus())
+    passages = list(iter_corpus(bench))
     assert emb.shape == (120, 384) and emb.dtype == np.float32
     direct = encoder.encode([p.text for p in passages[:5]], convert_to_numpy=True)
     assert np.allclose(emb[:5], direct, atol=1e-5)
@@ -170,7 +171,7 @@ def test_separate_query_encoder(bench, encoder, built, tmp_path):
     got = r.search({"q": query}, 120)["q"]
     q = SentenceTransformer(str(tmp_path / "query-encoder"), device="cpu").encode([query])[0]
     emb = np.load(built.index_dir / "embeddings.npy")
-    ids = [p.id for p in bench.iter_corpus()]
+    ids = [p.id for p in iter_corpus(bench)]
     want = dict(zip(ids, (emb @ q).tolist()))
     assert max(abs(s - want[p]) for p, s in got) < 1e-4
     same = built.search({"q": query}, 120)["q"]

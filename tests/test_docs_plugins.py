@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from inferqa import registry
+from inferqa.formats import iter_corpus
 from inferqa.build import build_benchmark
 from inferqa.errors import InputError
 from inferqa.records import Hint, Question, Run
@@ -59,7 +60,7 @@ def test_retriever_snippet(readme_plugins, tmp_path):
     r = registry.create("retriever", "overlap")
     r.index(bench)
     run = r.search({"a": "Which red planet has two moons?"}, k=10)
-    texts = {p.id: p.text for p in bench.iter_corpus()}
+    texts = {p.id: p.text for p in iter_corpus(bench)}
     query = set("which red planet has two moons?".split())
     expected = {pid: len(query & set(t.lower().split())) for pid, t in texts.items()}
     got = dict(run["a"])
@@ -95,7 +96,7 @@ def test_llm_snippet(readme_plugins):
 def test_cli_error_lines(tmp_path):
     """The `$ command` / `inferqa: error: ...` pairs of the section, run for real."""
     bench = tiny_bench(tmp_path / "bench")
-    Run({"a": [(p.id, 1.0) for p in bench.iter_corpus() if p.qid == "a"]}).save(tmp_path / "run.trec")
+    Run({"a": [(p.id, 1.0) for p in iter_corpus(bench) if p.qid == "a"]}).save(tmp_path / "run.trec")
     text = blocks("text")[0].splitlines()
     pairs = [(line[2:], text[i + 1]) for i, line in enumerate(text) if line.startswith("$ ")]
     assert len(pairs) == 2

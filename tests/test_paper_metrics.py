@@ -8,6 +8,7 @@ import pytest
 
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
+from inferqa.formats import load_run
 from inferqa.records import Qrels, Run
 
 from conftest import run_cli
@@ -46,5 +47,5 @@ def test_evaluate_cli_keeps_duplicates_under_the_paper_protocol_only(tmp_path, m
     code, _, err = run_cli(monkeypatch, capsys, "evaluate", run, "--qrels", qrels, "--metrics", "p@4")
     assert code == 2 and "duplicate passage a" in err and err.count("\n") == 1
     with pytest.raises(InputError, match="duplicate passage"):
-        Run.load(run)
-    assert Run.load(run, allow_duplicates=True) == DUP
+        load_run(run)
+    assert load_run(run, allow_duplicates=True) == DUP

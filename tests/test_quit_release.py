@@ -20,9 +20,9 @@ from inferqa.evaluate.answers import clean_answer_paper as clean_answer, paper_e
 from inferqa.evaluate.stored import accuracy_per_label, optimal_em
 from inferqa.read.stored import oracle_reader_em, union_passage
 from inferqa.evaluate.doctor import diagnose
+from inferqa.formats import iter_corpus, load_run, read_rankify, sniff
 from inferqa.records import Run
-from inferqa.runfiles import (read_rankify, read_retriever_jsonl, sniff, write_pyserini_collection, write_rankify,
-                              write_retriever_jsonl)
+from inferqa.runfiles import read_retriever_jsonl, write_pyserini_collection, write_rankify, write_retriever_jsonl
 
 from conftest import run_cli
 
@@ -84,7 +84,7 @@ def test_ids_are_the_releases_verbatim(bench, release):
     _, files = release
     expected = {f"{r['id']}_{m}_{p}" for recs in files.values() for r in recs for m, perms in r["subsets"].items()
                 for p in perms}
-    got = [p.id for p in bench.iter_corpus()]
+    got = [p.id for p in iter_corpus(bench)]
     assert len(got) == 5 * 325 and set(got) == expected
     assert "Q_train_1_10110_320" in got and "Q_dev_1_01101_320" in got  # left-to-right / right-to-left file
     assert bench.splits == {"train": ["Q_train_1", "Q_train_2"], "dev": ["Q_dev_1"], "test": ["Q_test_1", "Q_test_2"]}
@@ -142,7 +142,7 @@ PAPER = {
 def test_rankify_run_evaluates_to_hand_worked_paper_numbers(bench, tmp_path, monkeypatch, capsys):
     f = rankify_fixture(tmp_path / "bm25.json")
     assert sniff(f) == "rankify"
-    run = Run.load(f, bench, "test")
+    run = load_run(f, bench, "test")
     assert list(run) == ["Q_test_1", "Q_test_2"] and run["Q_test_2"] == []
     assert evaluate(run, bench.qrels, list(PAPER), protocol="paper") == PAPER
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", f, "--bench", bench.path, "--split", "test",
@@ -150,9 +150,9 @@ def test_rankify_run_evaluates_to_hand_worked_paper_numbers(bench, tmp_path, mon
     assert code in (0, None), err
     assert json.loads(out)["metrics"] == PAPER and json.loads(out)["protocol"] == "paper"
     with pytest.raises(InputError, match="give --bench DIR and --split"):
-        Run.load(f)
+        load_run(f)
     with pytest.raises(InputError, match="question text differs"):
-        Run.load(f, bench, "train")
+        load_run(f, bench, "train")
 
 
 def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
@@ -161,7 +161,7 @@ def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
          "Q_test_1": [("Q_test_1_11000_01", 1.5)]}).save(trec)
     assert sniff(trec) == "trec"
     out = tmp_path / "run.json"
-    assert write_rankify(Run.load(trec), bench, "test", out) == 2
+    assert write_rankify(load_run(trec), bench, "test", out) == 2
     data = json.loads(out.read_text())
     assert [d["question"] for d in data] == ["Which thing is Q_test_1 about?", "Which thing is Q_test_2 about?"]
     first = data[0]["ctxs"][0]
@@ -169,7 +169,7 @@ def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
     assert first == {"id": "Q_test_1_11000_01", "score": 1.5, "has_answer": False,
                      "text": "Q_test_1 clue number 0. Q_test_1 clue number 1.", "title": "Q_test_1"}
     back, info = read_rankify(out, bench, "test")
-    assert back == Run.load(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
+    assert back == load_run(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
 
 
 def test_retriever_jsonl_and_pyserini_exports(bench, tmp_path):
@@ -388,7 +388,7 @@ def test_release_strings_are_kept_verbatim(tmp_path):
     q = b.questions["Q_test_1"]
     assert (q.text, q.answers) == ("Which  thing is it? ", ["Sri  Lanka", "Ceylon"])
     # ' '.join(hints).strip(): inner whitespace kept, only the passage's own ends stripped.
-    texts = {p.id: p.text for p in b.iter_corpus()}
+    texts = {p.id: p.text for p in iter_corpus(b)}
     assert texts["Q_test_1_11000_01"] == b.passage_text("Q_test_1_11000_01") == "Alpha  beta   gamma"
     assert texts["Q_test_1_11000_10"] == "gamma Alpha  beta"
     assert texts["Q_test_1_10100_20"] == "delta\tx Alpha  beta"
@@ -617,3 +617,20 @@ def test_paper_em_compares_stored_answers_as_stored_and_cleans_raw_generations(b
     assert em(rag, "--protocol", "paper") == ["50.00", "50.00"] and em(rag) == ["100.00", "100.00"]
     # A raw generation is cleaned the authors' way: "( Basalt" -> " Basalt" misses, "Hmm.\nLyre\n" -> "Lyre".
     assert em(ours, "--protocol", "paper") == ["50.00"] and em(ours) == ["100.00"]
+
+
+def test_build_from_the_releases_zsd_files(release, bench, tmp_path, monkeypatch, capsys):
+    """The release on the hub ships train.zsd, dev.zsd, test.zsd (zstd of train.json ...)."""
+    zstandard = pytest.importorskip("zstandard")
+    d, _ = release
+    for name in ("train", "dev", "test"):
+        (tmp_path / f"{name}.zsd").write_bytes(zstandard.ZstdCompressor().compress((d / f"{name}.json").read_bytes()))
+    code, _, err = run_cli(monkeypatch, capsys, "build", *(tmp_path / f"{n}.zsd" for n in ("train", "dev", "test")),
+                           "--split", "source", "--leak-policy", "none", "--out", tmp_path / "B")
+    assert code in (0, None), err
+    got = Benchmark(tmp_path / "B")
+    assert got.splits == bench.splits == {"train": ["Q_train_1", "Q_train_2"], "dev": ["Q_dev_1"],
+                                          "test": ["Q_test_1", "Q_test_2"]}
+    assert got.qrels == bench.qrels and len(got.qrels["Q_dev_1"]) == 325
+    assert [q.to_dict() for q in got.questions.values()] == [q.to_dict() for q in bench.questions.values()]
+    assert got.stored_answers() == bench.stored_answers()

@@ -8,6 +8,7 @@ import pytest
 from inferqa.errors import InputError
 from inferqa.records import (RIGHT_TO_LEFT, Hint, Passage, Qrels, Question, Run, is_old_passage_id, mask_readings,
                              parse_passage_id, passage_id)
+from inferqa.formats import load_run
 
 
 def test_passage_id_spells_a_mask_of_the_kept_hints_then_the_order():
@@ -92,7 +93,7 @@ def test_run_save_load_keeps_order_and_scores(tmp_path):
     path = tmp_path / "run.trec"
     run.save(path)
     assert path.read_text().splitlines()[0] == "q1 Q0 a 1 3.000000 bm25"
-    back = Run.load(path)
+    back = load_run(path)
     assert back == run and back.tag == "bm25"
     assert back.top(1) == {"q1": [("a", 3.0)], "q2": [("c", -1.0)]}
     assert list(back.iter_lines())[1] == ("q1", "b", 2, 2.5)
@@ -109,14 +110,14 @@ def test_run_rejects_inconsistent_files(tmp_path, lines, field):
     path = tmp_path / "run.trec"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as exc:
-        Run.load(path)
+        load_run(path)
     assert exc.value.field == field
     assert str(path) in str(exc.value)
 
 
 def test_empty_and_missing_files_are_input_errors(tmp_path):
     (tmp_path / "empty").write_text("\n")
-    for loader in (Qrels.load, Run.load):
+    for loader in (Qrels.load, load_run):
         with pytest.raises(InputError, match="empty"):
             loader(tmp_path / "empty")
         with pytest.raises(InputError, match="not found"):

@@ -18,6 +18,7 @@ from inferqa.errors import InputError
 from inferqa.io import write_jsonl
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.records import Hint, Qrels, Question, Run, passage_id
+from inferqa.formats import load_run
 from inferqa import registry
 from inferqa.rerank import get_reranker, listwise_order, parse_permutation, sliding_windows
 from inferqa.rerank.base import Reranker
@@ -88,7 +89,7 @@ def test_rerank_output_round_trips_through_trec_file(tmp_path):
     bench = make_bench(tmp_path / "b")
     out = LengthReranker().rerank(make_run(bench), bench, depth=3)
     out.save(tmp_path / "r.trec")
-    back = Run.load(tmp_path / "r.trec")  # Run.load rejects unsorted or duplicate lines
+    back = load_run(tmp_path / "r.trec")  # load_run rejects unsorted or duplicate lines
     assert {q: [p for p, _ in r] for q, r in back.items()} == {q: [p for p, _ in r] for q, r in out.items()}
 
 

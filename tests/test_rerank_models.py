@@ -13,6 +13,7 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from inferqa.records import Run  # noqa: E402
+from inferqa.formats import load_run
 from inferqa.rerank import get_reranker  # noqa: E402
 from inferqa.rerank.permutation import sliding_windows  # noqa: E402
 
@@ -212,7 +213,7 @@ def test_cli_rerank_writes_run_and_reports_errors(tiny_cross_encoder, tmp_path, 
                                    "--reranker", "cross-encoder", "--model", str(tiny_cross_encoder),
                                    "--depth", "6", "--out", str(tmp_path / "out.trec"), "--batch-size", "4"])
     assert res.exit_code == 0, res.output
-    out = Run.load(tmp_path / "out.trec")
+    out = load_run(tmp_path / "out.trec")
     rr = get_reranker("cross-encoder", model=str(tiny_cross_encoder))
     for qid in run:
         assert sorted(p for p, _ in out[qid]) == sorted(p for p, _ in run[qid])

@@ -2,7 +2,7 @@
 
 Layout: questions.jsonl, corpus.jsonl (id, text, qid), qrels.tsv, splits.json, meta.json.
 Passage text is recoverable from its id and the question's kept hints, so most stages
-never need to read corpus.jsonl.
+never need to read corpus.jsonl (`inferqa.formats.iter_corpus` streams it).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from .errors import InputError
-from .io import iter_jsonl, read_json
-from .records import ID_SCHEME, Passage, Qrels, Question, is_old_passage_id, parse_passage_id
+from .io import iter_jsonl, iter_lines, read_json
+from .records import ID_SCHEME, Qrels, Question, is_old_passage_id, parse_passage_id
 
 HINT_SEPARATOR = " "
 REBUILD = "rebuild it with `inferqa build`"
@@ -37,8 +37,7 @@ class Benchmark:
             raise InputError(f"passage id scheme {scheme!r} is not {ID_SCHEME!r}; {REBUILD}",
                              file=self.path / "meta.json", field="id_scheme")
         if scheme is None:
-            with open(self.path / "qrels.tsv", encoding="utf-8") as fh:
-                first = next((line.split() for line in fh if line.strip()), [])
+            first = next((line.split() for _, line in iter_lines(self.path / "qrels.tsv") if line.strip()), [])
             if len(first) == 4 and is_old_passage_id(first[2]):
                 raise InputError(f"written with the old passage ids ({first[2]}: sorted hint indices, not QUIT's "
                                  f"0/1 mask); {REBUILD}", file=self.path)
@@ -107,13 +106,3 @@ class Benchmark:
     def passage_text(self, pid: str) -> str:
         """The hints in passage order, joined by one space, stripped (as the QUIT authors build it)."""
         return HINT_SEPARATOR.join(self.hints_of(pid)).strip()
-
-    def iter_corpus(self) -> Iterator[Passage]:
-        """Stream corpus.jsonl without holding it in memory."""
-        f = self.path / "corpus.jsonl"
-        for lineno, obj in iter_jsonl(f):
-            try:
-                qid, order = parse_passage_id(obj["id"])
-                yield Passage(id=obj["id"], qid=obj.get("qid", qid), order=order, text=obj["text"])
-            except (KeyError, ValueError) as exc:
-                raise InputError(str(exc), file=f, record=f"line {lineno}", field="id") from None

@@ -1,8 +1,10 @@
 """Every file the library reads and writes goes through here.
 
-Reading: `iter_lines`, `read_text`, `read_json`, `iter_jsonl` and `read_csv` turn a
-missing file, a directory, bytes that are not UTF-8, an empty file and a malformed record
-into an `InputError` naming the file and the line (record). Writing: `atomic_open` and
+Reading: every input is opened by `open_input` (`-` is stdin; only regular files, so a FIFO
+or a device cannot hang a command; .zsd/.zst/.gz decompressed while streaming).
+`iter_lines`, `read_text`, `read_json`, `iter_jsonl` and `read_csv` turn a missing or
+special file, bytes that are not UTF-8, an empty file, a malformed or truncated record and a
+corrupt stream into an `InputError` naming the file and the line (record). Writing: `atomic_open` and
 `atomic_dir` write a temp file or folder and rename it, so nothing half-written is left.
 """
 
@@ -12,14 +14,16 @@ import contextlib
 import csv
 import fcntl
 import hashlib
+import io
 import json
 import os
 import re
 import secrets
 import shutil
+import stat
 import sys
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, BinaryIO, Iterable, Iterator
 
 from .errors import InputError
 
@@ -208,26 +212,187 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
         fh.write("\n")
 
 
+COMPRESSIONS = {".zsd": "zstd", ".zst": "zstd", ".gz": "gzip"}  # .zsd: the QUIT release's name for zstd
+_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd", b"\x1f\x8b": "gzip"}
+STDIN = "-"
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
 def check_file(path: str | os.PathLike) -> Path:
-    """`path` as a Path, or an InputError if it is missing or not a regular file."""
+    """`path` as a Path, or an InputError if it is missing or not a regular file.
+
+    Special files are refused before they are opened: opening a FIFO blocks until a writer
+    comes, and a device such as /dev/zero never ends."""
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=path)
-    if path.is_dir():
-        raise InputError("expected a file, got a directory", file=path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        if stat.S_ISDIR(mode):
+            raise InputError("expected a file, got a directory", file=path)
+        raise InputError(f"expected a regular file, got {kind}", file=path)
     return path
+
+
+def inner_path(path: str | os.PathLike) -> Path:
+    """The name of what a file holds: `train.json` for `train.json.zst`, `train` for the
+    release's `train.zsd` (which holds train.json)."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix.lower() in COMPRESSIONS else path
+
+
+def inner_suffix(path: str | os.PathLike) -> str:
+    return inner_path(path).suffix.lower()
+
+
+def first_byte(path: str | os.PathLike) -> bytes:
+    """The first non-blank byte of what a file holds (decompressed), b"" for a blank file.
+    Stdin is peeked at, not consumed."""
+    with open_input(path) as fh:
+        head = fh.peek(4096).lstrip() if hasattr(fh, "peek") else b""
+        while not head:
+            chunk = fh.read(1 << 16)
+            if not chunk:
+                return b""
+            head = chunk.lstrip()
+    return head[:1]
+
+
+def content_suffix(path: str | os.PathLike) -> str:
+    """`inner_suffix`, or for a compressed file without an inner name (`train.zsd`) `.json`
+    when its content opens a JSON array and `.jsonl` otherwise."""
+    suffix = inner_suffix(path)
+    if suffix or Path(path).suffix.lower() not in COMPRESSIONS:
+        return suffix
+    return ".json" if first_byte(path) == b"[" else ".jsonl"
+
+
+@contextlib.contextmanager
+def open_input(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """The bytes of an input file, decompressed as they are read: `-` is stdin; a file is
+    decompressed when its name ends in .zsd, .zst or .gz, or its first bytes are a zstd or
+    gzip header. A corrupt or cut stream is an InputError naming the file."""
+    if str(path) == STDIN:
+        stream, kind = _stdin()
+        with _located(kind, "<stdin>") if kind else contextlib.nullcontext():
+            yield stream
+        return
+    path = check_file(path)
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    with raw:
+        kind = COMPRESSIONS.get(path.suffix.lower())
+        head = raw.peek(4)[:4]
+        sniffed = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
+        if kind is not None and sniffed != kind and head:
+            raise InputError(f"not a {kind} stream (the name says {path.suffix}, the first bytes do not)", file=path)
+        kind = kind or sniffed
+        if kind is None:
+            yield raw
+            return
+        with _located(kind, path):
+            yield _decompressed(raw, kind)
+
+
+_STDIN: list[tuple[Any, BinaryIO, str | None]] = []
+
+
+def _stdin() -> tuple[BinaryIO, str | None]:
+    """Stdin, decompressed when its first bytes are a zstd or gzip header: one stream per
+    process, so what a reader peeks at to tell formats apart is still there for the next."""
+    if not _STDIN or _STDIN[0][0] is not sys.stdin:
+        raw = sys.stdin.buffer
+        head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+        kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
+        stream = _decompressed(raw, kind) if kind else raw
+        _STDIN[:] = [(sys.stdin, stream, kind)]
+    return _STDIN[0][1], _STDIN[0][2]
+
+
+@contextlib.contextmanager
+def _located(kind: str, name: Any) -> Iterator[None]:
+    try:
+        yield
+    except _stream_errors() as exc:
+        raise InputError(f"corrupt {kind} stream: {exc}", file=name) from None
+
+
+def _decompressed(raw: BinaryIO, kind: str) -> BinaryIO:
+    if kind == "gzip":
+        import gzip
+
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    try:
+        import zstandard
+    except ImportError:  # a core dependency; only a broken install lacks it
+        raise InputError("reading zstd files needs the zstandard package (pip install zstandard)") from None
+    return io.BufferedReader(_ZstdReader(raw, zstandard.ZstdDecompressor()), buffer_size=1 << 16)
+
+
+class _ZstdReader(io.RawIOBase):
+    """Streaming zstd, frame after frame. Unlike zstandard's own stream reader it raises when
+    the input ends inside a frame, so a file cut short is not read as a shorter one."""
+
+    def __init__(self, raw: BinaryIO, dctx: Any):
+        self._raw, self._dctx = raw, dctx
+        self._frame: Any = None  # decompressobj of the frame being read
+        self._out, self._pos, self._done = b"", 0, False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        while self._pos >= len(self._out) and not self._done:
+            chunk = self._raw.read(1 << 16)
+            if not chunk:
+                if self._frame is not None:
+                    raise EOFError("the file ends inside a frame (cut short?)")
+                self._done = True
+            else:
+                self._out, self._pos = self._feed(chunk), 0
+        n = min(len(buf), len(self._out) - self._pos)
+        buf[:n] = self._out[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def _feed(self, data: bytes) -> bytes:
+        out = []
+        while data:
+            if self._frame is None:
+                self._frame = self._dctx.decompressobj()
+            out.append(self._frame.decompress(data))
+            data = b""
+            if self._frame.eof:
+                data, self._frame = self._frame.unused_data, None
+        return b"".join(out)
+
+
+def _stream_errors() -> tuple[type[BaseException], ...]:
+    import gzip
+    import zlib
+
+    errors: list[type[BaseException]] = [gzip.BadGzipFile, zlib.error, EOFError]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:
+        pass
+    return tuple(errors)
 
 
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line of a UTF-8 file (a leading BOM is dropped).
 
     Lines are decoded one by one, so bytes that are not UTF-8 name their line."""
-    path = check_file(path)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
-    with fh:
+    with open_input(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
                 line = raw.decode("utf-8")
@@ -250,7 +415,9 @@ def read_json(path: str | os.PathLike) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=path) from None
+        why = ("truncated: the file ends before its last value closes" if exc.pos >= len(text.rstrip())
+               else exc.msg)
+        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {why}", file=path) from None
     except RecursionError:
         raise InputError("JSON nested too deeply", file=path) from None
 
@@ -265,6 +432,9 @@ def iter_jsonl(path: str | os.PathLike, *, allow_empty: bool = False) -> Iterato
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
+            if not line.endswith("\n"):  # the last line, cut mid-record (a copy or download that stopped)
+                raise InputError(f"truncated: the last record ends mid-way ({exc.msg})", file=path,
+                                 record=f"line {lineno}") from None
             raise InputError(f"malformed JSON: {exc.msg}", file=path, record=f"line {lineno}") from None
         except RecursionError:
             raise InputError("JSON nested too deeply", file=path, record=f"line {lineno}") from None

@@ -10,13 +10,12 @@ ids are parsed from the right.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import InputError
-from .io import atomic_open, check_file, iter_lines
+from .io import atomic_open, iter_lines
 
 LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2
 
@@ -212,55 +211,12 @@ def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
 
 
 class Run(dict):
-    """question id -> ranked list of (passage id, score), best first."""
+    """question id -> ranked list of (passage id, score), best first. Run files are read by
+    `inferqa.formats.open_run`."""
 
     def __init__(self, *args: Any, tag: str = "inferqa", **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.tag = tag
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, bench: Any = None, split: str | None = None, *,
-             allow_duplicates: bool = False) -> "Run":
-        """Read a TREC run, or a Rankify/DPR JSON run (detected from the content; matched to
-        `bench`'s `split` by position, see inferqa.runfiles). Duplicate passages of a question
-        (unless `allow_duplicates`: the QUIT authors' metrics keep them) or unsorted TREC ranks
-        are errors."""
-        path = check_file(path)
-        from .runfiles import RANKIFY, read_rankify, sniff
-
-        if sniff(path) == RANKIFY:
-            return read_rankify(path, bench, split, strict=not allow_duplicates)[0]
-        run = cls()
-        seen: dict[str, set[str]] = {}
-        last: dict[str, tuple[int, float]] = {}
-        for lineno, line in iter_lines(path):
-            if not line.strip():
-                continue
-            parts = line.split()
-            if len(parts) != 6:
-                raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", file=path,
-                                 record=f"line {lineno}")
-            qid, _, pid, rank_s, score_s, tag = parts
-            try:
-                rank, score = int(rank_s), float(score_s)
-            except ValueError:
-                raise InputError("rank must be an integer and score a number", file=path,
-                                 record=f"line {lineno}", field="rank/score") from None
-            if math.isnan(score):
-                raise InputError("score is NaN", file=path, record=f"line {lineno}", field="score")
-            if pid in seen.setdefault(qid, set()) and not allow_duplicates:
-                raise InputError(f"duplicate passage {pid} for question {qid}", file=path,
-                                 record=f"line {lineno}", field="pid")
-            if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
-                raise InputError(f"unsorted run for question {qid}: ranks must increase and scores "
-                                 "must not increase", file=path, record=f"line {lineno}", field="rank")
-            seen[qid].add(pid)
-            last[qid] = (rank, score)
-            run.setdefault(qid, []).append((pid, score))
-            run.tag = tag
-        if not run:
-            raise InputError("run file is empty", file=path)
-        return run
 
     def save(self, path: str | os.PathLike, tag: str | None = None) -> None:
         """A TREC run in list order, with scores that strictly decrease (`trec_scores`), so

@@ -9,106 +9,25 @@
 - The Pyserini JSONL collection (`id`, `contents`, `title` = question id) that Pyserini,
   Anserini and Rankify index as it is.
 
-`sniff` tells the formats apart from the first bytes, so every command that reads a run
-(`Run.load`) accepts either.
+Runs in either format are read by `inferqa.formats`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import InputError
+from .formats.corpus import iter_corpus
+from .formats.runs import RANKIFY, Titles, sniff
 from .io import atomic_open, check_file, iter_jsonl, read_json, write_jsonl
 from .text import answer_in_text
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
     from .records import Run
-
-TREC, RANKIFY = "trec", "rankify"
-RANKED_KEYS = ("reranked_ctxs", "ctxs")  # a reranker's output holds both; its own ranking wins
-
-
-def sniff(path: str | os.PathLike) -> str:
-    """`rankify` for a file whose first non-blank byte opens a JSON array, else `trec`."""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(4096):
-            head = chunk.lstrip()
-            if head:
-                return RANKIFY if head[:1] == b"[" else TREC
-    return TREC
-
-
-def split_order(bench: "Benchmark | None", split: str | None, path: Path) -> list[str]:
-    if bench is None or split is None:
-        raise InputError("a Rankify/DPR JSON run is matched to questions by position: give --bench DIR and "
-                         "--split SPLIT", file=path)
-    return bench.split_qids(split)
-
-
-def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None,
-                 strict: bool = True) -> tuple["Run", list[dict[str, Any]]]:
-    """(the run, per question `{"qid", "question", "key", "titles"}`) of a Rankify JSON file.
-
-    Question i of the file is question i of `split`; its question text, where given, must be
-    that question's. With `strict`, duplicate passage ids of a question are an error (the
-    doctor reads with `strict=False` to report them instead).
-    """
-    from .records import Run
-
-    path = Path(path)
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError("expected a JSON array of questions", file=path)
-    qids = split_order(bench, split, path)
-    if len(data) > len(qids):
-        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
-                         file=path)
-    run, info = Run(tag=path.stem), []
-    for i, obj in enumerate(data):
-        qid, rec = qids[i], f"{i} (question {qids[i]})"
-        if not isinstance(obj, dict):
-            raise InputError("expected an object", file=path, record=rec)
-        text = obj.get("question")
-        if isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
-            raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
-                             "position, so the run and the split must hold the same questions in the same order",
-                             file=path, record=rec, field="question")
-        key = next((k for k in RANKED_KEYS if k in obj), None)
-        ctxs = obj.get(key) if key else []
-        if not isinstance(ctxs, list):
-            raise InputError("expected a list of passages", file=path, record=rec, field=key)
-        ranked, seen, titles = [], set(), []
-        for r, ctx in enumerate(ctxs):
-            f = f"{key}[{r}]"
-            if not isinstance(ctx, dict) or "id" not in ctx:
-                raise InputError("expected an object with an id", file=path, record=rec, field=f)
-            pid = str(ctx["id"])
-            try:
-                score = float(ctx["score"]) if ctx.get("score") is not None else float(len(ctxs) - r)
-            except (TypeError, ValueError):
-                raise InputError(f"score {ctx['score']!r} is not a number", file=path, record=rec,
-                                 field=f"{f}.score") from None
-            if math.isnan(score):
-                raise InputError("score is NaN", file=path, record=rec, field=f"{f}.score")
-            if pid in seen and strict:
-                raise InputError(f"duplicate passage {pid}", file=path, record=rec, field=f"{f}.id")
-            seen.add(pid)
-            ranked.append((pid, score))
-            titles.append(ctx.get("title"))
-        run[qid] = ranked
-        info.append({"qid": qid, "question": text, "key": key, "titles": titles})
-    if not data:
-        raise InputError("run file is empty", file=path)
-    return run, info
-
-
-Titles = dict  # qid -> the `title` of each passage of its ranking, as a Rankify source gave them (None: none)
-
 
 def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str], titles: list | None,
           with_text: bool) -> list[dict[str, Any]]:
@@ -123,19 +42,6 @@ def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str
         ctx["title"] = pq if title is None else title
         out.append(ctx)
     return out
-
-
-def read_run_titles(path: str | os.PathLike, bench: "Benchmark", split: str | None) -> tuple["Run", Titles, bool]:
-    """(run, its passages' titles, whether it is a reranker's output) of a run file: a Rankify
-    file's own titles and `reranked_ctxs`; a TREC run has neither. Passages listed twice are
-    kept (the authors' files may hold them)."""
-    from .records import Run
-
-    path = check_file(path)
-    if sniff(path) != RANKIFY:
-        return Run.load(path, bench, split, allow_duplicates=True), {}, False
-    run, info = read_rankify(path, bench, split, strict=False)
-    return run, {d["qid"]: d["titles"] for d in info}, any(d["key"] == "reranked_ctxs" for d in info)
 
 
 def write_rankify(run: "Run", bench: "Benchmark", split: str, path: str | os.PathLike, with_text: bool = True, *,
@@ -213,7 +119,7 @@ def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
 
 def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> int:
     """corpus.jsonl as a Pyserini JSONL collection: `{"id", "contents", "title"}` per passage."""
-    return write_jsonl(path, ({"id": p.id, "contents": p.text, "title": p.qid} for p in bench.iter_corpus()))
+    return write_jsonl(path, ({"id": p.id, "contents": p.text, "title": p.qid} for p in iter_corpus(bench)))
 
 
 def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]) -> dict[str, int]:

@@ -42,6 +42,7 @@ def evaluate_cmd(
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
     from ..evaluate import DEFAULT_METRICS, check_run_ids, evaluate
     from ..evaluate.metrics import check_protocol
+    from ..formats import load_run
     from ..records import Qrels, Run
 
     if qrels_file is None and bench_dir is None:
@@ -54,7 +55,7 @@ def evaluate_cmd(
 
         bench = Benchmark(bench_dir)
     check_protocol(protocol)
-    run = Run.load(run_file, bench, split, allow_duplicates=protocol == "paper")
+    run = load_run(run_file, bench, split, allow_duplicates=protocol == "paper")
     if bench is not None:
         check_run_ids(run, bench, run_file)
         if split is not None:

@@ -88,15 +88,15 @@ def explore_command(
     """Write explorer.html: one offline page to study runs and answers question by question."""
     from ..benchmark import Benchmark
     from ..experiments.explorer import explorer_data, write_explorer
+    from ..formats import load_run
     from ..io import check_output, iter_jsonl
-    from ..records import Run
 
     check_output(out)
     b = Benchmark(bench)
     loaded = []
     for item in runs or []:
         name, path = _named(item)
-        loaded.append((name, "run", Run.load(path, b, split)))
+        loaded.append((name, "run", load_run(path, b, split)))
     sets = []
     for item in answers:
         name, path = _named(item)

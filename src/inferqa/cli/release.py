@@ -71,7 +71,7 @@ def export_cmd(
 ) -> None:
     """Write the QUIT authors' file formats, or a split's TREC qrels and topics, from an inferqa benchmark."""
     from ..io import check_output
-    from ..runfiles import read_run_titles, write_pyserini_collection, write_rankify, write_retriever_jsonl
+    from ..runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
 
     if kind not in EXPORTS:
         raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
@@ -92,7 +92,7 @@ def export_cmd(
     if kind == "rankify":
         if run_file is None:
             raise InputError("export rankify needs --run RUN", field="run")
-        from ..evaluate import check_run_ids
+        from ..formats import check_run_ids, read_run_titles
 
         run, titles, was_reranked = read_run_titles(run_file, bench, split)
         check_run_ids(run, bench, run_file)
@@ -162,7 +162,9 @@ def stored_answers_cmd(
     cutoffs = parse_list([ks], int, flag="k")
     ranked = None
     if run_file is not None:
-        run = Run.load(run_file, bench, split, allow_duplicates=paper)
+        from ..formats import load_run
+
+        run = load_run(run_file, bench, split, allow_duplicates=paper)
         wanted = set(qids)
         kept = Run({q: r for q, r in run.items() if q in wanted})
         ranked = kept if paper else oracle_rerank(kept, bench)

@@ -158,8 +158,8 @@ def fuse_cmd(
     depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question in the fused run."),
 ) -> None:
     """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
+    from ..formats import load_run
     from ..io import check_output
-    from ..records import Run
     from ..retrieve.fusion import fuse
 
     check_output(out)
@@ -169,6 +169,6 @@ def fuse_cmd(
             ws = [float(w) for w in weights.split(",")]
         except ValueError:
             raise InputError(f"--weights expects comma-separated numbers, got {weights!r}", field="weights") from None
-    fused = fuse([Run.load(r) for r in runs], method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
+    fused = fuse([load_run(r) for r in runs], method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
     fused.save(out)
     typer.echo(f"{len(runs)} runs fused ({method}): {len(fused)} questions → {out}")

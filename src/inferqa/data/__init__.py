@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..io import check_file, iter_lines, read_json
+from ..io import check_file, content_suffix, iter_lines, read_json
 from ..records import Question
 from . import generic, quit, triviahg, wikihint
 
@@ -40,7 +40,7 @@ def _first_jsonl_object(path: Path) -> Any:
 def detect_format(path: str | os.PathLike, data: Any = None) -> str:
     """Name the format of `path` from its extension and the shape of its first record."""
     path = check_file(path)
-    suffix = path.suffix.lower()
+    suffix = content_suffix(path)
     if suffix in (".csv", ".tsv"):
         return "csv"
     if suffix == ".jsonl":
@@ -67,15 +67,16 @@ def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", file=path, field="format")
     check_file(path)
+    suffix = content_suffix(path)  # of what the file holds: train.json.gz and the release's train.zsd hold JSON
     data = None
     if fmt == "auto":
-        if path.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
+        if suffix not in (".csv", ".tsv", ".jsonl"):
             data = read_json(path)
         fmt = detect_format(path, data)
     if fmt == "csv":
         return generic.parse_csv(path)
     if fmt == "jsonl":
-        if path.suffix.lower() == ".json":
+        if suffix == ".json":
             data = read_json(path) if data is None else data
             if not isinstance(data, list):
                 raise InputError("expected a JSON array of question objects", file=path)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
-from ..io import iter_jsonl, read_csv
+from ..io import inner_suffix, iter_jsonl, read_csv
 from ..records import Hint, Question
 from ._common import answers_field, check_unique, convergence_field, get, text_field
 
@@ -69,7 +69,7 @@ def parse_json_array(data: list, file: Path) -> list[Question]:
 
 
 def parse_csv(file: Path) -> list[Question]:
-    header, numbered = read_csv(file, delimiter="\t" if file.suffix.lower() == ".tsv" else ",")
+    header, numbered = read_csv(file, delimiter="\t" if inner_suffix(file) == ".tsv" else ",")
     if not numbered:
         raise InputError("no questions in file (a header row and one row per question expected)", file=file)
     for col in ("id", "question", "answers"):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import inner_path
 from ..records import MASK_BITS, Hint, Question, answerability_label, mask_readings
 from ..text import normalize_answer
 from ._common import answers_field, check_unique, convergence_field, expect_list, get, record_name, text_field
@@ -98,7 +99,8 @@ def _check_ordering(mask: str, perm: str, n_hints: int, fits: list[str], *, file
 
 
 def parse(data: Any, file: Path) -> list[Question]:
-    split = file.stem if file.stem in ("train", "dev", "test") else None
+    stem = inner_path(file).stem  # the release's train.zsd holds the train split
+    split = stem if stem in ("train", "dev", "test") else None
     out = []
     fits = list(MASK_BITS)
     for i, obj in enumerate(expect_list(data, file, "questions")):

@@ -6,11 +6,10 @@ The package is also its stage's function: `inferqa.evaluate(run, qrels, metrics)
 
 from __future__ import annotations
 
+from ..formats import OPTIMAL, check_run_ids, open_run, optimal, oracle_retriever
 from ..stage_call import make_callable
-from .checks import OPTIMAL, check_run_ids, open_run
 from .comparison import COMPARE_METRICS, Comparison, compare
 from .metrics import ALIASES, DEFAULT_METRICS, Metric, evaluate, parse_metric, per_query_scores
-from .oracles import optimal, oracle_retriever
 
 __all__ = [
     "ALIASES", "DEFAULT_METRICS", "Metric", "evaluate", "parse_metric", "per_query_scores",

@@ -6,8 +6,9 @@ a question, passages whose `title` (Rankify JSON) names another question than th
 (the id shift suspected in the published BM25 run, ../shared/QUIT-FORMATS.md), and long
 runs of tied scores that leave the order to the tool's tie-breaking. Ties no metric can feel
 are reported under `info`, not as problems: the orderings of one hint set (a bag-of-words
-score cannot tell them apart, by design) and passages that all carry one label. The run is read leniently, so every problem is counted
-rather than the first one raised.
+score cannot tell them apart, by design) and passages that all carry one label. The run is
+read by `inferqa.formats.open_run` with `strict=False`: every problem `evaluate` would refuse
+is counted (so a file `evaluate` rejects is never "ok"), rather than the first one raised.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..records import Run, parse_passage_id, split_passage_id
-from ..runfiles import RANKIFY, read_rankify, sniff
+from ..formats import open_run
+from ..records import split_passage_id
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
 
 EXAMPLES = 5
+# Always in the report; the reader adds unsorted_ranks, nan_scores, records_without_ranking when met.
+CHECKS = ("ids_not_in_corpus", "questions_not_in_benchmark", "questions_missing", "duplicate_ids",
+          "title_disagrees_with_id", "tied_score_runs")
 
 
 @dataclass
@@ -36,23 +39,6 @@ class Finding:
         self.count += 1
         if len(self.examples) < EXAMPLES:
             self.examples.append(example)
-
-
-def _read_trec_leniently(path: Path) -> Run:
-    run = Run(tag=path.stem)
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", file=path, record=f"line {lineno}")
-            try:
-                score = float(parts[4])
-            except ValueError:
-                raise InputError("score is not a number", file=path, record=f"line {lineno}", field="score") from None
-            run.setdefault(parts[0], []).append((parts[2], score))
-    return run
 
 
 def _tie_runs(ranked: list[tuple[str, float]]) -> list[tuple[int, int]]:
@@ -77,19 +63,12 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
              ) -> dict[str, Any]:
     """A JSON-ready report: `format`, `questions`, and per check `count` and `examples`."""
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=path)
-    fmt = sniff(path)
-    titles: list[dict] = []
-    if fmt == RANKIFY:
-        run, titles = read_rankify(path, bench, split, strict=False)
-    else:
-        run = _read_trec_leniently(path)
-    questions = bench.questions
-    n_hints = {qid: len(q.hints) for qid, q in questions.items()}
-    checks = {name: Finding() for name in ("ids_not_in_corpus", "questions_not_in_benchmark",
-                                            "questions_missing", "duplicate_ids", "title_disagrees_with_id",
-                                            "tied_score_runs")}
+    run, _ = open_run(path, bench, split, strict=False)
+    fmt, titles = run.format, run.info
+    checks = {name: Finding() for name in CHECKS}
+    for kind, examples in run.findings.items():  # what the reader and the id check met
+        for example in examples:
+            checks.setdefault(kind, Finding()).add(example)
     # Ties no metric can feel: a bag-of-words score ties every ordering of one hint set by
     # design, and the order among passages of one label changes no score.
     info = {"tied_orderings": Finding(), "tied_same_label": Finding()}
@@ -97,9 +76,6 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
     qrels = bench.qrels
     longest_tie = 0
     for qid, ranked in run.items():
-        if qid not in questions:
-            checks["questions_not_in_benchmark"].add(qid)
-        seen: set[str] = set()
         for start, length in _tie_runs(ranked):
             longest_tie = max(longest_tie, length)
             if length >= tie_length:
@@ -109,17 +85,6 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
                 where = ("tied_orderings" if len(sets) == 1 and None not in sets else
                          "tied_same_label" if len(labels) == 1 else "tied_score_runs")
                 found[where].add(f"{qid} from rank {start + 1}: {length} at score {ranked[start][1]}")
-        for r, (pid, _) in enumerate(ranked):
-            try:
-                pq, order = parse_passage_id(pid)
-                ok = pq in n_hints and len(split_passage_id(pid)[1]) == n_hints[pq]
-            except ValueError:
-                ok = False
-            if not ok:
-                checks["ids_not_in_corpus"].add(f"{qid} rank {r + 1}: {pid}")
-            if pid in seen:
-                checks["duplicate_ids"].add(f"{qid} rank {r + 1}: {pid}")
-            seen.add(pid)
     for q in titles:
         for r, (title, (pid, _)) in enumerate(zip(q["titles"], run[q["qid"]])):
             if title is not None and str(title) != pid.rsplit("_", 2)[0]:

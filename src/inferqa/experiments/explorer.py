@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..benchmark import Benchmark
+from ..formats import load_run
 from ..io import atomic_open
 from ..read.context import strategies
 from ..records import Run, parse_passage_id
@@ -214,7 +215,7 @@ def experiment_explorer(bench: Benchmark, results, stages_dir: str | os.PathLike
     for r in results.ranking:
         name = run_label(r)
         by_key[(r.setting, r.retriever, r.reranker)] = name
-        runs.append((name, r.setting, Run.load(stages_dir / r.stage / RUN_FILE)))
+        runs.append((name, r.setting, load_run(stages_dir / r.stage / RUN_FILE)))
     answers, seen = [], set()
     readers = {spec.get("name"): spec for spec in results.config.get("readers", [])}
     for r in results.reader:

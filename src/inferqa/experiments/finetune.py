@@ -31,7 +31,6 @@ from typing import Iterator, Sequence
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_dir, write_json
-from ..records import Run
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = "training.json"
@@ -112,7 +111,9 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
             pool[qid] = picks
         return pool
     if Path(source).is_file():
-        run = Run.load(source, bench, opts.split)
+        from ..formats import load_run
+
+        run = load_run(source, bench, opts.split)
     elif source in ("bm25", "dense"):
         from ..retrieve import get_retriever, question_queries
         retriever = get_retriever(source).ensure_index(bench)

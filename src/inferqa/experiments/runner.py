@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..formats import load_run
 from ..io import atomic_open, iter_jsonl, write_json, write_jsonl
 from ..records import Run
 from .config import ExperimentConfig, ReaderSpec, StageSpec
@@ -43,7 +44,7 @@ class RankedRun:
 
     @property
     def run(self) -> Run:
-        return Run.load(self.stage.path / RUN_FILE)
+        return load_run(self.stage.path / RUN_FILE)
 
 
 @dataclass
@@ -233,7 +234,7 @@ class _Runner:
         return {k: float(v) for k, v in evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS).items()}
 
     def metric_line(self, out: StageOutput) -> str:
-        m = self.metrics(Run.load(out.path / RUN_FILE))
+        m = self.metrics(load_run(out.path / RUN_FILE))
         shown = [k for k in ("hit@1", "hit@10", "mrr", "ndcg@10") if k in m] or list(m)[:4]
         return " ".join(f"{k}={100 * m[k]:.2f}" for k in shown)
 

@@ -25,7 +25,8 @@ from ..errors import InputError
 from ..io import atomic_open
 from ..records import Run
 from .base import Retriever
-from .corpus import Groups, corpus_ids, group_by_subset, group_first_position
+from ..formats.corpus import corpus_ids, iter_corpus
+from .corpus import Groups, group_by_subset, group_first_position
 from .ranking import save_array, top_groups, top_k_positions
 from ..registry import Option, plugin
 
@@ -178,7 +179,7 @@ class BM25Retriever(Retriever):
         import bm25s
 
         texts = []
-        for i, p in enumerate(bench.iter_corpus()):
+        for i, p in enumerate(iter_corpus(bench)):
             if p.id.encode() != ids[i]:
                 raise InputError("corpus changed while indexing", file=bench.path / "corpus.jsonl")
             texts.append(p.text)

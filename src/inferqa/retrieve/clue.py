@@ -35,7 +35,7 @@ from ..io import read_json, write_json
 from ..models import MINILM, check_model_ref
 from ..records import Run
 from .base import Retriever
-from .corpus import corpus_ids
+from ..formats.corpus import corpus_ids, iter_corpus
 from .dense import load_encoder
 from .ranking import save_array, top_groups
 from .unit_sets import UnitSets, hint_unit_sets
@@ -122,7 +122,7 @@ class ClueRetriever(Retriever):
         units = UnitSets(len(ids))
         corpus = bench.path / "corpus.jsonl"
         n = 0
-        for i, p in enumerate(bench.iter_corpus()):
+        for i, p in enumerate(iter_corpus(bench)):
             if i >= len(ids) or p.id.encode() != ids[i]:
                 raise InputError("corpus changed while indexing", file=corpus)
             found = [units.unit(s) for s in split_sentences(p.text)]

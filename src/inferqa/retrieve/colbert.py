@@ -26,7 +26,8 @@ from ..records import Run
 from ..registry import Option, plugin
 from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
-from .corpus import corpus_ids, keep_corpus_ids
+from ..formats.corpus import corpus_ids, iter_corpus
+from .corpus import keep_corpus_ids
 from .unit_sets import hint_unit_sets
 from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, token_maxima,
                      top_k, write_token_store)
@@ -70,7 +71,7 @@ class ColbertRetriever(Retriever):
         ids = corpus_ids(bench)
         keep_corpus_ids(out_dir, ids, ("offsets.npy", "progress.json", SETS))
         if self.options["mode"] == "full":
-            texts, n, what = (p.text for p in bench.iter_corpus()), len(ids), "passages"
+            texts, n, what = (p.text for p in iter_corpus(bench)), len(ids), "passages"
         else:
             sets = hint_unit_sets(bench, ids)  # set g holds units set_units[set_ptr[g]:set_ptr[g + 1]]
             set_ptr, set_units = sets.csr()

@@ -1,70 +1,15 @@
-"""Fast passes over a benchmark's corpus: passage ids as a numpy byte-string array, and the
-grouping of passages into (question, hint subset) groups that bag-of-words scorers share."""
+"""The grouping of passages into (question, hint subset) groups that bag-of-words scorers
+share (the ids come from `inferqa.formats.corpus_ids`)."""
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import atomic_open
-
-_ID = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')
-_CHUNK = 1 << 26
-
-
-def corpus_ids(bench: Benchmark) -> np.ndarray:
-    """All passage ids of corpus.jsonl, in file order, as an `S` array.
-
-    A regex pass over large blocks (one match per line expected); a block where that
-    does not hold is parsed line by line with json.
-    """
-    path = bench.path / "corpus.jsonl"
-    if not path.exists():
-        raise InputError("corpus.jsonl is missing", file=bench.path)
-    if path.stat().st_size == 0:
-        raise InputError("corpus.jsonl holds no passages", file=path)
-    parts: list[np.ndarray] = []
-    carry = b""  # the unfinished last line of the previous block
-    with open(path, "rb") as fh:
-        while block := fh.read(_CHUNK):
-            first = block.find(b"\n") + 1
-            if first == 0:
-                carry += block
-                continue
-            parts.append(_ids_of_block(memoryview(carry + block[:first]), path))
-            cut = block.rfind(b"\n") + 1
-            with memoryview(block)[first:cut] as view:
-                if len(view):
-                    parts.append(_ids_of_block(view, path))
-            carry = block[cut:]
-        if carry.strip():
-            parts.append(_ids_of_block(memoryview(carry + b"\n"), path))
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        raise InputError("corpus.jsonl holds no passages", file=path)
-    return np.concatenate(parts)
-
-
-def _ids_of_block(block: memoryview, path: Path) -> np.ndarray:
-    found = _ID.findall(block)
-    lines = int(np.count_nonzero(np.frombuffer(block, np.uint8) == 10)) + (block[-1:] != b"\n")
-    if len(found) != lines:
-        found = []
-        for line in bytes(block).split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                found.append(str(json.loads(line)["id"]).encode())
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise InputError("corpus line without a passage id", file=path, field="id") from None
-    return np.array(found, dtype=f"S{max(map(len, found))}") if found else np.array([], dtype="S1")
-
 
 @dataclass
 class Groups:

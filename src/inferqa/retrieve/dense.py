@@ -24,7 +24,8 @@ from ..models import MINILM, check_model_ref, resolve_embedding_model
 from ..records import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
-from .corpus import corpus_ids, keep_corpus_ids
+from ..formats.corpus import corpus_ids, iter_corpus
+from .corpus import keep_corpus_ids
 from ..registry import Option, plugin
 
 INDEX_TYPES = ("flat", "hnsw")
@@ -129,7 +130,7 @@ class DenseRetriever(Retriever):
         else:
             done = int(state["done"])
         layout = npy_layout(partial)
-        passages = itertools.islice(bench.iter_corpus(), done, None)
+        passages = itertools.islice(iter_corpus(bench), done, None)
         with tqdm(total=n, initial=done, desc="encoding passages", unit="psg",
                   disable=not self.show_progress) as bar:
             for vecs in self._encoded_chunks(passages):

@@ -1,0 +1,17 @@
+"""The one reading layer for domain files: runs, qrels, answers, labels and the corpus.
+
+Every command reads these through here, so each rule (special files refused, compressed
+files opened, truncated and mistyped records located, ids checked against the benchmark)
+is written once. Bytes and text come from `inferqa.io`.
+"""
+
+from __future__ import annotations
+
+from .corpus import corpus_ids, iter_corpus
+from .oracles import optimal, oracle_retriever
+from .runs import (OPTIMAL, RANKIFY, RANKED_KEYS, TREC, Findings, Titles, check_run_ids, load_run, open_run,
+                   read_rankify, read_run_titles, read_trec, sniff)
+
+__all__ = ["OPTIMAL", "RANKIFY", "RANKED_KEYS", "TREC", "Findings", "check_run_ids", "corpus_ids", "iter_corpus",
+           "load_run", "open_run", "optimal", "oracle_retriever", "read_rankify", "read_run_titles", "read_trec",
+           "sniff", "Titles"]

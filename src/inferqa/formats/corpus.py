@@ -1,0 +1,102 @@
+"""The one corpus reader: a benchmark's corpus.jsonl (`{"id", "text", "qid"}` per line), read
+strictly by every retriever and export, whether it streams the passages (`iter_corpus`) or
+takes only their ids in one fast pass (`corpus_ids`). A last line cut mid-record is an
+error naming its line in both."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+
+from ..errors import InputError
+from ..io import iter_jsonl, open_input
+from ..records import Passage, parse_passage_id
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+CORPUS = "corpus.jsonl"
+_ID = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')
+_CHUNK = 1 << 26
+
+
+def corpus_path(source: "Benchmark | str | os.PathLike") -> Path:
+    path = Path(source) if isinstance(source, (str, os.PathLike)) else source.path / CORPUS
+    if not path.exists() and path.name == CORPUS:
+        raise InputError(f"{CORPUS} is missing", file=path.parent)
+    return path
+
+
+def iter_corpus(source: "Benchmark | str | os.PathLike") -> Iterator[Passage]:
+    """The passages of a benchmark (or of a corpus.jsonl file), streamed in file order."""
+    f = corpus_path(source)
+    for lineno, obj in iter_jsonl(f):
+        where = {"file": f, "record": f"line {lineno}"}
+        pid, text = obj.get("id"), obj.get("text")
+        if not isinstance(pid, str):
+            raise InputError("missing field" if pid is None else f"expected a string, got {type(pid).__name__}",
+                             field="id", **where)
+        if not isinstance(text, str):
+            raise InputError("missing field" if text is None else f"expected a string, got {type(text).__name__}",
+                             field="text", **where)
+        try:
+            qid, order = parse_passage_id(pid)
+        except ValueError as exc:
+            raise InputError(str(exc), field="id", **where) from None
+        yield Passage(id=pid, qid=str(obj.get("qid", qid)), order=order, text=text)
+
+
+def corpus_ids(source: "Benchmark | str | os.PathLike") -> np.ndarray:
+    """All passage ids of corpus.jsonl, in file order, as an `S` array.
+
+    A regex pass over large blocks (one match per line expected); a block where that does
+    not hold is parsed line by line with json. The last line, which a cut file ends inside,
+    is parsed in full."""
+    path = corpus_path(source)
+    parts: list[np.ndarray] = []
+    carry = b""  # the unfinished last line of the previous block
+    lines = 0
+    with open_input(path) as fh:
+        while block := fh.read(_CHUNK):
+            first = block.find(b"\n") + 1
+            if first == 0:
+                carry += block
+                continue
+            parts.append(_ids_of_block(memoryview(carry + block[:first]), path))
+            cut = block.rfind(b"\n") + 1
+            with memoryview(block)[first:cut] as view:
+                if len(view):
+                    parts.append(_ids_of_block(view, path))
+            lines += block.count(b"\n", 0, cut)
+            carry = block[cut:]
+    if carry.strip():
+        try:
+            json.loads(carry)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"truncated: the last record ends mid-way ({getattr(exc, 'msg', exc)})", file=path,
+                             record=f"line {lines + 1}") from None
+        parts.append(_ids_of_block(memoryview(carry + b"\n"), path))
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        raise InputError(f"{path.name} holds no passages", file=path)
+    return np.concatenate(parts)
+
+
+def _ids_of_block(block: memoryview, path: Path) -> np.ndarray:
+    found = _ID.findall(block)
+    lines = int(np.count_nonzero(np.frombuffer(block, np.uint8) == 10)) + (block[-1:] != b"\n")
+    if len(found) != lines:
+        found = []
+        for line in bytes(block).split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                found.append(str(json.loads(line)["id"]).encode())
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise InputError("corpus line without a passage id", file=path, field="id") from None
+    return np.array(found, dtype=f"S{max(map(len, found))}") if found else np.array([], dtype="S1")
