@@ -9,6 +9,7 @@ import re
 import pytest
 
 import inferqa
+from inferqa.formats import load_run
 from inferqa.benchmark import Benchmark
 from inferqa.build import build_benchmark
 from inferqa.data import demo_path, load_questions
@@ -189,7 +190,7 @@ def test_doctor_on_bm25_runs_of_wikihint(wikihint_file, monkeypatch, capsys, tmp
     _write_plain(run, tmp_path / "tied.trec")
     code, text, _ = run_cli(monkeypatch, capsys, "doctor", tmp_path / "tied.trec", "--bench", out, "--json")
     report = json.loads(text)
-    kinds = _independent_ties(Run.load(tmp_path / "tied.trec"), bench.qrels, 10)
+    kinds = _independent_ties(load_run(tmp_path / "tied.trec"), bench.qrels, 10)
     assert report["info"]["tied_orderings"]["count"] == kinds["orderings"] > 1000
     assert report["info"]["tied_same_label"]["count"] == kinds["one label"]
     assert report["checks"]["tied_score_runs"]["count"] == kinds["mixed"]

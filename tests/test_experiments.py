@@ -17,6 +17,7 @@ from typing import Sequence
 import pytest
 import yaml
 
+from inferqa.formats import load_run
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict, load_config, shipped_config
 from inferqa.experiments.results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE
@@ -339,7 +340,7 @@ def test_run_reuses_the_indexes_inferqa_index_built(tmp_path, monkeypatch, capsy
     assert {p.name: p.stat().st_mtime_ns for p in (bench / "indexes").glob("*/*")} == built
     for kind, _, _ in kinds:
         stage = next((tmp_path / "exp" / "stages").glob(f"retrieve-{kind}-*"))
-        ours, theirs = Run.load(stage / "run.trec"), Run.load(tmp_path / f"{kind}.trec")
+        ours, theirs = load_run(stage / "run.trec"), load_run(tmp_path / f"{kind}.trec")
         assert {q: [p for p, _ in r] for q, r in ours.items()} == {q: [p for p, _ in r] for q, r in theirs.items()}
 
 

@@ -10,6 +10,7 @@ import random
 import pytest
 
 from conftest import run_cli
+from inferqa.formats import iter_corpus
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate, parse_metric
 from inferqa.records import Qrels, Run, trec_scores
@@ -139,7 +140,7 @@ def test_ir_datasets_registration(tmp_path, demo_bench_8q):
     assert {(r.query_id, r.doc_id, r.relevance) for r in ds.qrels_iter()} == {
         (q, p, lab) for q in test_q for p, lab in bench.qrels[q].items()}
     docs = list(ds.docs_iter())
-    assert len(docs) == ds.docs_count() == sum(1 for _ in bench.iter_corpus())
+    assert len(docs) == ds.docs_count() == sum(1 for _ in iter_corpus(bench))
     assert docs[0].text == bench.passage_text(docs[0].doc_id)
     assert ds.docs_store().get(docs[5].doc_id).text == docs[5].text
     everything = ir_datasets.load("inferqa/demo8")

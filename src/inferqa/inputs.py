@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from .benchmark import Benchmark
+from .formats import load_run
 from .records import Qrels, Run
 
 BenchLike = Union[Benchmark, str, os.PathLike]
@@ -27,7 +28,7 @@ def as_benchmark(bench: BenchLike) -> Benchmark:
 def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None) -> Run:
     b = as_benchmark(bench) if bench is not None else None
     if not isinstance(run, Run):
-        run = Run.load(run, b, split)
+        run = load_run(run, b, split)
     if b is not None and split is not None:
         wanted = set(b.split_qids(split))
         return Run({q: r for q, r in run.items() if q in wanted}, tag=run.tag)

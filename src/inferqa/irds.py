@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from .errors import InputError
+from .formats import iter_corpus
 from .inputs import BenchLike, as_benchmark
 
 PREFIX = "inferqa"
@@ -56,7 +57,7 @@ def dataset(bench: BenchLike, split: str | None = None, name: str | None = None)
 
     class Docs(BaseDocs):
         def docs_iter(self):
-            return (GenericDoc(p.id, p.text) for p in b.iter_corpus())
+            return (GenericDoc(p.id, p.text) for p in iter_corpus(b))
 
         def docs_count(self):
             return (b.meta.get("counts") or {}).get("passages")

@@ -47,8 +47,8 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..formats import check_run_ids
 from ..inputs import as_qrels, as_run
-from .checks import check_run_ids
 from ..records import Qrels, Run
 
 DEFAULT_METRICS: tuple[str, ...] = (
