@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import atomic_open
-from .results import OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults, run_label
+from .results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults, run_label
 from .tables import all_tables
 
 _PACKAGES = ("inferqa", "numpy", "torch", "sentence-transformers", "transformers", "llama_cpp_python",
@@ -32,7 +32,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:.9em}caption{text-align:le
 th,td{border:1px solid #ccc;padding:.25em .6em}th{background:#f3f3f3}td.num{text-align:right;
 font-variant-numeric:tabular-nums}figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}
 pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em}.muted{color:#666}
-.ci{color:#777;font-size:.85em}.note{color:#555;font-size:.85em;max-width:60em}
+.ci{color:#777;font-size:.85em}sup.sig{color:#b3261e;font-weight:700;cursor:help}.note{color:#555;font-size:.85em;max-width:60em}
 """
 
 
@@ -62,61 +62,70 @@ def _png(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-_ORACLE_COLOUR = "#222222"
-_STYLES = ("--", "-.", (0, (1, 1)), (0, (5, 1, 1, 1)))
+# Every series of a plot differs from every other in colour and marker (and mostly in line
+# style); a run keeps its look in every plot. Earlier series are drawn wider and below, so
+# a series hidden under another still shows at its edges.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f", "#000000", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8", "H", "1")
+LINESTYLES = ("-", "--", "-.", ":")
+SETTING_COLOURS = {PIPELINE: "#4c72b0", ORACLE_RERANKER: "#dd8452", ORACLE_RETRIEVER: "#937860", OPTIMAL: "#55a868"}
 
 
-def retriever_colours(results: ExperimentResults) -> dict[str, str]:
-    """One colour per retriever, the same in every plot (the oracle retriever in black)."""
-    from matplotlib import colormaps
-
-    palette = colormaps["tab10"].colors
-    names = [r.retriever for r in (*results.ranking, *results.reader) if r.retriever != ORACLE]
-    colours = {name: palette[i % len(palette)] for i, name in enumerate(dict.fromkeys(names))}
-    colours[ORACLE] = _ORACLE_COLOUR
-    return colours
+def _reader_label(r, readers: list[str]) -> str:
+    return run_label(r) + (f" / {r.reader}" if len(readers) > 1 else "")
 
 
-def _style(r, rerankers: list[str]) -> dict[str, Any]:
-    """First stage solid with circles; each reranker its own dash; oracle settings dotted squares."""
-    if r.setting == OPTIMAL:
-        return {"linestyle": ":", "marker": "*", "markersize": 9}
-    if r.setting == ORACLE_RERANKER:
-        return {"linestyle": ":", "marker": "s"}
-    if r.reranker is None:
-        return {"linestyle": "-", "marker": "o"}
-    return {"linestyle": _STYLES[rerankers.index(r.reranker) % len(_STYLES)] if r.reranker in rerankers else "--",
-            "marker": "^"}
+def series_styles(results: ExperimentResults) -> dict[str, dict[str, Any]]:
+    """Colour, marker and line style of every series label (ranked runs, then reader lines)."""
+    readers = sorted({r.reader for r in results.reader})
+    labels = [run_label(r) for r in results.ranking] + [_reader_label(r, readers) for r in results.reader]
+    return {label: {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)],
+                    "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+            for i, label in enumerate(dict.fromkeys(labels))}
+
+
+def _layer(j: int, n: int) -> dict[str, Any]:
+    """Series j of n: the first widest and lowest, the last thinnest and on top."""
+    t = (n - 1 - j) / max(n - 1, 1)
+    return {"linewidth": 1.0 + 2.2 * t, "markersize": 4.5 + 5.0 * t, "zorder": 2 + j,
+            "markerfacecolor": "none", "markeredgewidth": 1.5}
 
 
 def _legend_outside(ax) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
 
 
-def _rerankers(results: ExperimentResults) -> list[str]:
-    return list(dict.fromkeys(r.reranker for r in results.ranking if r.reranker and r.reranker != ORACLE))
+_CURVE_TICKS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
 def hit_curve_figure(results: ExperimentResults):
-    """Hit@k against k for every ranked run (first-stage and reranked); None without hit metrics."""
+    """Hit@k against every k for every ranked run (first-stage and reranked); None without data.
+    Results saved before curves were kept fall back to their hit@k metrics."""
     import matplotlib.pyplot as plt
 
-    colours, rerankers = retriever_colours(results), _rerankers(results)
+    styles = series_styles(results)
     series = []
     for r in results.ranking:
-        pts = sorted((int(m.split("@")[1]), v) for m, v in r.metrics.items()
-                     if m.startswith("hit@") and v is not None)
+        if r.hit_curve:
+            pts = [(k, v) for k, v in enumerate(r.hit_curve, 1) if v is not None and v == v]
+        else:
+            pts = sorted((int(m.split("@")[1]), v) for m, v in r.metrics.items()
+                         if m.startswith("hit@") and v is not None)
         if pts:
-            series.append((r, pts))
+            series.append((run_label(r), pts))
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4))
-    for r, pts in series:
-        ax.plot([k for k, _ in pts], [100 * v for _, v in pts], label=run_label(r), color=colours[r.retriever],
-                **_style(r, rerankers))
+    for j, (label, pts) in enumerate(series):
+        ks = [k for k, _ in pts]
+        marked = [i for i, k in enumerate(ks) if k in _CURVE_TICKS]
+        ax.plot(ks, [100 * v for _, v in pts], label=label, markevery=marked or None, **styles[label],
+                **_layer(j, len(series)))
     ax.set_xscale("log")
-    ks = sorted({k for _, pts in series for k, _ in pts})
-    ax.set_xticks(ks, [str(k) for k in ks])
+    top = max(k for _, pts in series for k, _ in pts)
+    ticks = [k for k in _CURVE_TICKS if k <= top] or [top]
+    ax.set_xticks(ticks, [str(k) for k in ticks])
     ax.minorticks_off()
     ax.set_xlabel("k (log scale)")
     ax.set_ylabel("Hit@k (%)")
@@ -127,13 +136,21 @@ def hit_curve_figure(results: ExperimentResults):
     return fig
 
 
+def _zoomed(values: list[float], floor: float = 0.0, ceiling: float = 100.0) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    pad = max(2.0, 0.08 * (hi - lo))
+    return max(floor, lo - pad), min(ceiling, hi + pad)
+
+
 def em_figure(results: ExperimentResults):
-    """EM against k, one panel per strategy, one line per setting/run/reader; one shared legend."""
+    """EM against k, one panel per strategy, one line per setting/run/reader; one shared legend.
+    The EM axis spans the data, and each line sits a little left or right of k so that equal
+    values do not hide each other."""
     import matplotlib.pyplot as plt
 
     if not results.reader:
         return None
-    colours, rerankers = retriever_colours(results), _rerankers(results)
+    styles = series_styles(results)
     strategies = sorted({r.strategy for r in results.reader})
     readers = sorted({r.reader for r in results.reader})
     fig, axes = plt.subplots(1, len(strategies), figsize=(5 * len(strategies) + 2.5, 4), squeeze=False,
@@ -142,18 +159,19 @@ def em_figure(results: ExperimentResults):
         lines: dict[str, list] = {}
         for r in results.reader:
             if r.strategy == strategy:
-                label = run_label(r) + (f" / {r.reader}" if len(readers) > 1 else "")
-                lines.setdefault(label, []).append(r)
-        for label, rs in lines.items():
+                lines.setdefault(_reader_label(r, readers), []).append(r)
+        n = len(lines)
+        for j, (label, rs) in enumerate(lines.items()):
             rs.sort(key=lambda r: r.k)
-            ax.plot([r.k for r in rs], [100 * r.em for r in rs], label=label, color=colours[rs[0].retriever],
-                    **_style(rs[0], rerankers))
+            dodge = (j - (n - 1) / 2) * min(0.06, 0.5 / max(n, 1))
+            ax.plot([r.k + dodge for r in rs], [100 * r.em for r in rs], label=label, **styles[label],
+                    **_layer(j, n))
         ax.set_title(f"EM by k — {strategy}")
         ax.set_xlabel("k (passages given to the reader)")
         ax.set_xticks(sorted({r.k for r in results.reader}))
-        ax.set_ylim(-2, 102)
         ax.grid(alpha=.3)
-    axes[0][0].set_ylabel("EM (%)")
+    axes[0][0].set_ylim(*_zoomed([100 * r.em for r in results.reader]))
+    axes[0][0].set_ylabel("EM (%), axis zoomed to the data")
     _legend_outside(axes[0][-1])
     return fig
 
@@ -176,26 +194,48 @@ def gap_figure(results: ExperimentResults):
     fig, ax = plt.subplots(figsize=(7.5, 4))
     width = 0.8 / max(len(settings), 1)
     x = np.arange(len(readers))
-    greys = {PIPELINE: "#4c72b0", ORACLE_RERANKER: "#dd8452", ORACLE_RETRIEVER: "#937860", OPTIMAL: "#55a868"}
+    tops = [0.0]
     for i, s in enumerate(settings):
         rows = [best[(s, rd)] for rd in readers]
         vals = [100 * r.em if r else 0.0 for r in rows]
         err = np.array([[100 * (r.em - r.ci[0]), 100 * (r.ci[1] - r.em)] if r and r.ci else [0, 0]
                         for r in rows]).T
-        bars = ax.bar(x + i * width - 0.4 + width / 2, vals, width, yerr=err, capsize=3, color=greys.get(s),
-                      label=s)
+        tops += [v + e for v, e in zip(vals, err[1])]
+        bars = ax.bar(x + i * width - 0.4 + width / 2, vals, width, yerr=err, capsize=3,
+                      color=SETTING_COLOURS.get(s), label=s)
         ax.bar_label(bars, labels=[f"{v:.1f}" for v in vals], fontsize=7, padding=2)
     ax.set_xticks(x, readers)
     ax.set_ylabel("best EM over runs, strategies and k (%)")
-    ax.set_ylim(0, 105)
+    ax.set_ylim(0, min(105.0, max(tops) * 1.1 + 3))  # bars start at 0; the top follows the data
     ax.set_title("Oracle vs pipeline gap (bars: 95 % CI)")
     _legend_outside(ax)
     ax.grid(axis="y", alpha=.3)
     return fig
 
 
-def figures(results: ExperimentResults) -> list[tuple[str, str]]:
-    """(caption, data URI) for every plot the results support."""
+def drawn_series(fig) -> list[dict[str, Any]]:
+    """What each plotted series looks like, read back from matplotlib: per axis, label,
+    colour, line style, marker and number of points (bars: face colour and 'bar'), and
+    the axis's y range."""
+    from matplotlib.colors import to_hex
+
+    out = []
+    for n, ax in enumerate(fig.axes):
+        ylim = [round(float(y), 3) for y in ax.get_ylim()]
+        for line in ax.get_lines():
+            if not line.get_label().startswith("_"):
+                out.append({"axis": n, "label": line.get_label(), "color": to_hex(line.get_color()),
+                            "linestyle": line.get_linestyle(), "marker": str(line.get_marker()),
+                            "points": len(line.get_xdata()), "ylim": ylim})
+        for bars in ax.containers:
+            if getattr(bars, "patches", None) and not str(bars.get_label()).startswith("_"):
+                out.append({"axis": n, "label": bars.get_label(), "color": to_hex(bars.patches[0].get_facecolor()),
+                            "linestyle": "bar", "marker": "", "points": len(bars.patches), "ylim": ylim})
+    return out
+
+
+def figures(results: ExperimentResults) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(caption, data URI, drawn series) for every plot the results support."""
     import matplotlib
     matplotlib.use("Agg")
     out = []
@@ -203,11 +243,83 @@ def figures(results: ExperimentResults) -> list[tuple[str, str]]:
                           ("Oracle-vs-pipeline gap", gap_figure)):
         fig = make(results)
         if fig is not None:
-            out.append((caption, _png(fig)))
+            series = drawn_series(fig)
+            out.append((caption, _png(fig), series))
     return out
 
 
-def render_report(results: ExperimentResults, config_text: str = "") -> str:
+SIGNIFICANT = 0.05
+_EMPHASIS_NOTE = ("Bold: the best pipeline value of a column (oracle rows are bounds, not candidates). "
+                  "† after a value: it differs from its baseline (the first-stage run a reranker reorders, the "
+                  "first retriever for a retriever) at p < 0.05 in the paired test below, uncorrected; hover "
+                  "for p.")
+
+
+def _row_run(table, row) -> dict[str, Any]:
+    """The setting, retriever and reranker a table row shows, as run_label needs them."""
+    cols = table.columns
+    get = lambda name, default=None: row[cols.index(name)] if name in cols else default  # noqa: E731
+    reranker = get("reranker")
+    return {"setting": get("setting", PIPELINE), "retriever": get("retriever"),
+            "reranker": None if reranker in (None, "–") else reranker, "reader": get("reader"),
+            "strategy": get("strategy")}
+
+
+def emphasised(table, results: ExperimentResults):
+    """`table` with its best pipeline values in bold and the significant differences marked
+    (from `results.tests`, the pairs experiments.comparisons tested)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    if table.name.startswith("tests-"):
+        return table
+    runs = [_row_run(table, row) for row in table.rows]
+    bold = set()
+    for c in range(table.n_label_columns, len(table.columns)):
+        if table.kind(c) != "score":
+            continue
+        cand = [(r, row[c]) for r, row in enumerate(table.rows)
+                if runs[r]["setting"] == PIPELINE and isinstance(row[c], (int, float)) and row[c] == row[c]]
+        if cand:
+            top = max(v for _, v in cand)
+            bold |= {(r, c) for r, v in cand if v == top}
+    marks = {}
+    for r, run in enumerate(runs):
+        label = run_label(SimpleNamespace(**run))
+        for c in range(table.n_label_columns, len(table.columns)):
+            col = table.columns[c]
+            for t in results.tests:
+                if t["a"] != label or t["b"] == OPTIMAL or t["p"] is None or t["p"] >= SIGNIFICANT:
+                    continue
+                if t["family"] == "ranking" and t["metric"] == col:
+                    pass
+                elif not (t["family"] == "reader" and col == f"EM@{t['k']}" and t["reader"] == run["reader"]
+                          and t["strategy"] == run["strategy"]):
+                    continue
+                p = "<0.001" if t["p"] < 0.001 else f"{t['p']:.3f}"
+                marks[(r, c)] = ("†", f"p = {p} against {t['b']} (paired test, uncorrected)")
+    return replace(table, bold=frozenset(bold), marks=marks)
+
+
+def timings_table(timings: dict[str, float]) -> str:
+    """Stage timings as an HTML table: stage, its hash, wall and CPU seconds; the total last."""
+    rows = []
+    for key, wall in timings.items():
+        if key == "total" or key.endswith(" cpu"):
+            continue
+        name, _, digest = key.rpartition("-")
+        cpu = timings.get(f"{key} cpu")
+        rows.append(f'<tr><td class="lab">{escape(name or key)}</td><td class="lab muted">{escape(digest)}</td>'
+                    f'<td class="num">{wall:.1f}</td><td class="num">{"" if cpu is None else f"{cpu:.1f}"}</td></tr>')
+    if "total" in timings:
+        rows.append(f'<tr><th class="lab">total</th><td></td><th class="num">{timings["total"]:.1f}</th><td></td></tr>')
+    note = ('<p class="note">Stages computed by this run only; a stage taken from the cache is not listed.</p>')
+    return ('<table id="table-timings"><caption>Stage timings (seconds)</caption><thead><tr><th>stage</th>'
+            "<th>hash</th><th>wall</th><th>cpu</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>" + note)
+
+
+def render_report(results: ExperimentResults, config_text: str = "", explorer: str | None = None) -> str:
+    """The page; `explorer`: a link (relative URL) to the explorer written beside it."""
     import json
 
     parts = [f"<h1>inferqa experiment: {escape(results.name)}</h1>"]
@@ -215,30 +327,36 @@ def render_report(results: ExperimentResults, config_text: str = "") -> str:
     total = results.timings.get("total")
     parts.append(f'<p class="muted">Created {escape(str(env.get("created", "")))}'
                  + (f"; total wall time {total:.1f} s" if total is not None else "") + ". Scores in percent.</p>")
+    if explorer:
+        parts.append(f'<p><a id="explorer-link" href="{escape(explorer)}">Explore the runs and answers question '
+                     "by question</a> (explorer.html, beside this page).</p>")
     parts.append("<h2>Tables</h2>")
+    parts.append(f'<p class="note" id="emphasis-note">{escape(_EMPHASIS_NOTE)}</p>')
     for t in all_tables(results):
-        parts.append(t.to_html())
+        parts.append(emphasised(t, results).to_html())
     figs = figures(results)
     if figs:
         parts.append("<h2>Plots</h2>")
-        for caption, uri in figs:
-            parts.append(f'<figure><img alt="{escape(caption)}" src="{uri}"><figcaption>{escape(caption)}'
-                         "</figcaption></figure>")
+        for caption, uri, series in figs:
+            data = escape(json.dumps(series, ensure_ascii=False), quote=True)
+            parts.append(f'<figure data-series="{data}"><img alt="{escape(caption)}" src="{uri}">'
+                         f"<figcaption>{escape(caption)}</figcaption></figure>")
     parts.append("<h2>Experiment config</h2>")
     cfg = config_text or json.dumps(results.config, indent=2)
     parts.append(f'<pre id="config">{escape(cfg)}</pre>')
     parts.append("<h2>Environment</h2>")
     parts.append(f'<pre id="environment">{escape(json.dumps(env, indent=2))}</pre>')
     if results.timings:
-        parts.append("<h2>Stage timings (s)</h2>")
-        parts.append(f"<pre>{escape(json.dumps(results.timings, indent=2))}</pre>")
+        parts.append("<h2>Stage timings</h2>")
+        parts.append(timings_table(results.timings))
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>inferqa: {escape(results.name)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
 
 
-def write_report(results: ExperimentResults, path: str | os.PathLike, config_text: str = "") -> Path:
+def write_report(results: ExperimentResults, path: str | os.PathLike, config_text: str = "",
+                 explorer: str | None = None) -> Path:
     path = Path(path)
     with atomic_open(path) as fh:
-        fh.write(render_report(results, config_text))
+        fh.write(render_report(results, config_text, explorer))
     return path

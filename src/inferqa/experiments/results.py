@@ -29,6 +29,7 @@ class RankingResult:
     questions: int
     stage: str = ""  # the stage folder name it was computed from
     ci: dict[str, list[float]] = field(default_factory=dict)  # metric -> 95 % bootstrap [low, high]
+    hit_curve: list[float] = field(default_factory=list)  # hit@1, hit@2, ... (the report's curve)
 
 
 @dataclass(frozen=True)

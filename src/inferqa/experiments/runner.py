@@ -297,9 +297,11 @@ class _Runner:
         results = ExperimentResults(name=cfg.name, config=cfg.to_dict())
         ranking_scores = []
         for r in ranked:
-            ev = evaluate(r.run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
+            run = r.run
+            ev = evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
             results.ranking.append(RankingResult(r.setting, r.retriever, r.reranker, ev["mean"],
-                                                 len(self.qids), f"{r.stage.name}-{r.stage.hash}"))
+                                                 len(self.qids), f"{r.stage.name}-{r.stage.hash}",
+                                                 hit_curve=hit_curve(run, self.bench.qrels)))
             ranking_scores.append(per_question_metrics(ev["per_query"], self.qids, list(ev["mean"])))
         for reader in cfg.readers:
             for r in ranked:
@@ -311,6 +313,17 @@ class _Runner:
         self.timings["total"] = round(time.perf_counter() - t_all, 3)
         results.timings = dict(self.timings)
         return results
+
+
+HIT_CURVE_DEPTH = 100
+
+
+def hit_curve(run: Run, qrels) -> list[float]:
+    """hit@k for every k from 1 to the run's depth (at most HIT_CURVE_DEPTH)."""
+    from ..evaluate import evaluate
+
+    depth = min(HIT_CURVE_DEPTH, max((len(r) for r in run.values()), default=0))
+    return list(evaluate(run, qrels, [f"hit@{k}" for k in range(1, depth + 1)]).values()) if depth else []
 
 
 def _diversify_input(spec: StageSpec) -> dict[str, Any]:
@@ -355,7 +368,7 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
             fh.write(config_text)
         results.save(out_dir / "results.json")
         outcome.tables = write_tables(results, out_dir / "tables")
-        outcome.report = write_report(results, out_dir / "report.html", config_text)
+        outcome.report = write_report(results, out_dir / "report.html", config_text, explorer="explorer.html")
         from .explorer import experiment_explorer
         outcome.explorer = experiment_explorer(runner.bench, results, runner.store.stages_dir, runner.qids,
                                                out_dir / "explorer.html")

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -42,6 +42,9 @@ class Table:
     cis: tuple[tuple[Any, ...], ...] | None = None
     questions: int | None = None
     note: str = ""
+    # HTML only: cells shown in bold, and (row, col) -> (mark, tooltip) after a cell's value
+    bold: frozenset = frozenset()
+    marks: dict = field(default_factory=dict)
 
     def kind(self, col: int) -> str:
         if self.kinds is not None:
@@ -129,6 +132,11 @@ class Table:
             for i, v in enumerate(row):
                 ci = self.ci(r, i)
                 main = escape(self.cell(v, i))
+                if (r, i) in self.bold:
+                    main = f"<b>{main}</b>"
+                if (r, i) in self.marks:
+                    mark, tip = self.marks[(r, i)]
+                    main += f'<sup class="sig" title="{escape(tip)}">{escape(mark)}</sup>'
                 if ci is not None and v is not None:
                     main += f' <span class="ci">{_ci_text(ci)}</span>'
                 cells.append(f'<td class="{"num" if self.numeric(i) else "lab"}">{main}</td>')
