@@ -248,6 +248,29 @@ def test_the_table_covers_every_command():
     assert len(CASES) >= 30
 
 
+# Numeric options out of their declared range (issue 22, class 5): refused before any work.
+RANGE_CASES = [
+    ("fuse {bench}.trec {other}.trec --weights nan,1 -o {out}", "finite number ≥ 0, not 'nan'"),
+    ("fuse {bench}.trec {other}.trec --weights -1,1 -o {out}", "finite number ≥ 0, not '-1'"),
+    ("fuse {bench}.trec {other}.trec --weights 0,0 -o {out}", "all 0"),
+    ("fuse {bench}.trec {other}.trec --weights 1 -o {out}", "1 weights for 2 runs"),
+    ("fuse {bench}.trec {other}.trec --rrf-k -1 -o {out}", "option 'rrf_k' takes a number ≥ 0, not -1.0"),
+    ("fuse {bench}.trec {other}.trec --rrf-k nan -o {out}", "finite"),
+    ("fuse {bench}.trec {other}.trec --method rrf --norm zscore -o {out}", "fusion 'rrf' has no option 'norm'"),
+    ("evaluate {bench}.trec --bench {bench} --min-label 0", "option 'min_label' takes an integer ≥ 1, not 0"),
+    ("evaluate {bench}.trec --bench {bench} --min-label -2", "option 'min_label' takes an integer ≥ 1, not -2"),
+    ("evaluate {bench}.trec --bench {bench} --min-label 9", "min-label 9 is above the largest label"),
+    ("oracle {bench} --kind optimal --min-label 0 -o {out}", "option 'min_label' takes an integer ≥ 1"),
+    ("oracle {bench} --kind retriever --min-label 9 -o {out}", "above the largest label"),
+    ("stored-answers {bench} --min-label 9", "above the largest label"),
+]
+
+
+@pytest.mark.parametrize("line,needle", RANGE_CASES, ids=[f"range-{i}" for i in range(len(RANGE_CASES))])
+def test_numeric_option_out_of_range_is_one_line_and_exit_2(ws, line, needle, capsys, monkeypatch):
+    test_bad_input_is_one_line_and_exit_2(ws, line, needle, capsys, monkeypatch)
+
+
 # -- fuzzing: every loader returns or raises InputError -----------------------------------
 
 _text = st.text(string.printable + "éß☃\x00", max_size=12)

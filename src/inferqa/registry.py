@@ -47,6 +47,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "context": ("inferqa.read",),
     "leak-judge": ("inferqa.build",),
     "answer-judge": ("inferqa.read",),
+    "fusion": ("inferqa.retrieve",),
 }
 ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")

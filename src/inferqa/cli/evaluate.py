@@ -34,13 +34,14 @@ def evaluate_cmd(
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                                  "plain means over the run's questions, precision over min(k, retrieved), "
                                  "duplicate passages kept, round 4); README: Reproducing the paper."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant (2: fully relevant only)."),
+    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant (an integer ≥ 1, at most "
+                                  "the largest label; 2: fully relevant only)."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
                                  f"{JSON_DIGITS} significant digits)."),
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
 ) -> None:
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
-    from ..evaluate import DEFAULT_METRICS, check_run_ids, evaluate
+    from ..evaluate import DEFAULT_METRICS, check_min_label, check_run_ids, evaluate
     from ..evaluate.metrics import check_protocol
     from ..formats import load_run
     from ..records import Qrels, Run
@@ -55,13 +56,14 @@ def evaluate_cmd(
 
         bench = Benchmark(bench_dir)
     check_protocol(protocol)
+    qrels = Qrels.load(qrels_file) if qrels_file is not None else bench.qrels
+    check_min_label(min_label, qrels)
     run = load_run(run_file, bench, split, allow_duplicates=protocol == "paper")
     if bench is not None:
         check_run_ids(run, bench, run_file)
         if split is not None:
             wanted = set(bench.split_qids(split))
             run = Run({q: r for q, r in run.items() if q in wanted}, tag=run.tag)
-    qrels = Qrels.load(qrels_file) if qrels_file is not None else bench.qrels
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
     means = res["mean"] if per_query else res

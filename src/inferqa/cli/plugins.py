@@ -6,13 +6,13 @@ from typing import Optional
 
 import typer
 
+from ..registry import KINDS
 from .app import app
 
 
 @app.command("plugins")
 def plugins_cmd(
-    kind: Optional[str] = typer.Argument(None, help="retriever | reranker | llm | context | leak-judge | "
-                                                    "answer-judge (default: every kind)."),
+    kind: Optional[str] = typer.Argument(None, help=" | ".join(KINDS) + " (default: every kind)."),
     name: Optional[str] = typer.Argument(None, help="One plugin: print its options with types and defaults."),
 ) -> None:
     """List the plugins of every kind, or one plugin's options (pass them as KEY=VALUE)."""

@@ -152,7 +152,11 @@ def stored_answers_cmd(
     if paper and min_label is not None:
         raise InputError("--min-label applies to the inferqa protocol (the paper's rows are labels 1 and 2, 1, 2)",
                          field="min-label")
+    from ..evaluate import check_min_label
+
     bench = Benchmark(bench_dir)
+    if min_label is not None:
+        check_min_label(min_label, bench.qrels)
     qids = bench.split_qids(split)
     store = load_store(bench, qids)
     models = parse_list(model) or stored_models(store)

@@ -11,6 +11,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..options import parse_key_values
 from .app import app, finite
+from .flags import declared_flag
 
 RETRIEVER_HELP = "bm25 | dense | any registered retriever."
 INDEX_DIR_HELP = "Index directory (default: BENCH/indexes/<retriever>-<hash of options>/)."
@@ -122,15 +123,17 @@ def oracle_cmd(
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to rerank (--kind reranker)."),
     split: str = typer.Option("test", "--split", help="Questions: train | dev | test | all (retriever, optimal)."),
     seed: int = typer.Option(0, "--seed", help="Shuffle seed of the oracle retriever."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label that counts as relevant."),
+    min_label: int = typer.Option(1, "--min-label", help="Lowest label that counts as relevant (an integer ≥ 1, "
+                                  "at most the largest label)."),
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""
-    from ..evaluate import open_run, optimal, oracle_retriever
+    from ..evaluate import check_min_label, open_run, optimal, oracle_retriever
     from ..io import check_output
     from ..rerank.oracle import oracle_rerank
 
     check_output(out)
     bench = Benchmark(bench_dir)
+    check_min_label(min_label, bench.qrels)
     if kind == "reranker":
         if run_file is None:
             raise InputError("--kind reranker needs --run RUN.trec", field="run")
@@ -151,24 +154,21 @@ def oracle_cmd(
 def fuse_cmd(
     runs: List[Path] = typer.Argument(..., metavar="RUN...", help="Two or more TREC runs of the same questions."),
     out: Path = typer.Option(..., "--out", "-o", help="Fused TREC run to write."),
-    method: str = typer.Option("rrf", "--method", help="rrf (reciprocal rank) or weighted (normalised scores)."),
-    weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weight per run (default 1 each)."),
-    rrf_k: float = typer.Option(60.0, "--rrf-k", help="RRF constant k in 1 / (k + rank)."),
-    norm: str = typer.Option("minmax", "--norm", help="Weighted: per-question score normalisation: minmax, zscore, none."),
+    method: str = typer.Option("rrf", "--method", help="rrf (reciprocal rank) or weighted (normalised scores); "
+                               "`inferqa plugins fusion` lists them."),
+    weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weight ≥ 0 per run (default 1 each)."),
+    rrf_k: Optional[float] = declared_flag("fusion", "rrf_k", "--rrf-k"),
+    norm: Optional[str] = declared_flag("fusion", "norm", "--norm"),
     depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question in the fused run."),
 ) -> None:
     """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
     from ..formats import load_run
     from ..io import check_output
-    from ..retrieve.fusion import fuse
+    from ..retrieve.fusion import check_weights, fuse, fusion_method
 
     check_output(out)
-    ws = None
-    if weights is not None:
-        try:
-            ws = [float(w) for w in weights.split(",")]
-        except ValueError:
-            raise InputError(f"--weights expects comma-separated numbers, got {weights!r}", field="weights") from None
+    fusion_method(method, rrf_k=rrf_k, norm=norm)  # option errors before any run is read
+    ws = None if weights is None else check_weights(weights.split(","), len(runs))
     fused = fuse([load_run(r) for r in runs], method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
     fused.save(out)
     typer.echo(f"{len(runs)} runs fused ({method}): {len(fused)} questions → {out}")

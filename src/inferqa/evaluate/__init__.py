@@ -9,10 +9,12 @@ from __future__ import annotations
 from ..formats import OPTIMAL, check_run_ids, open_run, optimal, oracle_retriever
 from ..stage_call import make_callable
 from .comparison import COMPARE_METRICS, Comparison, compare
-from .metrics import ALIASES, DEFAULT_METRICS, Metric, evaluate, parse_metric, per_query_scores
+from .metrics import (ALIASES, DEFAULT_METRICS, MIN_LABEL, Metric, check_min_label, evaluate, parse_metric,
+                      per_query_scores)
 
 __all__ = [
-    "ALIASES", "DEFAULT_METRICS", "Metric", "evaluate", "parse_metric", "per_query_scores",
+    "ALIASES", "DEFAULT_METRICS", "MIN_LABEL", "Metric", "check_min_label", "evaluate", "parse_metric",
+    "per_query_scores",
     "check_run_ids", "open_run", "OPTIMAL", "oracle_retriever", "optimal",
     "COMPARE_METRICS", "Comparison", "compare",
 ]

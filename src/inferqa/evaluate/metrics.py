@@ -50,6 +50,7 @@ from ..errors import InputError
 from ..formats import check_run_ids
 from ..inputs import as_qrels, as_run
 from ..records import Qrels, Run
+from ..registry import Option
 
 DEFAULT_METRICS: tuple[str, ...] = (
     "hit@1", "hit@5", "hit@10", "hit@50", "hit@100",
@@ -57,6 +58,7 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "mrr", "ndcg@10", "ndcg@100",
 )
 
+MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
 PROTOCOLS = ("inferqa", "paper")  # ours, or the QUIT authors' rules (metrics and EM alike)
 _KINDS_WITH_K = {"hit", "recall", "ndcg", "ndcg_lin", "p", "mrr", "map"}
 _KINDS_WITHOUT_K = {"mrr", "map"}
@@ -190,6 +192,18 @@ def check_protocol(protocol: str) -> None:
         raise InputError(f"unknown protocol {protocol!r} (use {' or '.join(PROTOCOLS)})", field="protocol")
 
 
+def check_min_label(min_label: object, qrels: Qrels | None = None) -> int:
+    """`min_label` as MIN_LABEL declares it and, given the qrels, at most their largest label
+    (above it nothing would count as relevant and every metric would be 0)."""
+    value = MIN_LABEL.check(min_label, "min-label")
+    if qrels:
+        top = max((lab for labels in qrels.values() for lab in labels.values()), default=0)
+        if value > top:
+            raise InputError(f"min-label {value} is above the largest label of the qrels ({top}): "
+                             "no passage would count as relevant", field="min_label")
+    return value
+
+
 def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,
                      min_label: int = 1, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
@@ -200,6 +214,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     parsed = [parse_metric(m) for m in metrics]
     if not qrels:
         raise InputError("qrels are empty", field="qrels")
+    check_min_label(min_label)
     qids = list(run)
     longest = max((len(r) for r in run.values()), default=0)
     if any(m.k is None for m in parsed):

@@ -140,7 +140,10 @@ def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Ra
 
 def build_examples(bench: Benchmark, opts: FinetuneOptions) -> list[Example]:
     """n positives per question, each paired with one hard negative when there are any."""
+    from ..evaluate import check_min_label
+
     _check(opts)
+    check_min_label(opts.min_label, bench.qrels)
     qids = _questions(bench, opts)
     rng = random.Random(opts.seed)
     negatives = _negative_pool(bench, qids, opts)

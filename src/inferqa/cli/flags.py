@@ -1,0 +1,44 @@
+"""Command-line flags generated from the registry's declared options: one declaration.
+
+A flag's default is None (not given: the plugin's declared default applies) and its help
+is the declaration's help, what it accepts and its default, so neither is written twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from .app import finite
+
+
+def _default(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:
+    """The help of OPTION as the plugins of KIND (those in `names`, else all) declare it:
+    'bm25: term-frequency saturation (a number ≥ 0, default 1.5)'; one entry per wording."""
+    from .. import registry
+
+    parts: dict[str, list[str]] = {}
+    for p in registry.plugins(kind):
+        opt = p.options.get(option)
+        if opt is None or (names is not None and p.name not in names):
+            continue
+        default = "" if opt.default is registry.REQUIRED else f", default {_default(opt.default)}"
+        parts.setdefault(f"{opt.help} ({opt.accepts()}{default})", []).append(p.name)
+    if not parts:
+        raise ValueError(f"no {kind} declares option {option!r}")
+    return "; ".join(f"{', '.join(who)}: {text}" for text, who in parts.items()) + "."
+
+
+def declared_flag(kind: str, option: str, *decls: str, names: tuple[str, ...] | None = None) -> Any:
+    """A typer option for a declared OPTION of KIND's plugins: not given = None (the declared
+    default); numbers parsed as such (nan and inf refused), the range checked by the registry."""
+    from .. import registry
+
+    types = {t for p in registry.plugins(kind) if option in p.options for t in p.options[option].types}
+    parser = finite if types == {float} else None
+    return typer.Option(None, *decls, help=declared_help(kind, option, names), parser=parser)
