@@ -271,6 +271,49 @@ def test_numeric_option_out_of_range_is_one_line_and_exit_2(ws, line, needle, ca
     test_bad_input_is_one_line_and_exit_2(ws, line, needle, capsys, monkeypatch)
 
 
+# `inferqa run` checks everything its YAML names before it computes or creates anything
+# (issue 22, class 7): each config below is valid as a file, and each case's --out is new.
+RUN_CASES = [
+    ("benchmark: {{path: {root}/missing}}\nretrievers: [{{kind: bm25}}]\n", "benchmark directory not found"),
+    ("benchmark: {{path: {root}/a_dir}}\nretrievers: [{{kind: bm25}}]\n", "not a benchmark directory"),
+    ("benchmark: {{path: {bench}}}\nsplit: dev2\nretrievers: [{{kind: bm25}}]\n", "unknown split 'dev2'"),
+    ("benchmark: {{demo: true}}\nsplit: dev2\nretrievers: [{{kind: bm25}}]\n", "unknown split 'dev2'"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: dense, options: {{model: ./no/such/model}}}}]\n",
+     "model folder not found"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nrerankers: [{{kind: cross-encoder, "
+     "options: {{model: /no/such/model}}}}]\n", "model folder not found"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nrerankers: [{{kind: llm-pointwise, "
+     "options: {{llm: smolm2}}}}]\n", "unknown LLM spec 'smolm2'"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nreaders: [smolm2]\n", "unknown LLM spec 'smolm2'"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nreaders: [llama-cpp:/no/such.gguf]\n",
+     "LLM model file or folder not found"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nreaders: ['smollm2?n_thread=1']\n", "n_thread"),
+    ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nllm_cache: {bench}.trec/llm.sqlite\n",
+     "a file is in the way"),
+]
+
+
+@pytest.mark.parametrize("body,needle", RUN_CASES, ids=[f"run-{i}" for i in range(len(RUN_CASES))])
+def test_run_checks_its_whole_config_before_it_creates_anything(ws, body, needle, capsys, monkeypatch, tmp_path):
+    root = ws["root"]
+    config = tmp_path / "exp.yaml"
+    config.write_text("name: t\n" + body.format(root=root, bench=root / "bench") + "oracles: false\n",
+                      encoding="utf-8")
+    before = sorted(p.name for p in (root / "bench").iterdir())
+    test_bad_input_is_one_line_and_exit_2(ws, f"run {config} -o {{out}}", needle, capsys, monkeypatch)
+    assert sorted(p.name for p in (root / "bench").iterdir()) == before  # no index, no stage written
+
+
+def test_run_reports_the_config_field(ws, tmp_path, capsys, monkeypatch):
+    config = tmp_path / "exp.yaml"
+    config.write_text(f"name: t\nbenchmark: {{path: {ws['root'] / 'bench'}}}\nretrievers: [{{kind: bm25}}]\n"
+                      "readers: [bm25]\n", encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main_code(["run", config, "-o", tmp_path / "out"]) == 2
+    err = capsys.readouterr().err
+    assert f"{config}: field 'readers[0].llm': unknown LLM spec 'bm25'" in err and not (tmp_path / "out").exists()
+
+
 # -- fuzzing: every loader returns or raises InputError -----------------------------------
 
 _text = st.text(string.printable + "éß☃\x00", max_size=12)

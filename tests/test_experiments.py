@@ -183,6 +183,8 @@ def scripted(monkeypatch, tmp_path):
         return llm_mod.CachedLLM(inner, state["cache"])
 
     monkeypatch.setattr(llm_mod, "load_llm", fake_load)
+    real_check = llm_mod.check_spec  # the up-front check of `inferqa run` takes 'fake' too
+    monkeypatch.setattr(llm_mod, "check_spec", lambda spec: None if spec == "fake" else real_check(spec))
     return made, state
 
 

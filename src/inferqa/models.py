@@ -59,7 +59,7 @@ def gemma3_270m_path(cache_dir: str | os.PathLike | None = None) -> Path:
     return out
 
 
-def check_model_ref(name_or_path: str) -> str:
+def check_model_ref(name_or_path: str, what: str = "model folder", field: str = "model") -> str:
     """`name_or_path` as given, unless it is written as a path (absolute, `./`, `../`, `~`, or
     more than one `/`, which no Hugging Face id has) and nothing is there: a model folder
     that is missing fails here, before any work starts, not deep inside a model library."""
@@ -67,7 +67,7 @@ def check_model_ref(name_or_path: str) -> str:
     path = Path(text).expanduser()
     path_like = text.startswith(("/", ".", "~")) or text.count("/") > 1 or os.sep != "/" and os.sep in text
     if path_like and not path.exists():
-        raise InputError("model folder not found", file=text, field="model")
+        raise InputError(f"{what} not found", file=text, field=field)
     return text
 
 

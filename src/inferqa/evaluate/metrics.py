@@ -200,7 +200,7 @@ def check_min_label(min_label: object, qrels: Qrels | None = None) -> int:
         top = max((lab for labels in qrels.values() for lab in labels.values()), default=0)
         if value > top:
             raise InputError(f"min-label {value} is above the largest label of the qrels ({top}): "
-                             "no passage would count as relevant", field="min_label")
+                             f"no passage has label >= {value}", field="min_label")
     return value
 
 

@@ -344,7 +344,10 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
     from .report import environment, write_report
     from .tables import write_tables
 
+    from .preflight import check_experiment
+
     out_dir = Path(out_dir)
+    check_experiment(config, out_dir)  # everything the config names, before the folder exists
     out_dir.mkdir(parents=True, exist_ok=True)
     runner = _Runner(config, out_dir, progress, log)
     try:

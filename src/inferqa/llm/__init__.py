@@ -9,10 +9,10 @@ from typing import Any
 
 from .base import LLM, GenerationParams, Message
 from .cache import CachedLLM, LLMCache, default_cache_path
-from .spec import LLMSpec, parse_spec
+from .spec import LLMSpec, check_spec, parse_spec
 
 __all__ = ["LLM", "GenerationParams", "Message", "CachedLLM", "LLMCache", "default_cache_path",
-           "load_llm", "open_backend", "parse_spec", "LLMSpec", "DEFAULT_CACHE"]
+           "load_llm", "open_backend", "parse_spec", "check_spec", "LLMSpec", "DEFAULT_CACHE"]
 
 
 class _Default:

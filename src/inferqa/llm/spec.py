@@ -29,6 +29,19 @@ def _names() -> tuple[list[str], list[str]]:
             [p.name for p in plugins if p.meta.get("target", True)])
 
 
+def check_spec(spec: str) -> LLMSpec:
+    """Everything about `spec` short of loading it: the backend, its options (names and
+    values) and, for a backend that runs a local model, a model written as a path exists."""
+    from ..models import check_model_ref
+
+    parsed = parse_spec(spec)
+    plugin = registry.get("llm", parsed.backend)
+    plugin.settings(parsed.options)
+    if plugin.meta.get("target", True) and "base_url" not in plugin.options:  # a served model is no path here
+        check_model_ref(parsed.target, "LLM model file or folder", "llm")
+    return parsed
+
+
 def parse_spec(spec: str) -> LLMSpec:
     spec = spec.strip()
     if not spec:

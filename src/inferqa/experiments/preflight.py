@@ -1,0 +1,77 @@
+"""What `inferqa run` checks before it creates or computes anything.
+
+`load_config` checks the file itself (keys, kinds, option names and values, metrics).
+`check_experiment` then checks what the file points at, so that no stage runs, no model
+loads and no experiment folder is made for a config that would fail later: the benchmark
+folder and the split, every stage built with its options (which finds a missing model
+folder; no constructor loads a model), every LLM spec (backend, options, model path) of
+the readers and rerankers, and the paths of the experiment folder and the LLM cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InputError
+from .config import ExperimentConfig
+
+
+def check_experiment(config: ExperimentConfig, out_dir: str | Path | None = None) -> None:
+    """InputError naming the config file and field for the first thing that would fail."""
+    def checked(field: str, check: Callable[[], Any]) -> Any:
+        try:
+            return check()
+        except InputError as exc:
+            where = f"{exc.file}: " if exc.file and exc.file != str(config.source) else ""
+            raise InputError(where + exc.message, file=config.source, field=field) from None
+
+    _benchmark(config, checked)
+    from .. import registry
+    from ..llm import check_spec
+
+    for kind, field, specs in (("retriever", "retrievers", config.retrievers),
+                               ("reranker", "rerankers", config.rerankers)):
+        for i, spec in enumerate(specs):
+            plugin = checked(f"{field}[{i}].kind", lambda: registry.get(kind, spec.kind))
+            options = checked(f"{field}[{i}].options", lambda: plugin.settings(spec.options))
+            if isinstance(options.get("llm"), str):
+                checked(f"{field}[{i}].options.llm", lambda: check_spec(options["llm"]))
+            checked(f"{field}[{i}].options", lambda: plugin.create(**spec.options))
+    for i, reader in enumerate(config.readers):
+        checked(f"readers[{i}].llm", lambda: check_spec(reader.llm))
+    if config.llm_cache is not None:
+        checked("llm_cache", lambda: _writable(config.llm_cache, "file"))
+    if out_dir is not None:
+        _writable(Path(out_dir), "dir")
+
+
+def _benchmark(config: ExperimentConfig, checked: Callable) -> None:
+    spec = config.benchmark
+    if spec.path is not None and (spec.path / "questions.jsonl").exists() or not spec.demo:
+        from ..benchmark import Benchmark
+
+        bench = checked("benchmark.path", lambda: Benchmark(spec.path))
+        qids = checked("split", lambda: bench.split_qids(config.split))
+        if not qids:
+            raise InputError(f"split {config.split!r} has no questions", file=config.source, field="split")
+        return
+    from ..build.splits import SPLIT_NAMES
+    from ..data.shipped_demo import DEMO_BUILD
+
+    names = ("all", *SPLIT_NAMES[len(DEMO_BUILD["split"])])
+    if config.split not in names:
+        raise InputError(f"unknown split {config.split!r} of the demo benchmark (have: {', '.join(names)})",
+                         file=config.source, field="split")
+
+
+def _writable(path: Path, kind: str) -> None:
+    """`path` can be made as a `kind` (file or dir): not the other kind already, no file above it."""
+    if path.exists() and path.is_dir() != (kind == "dir"):
+        raise InputError(f"expected a {'directory' if kind == 'dir' else 'file'} here, got a "
+                         f"{'file' if kind == 'dir' else 'directory'}", file=path)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"a file is in the way: {parent}", file=path)
+            break
