@@ -289,7 +289,7 @@ RUN_CASES = [
      "LLM model file or folder not found"),
     ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nreaders: ['smollm2?n_thread=1']\n", "n_thread"),
     ("benchmark: {{path: {bench}}}\nretrievers: [{{kind: bm25}}]\nllm_cache: {bench}.trec/llm.sqlite\n",
-     "a file is in the way"),
+     "is a file, not a folder"),
 ]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError
+from ..io import check_output
 from .config import ExperimentConfig
 
 
@@ -35,15 +36,17 @@ def check_experiment(config: ExperimentConfig, out_dir: str | Path | None = None
         for i, spec in enumerate(specs):
             plugin = checked(f"{field}[{i}].kind", lambda: registry.get(kind, spec.kind))
             options = checked(f"{field}[{i}].options", lambda: plugin.settings(spec.options))
-            if isinstance(options.get("llm"), str):
-                checked(f"{field}[{i}].options.llm", lambda: check_spec(options["llm"]))
-            checked(f"{field}[{i}].options", lambda: plugin.create(**spec.options))
+            if "llm" in options:  # an LLM stage: its spec is what can be wrong (the runner opens it)
+                if isinstance(options["llm"], str):
+                    checked(f"{field}[{i}].options.llm", lambda: check_spec(options["llm"]))
+            else:  # built as the runner builds it: a missing model folder fails here
+                checked(f"{field}[{i}].options", lambda: plugin.create(**spec.options))
     for i, reader in enumerate(config.readers):
         checked(f"readers[{i}].llm", lambda: check_spec(reader.llm))
     if config.llm_cache is not None:
-        checked("llm_cache", lambda: _writable(config.llm_cache, "file"))
+        checked("llm_cache", lambda: check_output(config.llm_cache))
     if out_dir is not None:
-        _writable(Path(out_dir), "dir")
+        check_output(out_dir, kind="dir")
 
 
 def _benchmark(config: ExperimentConfig, checked: Callable) -> None:
@@ -64,14 +67,3 @@ def _benchmark(config: ExperimentConfig, checked: Callable) -> None:
         raise InputError(f"unknown split {config.split!r} of the demo benchmark (have: {', '.join(names)})",
                          file=config.source, field="split")
 
-
-def _writable(path: Path, kind: str) -> None:
-    """`path` can be made as a `kind` (file or dir): not the other kind already, no file above it."""
-    if path.exists() and path.is_dir() != (kind == "dir"):
-        raise InputError(f"expected a {'directory' if kind == 'dir' else 'file'} here, got a "
-                         f"{'file' if kind == 'dir' else 'directory'}", file=path)
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"a file is in the way: {parent}", file=path)
-            break
