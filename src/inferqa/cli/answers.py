@@ -9,7 +9,7 @@ import typer
 
 from .app import app, finite
 from .llm_options import cache_opt, llm_opener
-from .tables import print_summary
+from .output import print_summary
 
 
 @app.command("evaluate-answers")

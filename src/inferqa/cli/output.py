@@ -1,4 +1,5 @@
-"""How commands print JSON: every float to one precision, NaN as null."""
+"""How more than one command prints: JSON (every float to one precision, NaN as null) and the
+answers summary table (kept here so that no command module imports another)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,17 @@ def rounded(obj: Any) -> Any:
 
 def echo_json(obj: Any) -> None:
     typer.echo(json.dumps(rounded(obj), indent=2, ensure_ascii=False))
+
+
+def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..read import summarize
+    table = Table(title=title)
+    for col in ("strategy", "k", "n", *metrics):
+        table.add_column(col, justify="left" if col == "strategy" else "right")
+    for s in summarize(rows, metrics):
+        table.add_row(s["strategy"], str(s["k"]), str(s["n"]),
+                      *[("-" if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics])
+    Console().print(table)

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app, finite
-from .tables import print_summary
+from .output import print_summary
 from .llm_options import (LLM_HELP, RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
 
