@@ -26,8 +26,8 @@ The questions evaluated are the run's questions; the ranking is the run's list o
 `protocol="paper"` applies the QUIT authors' rules instead (their results scripts):
 every metric is a plain mean over the run's questions (a question without a relevant
 passage, or with an empty list, counts 0 — hit and recall included, except that with
-`min_label` 2 or more, hit and recall leave out the questions without a passage that
-relevant); precision@k divides by max(1, min(k, passages retrieved)); nDCG gains
+`min_label` 2 or more hit and recall leave out the questions without a passage of such a
+label, as the authors' label-threshold variants do); precision@k divides by max(1, min(k, passages retrieved)); nDCG gains
 2^label - 1 for every label, whatever `min_label`; means are rounded to 4 decimals. A
 passage listed twice for a question (the authors' metrics keep duplicates) counts at each
 of its ranks in MAP and nDCG, but once in recall and precision, which count the relevant
