@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "annotate",
     "release",
     "download",
+    "reproduce",
     "plugins",
 ]
 

@@ -1,0 +1,44 @@
+"""`inferqa reproduce`: the QUIT paper's tables from the released files, cell by cell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import app
+
+
+@app.command("reproduce")
+def reproduce_cmd(
+    results_dir: Path = typer.Argument(..., help="The release's results/ folder (or the folder holding it), "
+                                       "e.g. from `inferqa download quit --what results`."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write each table as md, csv and tex "
+                                       "there, with cells.jsonl and absent.txt."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON line per table cell: table, row, column, "
+                                 "value (and published)."),
+) -> None:
+    """Every table the authors' results/**/*.py scripts print, from the files present."""
+    from ..errors import InputError
+    from ..reproduce import reproduce
+    from ..reproduce.output import cells, to_table, write
+
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError("--out must be a folder; this is a file", file=out, field="out")
+    grids, absent = reproduce(results_dir)
+    if out is not None:
+        write(grids, out, absent)
+    if as_json:
+        for cell in cells(grids):
+            typer.echo(json.dumps(cell, ensure_ascii=False))
+    else:
+        for g in grids:
+            typer.echo(to_table(g).to_markdown())
+    if absent:
+        print(f"absent, their rows skipped ({len(absent)} files):", file=sys.stderr)
+        print("".join(f"  {name}\n" for name in absent), end="", file=sys.stderr)
+    print(f"{len(grids)} tables, {sum(len(g.rows) for g in grids)} rows" + (f"; written to {out}" if out else ""),
+          file=sys.stderr)

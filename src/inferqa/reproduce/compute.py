@@ -1,0 +1,132 @@
+"""One row of each kind of the authors' tables, from released files (rules: QUIT-FORMATS).
+
+Ranking metrics are the library's (`inferqa.evaluate.metrics`): the QUIT tables under the
+paper protocol; the MS MARCO / Wikipedia comparison tables under ours with an undefined
+question counted 0, since those scripts divide precision@k by k and count every question,
+with or without a relevant passage. A run is matched to its questions by position.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Collection, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..evaluate.metrics import evaluate, per_query_scores
+from ..evaluate.stored import HINT_COUNTS, hint_shares
+from ..records import Qrels, Run, parse_passage_id
+from .release import INDEX, Question, ReaderRecord, stored_answer
+
+
+def _run(ranked: Sequence[Sequence[str]]) -> Run:
+    return Run({str(i): [(pid, float(-r)) for r, pid in enumerate(ids)] for i, ids in enumerate(ranked)})
+
+
+def _qrels(labels: Sequence[dict[str, int]]) -> Qrels:
+    return Qrels({str(i): dict(lab) for i, lab in enumerate(labels)})
+
+
+def check_positions(ranked: Sequence, n_questions: int, file: Path, against: str = INDEX) -> None:
+    if len(ranked) > n_questions:
+        raise InputError(f"{len(ranked)} questions, but {against} has {n_questions}: runs are matched to "
+                         "questions by position", file=file, record=n_questions)
+
+
+def ranking_row(index: Sequence[Question], ranked: Sequence[Sequence[str]], columns: Sequence[str],
+                file: Path, min_label: int = 1) -> list[float]:
+    """The authors' QUIT metrics of one run: its i-th list is judged by the labels of the i-th
+    question of index/test/retriever.jsonl (passages of other questions: label 0)."""
+    check_positions(ranked, len(index), file)
+    labels = [index[i].labels() for i in range(len(ranked))]
+    means = evaluate(_run(ranked), _qrels(labels), columns, min_label=min_label, protocol="paper")
+    return [means[c] for c in columns]
+
+
+def baseline_row(baseline: Sequence[dict[str, int]], ranked: Sequence[Sequence[str]], columns: Sequence[str],
+                 file: Path, key: str) -> list[float]:
+    """The comparison-corpus metrics: labels from baselines/baseline.json, where every passage
+    a run holds must be listed (their scripts look each one up)."""
+    check_positions(ranked, len(baseline), file, "baselines/baseline.json")
+    for i, ids in enumerate(ranked):
+        for r, pid in enumerate(ids):
+            if pid not in baseline[i]:
+                raise InputError(f"passage {pid} has no label in baselines/baseline.json", file=file, record=i,
+                                 field=f"{key}[{r}].id")
+    _, scores = per_query_scores(_run(ranked), _qrels(baseline[: len(ranked)]), columns, min_label=1)
+    return [round(float(np.nan_to_num(scores[c], nan=0.0).mean()), 4) for c in columns]
+
+
+def em_row(file: Path, records: Sequence[ReaderRecord], readers: Sequence[str], method: str) -> list[float]:
+    """Per reader: share of questions whose stored answer for `method` (un_1 ... uf_5) is, as
+    stored, one of the question's answers."""
+    return [round(sum(stored_answer(file, i, rec, model, method) in rec.answers
+                      for i, rec in enumerate(records)) / len(records), 4) for model in readers]
+
+
+def _stored(q: Question, ctx_index: int, model: str, file: str, record: int) -> str:
+    answer = q.contexts[ctx_index].answers.get(model)
+    if not isinstance(answer, str):
+        raise InputError("no answer string", file=file, record=f"line {record + 1}",
+                         field=f"contexts[{ctx_index}].rag_answers.{model}")
+    return answer
+
+
+def label_accuracy(index: Sequence[Question], labels: Collection[int], model: str, file: str) -> tuple[float, int]:
+    """(share of the passages whose label is in `labels` with a correct stored answer, their number)."""
+    right = total = 0
+    for n, q in enumerate(index):
+        for j, ctx in enumerate(q.contexts):
+            if ctx.label in labels:
+                total += 1
+                right += _stored(q, j, model, file, n) in q.answers
+    return (round(right / total, 4) if total else 0.0), total
+
+
+def optimal_em(index: Sequence[Question], labels: Collection[int], model: str, file: str) -> float:
+    """Share of questions with at least one passage whose label is in `labels` and whose stored
+    answer is correct (a perfect retriever and reranker), over all questions."""
+    hit = sum(any(ctx.label in labels and _stored(q, j, model, file, n) in q.answers
+                  for j, ctx in enumerate(q.contexts)) for n, q in enumerate(index))
+    return round(hit / len(index), 4)
+
+
+def checked_pid(pid: str, file: Path | str, record: object, field: str) -> str:
+    """`pid` if it is qid_mask_perm with a 5-bit mask naming the perm's hints, else InputError."""
+    parts = pid.split("_")
+    try:
+        ok = len(parts) >= 5 and len(parts[3]) == 5 and bool(parse_passage_id(pid))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise InputError(f"passage id {pid!r} is not qid_mask_perm with a 5-bit mask naming the perm's hints",
+                         file=file, record=record, field=field)
+    return pid
+
+
+def shares(pids: Sequence[str]) -> list[float]:
+    """Share of 0..5 hints among the correctly answered passages `pids` (all 0 without any)."""
+    by_count = hint_shares(pids)
+    return [round(by_count.get(h, 0.0), 4) for h in HINT_COUNTS]
+
+
+def oracle_right(index: Sequence[Question], model: str, file: str) -> list[str]:
+    """Every passage of index/test/retriever.jsonl whose stored answer is right."""
+    return [checked_pid(ctx.id, file, f"line {n + 1}", f"contexts[{j}].id")
+            for n, q in enumerate(index) for j, ctx in enumerate(q.contexts)
+            if _stored(q, j, model, file, n) in q.answers]
+
+
+def top1_right(rag_file: Path, records: Sequence[ReaderRecord], run_file: Path,
+               ranked: Sequence[Sequence[str]], key: str, model: str) -> list[str]:
+    """The run's top passage of every question the reader answered right from the top-1
+    union (un_1 of its rag.json), as their hint-contribution scripts count it."""
+    check_positions(records, len(ranked), rag_file, str(run_file))
+    out = []
+    for i, rec in enumerate(records):
+        if stored_answer(rag_file, i, rec, model, "un_1") in rec.answers:
+            if not ranked[i]:
+                raise InputError("empty ranking", file=run_file, record=i, field=key)
+            out.append(checked_pid(ranked[i][0], run_file, i, f"{key}[0].id"))
+    return out

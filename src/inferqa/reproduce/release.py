@@ -1,0 +1,202 @@
+"""The released `results/` tree of the QUIT authors, read as their table scripts read it.
+
+Every file is named as the scripts open it (`retriever/bm25/retriever.json`) and found on
+disk as the hub stores it (`retriever/bm25/retriever.zsd`; `.zst`, `.gz` and the plain name
+are accepted too). A file that is not there is noted once in `absent` and the rows that
+need it are left out; a file of the wrong shape is an InputError naming file, record and
+field. The last few parsed files are kept, since several tables read the same run (a
+retriever's run of the release is 1,000 passages for each of 1,728 questions: not all
+of them stay in memory).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..io import iter_jsonl, read_json
+
+KEEP = 8  # parsed files kept (the index and the baseline labels always among them)
+INDEX = "index/test/retriever.jsonl"
+BASELINE = "baselines/baseline.json"
+
+
+def stored_name(rel: str) -> str:
+    """The name the hub gives `rel`: its .json/.jsonl suffix replaced by .zsd."""
+    return str(Path(rel).with_suffix(".zsd"))
+
+
+@dataclass(frozen=True)
+class Context:
+    id: str
+    label: int
+    answers: dict[str, str]  # reader -> stored answer (`rag_answers`)
+
+
+@dataclass(frozen=True)
+class Question:
+    answers: list[str]
+    contexts: list[Context]
+
+    def labels(self) -> dict[str, int]:
+        return {c.id: c.label for c in self.contexts}
+
+
+@dataclass(frozen=True)
+class ReaderRecord:
+    """One question of a `rag.json`: its id, gold answers and `predicted_answer`."""
+
+    qid: str
+    answers: list[str]
+    predicted: dict[str, Any]
+
+
+def _answers(obj: dict, file: Path, record: str) -> list[str]:
+    answers = obj.get("answers")
+    if not isinstance(answers, list):
+        raise InputError("expected a list of answer strings", file=file, record=record, field="answers")
+    return answers
+
+
+def _array(path: Path) -> list:
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError("expected a JSON array, one object per question", file=path)
+    if not data:
+        raise InputError("the array holds no question", file=path)
+    return data
+
+
+class Release:
+    def __init__(self, root: str | Path):
+        root = Path(root)
+        if not root.is_dir():
+            raise InputError("expected the results/ folder of the QUIT release (a directory)", file=root)
+        # `inferqa download quit --what results --out DIR` puts the tree under DIR/results.
+        if (root / "results").is_dir() and not (root / "index").exists():
+            root = root / "results"
+        self.root = root
+        self.absent: list[str] = []
+        self._cache: OrderedDict[tuple, Any] = OrderedDict()
+
+    def find(self, rel: str) -> Path | None:
+        stem = self.root / Path(rel).with_suffix("")
+        for path in (stem.with_suffix(".zsd"), stem.with_suffix(".zst"), self.root / rel,
+                     Path(f"{self.root / rel}.zst"), Path(f"{self.root / rel}.gz"), stem.with_suffix(".gz")):
+            if path.is_file():
+                return path
+        name = stored_name(rel)
+        if name not in self.absent:
+            self.absent.append(name)
+        return None
+
+    def _cached(self, key: tuple, load):
+        if key in self._cache:
+            self._cache.move_to_end(key)
+        else:
+            path = self.find(key[0])
+            self._cache[key] = None if path is None else load(path)
+            while len(self._cache) > KEEP:
+                oldest = next(k for k in self._cache if k[0] not in (INDEX, BASELINE))
+                del self._cache[oldest]
+        return self._cache[key]
+
+    def index(self) -> list[Question] | None:
+        """index/test/retriever.jsonl: each test question's answers and own passages."""
+        return self._cached((INDEX,), _read_index)
+
+    def ranking(self, rel: str, key: str) -> list[list[str]] | None:
+        """The passage ids of `key` (`ctxs` or `reranked_ctxs`) of each question of a run file."""
+        return self._cached((rel, key), lambda p: _read_ranking(p, key))
+
+    def reader(self, rel: str) -> tuple[Path, list[ReaderRecord]] | None:
+        return self._cached((rel, "reader"), lambda p: (p, _read_reader(p)))
+
+    def baseline(self) -> list[dict[str, int]] | None:
+        """baselines/baseline.json: per question, the label of every comparison-corpus passage."""
+        return self._cached((BASELINE,), _read_baseline)
+
+
+def _read_index(path: Path) -> list[Question]:
+    out = []
+    for lineno, obj in iter_jsonl(path):
+        rec = f"line {lineno}"
+        ctxs = obj.get("contexts")
+        if not isinstance(ctxs, list):
+            raise InputError("expected a list of passages", file=path, record=rec, field="contexts")
+        contexts = []
+        for j, ctx in enumerate(ctxs):
+            f = f"contexts[{j}]"
+            if not isinstance(ctx, dict) or not isinstance(ctx.get("id"), str):
+                raise InputError("expected an object with a string id", file=path, record=rec, field=f"{f}.id")
+            label = ctx.get("label")
+            if not isinstance(label, int) or isinstance(label, bool):
+                raise InputError(f"label {label!r} is not an integer", file=path, record=rec, field=f"{f}.label")
+            stored = ctx.get("rag_answers", {})
+            if not isinstance(stored, dict):
+                raise InputError("expected an object reader -> answer", file=path, record=rec,
+                                 field=f"{f}.rag_answers")
+            contexts.append(Context(ctx["id"], label, stored))
+        out.append(Question(_answers(obj, path, rec), contexts))
+    return out
+
+
+def _read_ranking(path: Path, key: str) -> list[list[str]]:
+    out = []
+    for i, obj in enumerate(_array(path)):
+        ctxs = obj.get(key) if isinstance(obj, dict) else None
+        if not isinstance(ctxs, list):
+            raise InputError("expected a list of passages", file=path, record=i, field=key)
+        ids = []
+        for r, ctx in enumerate(ctxs):
+            if not isinstance(ctx, dict) or not isinstance(ctx.get("id"), (str, int)):
+                raise InputError("expected an object with an id", file=path, record=i, field=f"{key}[{r}].id")
+            ids.append(str(ctx["id"]))
+        out.append(ids)
+    return out
+
+
+def _read_reader(path: Path) -> list[ReaderRecord]:
+    out = []
+    for i, obj in enumerate(_array(path)):
+        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+            raise InputError("expected an object with a string id", file=path, record=i, field="id")
+        predicted = obj.get("predicted_answer")
+        if not isinstance(predicted, dict):
+            raise InputError("expected an object reader -> answers", file=path, record=i, field="predicted_answer")
+        out.append(ReaderRecord(obj["id"], _answers(obj, path, str(i)), predicted))
+    return out
+
+
+def stored_answer(path: Path, record: int, rec: ReaderRecord, model: str, method: str) -> str:
+    """`predicted_answer[model][f"{id}_{method}"]` of one rag.json record, as stored."""
+    field = f"predicted_answer.{model}"
+    answers = rec.predicted.get(model)
+    if not isinstance(answers, dict):
+        raise InputError(f"no answers of reader {model}", file=path, record=record, field=field)
+    key = f"{rec.qid}_{method}"
+    answer = answers.get(key)
+    if not isinstance(answer, str):
+        raise InputError("no answer string" if answer is None else f"{answer!r} is not a string", file=path,
+                         record=record, field=f"{field}.{key}")
+    return answer
+
+
+def _read_baseline(path: Path) -> list[dict[str, int]]:
+    out = []
+    for i, obj in enumerate(_array(path)):
+        ctxs = obj.get("ctxs") if isinstance(obj, dict) else None
+        if not isinstance(ctxs, dict):
+            raise InputError("expected an object passage id -> {label, ...}", file=path, record=i, field="ctxs")
+        labels = {}
+        for pid, ctx in ctxs.items():
+            label = ctx.get("label") if isinstance(ctx, dict) else None
+            if not isinstance(label, int) or isinstance(label, bool):
+                raise InputError(f"label {label!r} is not an integer", file=path, record=i,
+                                 field=f"ctxs.{pid}.label")
+            labels[pid] = label
+        out.append(labels)
+    return out
