@@ -3,7 +3,7 @@ the release's file shapes, every file zstd-compressed as `.zsd`), against hand-w
 values; `inferqa download` offline; the README's "Reproducing the paper" blocks, run.
 
 The miniature test split: Q_test_1 (gold "Paris") owns passages a b c d, Q_test_2 (gold
-"Rome"/"Roma") owns e f g; x1 x2 x3 belong to a question outside the split (label 0).
+"Rome"/"Roma") owns e f g; x1 x2 x3 are passages of a train question (label 0 for both).
 
     passage  id                   label  hints  llama-32-1b  gemma-3-4b  qwen-3-8b
     a        Q_test_1_10000_0     2      1      Paris        Paris       NO ANSWER
@@ -21,24 +21,29 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import subprocess
+import sys
+from itertools import permutations
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 zstandard = pytest.importorskip("zstandard")
 
 Q1, Q2 = "Q_test_1", "Q_test_2"
 ID = {"a": f"{Q1}_10000_0", "b": f"{Q1}_01000_1", "c": f"{Q1}_11000_01", "d": f"{Q1}_11100_210",
       "e": f"{Q2}_10000_0", "f": f"{Q2}_00100_2", "g": f"{Q2}_10100_20",
-      "x1": "Q_test_9_10000_0", "x2": "Q_test_9_01000_1", "x3": "Q_test_9_00100_2"}
+      "x1": "Q_train_1_10000_0", "x2": "Q_train_1_01000_1", "x3": "Q_train_1_00100_2"}
 LABEL = {"a": 2, "b": 1, "c": 1, "d": 2, "e": 1, "f": 1, "g": 1}
 READERS = ("llama-32-1b", "gemma-3-4b", "qwen-3-8b")
 STORED = {"a": ("Paris", "Paris", "NO ANSWER"), "b": ("Lyon", "Paris", "Paris"), "c": (" Paris", "Paris", "Lyon"),
           "d": ("Paris", "Paris", "Paris"), "e": ("Milan", "Roma", "Rome"), "f": ("Rome", "Milan", "Milan"),
           "g": ("rome", "Rome", "NO ANSWER")}
-GOLD = {Q1: ["Paris"], Q2: ["Rome", "Roma"]}
+GOLD = {Q1: ["Paris"], Q2: ["Rome", "Roma"], "Q_train_1": ["Oslo"], "Q_dev_1": ["Bern"]}
 OWN = {Q1: "abcd", Q2: "efg"}
 METHODS = ("un_1", "uf_1", "un_3", "uf_3", "un_5", "uf_5")
 # baselines/baseline.json: the comparison corpus's passages of each question, with labels
@@ -77,8 +82,29 @@ def rag_file(un_1: dict[str, tuple[str, str]]):
     return out
 
 
+def dataset_record(qid: str) -> dict:
+    """A question of results/dataset/{split}: five hints, every ordering of every subset with
+    the six models' answers; a..g answered as in the table above, the labeller gemma-3-1b
+    right exactly where the label is 2, every other answer wrong."""
+    name_of = {pid: name for name, pid in ID.items() if name in STORED}
+    subsets: dict = {}
+    for size in range(1, 6):
+        for perm in permutations(range(5), size):
+            mask, order = "".join("1" if i in perm else "0" for i in range(5)), "".join(map(str, perm))
+            name = name_of.get(f"{qid}_{mask}_{order}")
+            answers = {m: "Nowhere" for m in ("gemma-3-1b", "qwen-3-4b", "llama-31-8b", *READERS)}
+            if name:
+                answers.update(zip(READERS, STORED[name]))
+                answers["gemma-3-1b"] = GOLD[qid][0] if LABEL[name] == 2 else "Nowhere"
+            subsets.setdefault(mask, {})[order] = answers
+    return {"id": qid, "question": f"Where is {qid}?", "answers": GOLD[qid],
+            "hints": [{"hint": f"{qid} clue number {i}."} for i in range(5)], "subsets": subsets}
+
+
 def make_tree(root: Path) -> Path:
     r = root / "results"
+    for split, qids in (("train", ["Q_train_1"]), ("dev", ["Q_dev_1"]), ("test", [Q1, Q2])):
+        write_zsd(r / f"dataset/{split}.json", [dataset_record(q) for q in qids])
     write_zsd(r / "index/test/retriever.jsonl", [
         {"question": f"Where is {qid}?", "answers": GOLD[qid],
          "contexts": [{"id": ID[p], "text": f"clues {p}", "label": LABEL[p],
@@ -297,3 +323,30 @@ def test_wrongly_shaped_file_stops_in_one_line(tree, tmp_path, monkeypatch, caps
     assert code == 2 and printed == ""
     assert len(err.strip().splitlines()) == 1 and where in err
     assert not out.exists()
+
+
+PAGE = REPO / "docs" / "paper.md"
+
+
+@pytest.mark.slow
+def test_the_paper_page_runs_as_written(tmp_path):
+    """Its first block offline (one line, exit 2, nothing written), the others on the tree."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", PAGE.read_text(encoding="utf-8"), re.M | re.S)
+    assert len(blocks) == 3 and "inferqa download" in blocks[0] and "inferqa reproduce" in blocks[1]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = lambda code: subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=tmp_path, env=env,  # noqa: E731
+                                      capture_output=True, text=True, timeout=600)
+    offline = run(blocks[0])
+    assert offline.returncode == 2 and len(offline.stderr.splitlines()) == 1 and "offline" in offline.stderr
+    assert list(tmp_path.iterdir()) == []
+    make_tree(tmp_path / "quit")  # where the download would have put it
+    for code in blocks[1:]:
+        done = run(code)
+        assert done.returncode == 0, done.stderr[-3000:]
+    cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
+    assert {"table": "retriever/retriever", "row": "bge", "column": "hit@100", "value": 1.0,
+            "published": 0.3023} in cells
+    quoted = re.search(r"prints\n`(\{.*?\})`", PAGE.read_text(encoding="utf-8"), re.S).group(1)
+    assert json.loads(quoted) in cells
+    assert (tmp_path / "quit-tables" / "rag" / "rag.md").exists() and (tmp_path / "quit-bench" / "meta.json").exists()
