@@ -350,3 +350,9 @@ def test_the_paper_page_runs_as_written(tmp_path):
     quoted = re.search(r"prints\n`(\{.*?\})`", PAGE.read_text(encoding="utf-8"), re.S).group(1)
     assert json.loads(quoted) in cells
     assert (tmp_path / "quit-tables" / "rag" / "rag.md").exists() and (tmp_path / "quit-bench" / "meta.json").exists()
+
+
+def test_out_must_be_a_folder(tree, tmp_path, monkeypatch, capsys):
+    (tmp_path / "file").write_text("x")
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--out", tmp_path / "file")
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "must be a folder" in err, err

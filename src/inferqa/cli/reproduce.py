@@ -22,12 +22,12 @@ def reproduce_cmd(
                                  "value (and published)."),
 ) -> None:
     """Every table the authors' results/**/*.py scripts print, from the files present."""
-    from ..errors import InputError
+    from ..io import check_output
     from ..reproduce import reproduce
     from ..reproduce.output import cells, to_table, write
 
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError("--out must be a folder; this is a file", file=out, field="out")
+    if out is not None:
+        check_output(out, kind="dir")
     grids, absent = reproduce(results_dir)
     if out is not None:
         write(grids, out, absent)
