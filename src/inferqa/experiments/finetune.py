@@ -248,6 +248,22 @@ def _steps(n_batches: int, opts: FinetuneOptions) -> int:
     return min(total, opts.max_steps) if opts.max_steps else total
 
 
+def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions,
+           resolve=None) -> tuple[Benchmark, str, list[Example], random.Random]:
+    """What every trainer does first, in this order: the benchmark, the starting weights
+    (a missing model folder fails before negatives are mined), the seeds, the examples."""
+    from ..models import resolve_embedding_model
+
+    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+    weights = (resolve or resolve_embedding_model)(model)
+    _seed_everything(options.seed)
+    return bench, weights, build_examples(bench, options), random.Random(options.seed)
+
+
+def _in_batch_steps(examples: list[Example], opts: FinetuneOptions) -> int:
+    return _steps(len(distinct_question_batches(examples, opts.batch_size, random.Random(opts.seed))), opts)
+
+
 def _losses_module():
     try:
         from sentence_transformers.sentence_transformer import losses
@@ -261,18 +277,11 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
     """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
     from sentence_transformers import SentenceTransformer
 
-    from ..models import resolve_embedding_model
-
-    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
-    weights = resolve_embedding_model(model)  # a missing model folder fails before negatives are mined
-    _seed_everything(options.seed)
-    examples = build_examples(bench, options)
-    rng = random.Random(options.seed)
+    bench, weights, examples, rng = _setup(bench, model, options)
     st = SentenceTransformer(weights, device=device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
-    n_batches = len(distinct_question_batches(examples, options.batch_size, random.Random(options.seed)))
-    total = _steps(n_batches, options)
+    total = _in_batch_steps(examples, options)
 
     def loss_fn(batch: list[Example]):
         columns = [[e.query for e in batch], [e.positive for e in batch]]
@@ -298,17 +307,11 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     from sentence_transformers import CrossEncoder
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from ..models import resolve_embedding_model
-
-    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
-    weights = resolve_embedding_model(model)  # a missing model folder fails before negatives are mined
-    _seed_everything(options.seed)
-    examples = build_examples(bench, options)
+    bench, weights, examples, rng = _setup(bench, model, options)
     pairs = [(e.query, e.positive, 1.0) for e in examples]
     pairs += [(e.query, e.negative, 0.0) for e in examples if e.negative]
     if all(lab == 1.0 for *_, lab in pairs):
         raise InputError("no negatives: a reranker needs --negatives > 0", field="negatives")
-    rng = random.Random(options.seed)
     ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length,
                       device=device or "cpu")
     bce = BinaryCrossEntropyLoss(ce)
@@ -335,18 +338,13 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
 
     from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
 
-    from ..models import resolve_embedding_model
-    from ..retrieve.colbert_model import init_colbert, is_colbert_folder, load_colbert, write_colbert
+    from ..retrieve.colbert_model import (init_colbert, is_colbert_folder, load_colbert, resolve_colbert_start,
+                                          write_colbert)
 
-    bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
-    _seed_everything(options.seed)
-    examples = build_examples(bench, options)
-    rng = random.Random(options.seed)
-    n_batches = len(distinct_question_batches(examples, options.batch_size, random.Random(options.seed)))
-    total = _steps(n_batches, options)
+    bench, start, examples, rng = _setup(bench, model, options, resolve_colbert_start)
+    total = _in_batch_steps(examples, options)
     t0 = time.perf_counter()
     with atomic_dir(out_dir) as tmp:
-        start = resolve_embedding_model(model)
         if not is_colbert_folder(start):
             start = init_colbert(start, tmp / "init", dim=dim, document_length=options.max_length, seed=options.seed)
         mve = load_colbert(start, device)

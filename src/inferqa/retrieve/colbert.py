@@ -9,7 +9,7 @@ size). Both store float16 token vectors memory-mapped (`maxsim.py`), search exha
 (no PLAID-style pruning), and break ties by corpus position.
 
 The model is a folder in PyLate's layout (`colbert_model.py`), trained here with
-`inferqa finetune colbert` or benchmarks/train_colbert.py.
+`inferqa finetune colbert` or benchmarks/finetune_triviahg.py --kind colbert.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..io import atomic_open
+from ..models import COLBERT
 from ..records import Run
 from ..registry import Option, plugin
 from .base import Retriever
@@ -33,12 +34,13 @@ from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_sc
                      top_k, write_token_store)
 
 MODES = ("full", "clue")
-DEFAULT_MODEL = "runs/colbert-triviahg/model"  # where benchmarks/train_colbert.py writes its model
+DEFAULT_MODEL = COLBERT  # $INFERQA_CACHE/models/colbert-triviahg: benchmarks/finetune_triviahg.py --kind colbert
 SETS = "sets.npz"
 
 
 @plugin("retriever", "colbert",
-        Option("model", str, DEFAULT_MODEL, "ColBERT model folder in PyLate's layout (or HF id)"),
+        Option("model", str, DEFAULT_MODEL, "ColBERT model folder in PyLate's layout, HF id, or colbert-triviahg "
+               "(the one benchmarks/finetune_triviahg.py --kind colbert trains into $INFERQA_CACHE/models)"),
         Option("mode", str, "full", "full: whole passages; clue: each distinct hint once, scored per hint set",
                choices=MODES),
         Option("batch_size", int, 32, "encoding batch size", min=1),

@@ -98,14 +98,35 @@ def _is_hub_id(name: str) -> bool:
     return not Path(name).exists() and name.count("/") == 1 and not name.startswith((".", "/", "~"))
 
 
+def resolve_colbert_ref(name_or_path: str | os.PathLike) -> str:
+    """The default name `colbert-triviahg` → its folder in the user cache; anything else as given."""
+    from ..models import COLBERT, colbert_path
+
+    if str(name_or_path) != COLBERT:
+        return str(name_or_path)
+    if not is_colbert_folder(colbert_path()):
+        raise InputError(f"the default ColBERT model ({COLBERT}) is not trained yet: "
+                         "`python benchmarks/finetune_triviahg.py --kind colbert` trains it into this folder, "
+                         "or give another with model=FOLDER", file=colbert_path())
+    return str(colbert_path())
+
+
+def resolve_colbert_start(name_or_path: str) -> str:
+    """Starting weights of `finetune colbert`: a ColBERT (the default name too) or a bi-encoder."""
+    from ..models import COLBERT, resolve_embedding_model
+
+    return resolve_colbert_ref(name_or_path) if name_or_path == COLBERT else resolve_embedding_model(name_or_path)
+
+
 def load_colbert(path: str | os.PathLike, device: str | None = None):
-    """A folder written here (or by PyLate), or a Hugging Face ColBERT id such as
-    `colbert-ir/colbertv2.0` (online only)."""
+    """A folder written here (or by PyLate), the default `colbert-triviahg`, or a Hugging Face
+    ColBERT id such as `colbert-ir/colbertv2.0` (online only)."""
     from sentence_transformers import MultiVectorEncoder
 
+    path = resolve_colbert_ref(path)
     if not _is_hub_id(str(path)) and not is_colbert_folder(path):
         raise InputError("not a ColBERT model folder (train one with `inferqa finetune colbert` or "
-                         "benchmarks/train_colbert.py)", file=path)
+                         "benchmarks/finetune_triviahg.py --kind colbert)", file=path)
     return MultiVectorEncoder(str(path), device=device or "cpu")
 
 
