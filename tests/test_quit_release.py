@@ -540,6 +540,18 @@ def test_exports_read_by_the_authors_rules_give_our_paper_numbers(bench, release
         theirs.update(_authors_retrieval(gold, [[c["id"] for c in q["ctxs"]] for q in retriever], k))
     assert ours(tmp_path / "first.trec", "--metrics", ",".join(names)) == theirs
     assert ours(tmp_path / "retriever.json", "--metrics", ",".join(names)) == theirs
+    # A TREC run cannot list an empty question; the authors' file of it does, and it counts 0.
+    Run({"Q_test_1": first["Q_test_1"]}).save(tmp_path / "one.trec", tag="t")
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--run", tmp_path / "one.trec", "--out", tmp_path / "one.json")
+    assert code in (0, None), err
+    one = json.loads((tmp_path / "one.json").read_text())
+    assert one[1]["ctxs"] == []
+    theirs_one = {}
+    for k in (1, 5, 10, 50):
+        theirs_one.update(_authors_retrieval(gold, [[c["id"] for c in q["ctxs"]] for q in one], k))
+    assert ours(tmp_path / "one.trec", "--metrics", ",".join(names)) == theirs_one
+    assert ours(tmp_path / "one.json", "--metrics", ",".join(names)) == theirs_one
     label2 = {m: v for k in (5, 50) for m, v in _authors_retrieval(gold, [[c["id"] for c in q["ctxs"]]
                                                                         for q in retriever], k, 1).items()
               if m.startswith(("hit", "recall"))}

@@ -33,7 +33,8 @@ def evaluate_cmd(
                                           "Success@k, hit_rate@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                                  "plain means over the run's questions, precision over min(k, retrieved), "
-                                 "duplicate passages kept, round 4); README: Reproducing the paper."),
+                                 "duplicate passages kept, with --split a question missing from the run an "
+                                 "empty list, round 4); README: Reproducing the paper."),
     min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant (an integer ≥ 1, at most "
                                   "the largest label; 2: fully relevant only)."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
@@ -61,7 +62,9 @@ def evaluate_cmd(
     run = load_run(run_file, bench, split, allow_duplicates=protocol == "paper")
     if bench is not None:
         check_run_ids(run, bench, run_file)
-        if split is not None:
+        if split is not None and protocol == "paper":  # the authors' files list every question, some empty
+            run = Run({q: run.get(q, []) for q in bench.split_qids(split)}, tag=run.tag)
+        elif split is not None:
             wanted = set(bench.split_qids(split))
             run = Run({q: r for q, r in run.items() if q in wanted}, tag=run.tag)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
