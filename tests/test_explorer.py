@@ -27,7 +27,8 @@ def _questions(n: int = 6) -> list[Question]:
     return [Question(f"q{i}", f"Question number {i} about thing {i}?", [f"answer {i}", f"alias {i}"],
                      [Hint(f"Clue {j} of question {i} says something.", convergence=round(0.9 - j / 10, 2))
                       for j in range(3)],
-                     {"type": "person" if i % 2 else "place"}) for i in range(n)]
+                     {"type": "person" if i % 2 else "place", "difficulty": "hard" if i % 3 == 0 else "easy"})
+            for i in range(n)]
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +212,108 @@ def test_page_in_headless_chromium(bench, tmp_path, headless_chromium):
         assert "Labellers' answers" in detail
         shot = tmp_path / "explorer.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        driver.quit()
+
+
+def _rgb(css: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", css)[:3])
+
+
+def test_page_controls_in_headless_chromium(bench, tmp_path, headless_chromium):
+    """Chip colours apart from label colours, the list legend, labelled filter groups, a sticky
+    list, a detail pane that follows the filter, the two-run filter, difficulty and arrow keys."""
+    runs = _runs(bench)
+    train_q = bench.splits["train"][1]
+    runs[0][2][train_q] = [(passage_id(train_q, (0,)), 1.0)]
+    data = explorer_data(bench, runs, _answers(bench, runs))
+    page = write_explorer(data, tmp_path / "explorer.html")
+    ids = [q["id"] for q in data["questions"]]
+    test = [q for q in ids if q in bench.splits["test"]]  # in page order
+    driver = headless_chromium(tmp_path / "profile", "1400,700", browser_log=True)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    js = driver.execute_script
+    pick = lambda el_id, value: Select(driver.find_element(By.ID, el_id)).select_by_value(value)  # noqa: E731
+    listed = lambda: [ids[int(r.get_attribute("data-i"))] for r in  # noqa: E731
+                      driver.find_elements(By.CSS_SELECTOR, "#qtable tbody tr")]
+    title = lambda: driver.find_element(By.ID, "qtitle").text  # noqa: E731
+    try:
+        driver.get(page.as_uri())
+        # every control sits in a group with a visible name; the two EM groups are told apart
+        groups = js("return Array.from(document.querySelectorAll('#filters select, #filters input')).map("
+                    "el => { const f = el.closest('fieldset'); return f ? f.querySelector('legend').innerText : ''; });")
+        assert groups and all(g.strip() for g in groups)
+        em_legends = js("return ['g-em0', 'g-em1'].map(id => document.getElementById(id).querySelector('legend').innerText);")
+        assert len(set(em_legends)) == 2
+        legend = driver.find_element(By.ID, "list-legend").text
+        assert "#3" in legend and "–" in legend and "label ≥ L" in legend
+
+        # hit in A, miss in B: good has a label-2 passage at rank 1 for every test question; bad has
+        # none for the first and a label-1 one at rank 3 for the others
+        pick("f-split", "test")
+        pick("f-hitk", "1")
+        pick("f-ab", "hit-miss")
+        assert listed() == test
+        pick("f-hitk", "3")
+        assert listed() == [test[0]]
+        pick("f-ab", "miss-hit")
+        assert listed() == []
+        pick("f-ab", "")
+        # difficulty
+        for level in ("easy", "hard"):
+            pick("f-diff", level)
+            assert listed() == [q for q in test if bench.questions[q].metadata["difficulty"] == level]
+        pick("f-diff", "")
+
+        # the detail pane follows the filter
+        persons = [q for q in test if bench.questions[q].metadata["type"] == "person"]
+        places = [q for q in test if bench.questions[q].metadata["type"] == "place"]
+        assert persons and places
+        driver.find_elements(By.CSS_SELECTOR, "#qtable tbody tr")[test.index(persons[0])].click()
+        assert title() == bench.questions[persons[0]].text
+        pick("f-type", "place")
+        assert title() == bench.questions[places[0]].text  # the removed question gave way to the first match
+        driver.find_element(By.ID, "f-text").send_keys("no such question")
+        assert driver.find_elements(By.ID, "no-match") and not driver.find_elements(By.ID, "qtitle")
+        driver.find_element(By.ID, "f-text").clear()
+        driver.find_element(By.ID, "f-text").send_keys(" ")  # an input event with an empty query
+        pick("f-type", "")
+
+        # arrow keys step through the filtered list
+        driver.find_elements(By.CSS_SELECTOR, "#qtable tbody tr")[0].click()
+        body = driver.find_element(By.TAG_NAME, "body")
+        assert title() == bench.questions[test[0]].text
+        body.send_keys(Keys.ARROW_DOWN)
+        assert title() == bench.questions[test[1]].text
+        body.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ARROW_DOWN)  # stops at the last
+        assert title() == bench.questions[test[-1]].text
+        body.send_keys(Keys.ARROW_UP)
+        assert title() == bench.questions[test[-2]].text
+        assert js("return document.querySelector('#qtable tr.sel').dataset.i") == str(ids.index(test[-2]))
+
+        # hint chips and label colours stay apart (RGB distance > 100 from each label colour)
+        chips = {_rgb(c) for c in js("return Array.from(document.querySelectorAll('.hint .chip')).map("
+                                     "c => getComputedStyle(c).backgroundColor);")}
+        labels = {_rgb(js(f"const e = document.createElement('span'); e.className = 'pass l{n}'; "
+                          "document.body.appendChild(e); const c = getComputedStyle(e).borderTopColor; "
+                          "e.remove(); return c;")) for n in (0, 1, 2)}
+        assert len(chips) == 3 and len(labels) == 3
+        gap = min(sum((a - b) ** 2 for a, b in zip(c, lab)) ** 0.5 for c in chips for lab in labels)
+        assert gap > 100, (chips, labels)
+        dots = js("return Array.from(document.querySelectorAll('.legend .dot')).map("
+                  "d => getComputedStyle(d).borderTopColor);")
+        assert {_rgb(d) for d in dots} == labels  # the legend shows the label colours themselves
+
+        # the list stays in view while the page scrolls
+        assert js("return getComputedStyle(document.getElementById('list')).position") == "sticky"
+        js("window.scrollTo(0, 600)")
+        assert js("return window.scrollY") > 0
+        assert abs(js("return document.getElementById('list').getBoundingClientRect().top")) < 2
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
     finally:

@@ -177,6 +177,7 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
     def question(qid: str) -> dict:
         q = bench.questions[qid]
         return {"id": q.id, "text": q.text, "answers": q.answers, "type": q.metadata.get("type") or "",
+                "difficulty": str(q.metadata.get("difficulty") or ""),
                 "split": split_of.get(qid, ""), "hints": [h.text for h in q.hints],
                 "conv": [h.convergence for h in q.hints]}
 
