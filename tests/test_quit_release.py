@@ -364,6 +364,11 @@ def test_stored_answers_paper_protocol(bench, tmp_path, monkeypatch, capsys):
                               "run": zero},  # each top passage starts with another hint
         # The run's own order: k=1 reads hints (1, 0); k=2 un (1, 0, 3), uf (0, 1, 3): right for Q_test_1 only.
         "oracle_reranker_em": {"un_1": 0.0, "uf_1": 0.0, "un_2": 0.0, "uf_2": 0.5}}
+    code, text, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--split", "test", "--model",
+                              "gemma-3-1b", "--run", trec, "--k", "1,2", "--protocol", "paper")
+    assert code in (0, None), err
+    assert text.startswith("gemma-3-1b: accuracy labels 1 and 2: 10.00, labels 1: 0.00, labels 2: 100.00;")
+    assert "oracle reranker EM un_1: 0.00, uf_1: 0.00, un_2: 0.00, uf_2: 50.00" in text
     # Ours sorts the run by label first: the label-2 passage (0, 3) leads at every k.
     code, text, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--split", "test", "--model",
                               "gemma-3-1b", "--run", trec, "--k", "1,2", "--json")
