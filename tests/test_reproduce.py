@@ -48,6 +48,9 @@ OWN = {Q1: "abcd", Q2: "efg"}
 METHODS = ("un_1", "uf_1", "un_3", "uf_3", "un_5", "uf_5")
 # baselines/baseline.json: the comparison corpus's passages of each question, with labels
 BASE = [{"m1": 2, "m2": 0, "m3": 1}, {"m4": 0, "m5": 0}]
+# passage texts in the runs: two words ("passage x") unless given here; split(" ") counts
+# the empty word between a double space, as the authors' statistics scripts do
+TEXT = {"a": "first  clue", "m1": "one two three four"}
 
 L2 = 1 / math.log2(3)  # discount at rank 2 (rank 1: 1, rank 3: 1/2, rank 4: 1/log2(5))
 L4 = 1 / math.log2(5)
@@ -66,9 +69,10 @@ def write_zsd(path: Path, obj) -> None:
 def run_file(*lists, key="ctxs", extra=None):
     out = []
     for i, names in enumerate(lists):
-        rec = {key: [{"id": ID.get(n, n), "score": float(-r), "has_answer": False} for r, n in enumerate(names)]}
+        rec = {key: [{"id": ID.get(n, n), "score": float(-r), "has_answer": False,
+                      "text": TEXT.get(n, f"passage {n}")} for r, n in enumerate(names)]}
         if extra:
-            rec["ctxs"] = [{"id": ID.get(n, n)} for n in extra[i]]
+            rec["ctxs"] = [{"id": ID.get(n, n), "text": TEXT.get(n, f"passage {n}")} for n in extra[i]]
         out.append(rec)
     return out
 
@@ -105,6 +109,9 @@ def make_tree(root: Path) -> Path:
     r = root / "results"
     for split, qids in (("train", ["Q_train_1"]), ("dev", ["Q_dev_1"]), ("test", [Q1, Q2])):
         write_zsd(r / f"dataset/{split}.json", [dataset_record(q) for q in qids])
+    write_zsd(r / "index/corpus.jsonl", [{"id": ID["a"], "contents": "one two", "title": Q1},
+                                         {"id": ID["e"], "contents": "three  four five", "title": Q2},
+                                         {"id": ID["x1"], "contents": "six", "title": "Q_train_1"}])
     write_zsd(r / "index/test/retriever.jsonl", [
         {"question": f"Where is {qid}?", "answers": GOLD[qid],
          "contexts": [{"id": ID[p], "text": f"clues {p}", "label": LABEL[p],
@@ -262,6 +269,16 @@ def test_label_statistics_and_baselines(tree, monkeypatch, capsys):
           {"hit@1": 0, "hit@5": 1, "precision@1": 0, "precision@5": (2 / 3) / 2, "mrr@50": (1 / 2) / 2})
     check(cells, "baselines_retriever/retriever-latentIR", "bge",
           {"hit@1": 1, "hit@100": 1, "precision@1": 1 / 2, "precision@5": (2 / 4) / 2, "mrr@100": 1 / 2})
+
+
+def test_passage_length_statistics(tree, monkeypatch, capsys):
+    cells, _ = reproduced(monkeypatch, capsys, tree)
+    # top 100 of bm25 (x1 d a | x2 x3) and bge (a d b c | g x1 e g): 13 passages, a (3 words) twice
+    check(cells, "statistics/statistics_table", "our_dataset", {"average length": (11 * 2 + 2 * 3) / 13})
+    # MS MARCO bm25: m2 m1 m3 m1 | m4 m5 with m1 of 4 words; Wikipedia bge: m1 | m5 m4
+    check(cells, "statistics/statistics_table", "msmarco", {"average length": (2 * 4 + 4 * 2) / 6})
+    check(cells, "statistics/statistics_table", "wiki", {"average length": (4 + 2 + 2) / 3})
+    check(cells, "statistics/corpus_comparison", "our_dataset", {"average length": (2 + 4 + 1) / 3})
 
 
 def test_json_lines_published_figures_and_absent_files(tree, monkeypatch, capsys):

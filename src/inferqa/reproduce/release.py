@@ -21,6 +21,7 @@ from ..io import iter_jsonl, read_json
 
 KEEP = 8  # parsed files kept (the index and the baseline labels always among them)
 INDEX = "index/test/retriever.jsonl"
+CORPUS = "index/corpus.jsonl"
 BASELINE = "baselines/baseline.json"
 
 
@@ -115,9 +116,33 @@ class Release:
     def reader(self, rel: str) -> tuple[Path, list[ReaderRecord]] | None:
         return self._cached((rel, "reader"), lambda p: (p, _read_reader(p)))
 
+    def word_counts(self, rel: str, depth: int | None = None) -> list[int] | None:
+        """`len(text.split(" "))` of every passage of a run file (its `ctxs[:depth]`) or of
+        the corpus (`contents`), as their statistics scripts count words."""
+        path = self.find(rel)
+        if path is None:
+            return None
+        if rel == CORPUS:
+            return [_words(obj.get("contents"), path, f"line {n}", "contents") for n, obj in iter_jsonl(path)]
+        counts = []
+        for i, obj in enumerate(_array(path)):
+            ctxs = obj.get("ctxs") if isinstance(obj, dict) else None
+            if not isinstance(ctxs, list):
+                raise InputError("expected a list of passages", file=path, record=i, field="ctxs")
+            for r, ctx in enumerate(ctxs[:depth]):
+                text = ctx.get("text") if isinstance(ctx, dict) else None
+                counts.append(_words(text, path, i, f"ctxs[{r}].text"))
+        return counts
+
     def baseline(self) -> list[dict[str, int]] | None:
         """baselines/baseline.json: per question, the label of every comparison-corpus passage."""
         return self._cached((BASELINE,), _read_baseline)
+
+
+def _words(text: Any, path: Path, record: object, field: str) -> int:
+    if not isinstance(text, str):
+        raise InputError("expected the passage text", file=path, record=record, field=field)
+    return len(text.split(" "))
 
 
 def _read_index(path: Path) -> list[Question]:

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 from ..errors import InputError
 from ..evaluate.stored import PAPER_LABEL_ROWS
 from . import compute
-from .release import BASELINE, INDEX, Release
+from .release import BASELINE, CORPUS, INDEX, Release
 
 RETRIEVERS = ("bm25", "dpr", "colbert", "contriever", "bge")
 FT_RETRIEVERS = ("dpr", "colbert")
@@ -154,6 +154,25 @@ def _label_statistics(rel: Release) -> Grid:
     return grid
 
 
+def _lengths(rel: Release) -> Iterator[Grid]:
+    """Mean words per passage (`split(" ")`): statistics_table.py over the top 100 of each
+    retriever's run and every passage of the comparison corpora's runs, corpus_comparison.py
+    over the corpus (its MS MARCO and Wikipedia rows need those corpora themselves)."""
+    runs = Grid("statistics/statistics_table", "corpus", ("average length",), kinds=("count",))
+    for label, pattern, depth in (("our_dataset", "retriever/{r}/retriever.json", 100),
+                                  ("msmarco", "baselines_retriever/msmarco/{r}/retriever.json", None),
+                                  ("wiki", "baselines_retriever/wiki/{r}/retriever.json", None)):
+        counts = [n for r in RETRIEVERS for n in (rel.word_counts(pattern.format(r=r), depth) or [])]
+        if counts:
+            runs.rows.append((label, [round(sum(counts) / len(counts), 4)]))
+    yield runs
+    corpus = Grid("statistics/corpus_comparison", "corpus", ("average length",), kinds=("count",))
+    counts = rel.word_counts(CORPUS)
+    if counts:
+        corpus.rows.append(("our_dataset", [round(sum(counts) / len(counts), 4)]))
+    yield corpus
+
+
 def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
     R, X = RETRIEVERS, RERANKERS
     yield lambda: _ranking(rel, "retriever/retriever", "retriever",
@@ -207,6 +226,7 @@ def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
     yield lambda: list(_rag(rel))
     yield lambda: list(_hints(rel))
     yield lambda: _label_statistics(rel)
+    yield lambda: list(_lengths(rel))
     for suffix, folder in CORPORA.items():
         yield lambda s=suffix, f=folder: _baseline(rel, f"baselines_retriever/retriever-{s}", "retriever",
                                                    [(r, f"baselines_retriever/{f}/{r}/retriever.json") for r in R],
