@@ -245,7 +245,7 @@ def compare(work: Path, bench_path: Path) -> dict:
     """Identical rankings? Counted per query (see the module docstring)."""
     from inferqa.benchmark import Benchmark
     from inferqa.formats import corpus_ids
-    from inferqa.retrieve.corpus import group_by_subset
+    from inferqa.hints import group_by_subset
 
     with np.load(work / "dedup.npz") as fa, np.load(work / "bm25s.npz") as fb:
         a, b = {k: fa[k] for k in fa.files}, {k: fb[k] for k in fb.files}

@@ -13,7 +13,7 @@ from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict
 from inferqa.records import Hint, Question, Run, passage_id
 from inferqa.formats import load_run
-from inferqa.rerank.diversify import diversify
+from inferqa.retrieve.diversify import diversify
 from inferqa.retrieve.fusion import fuse
 
 

@@ -48,6 +48,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "leak-judge": ("inferqa.build",),
     "answer-judge": ("inferqa.read",),
     "fusion": ("inferqa.retrieve",),
+    "hint-group": ("inferqa.hints",),
 }
 ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")

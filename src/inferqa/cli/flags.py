@@ -17,6 +17,20 @@ def _default(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
+def option_help(opt: Any) -> str:
+    """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option."""
+    from ..registry import REQUIRED
+
+    default = "" if opt.default is REQUIRED else f", default {_default(opt.default)}"
+    return f"{opt.help} ({opt.accepts()}{default})"
+
+
+def option_flag(opt: Any, *decls: str) -> Any:
+    """A typer option for one declared Option (not of a plugin): not given = None."""
+    return typer.Option(None, *decls, help=option_help(opt)[0].upper() + option_help(opt)[1:] + ".",
+                        parser=finite if opt.types == (float,) else None)
+
+
 def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:
     """The help of OPTION as the plugins of KIND (those in `names`, else all) declare it:
     'bm25: term-frequency saturation (a number ≥ 0, default 1.5)'; one entry per wording."""
@@ -27,8 +41,7 @@ def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) 
         opt = p.options.get(option)
         if opt is None or (names is not None and p.name not in names):
             continue
-        default = "" if opt.default is registry.REQUIRED else f", default {_default(opt.default)}"
-        parts.setdefault(f"{opt.help} ({opt.accepts()}{default})", []).append(p.name)
+        parts.setdefault(option_help(opt), []).append(p.name)
     if not parts:
         raise ValueError(f"no {kind} declares option {option!r}")
     return "; ".join(f"{', '.join(who)}: {text}" for text, who in parts.items()) + "."

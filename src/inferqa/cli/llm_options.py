@@ -1,4 +1,4 @@
-"""Options shared by the commands that call LLMs (read, tune-union, evaluate-answers, label)."""
+"""Options shared by the commands that call LLMs (read, rerank, tune-union, evaluate-answers, label)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,9 @@ import typer
 
 from ..options import parse_key_values
 from .app import app
-from .retrieve import DIVERSIFY_BY_HELP
+from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
+from .flags import option_flag
+from .llm_options import backend_opt, cache_opt, no_cache_opt, num_actors_opt, ray_address_opt
 
 RERANKER_HELP = ("llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5 | oracle "
                  "(`inferqa plugins reranker` lists them with their options).")
@@ -38,17 +40,10 @@ def rerank_cmd(
                                                               "(the output holds only them)."),
     options: List[str] = typer.Option([], "--option", help="Extra reranker option KEY=VALUE, repeatable "
                                                            "(e.g. window=10, reduction=mean)."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="LLM call cache file (default: "
-                                                               "$INFERQA_LLM_CACHE or ~/.cache/inferqa/llm.sqlite)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache LLM calls."),
-    backend: str = typer.Option("local", "--backend", help="local, or ray: questions reranked on a pool of Ray "
-                                "actors, each loading the model once (README: Scaling)."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001 "
-                                              "(default: start Ray here)."),
-    num_actors: int = typer.Option(2, "--num-actors", help="Ray actors (--backend ray)."),
-    diversify: Optional[int] = typer.Option(None, "--diversify", help="After reranking: at most N passages of one "
-                                            "hint-group in the head; the rest follow in order."),
-    diversify_by: Optional[str] = typer.Option(None, "--diversify-by", help=DIVERSIFY_BY_HELP),
+    cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt, backend: str = backend_opt,
+    ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
+    diversify: Optional[int] = option_flag(DIVERSIFY_N, "--diversify"),
+    diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
 
@@ -61,6 +56,7 @@ def rerank_cmd(
     from ..evaluate import open_run
     from ..io import check_output
     from ..rerank import rerank_run
+    from ..retrieve.diversify import check_diversify, diversify as diversify_run
     from ..scale import Executor
 
     check_output(out)
@@ -73,9 +69,7 @@ def rerank_cmd(
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     plugin.settings(extra)  # option errors before the run is read
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
-    from ..rerank.diversify import check_diversify
-
-    check_diversify(diversify, diversify_by)
+    per_group, grouping = check_diversify(diversify, diversify_by, ("--diversify", "--diversify-by"))
     benchmark = Benchmark(bench)
     run, qids = open_run(run_file, benchmark, split)
     ckpt = checkpoint_path(out)
@@ -83,10 +77,8 @@ def rerank_cmd(
     reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=qids, checkpoint=ckpt,
                           progress=True, executor=executor)
     seconds = time.perf_counter() - t0
-    if diversify is not None:
-        from ..rerank.diversify import diversify as diversify_run
-
-        reranked = diversify_run(reranked, benchmark, diversify, diversify_by or "set")
+    if per_group is not None:
+        reranked = diversify_run(reranked, benchmark, per_group, grouping)
     reranked.save(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)

@@ -11,7 +11,8 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..options import parse_key_values
 from .app import app, finite
-from .flags import declared_flag
+from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
+from .flags import declared_flag, option_flag
 
 RETRIEVER_HELP = "bm25 | dense | any registered retriever."
 INDEX_DIR_HELP = "Index directory (default: BENCH/indexes/<retriever>-<hash of options>/)."
@@ -48,10 +49,7 @@ _bs = typer.Option(None, "--batch-size", help="Dense: encoding batch size (defau
 _it = typer.Option(None, "--index-type", help="Dense: flat (exact inner product, default) or hnsw.")
 _opt = typer.Option(None, "--opt", help=OPT_HELP)
 _idx = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
-DIVERSIFY_HELP = ("At most N passages of one hint-group in the head; the rest follow in order "
-                  "(README: Clue-level retrieval).")
-DIVERSIFY_BY_HELP = ("Hint-groups for --diversify: set (same set of hint texts) or linked (joined by "
-                     "shared hint texts: a question's whole family of passages).")
+
 
 
 @app.command("index")
@@ -89,26 +87,24 @@ def retrieve_cmd(
     k1: Optional[float] = _k1, b: Optional[float] = _b, query_prefix: Optional[str] = _qp,
     passage_prefix: Optional[str] = _pp, batch_size: Optional[int] = _bs, index_type: Optional[str] = _it,
     opt: Optional[List[str]] = _opt, index_dir: Optional[Path] = _idx,
-    diversify: Optional[int] = typer.Option(None, "--diversify", help=DIVERSIFY_HELP),
-    diversify_by: Optional[str] = typer.Option(None, "--diversify-by", help=DIVERSIFY_BY_HELP),
+    diversify: Optional[int] = option_flag(DIVERSIFY_N, "--diversify"),
+    diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
 ) -> None:
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
     from ..io import check_output
-    from ..rerank.diversify import check_diversify
+    from ..retrieve.diversify import check_diversify, diversify as diversify_run
     from ..retrieve import question_queries
 
     check_output(out)
-    check_diversify(diversify, diversify_by)
+    per_group, grouping = check_diversify(diversify, diversify_by, ("--diversify", "--diversify-by"))
     bench = Benchmark(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
     r.attach(bench, index_dir)
     r.load()  # a missing index fails before any query is encoded
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
-    if diversify is not None:
-        from ..rerank.diversify import diversify as diversify_run
-
-        run = diversify_run(run, bench, diversify, diversify_by or "set")
+    if per_group is not None:
+        run = diversify_run(run, bench, per_group, grouping)
     run.save(out)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 

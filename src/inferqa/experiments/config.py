@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import read_text
-from ..rerank.diversify import check_grouping
+from ..retrieve.diversify import check_diversify
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEFAULT_STRATEGIES = ("union_norm", "union_freq")
@@ -51,7 +51,7 @@ class StageSpec:
     kind: str
     depth: int
     options: dict[str, Any] = field(default_factory=dict)
-    diversify: int | None = None  # at most N passages of one hint-group in the head (rerank.diversify)
+    diversify: int | None = None  # at most N passages of one hint-group in the head (retrieve.diversify)
     diversify_by: str = "set"  # the hint-group: set | linked
 
 
@@ -186,12 +186,10 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
         options = c.options(item.get("options"), f"{field}[{i}].options", i)
         plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
         _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
-        div = item.get("diversify")
-        div = None if div is None else c.positive_int(div, f"{field}[{i}].diversify", record=i)
-        by = item.get("diversify_by", "set")
-        _checked(c, f"{field}[{i}].diversify_by", i, lambda: check_grouping(by))
-        if div is None and "diversify_by" in item:
-            raise c.fail("diversify_by needs diversify: N", f"{field}[{i}].diversify_by", record=i)
+        try:
+            div, by = check_diversify(item.get("diversify"), item.get("diversify_by"))
+        except InputError as exc:
+            raise c.fail(exc.message, f"{field}[{i}].{exc.field}", record=i) from None
         out.append(StageSpec(name, kind, depth, options, div, by))
     return tuple(out)
 

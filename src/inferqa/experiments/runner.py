@@ -167,7 +167,7 @@ class _Runner:
     def diversified(self, run: Run, spec: StageSpec) -> Run:
         if spec.diversify is None:
             return run
-        from ..rerank.diversify import diversify
+        from ..retrieve.diversify import diversify
 
         return diversify(run, self.bench, spec.diversify, spec.diversify_by)
 

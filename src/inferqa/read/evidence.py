@@ -2,7 +2,7 @@
 vote on the answers, each group's vote weighted by its retrieval score.
 
 The unions merge the top-k into one context; here every distinct hint set of the top-k
-(rerank.diversify's hint-group: the passage's set of hint texts) is read as its best-ranked
+(the `set` hint-group of `inferqa.hints`: the passage's set of hint texts) is read as its best-ranked
 passage, and answers (normalised like EM) collect weights. A group's weight is its best
 passage's score min-max scaled over the top-k into [1, 2] (all equal: 1 each), so the top
 group counts at most twice the weakest and agreeing weaker groups can outvote it.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Hashable, Sequence
 
 from ..registry import plugin
-from ..rerank.diversify import hint_group_key
+from ..hints import hint_group_key
 from ..text import normalize_answer
 from ..evaluate.answers import is_abstention
 

@@ -22,11 +22,11 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..hints import Groups, group_by_subset, group_first_position
 from ..io import atomic_open
 from ..records import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
-from .corpus import Groups, group_by_subset, group_first_position
 from .ranking import save_array, top_groups, top_k_positions
 from ..registry import Option, plugin
 

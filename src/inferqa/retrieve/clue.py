@@ -31,6 +31,7 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..hints import UnitSets, hint_unit_sets
 from ..io import read_json, write_json
 from ..models import MINILM, check_model_ref
 from ..records import Run
@@ -38,7 +39,6 @@ from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
 from .dense import load_encoder
 from .ranking import save_array, top_groups
-from .unit_sets import UnitSets, hint_unit_sets
 from ..registry import Option, plugin
 
 COMPOSITIONS = ("mean-embedding", "mean-score", "max", "lse")

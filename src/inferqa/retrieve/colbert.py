@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import Benchmark
+from ..hints import hint_unit_sets
 from ..io import atomic_open
 from ..models import COLBERT
 from ..records import Run
@@ -29,7 +30,6 @@ from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
 from ..formats.corpus import corpus_ids, iter_corpus
 from .corpus import keep_corpus_ids
-from .unit_sets import hint_unit_sets
 from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, token_maxima,
                      top_k, write_token_store)
 

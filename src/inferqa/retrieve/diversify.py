@@ -1,0 +1,80 @@
+"""Diversification: a run-to-run step after any ranking (beside fusion), at most N passages of
+one hint-group in the head of each ranking.
+
+A QUIT corpus holds every ordering of every hint subset, so a top-k list is easily filled
+with reorderings of the same few hints. The groups are `inferqa.hints`' hint-group plugins
+(`set`: the same hint texts; `linked`: a question's whole family of passages).
+
+`diversify` keeps the first N passages of each group where they are, in order, and moves
+the others below, in their order. Scores are kept where that stays non-increasing and
+clamped to the score above otherwise, so the run stays a valid, sorted TREC run with the
+head's real scores.
+
+nDCG rewards the redundant head (several relevant orderings of the same hints); Hit@k and
+MRR reward the spread: report both (`inferqa evaluate` shows both by default).
+
+Its two options are declared once (`OPTIONS`) and checked once (`check_diversify`) for
+`inferqa retrieve`, `inferqa rerank` and the experiment file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Hashable
+
+from ..errors import InputError
+from ..hints import check_grouping, hint_group_key
+from ..records import Run
+from ..registry import REQUIRED, Option
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+PER_GROUP = Option("diversify", int, REQUIRED, "at most N passages of one hint-group in the head; the rest "
+                   "follow in order", min=1)
+GROUPING = Option("diversify_by", str, "set", "the hint-groups: set (the same hint texts) or linked (joined by "
+                  "shared hint texts: a question's whole family of passages); `inferqa plugins hint-group`")
+OPTIONS = (PER_GROUP, GROUPING)
+
+
+def check_per_group(per_group: object) -> int:
+    try:
+        return PER_GROUP.check(per_group, "diversify")
+    except InputError:
+        raise InputError(f"diversify needs a positive number of passages per hint-group, got {per_group!r}",
+                         field="diversify") from None
+
+
+def check_diversify(per_group: object, by: object, names: tuple[str, str] = ("diversify", "diversify_by")
+                    ) -> tuple[int | None, str]:
+    """The pair (None: not given) checked before any work; `names` are how the caller spells
+    them (`--diversify`, `--diversify-by` on the command line). Returns (N or None, grouping)."""
+    if by is not None:
+        try:
+            check_grouping(by)
+        except InputError as exc:
+            raise InputError(exc.message, field=names[1]) from None
+        if per_group is None:
+            raise InputError(f"{names[1]} needs {names[0]} N", field=names[1])
+    return (None if per_group is None else check_per_group(per_group)), str(by or GROUPING.default)
+
+
+def diversify_ranking(ranked: list[tuple[str, float]], per_group: int,
+                      group: Callable[[str], Hashable]) -> list[tuple[str, float]]:
+    seen: dict[Hashable, int] = {}
+    head, tail = [], []
+    for item in ranked:
+        g = group(item[0])
+        seen[g] = seen.get(g, 0) + 1
+        (head if seen[g] <= per_group else tail).append(item)
+    out, floor = [], float("inf")
+    for pid, score in head + tail:
+        floor = min(floor, score)
+        out.append((pid, floor))
+    return out
+
+
+def diversify(run: Run, bench: "Benchmark", per_group: int, by: str = "set") -> Run:
+    """`run` with at most `per_group` passages of each hint-group ahead of the rest."""
+    check_per_group(per_group)
+    key = hint_group_key(bench, by)
+    return Run({qid: diversify_ranking(ranked, per_group, key) for qid, ranked in run.items()}, tag=run.tag)
