@@ -369,6 +369,12 @@ def test_the_paper_page_runs_as_written(tmp_path):
     assert (tmp_path / "quit-tables" / "rag" / "rag.md").exists() and (tmp_path / "quit-bench" / "meta.json").exists()
 
 
+def test_a_folder_without_any_released_file_is_one_line(tmp_path, monkeypatch, capsys):
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tmp_path)
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1
+    assert "index/test/retriever.zsd among them" in err
+
+
 def test_out_must_be_a_folder(tree, tmp_path, monkeypatch, capsys):
     (tmp_path / "file").write_text("x")
     code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--out", tmp_path / "file")

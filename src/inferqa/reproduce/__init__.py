@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .release import Release
+from ..errors import InputError
+from .release import INDEX, Release, stored_name
 from .scripts import Grid, tables
 
 
 def reproduce(results_dir: str | Path) -> tuple[list[Grid], list[str]]:
+    """(every table the files allow, the files looked for and absent); a folder holding none
+    of them is an InputError (the wrong folder, most likely)."""
     release = Release(results_dir)
     grids = list(tables(release))
+    if not grids:
+        raise InputError(f"no file of the QUIT release's results/ tree here (looked for {len(release.absent)}, "
+                         f"{stored_name(INDEX)} among them)", file=release.root)
     return grids, release.absent
 
 
