@@ -77,6 +77,34 @@ def ws(tmp_path_factory) -> dict[str, Path]:
         "cut.jsonl.gz": gzip.compress(b'{"id": "a", "question": "Q?", "answers": ["x"], "hints": ["h"]}\n')[:-10],
         "plain.zsd": trec,
     })
+    b = Benchmark(root / "bench")
+    own = [list(b.qrels[q])[:2] for q in split_test]
+    texts = [b.questions[q].text for q in split_test]
+
+    def rankify(*records):
+        return json.dumps(list(records)).encode()
+
+    ctx = lambda pid, **kw: {"id": pid, "score": 1.0, **kw}  # noqa: E731
+    files.update({
+        # a JSON run matched by position must cover the split, hold a ranking, and type its fields
+        "partial.json": rankify({"question": texts[0], "ctxs": [ctx(own[0][0])]}),
+        "no_ctxs.json": rankify({"question": texts[0], "ctxs": [ctx(own[0][0])]}, {"question": texts[1]}),
+        "id_list.json": rankify({"question": texts[0], "ctxs": [ctx(own[0][0]), ctx([own[0][1]])]},
+                                {"question": texts[1], "ctxs": []}),
+        "score_list.json": rankify({"question": texts[0], "ctxs": [ctx(own[0][0], score=[1])]},
+                                   {"question": texts[1], "ctxs": []}),
+        "question_number.json": rankify({"question": 7, "ctxs": []}, {"question": texts[1], "ctxs": []}),
+        "ctxs_string.json": rankify({"question": texts[0], "ctxs": "none"}, {"question": texts[1], "ctxs": []}),
+        # the authors' retriever.jsonl with a mistyped field
+        "context_string.jsonl": (json.dumps({"question": texts[0], "contexts": ["a passage"]}) + "\n").encode(),
+        "contexts_string.jsonl": (json.dumps({"question": texts[0], "contexts": "a passage"}) + "\n").encode(),
+        "question_number.jsonl": (json.dumps({"question": 42, "contexts": []}) + "\n").encode(),
+        "label_string.jsonl": (json.dumps({"question": texts[0], "contexts": [{"id": own[0][0], "label": "2"}]})
+                               + "\n").encode(),
+        # an authors' reader output whose answer is not a string
+        "answer_number.json": rankify({"predicted_answer": {"m": {f"{split_test[0]}_un_1": 3}}}),
+        "unscored.jsonl": json.dumps(row).encode(),  # explore shows EM: a row without it is refused
+    })
     for name, data in files.items():
         (root / name).write_bytes(data)
     os.mkfifo(root / "fifo")  # a writer never comes: opening it would block forever
@@ -208,6 +236,28 @@ CASES = [
     ("evaluate {root}/cut.trec.zsd --bench {bench}", "cut.trec.zsd: corrupt zstd stream"),
     ("build {root}/cut.jsonl.gz -o {out}", "cut.jsonl.gz: corrupt gzip stream"),
     ("evaluate {root}/plain.zsd --bench {bench}", "not a zstd stream"),
+    ("evaluate {root}/partial.json --bench {bench} --split test", "must cover the whole split"),
+    ("export rankify --bench {bench} --split test --run {root}/partial.json -o {out}", "must cover the whole split"),
+    ("evaluate {root}/no_ctxs.json --bench {bench} --split test", "record 1 (question"),
+    ("read {root}/no_ctxs.json -b {bench} --split test -o {out}", "field 'ctxs': no ranking"),
+    # JSON fields of the wrong type: one line naming the field, never an AttributeError
+    ("evaluate {root}/id_list.json --bench {bench} --split test", "field 'ctxs[1].id': expected a string"),
+    ("evaluate {root}/score_list.json --bench {bench} --split test", "field 'ctxs[0].score'"),
+    ("evaluate {root}/question_number.json --bench {bench} --split test", "field 'question': expected a string"),
+    ("evaluate {root}/ctxs_string.json --bench {bench} --split test", "field 'ctxs': expected a list"),
+    ("import-answers {root}/context_string.jsonl --bench {bench} --split test", "field 'contexts[0]'"),
+    ("import-answers {root}/contexts_string.jsonl --bench {bench} --split test", "field 'contexts': expected a list"),
+    ("import-answers {root}/question_number.jsonl --bench {bench} --split test", "field 'question': expected a string"),
+    ("import-answers {root}/label_string.jsonl --bench {bench} --split test", "field 'contexts[0].label'"),
+    ("evaluate-answers {root}/answer_number.json --bench {bench}", "expected a string, got int"),
+    ("explore --bench {bench} --answers {root}/unscored.jsonl -o {out}", "field 'em'"),
+    # a run of another benchmark, on every command that takes a run and a benchmark
+    ("explore {other}.trec --bench {bench} -o {out}", "not in the benchmark"),
+    ("stored-answers {bench} --run {other}.trec", "not in the benchmark"),
+    ("export rankify --bench {bench} --split test --run {other}.trec -o {out}", "not in the benchmark"),
+    ("finetune retriever --bench {bench} --negatives-from {other}.trec --split test -o {out}", "not in the benchmark"),
+    ("doctor {root}/cut.trec --bench {bench}", "truncated"),
+    ("fuse {bench}.trec {other}.trec -o {out}", "covers other questions"),
 ]
 
 

@@ -22,7 +22,8 @@ from inferqa.read.stored import oracle_reader_em, union_passage
 from inferqa.evaluate.doctor import diagnose
 from inferqa.formats import iter_corpus, load_run, read_rankify, sniff
 from inferqa.records import Run
-from inferqa.runfiles import read_retriever_jsonl, write_pyserini_collection, write_rankify, write_retriever_jsonl
+from inferqa.formats import read_retriever_jsonl
+from inferqa.runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
 
 from conftest import run_cli
 

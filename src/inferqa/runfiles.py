@@ -1,4 +1,4 @@
-"""Run files in the formats the QUIT authors' tools read and write, beside TREC.
+"""Writing the QUIT authors' file formats (reading them: `inferqa.formats`).
 
 - Rankify / DPR JSON: a JSON array, one object per question in the split's dataset order
   (matched by position, not by id): `{"question", "answers", "ctxs": [{"id", "score",
@@ -8,21 +8,17 @@
   own passages: `{"question", "answers", "contexts": [{"id", "text", "label", "rag_answers"}]}`.
 - The Pyserini JSONL collection (`id`, `contents`, `title` = question id) that Pyserini,
   Anserini and Rankify index as it is.
-
-Runs in either format are read by `inferqa.formats`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .errors import InputError
 from .formats.corpus import iter_corpus
-from .formats.runs import RANKIFY, Titles, sniff
-from .io import atomic_open, check_file, iter_jsonl, read_json, write_jsonl
+from .formats.runs import Titles
+from .io import atomic_open, write_jsonl
 from .text import answer_in_text
 
 if TYPE_CHECKING:
@@ -87,36 +83,6 @@ def write_retriever_jsonl(bench: "Benchmark", split: str, path: str | os.PathLik
     return write_jsonl(path, iter_retriever_lines(bench, split))
 
 
-def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
-                         ) -> dict[str, dict[str, Any]]:
-    """pid -> {"label", "reader_answers"} from a `retriever.jsonl` of `split`, matched by position
-    (question text checked) and by passage id (each id must be a passage of that question)."""
-    path = Path(path)
-    qids = bench.split_qids(split)
-    out: dict[str, dict[str, Any]] = {}
-    for i, (lineno, obj) in enumerate(iter_jsonl(path)):
-        if i >= len(qids):
-            raise InputError(f"more lines than split {split!r} has questions ({len(qids)})", file=path,
-                             record=f"line {lineno}")
-        qid = qids[i]
-        rec = f"line {lineno} (question {qid})"
-        if obj.get("question", "").strip() != bench.questions[qid].text.strip():
-            raise InputError(f"question text differs from {qid}'s in split {split!r}", file=path, record=rec,
-                             field="question")
-        own = bench.qrels.get(qid, {})
-        for j, ctx in enumerate(obj.get("contexts") or []):
-            pid = str(ctx.get("id"))
-            if pid not in own:
-                raise InputError(f"passage {pid} is not one of {qid}'s", file=path, record=rec,
-                                 field=f"contexts[{j}].id")
-            answers = ctx.get("rag_answers") or {}
-            if not isinstance(answers, dict) or not all(isinstance(a, str) for a in answers.values()):
-                raise InputError("expected an object of reader -> answer string", file=path, record=rec,
-                                 field=f"contexts[{j}].rag_answers")
-            out[pid] = {"label": ctx.get("label"), "reader_answers": answers}
-    return out
-
-
 def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> int:
     """corpus.jsonl as a Pyserini JSONL collection: `{"id", "contents", "title"}` per passage."""
     return write_jsonl(path, ({"id": p.id, "contents": p.text, "title": p.qid} for p in iter_corpus(bench)))
@@ -143,39 +109,3 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
         row["reader_answers"] = {**(row.get("reader_answers") or {}), **got["reader_answers"]}
     write_jsonl(bench.path / "labels.jsonl", rows.values())
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}
-
-
-STRATEGY_CODES = {"un": "union_norm", "uf": "union_freq"}  # the authors' reader-output keys
-
-
-def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
-    ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
-    reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
-    path = check_file(path)
-    if sniff(path) != RANKIFY:
-        for lineno, row in iter_jsonl(path):
-            yield f"line {lineno}", row
-        return
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError("expected a JSON array of questions", file=path)
-    for i, obj in enumerate(data):
-        predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
-        if not isinstance(predicted, dict):
-            raise InputError("expected an object reader -> answers", file=path, record=str(i),
-                             field="predicted_answer")
-        for reader, answers in predicted.items():
-            if not isinstance(answers, (dict, type(None))):
-                raise InputError("expected an object key -> answer", file=path, record=str(i),
-                                 field=f"predicted_answer.{reader}")
-            for key, answer in (answers or {}).items():
-                parts = str(key).rsplit("_", 2)
-                if len(parts) != 3 or parts[1] not in STRATEGY_CODES or not parts[2].isdigit():
-                    raise InputError(f"key {key!r} is not qid_un|uf_k", file=path, record=str(i),
-                                     field=f"predicted_answer.{reader}")
-                row = {"qid": parts[0], "strategy": f"{reader}/{STRATEGY_CODES[parts[1]]}", "k": int(parts[2]),
-                       "prediction": str(answer)}
-                if isinstance(obj.get("answers"), list) and obj["answers"]:
-                    row["golds"] = list(obj["answers"])
-                yield f"{i} ({key})", row

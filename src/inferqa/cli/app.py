@@ -88,3 +88,8 @@ def finite(text: str) -> float:
     if not math.isfinite(number):
         raise typer.BadParameter(f"{text!r} is not a finite number")
     return number
+
+
+# Every command that reads a run takes it; `fuse` also for runs over different questions.
+allow_partial_opt = typer.Option(False, "--allow-partial", help="Accept a Rankify/DPR JSON run of fewer "
+                                 "questions than --split (read as the split's first ones); refused by default.")

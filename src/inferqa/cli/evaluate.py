@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from .app import app
+from .app import allow_partial_opt, app
 from .output import JSON_DIGITS, echo_json
 
 
@@ -40,11 +40,12 @@ def evaluate_cmd(
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
                                  f"{JSON_DIGITS} significant digits)."),
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
-    from ..evaluate import DEFAULT_METRICS, check_min_label, check_run_ids, evaluate
+    from ..evaluate import DEFAULT_METRICS, check_min_label, evaluate
     from ..evaluate.metrics import check_protocol
-    from ..formats import load_run
+    from ..formats import open_run
     from ..records import Qrels, Run
 
     if qrels_file is None and bench_dir is None:
@@ -59,14 +60,12 @@ def evaluate_cmd(
     check_protocol(protocol)
     qrels = Qrels.load(qrels_file) if qrels_file is not None else bench.qrels
     check_min_label(min_label, qrels)
-    run = load_run(run_file, bench, split, allow_duplicates=protocol == "paper")
-    if bench is not None:
-        check_run_ids(run, bench, run_file)
-        if split is not None and protocol == "paper":  # the authors' files list every question, some empty
-            run = Run({q: run.get(q, []) for q in bench.split_qids(split)}, tag=run.tag)
-        elif split is not None:
-            wanted = set(bench.split_qids(split))
-            run = Run({q: r for q, r in run.items() if q in wanted}, tag=run.tag)
+    run, qids = open_run(run_file, bench, split, min_label=min_label, allow_partial=allow_partial,
+                         allow_duplicates=protocol == "paper")
+    if split is not None and protocol == "paper":  # the authors' files list every question, some empty
+        run = Run({q: run.get(q, []) for q in bench.split_qids(split)}, tag=run.tag)
+    elif split is not None:
+        run = Run({q: run[q] for q in qids}, tag=run.tag)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
     means = res["mean"] if per_query else res

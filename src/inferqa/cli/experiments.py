@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
-from .app import app, finite
+from .app import allow_partial_opt, app, finite
 
 
 def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answers: bool = False) -> None:
@@ -84,30 +84,25 @@ def explore_command(
     out: Path = typer.Option(Path("explorer.html"), "--out", "-o", help="The page to write."),
     split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split."),
     depth: int = typer.Option(10, "--depth", help="Passages shown per run and question."),
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Write explorer.html: one offline page to study runs and answers question by question."""
     from ..benchmark import Benchmark
     from ..experiments.explorer import explorer_data, write_explorer
-    from ..formats import load_run
-    from ..io import check_output, iter_jsonl
+    from ..formats import open_answers, open_run
+    from ..io import check_output
 
     check_output(out)
     b = Benchmark(bench)
     loaded = []
     for item in runs or []:
         name, path = _named(item)
-        loaded.append((name, "run", load_run(path, b, split)))
+        loaded.append((name, "run", open_run(path, b, split, allow_partial=allow_partial)[0]))
     sets = []
     for item in answers:
         name, path = _named(item)
         run_name = name if any(name == r[0] for r in loaded) else None
-        rows = []
-        for lineno, row in iter_jsonl(path):
-            missing = [f for f in ("qid", "strategy", "k", "prediction", "em") if f not in row]
-            if missing:
-                raise InputError("not a reader answers row", file=path, record=f"line {lineno}", field=missing[0])
-            rows.append(row)
-        sets.append((name, run_name, rows))
+        sets.append((name, run_name, open_answers(path, b, scored=True)))
     if not loaded and not sets:
         raise InputError("give at least one run or --answers file", field="runs")
     qids = b.split_qids(split) if split else None

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import app, finite
+from .app import allow_partial_opt, app, finite
 from .output import print_summary
 from .llm_options import (LLM_HELP, RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
@@ -30,16 +30,17 @@ def read_cmd(
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
     backend: str = backend_opt, ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     llm_url: Optional[List[str]] = llm_url_opt,
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
     from ..benchmark import Benchmark
-    from ..evaluate import open_run
+    from ..formats import open_run
     from ..io import check_output, write_jsonl
     from ..read import check_read_options, read_with_llm
 
     check_output(out)
     b = Benchmark(bench)
-    ranked, qids = open_run(run, b, split)
+    ranked, qids = open_run(run, b, split, allow_partial=allow_partial)
     strategies, ks = parse_list(strategy, flag="strategy"), parse_list(k, int, flag="k")
     given = {key: v for key, v in {"alpha": alpha, "beta": beta}.items() if v is not None}
     check_read_options(strategies, ks, **given)

@@ -10,7 +10,7 @@ import typer
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from .app import app
+from .app import allow_partial_opt, app
 from .llm_options import parse_list
 from .output import echo_json
 
@@ -68,6 +68,7 @@ def export_cmd(
                                   "--first-stage, and by a Rankify RUN that has reranked_ctxs)."),
     first_stage: Optional[Path] = typer.Option(None, "--first-stage", help="rankify: the run RUN reranked, "
                                                "written as `ctxs` (default: RUN itself)."),
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Write the QUIT authors' file formats, or a split's TREC qrels and topics, from an inferqa benchmark."""
     from ..io import check_output
@@ -92,14 +93,12 @@ def export_cmd(
     if kind == "rankify":
         if run_file is None:
             raise InputError("export rankify needs --run RUN", field="run")
-        from ..formats import check_run_ids, read_run_titles
+        from ..formats import read_run_titles
 
-        run, titles, was_reranked = read_run_titles(run_file, bench, split)
-        check_run_ids(run, bench, run_file)
+        run, titles, was_reranked = read_run_titles(run_file, bench, split, allow_partial=allow_partial)
         first, first_titles = None, None
         if first_stage is not None:
-            first, first_titles, _ = read_run_titles(first_stage, bench, split)
-            check_run_ids(first, bench, first_stage)
+            first, first_titles, _ = read_run_titles(first_stage, bench, split, allow_partial=allow_partial)
         n = write_rankify(run, bench, split, out, with_text=not no_text, reranked=reranked or was_reranked,
                           first_stage=first, titles=titles, first_stage_titles=first_titles)
     else:
@@ -115,7 +114,8 @@ def import_answers_cmd(
 ) -> None:
     """Store the file's per-passage reader answers (`rag_answers`) in the benchmark's labels.jsonl."""
     from ..io import check_output
-    from ..runfiles import merge_reader_answers, read_retriever_jsonl
+    from ..formats import read_retriever_jsonl
+    from ..runfiles import merge_reader_answers
 
     check_output(bench_dir / "labels.jsonl")
     bench = Benchmark(bench_dir)
@@ -139,6 +139,7 @@ def stored_answers_cmd(
                                  "scripts (accuracy and optimal EM over labels 1 and 2, 1, 2; both unions un_k "
                                  "and uf_k; hint contribution)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
     from ..evaluate.metrics import check_protocol
@@ -158,20 +159,19 @@ def stored_answers_cmd(
     if min_label is not None:
         check_min_label(min_label, bench.qrels)
     qids = bench.split_qids(split)
+    ranked = None
+    if run_file is not None:  # read (and its ids checked) before the stored answers
+        from ..formats import open_run
+
+        run, run_qids = open_run(run_file, bench, split, allow_partial=allow_partial, allow_duplicates=paper)
+        kept = Run({q: run[q] for q in run_qids})
+        ranked = kept if paper else oracle_rerank(kept, bench)
     store = load_store(bench, qids)
     models = parse_list(model) or stored_models(store)
     if not models:
         raise InputError(f"no stored answers for split {split!r}: labels.jsonl is missing or holds none",
                          file=bench.path)
     cutoffs = parse_list([ks], int, flag="k")
-    ranked = None
-    if run_file is not None:
-        from ..formats import load_run
-
-        run = load_run(run_file, bench, split, allow_duplicates=paper)
-        wanted = set(qids)
-        kept = Run({q: r for q, r in run.items() if q in wanted})
-        ranked = kept if paper else oracle_rerank(kept, bench)
     out = {}
     for m in models:
         if paper:

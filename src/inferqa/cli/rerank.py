@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..options import parse_key_values
-from .app import app
+from .app import allow_partial_opt, app
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
 from .flags import option_flag
 from .llm_options import backend_opt, cache_opt, no_cache_opt, num_actors_opt, ray_address_opt
@@ -44,6 +44,7 @@ def rerank_cmd(
     ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     diversify: Optional[int] = option_flag(DIVERSIFY_N, "--diversify"),
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
 
@@ -53,7 +54,7 @@ def rerank_cmd(
 
     from .. import registry
     from ..benchmark import Benchmark
-    from ..evaluate import open_run
+    from ..formats import open_run
     from ..io import check_output
     from ..rerank import rerank_run
     from ..retrieve.diversify import check_diversify, diversify as diversify_run
@@ -71,7 +72,7 @@ def rerank_cmd(
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
     per_group, grouping = check_diversify(diversify, diversify_by, ("--diversify", "--diversify-by"))
     benchmark = Benchmark(bench)
-    run, qids = open_run(run_file, benchmark, split)
+    run, qids = open_run(run_file, benchmark, split, allow_partial=allow_partial)
     ckpt = checkpoint_path(out)
     t0 = time.perf_counter()
     reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=qids, checkpoint=ckpt,

@@ -123,7 +123,8 @@ def oracle_cmd(
                                   "at most the largest label)."),
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""
-    from ..evaluate import check_min_label, open_run, optimal, oracle_retriever
+    from ..evaluate import check_min_label
+    from ..formats import open_run, optimal, oracle_retriever
     from ..io import check_output
     from ..rerank.oracle import oracle_rerank
 
@@ -149,6 +150,8 @@ def oracle_cmd(
 @app.command("fuse")
 def fuse_cmd(
     runs: List[Path] = typer.Argument(..., metavar="RUN...", help="Two or more TREC runs of the same questions."),
+    allow_partial: bool = typer.Option(False, "--allow-partial", help="Fuse runs over different questions (each "
+                                       "question from the runs that have it); refused by default."),
     out: Path = typer.Option(..., "--out", "-o", help="Fused TREC run to write."),
     method: str = typer.Option("rrf", "--method", help="rrf (reciprocal rank) or weighted (normalised scores); "
                                "`inferqa plugins fusion` lists them."),
@@ -158,13 +161,16 @@ def fuse_cmd(
     depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question in the fused run."),
 ) -> None:
     """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
-    from ..formats import load_run
+    from ..formats import check_same_questions, open_run
     from ..io import check_output
     from ..retrieve.fusion import check_weights, fuse, fusion_method
 
     check_output(out)
     fusion_method(method, rrf_k=rrf_k, norm=norm)  # option errors before any run is read
     ws = None if weights is None else check_weights(weights.split(","), len(runs))
-    fused = fuse([load_run(r) for r in runs], method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
+    loaded = [open_run(r)[0] for r in runs]
+    if not allow_partial:
+        check_same_questions(loaded, runs)
+    fused = fuse(loaded, method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
     fused.save(out)
     typer.echo(f"{len(runs)} runs fused ({method}): {len(fused)} questions → {out}")

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import app
+from .app import allow_partial_opt, app
 from .llm_options import LLM_HELP, RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
 
 
@@ -21,17 +21,18 @@ def tune_union_cmd(
     alphas: List[str] = typer.Option(["0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"], "--alphas",
                                      help="alpha grid; beta = 1 - alpha (only their ratio orders hints)."),
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first."""
     from rich.console import Console
     from rich.table import Table
 
     from ..benchmark import Benchmark
-    from ..evaluate import open_run
+    from ..formats import open_run
     from ..read import check_read_options, tune_union
 
     b = Benchmark(bench)
-    ranked, qids = open_run(run, b, split)
+    ranked, qids = open_run(run, b, split, allow_partial=allow_partial)
     ks, grid_alphas = parse_list(k, int, flag="k"), parse_list(alphas, float, flag="alphas")
     check_read_options(["union_freq"], ks, grid_alphas)
     model = llm_opener(cache, no_cache)(llm)

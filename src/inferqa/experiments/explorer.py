@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..benchmark import Benchmark
-from ..formats import load_run
 from ..io import atomic_open
 from ..read.context import strategies
 from ..records import Run, parse_passage_id
@@ -205,18 +204,17 @@ def write_explorer(data: dict[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
-def experiment_explorer(bench: Benchmark, results, stages_dir: str | os.PathLike, qids: Sequence[str],
-                        path: str | os.PathLike, *, depth: int = DEPTH) -> Path:
-    """The explorer of one `inferqa run`: every ranked run and reader setting of `results`."""
+def experiment_explorer(bench: Benchmark, results, stage_runs: dict[str, Run], stage_answers: dict[str, list[dict]],
+                        qids: Sequence[str], path: str | os.PathLike, *, depth: int = DEPTH) -> Path:
+    """The explorer of one `inferqa run`: every ranked run and reader setting of `results`;
+    `stage_runs` and `stage_answers` (stage -> run, rows) as the runner read them."""
     from .results import run_label
-    from .runner import RUN_FILE, stage_answers
 
-    stages_dir = Path(stages_dir)
     runs, by_key = [], {}
     for r in results.ranking:
         name = run_label(r)
         by_key[(r.setting, r.retriever, r.reranker)] = name
-        runs.append((name, r.setting, load_run(stages_dir / r.stage / RUN_FILE)))
+        runs.append((name, r.setting, stage_runs[r.stage]))
     answers, seen = [], set()
     readers = {spec.get("name"): spec for spec in results.config.get("readers", [])}
     for r in results.reader:
@@ -224,7 +222,7 @@ def experiment_explorer(bench: Benchmark, results, stages_dir: str | os.PathLike
             continue
         seen.add(r.stage)
         run_name = by_key.get((r.setting, r.retriever, r.reranker))
-        answers.append((f"{run_name} / {r.reader}", run_name, stage_answers(stages_dir / r.stage)))
+        answers.append((f"{run_name} / {r.reader}", run_name, stage_answers[r.stage]))
     opts = (next(iter(readers.values()), {}) or {}).get("options") or {}
     return write_explorer(explorer_data(bench, runs, answers, qids=qids, depth=depth,
                                         alpha=opts.get("alpha", 0.6), beta=opts.get("beta", 0.4),

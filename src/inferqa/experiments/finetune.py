@@ -111,9 +111,9 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
             pool[qid] = picks
         return pool
     if Path(source).is_file():
-        from ..formats import load_run
+        from ..formats import open_run
 
-        run = load_run(source, bench, opts.split)
+        run = open_run(source, bench, opts.split)[0]  # ids checked: an unknown passage is one line, not a KeyError
     elif source in ("bm25", "dense"):
         from ..retrieve import get_retriever, question_queries
         retriever = get_retriever(source).ensure_index(bench)

@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..formats import load_run
-from ..io import atomic_open, iter_jsonl, write_json, write_jsonl
+from ..formats import load_run, open_answers
+from ..io import atomic_open, write_json, write_jsonl
 from ..records import Run
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
@@ -35,16 +35,20 @@ ROWS_FILE = "answers.jsonl"
 
 @dataclass
 class RankedRun:
-    """A run the grid produced, with where it came from."""
+    """A run the grid produced, with where it came from, parsed once and evaluated once
+    (`evaluation`: `evaluate(..., per_query=True)`)."""
 
     setting: str
     retriever: str
     reranker: str | None
     stage: StageOutput
+    run: Run = field(repr=False)
+    evaluation: dict[str, Any] = field(repr=False)
+    hit_curve: list[float] = field(repr=False)
 
     @property
-    def run(self) -> Run:
-        return load_run(self.stage.path / RUN_FILE)
+    def key(self) -> str:
+        return f"{self.stage.name}-{self.stage.hash}"
 
 
 @dataclass
@@ -83,6 +87,8 @@ class _Runner:
         self.store = StageStore(out_dir)
         self.llms: dict[str, Any] = {}
         self.timings: dict[str, float] = {}
+        self._parsed: dict[Path, tuple] = {}  # stage folder -> its run, evaluation and hit curve
+        self.answers: dict[str, list[dict]] = {}  # read stage -> its rows, read once
 
     # -- helpers ---------------------------------------------------------------------------
     def llm(self, spec: str) -> Any:
@@ -162,7 +168,7 @@ class _Runner:
             self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)
 
         out = self.stage(f"retrieve-{spec.name}", inputs, compute, self.metric_line)
-        return RankedRun(PIPELINE, spec.name, None, out)
+        return self.ranked(PIPELINE, spec.name, None, out)
 
     def diversified(self, run: Run, spec: StageSpec) -> Run:
         if spec.diversify is None:
@@ -194,7 +200,7 @@ class _Runner:
             partial.unlink(missing_ok=True)
 
         out = self.stage(name, inputs, compute, self.metric_line)
-        return RankedRun(setting, upstream.retriever, spec.name, out)
+        return self.ranked(setting, upstream.retriever, spec.name, out)
 
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
         from ..rerank.oracle import OracleReranker
@@ -205,7 +211,7 @@ class _Runner:
 
         out = self.stage(f"rerank-{upstream.retriever}-oracle", {"upstream": upstream.stage.hash, "kind": ORACLE,
                                                                "depth": depth}, compute, self.metric_line)
-        return RankedRun(ORACLE_RERANKER, upstream.retriever, ORACLE, out)
+        return self.ranked(ORACLE_RERANKER, upstream.retriever, ORACLE, out)
 
     def oracle_retrieve(self) -> RankedRun:
         from ..evaluate import oracle_retriever
@@ -215,7 +221,7 @@ class _Runner:
 
         out = self.stage("retrieve-oracle", {"bench": self.fp, "qids": self.qids_hash, "kind": ORACLE,
                                              "seed": self.cfg.seed}, compute)
-        return RankedRun(ORACLE_RETRIEVER, ORACLE, None, out)
+        return self.ranked(ORACLE_RETRIEVER, ORACLE, None, out)
 
     def optimal(self) -> RankedRun:
         from ..evaluate import optimal
@@ -225,16 +231,24 @@ class _Runner:
 
         out = self.stage("retrieve-optimal", {"bench": self.fp, "qids": self.qids_hash, "kind": OPTIMAL},
                          compute)
-        return RankedRun(OPTIMAL, ORACLE, ORACLE, out)
+        return self.ranked(OPTIMAL, ORACLE, ORACLE, out)
 
     # -- evaluation and reading ------------------------------------------------------------
-    def metrics(self, run: Run) -> dict[str, float]:
-        from ..evaluate import DEFAULT_METRICS, evaluate
+    def parsed(self, out: StageOutput) -> tuple[Run, dict[str, Any], list[float]]:
+        """The stage's run, its per-question evaluation and its hit curve, each computed once."""
+        if out.path not in self._parsed:
+            from ..evaluate import DEFAULT_METRICS, evaluate
 
-        return {k: float(v) for k, v in evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS).items()}
+            run = load_run(out.path / RUN_FILE)
+            ev = evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
+            self._parsed[out.path] = run, ev, hit_curve(run, self.bench.qrels)
+        return self._parsed[out.path]
+
+    def ranked(self, setting: str, retriever: str, reranker: str | None, out: StageOutput) -> RankedRun:
+        return RankedRun(setting, retriever, reranker, out, *self.parsed(out))
 
     def metric_line(self, out: StageOutput) -> str:
-        m = self.metrics(load_run(out.path / RUN_FILE))
+        m = {k: float(v) for k, v in self.parsed(out)[1]["mean"].items()}
         shown = [k for k in ("hit@1", "hit@10", "mrr", "ndcg@10") if k in m] or list(m)[:4]
         return " ".join(f"{k}={100 * m[k]:.2f}" for k in shown)
 
@@ -252,15 +266,22 @@ class _Runner:
             write_jsonl(tmp / ROWS_FILE, rows)
             write_json(tmp / "summary.json", summarize(rows))
 
+        summaries: dict[Path, list[dict]] = {}
+
+        def summary_of(out: StageOutput) -> list[dict]:
+            if out.path not in summaries:
+                summaries[out.path] = _read_summary(out.path)
+            return summaries[out.path]
+
         def line(out: StageOutput) -> str:
-            summary = _read_summary(out.path)
+            summary = summary_of(out)
             best = max(summary, key=lambda s: s["em"] or 0, default=None)
             return f"best EM={100 * (best['em'] or 0):.2f} ({best['strategy']}, k={best['k']})" if best else ""
 
         out = self.stage(f"read-{label}-{reader.name}", inputs, compute, line)
         return [ReaderResult(ranked.setting, ranked.retriever, ranked.reranker, reader.name, s["strategy"], int(s["k"]),
                              float(s["em"] or 0.0), int(s["n"]), f"read-{label}-{reader.name}-{out.hash}")
-                for s in _read_summary(out.path)]
+                for s in summary_of(out)]
 
     # -- the grid ----------------------------------------------------------------------------
     def run(self) -> ExperimentResults:
@@ -290,24 +311,23 @@ class _Runner:
             ranked += [self.rerank(oracle_base, spec, ORACLE_RETRIEVER) for spec in cfg.rerankers]
         if cfg.oracles.optimal:
             ranked.append(self.optimal())
+        self.ranked_runs = ranked
 
-        from ..evaluate import DEFAULT_METRICS, evaluate
         from .comparisons import add_statistics, per_question_em, per_question_metrics
 
         results = ExperimentResults(name=cfg.name, config=cfg.to_dict())
         ranking_scores = []
         for r in ranked:
-            run = r.run
-            ev = evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
+            ev = r.evaluation
             results.ranking.append(RankingResult(r.setting, r.retriever, r.reranker, ev["mean"],
-                                                 len(self.qids), f"{r.stage.name}-{r.stage.hash}",
-                                                 hit_curve=hit_curve(run, self.bench.qrels)))
+                                                 len(self.qids), r.key, hit_curve=r.hit_curve))
             ranking_scores.append(per_question_metrics(ev["per_query"], self.qids, list(ev["mean"])))
         for reader in cfg.readers:
             for r in ranked:
                 results.reader += self.read(r, reader)
-        em = {stage: per_question_em(stage_answers(self.store.stages_dir / stage), self.qids)
-              for stage in {r.stage for r in results.reader}}
+        for stage in dict.fromkeys(r.stage for r in results.reader):
+            self.answers[stage] = stage_answers(self.store.stages_dir / stage, self.bench)
+        em = {stage: per_question_em(rows, self.qids) for stage, rows in self.answers.items()}
         results = add_statistics(results, ranking_scores, [em[r.stage][(r.strategy, r.k)] for r in results.reader],
                                  seed=cfg.seed)
         self.timings["total"] = round(time.perf_counter() - t_all, 3)
@@ -373,11 +393,12 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
         outcome.tables = write_tables(results, out_dir / "tables")
         outcome.report = write_report(results, out_dir / "report.html", config_text, explorer="explorer.html")
         from .explorer import experiment_explorer
-        outcome.explorer = experiment_explorer(runner.bench, results, runner.store.stages_dir, runner.qids,
+        runs = {r.key: r.run for r in runner.ranked_runs}
+        outcome.explorer = experiment_explorer(runner.bench, results, runs, runner.answers, runner.qids,
                                                out_dir / "explorer.html")
     return outcome
 
 
-def stage_answers(stage_dir: str | Path) -> list[dict]:
-    """The reader rows a read stage wrote."""
-    return [row for _, row in iter_jsonl(Path(stage_dir) / ROWS_FILE)]
+def stage_answers(stage_dir: str | Path, bench: Benchmark) -> list[dict]:
+    """The reader rows a read stage wrote (read like any answers file)."""
+    return open_answers(Path(stage_dir) / ROWS_FILE, bench, scored=True)

@@ -7,11 +7,12 @@ is written once. Bytes and text come from `inferqa.io`.
 
 from __future__ import annotations
 
+from .answers import iter_answer_rows, open_answers, read_retriever_jsonl
 from .corpus import corpus_ids, iter_corpus
 from .oracles import optimal, oracle_retriever
-from .runs import (OPTIMAL, RANKIFY, RANKED_KEYS, TREC, Findings, Titles, check_run_ids, load_run, open_run,
-                   read_rankify, read_run_titles, read_trec, sniff)
+from .runs import (OPTIMAL, RANKED_KEYS, RANKIFY, TREC, Findings, Titles, check_run_ids, check_same_questions,
+                   load_run, open_run, read_rankify, read_run_titles, read_trec, sniff)
 
-__all__ = ["OPTIMAL", "RANKIFY", "RANKED_KEYS", "TREC", "Findings", "check_run_ids", "corpus_ids", "iter_corpus",
-           "load_run", "open_run", "optimal", "oracle_retriever", "read_rankify", "read_run_titles", "read_trec",
-           "sniff", "Titles"]
+__all__ = ["OPTIMAL", "RANKED_KEYS", "RANKIFY", "TREC", "Findings", "Titles", "check_run_ids", "check_same_questions",
+           "corpus_ids", "iter_answer_rows", "iter_corpus", "load_run", "open_answers", "read_retriever_jsonl", "open_run", "optimal", "oracle_retriever", "read_rankify",
+           "read_run_titles", "read_trec", "sniff"]

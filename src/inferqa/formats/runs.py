@@ -194,10 +194,10 @@ def load_run(path: str | os.PathLike, bench: "Benchmark | None" = None, split: s
 
 def read_run_titles(path: str | os.PathLike, bench: "Benchmark", split: str | None, *,
                     allow_partial: bool = False) -> tuple[Run, Titles, bool]:
-    """(run, its passages' titles, whether it is a reranker's output) of a run file: a Rankify
-    file's own titles and `reranked_ctxs`; a TREC run has neither. Passages listed twice are
-    kept (the authors' files may hold them)."""
-    run = load_run(path, bench, split, allow_partial=allow_partial, allow_duplicates=True)
+    """(run, its passages' titles, whether it is a reranker's output) of a run file (read and
+    checked by `open_run`): a Rankify file's own titles and `reranked_ctxs`; a TREC run has
+    neither. Passages listed twice are kept (the authors' files may hold them)."""
+    run, _ = open_run(path, bench, split, allow_partial=allow_partial, allow_duplicates=True)
     return run, {d["qid"]: d["titles"] for d in run.info}, any(d["key"] == "reranked_ctxs" for d in run.info)
 
 
@@ -234,6 +234,19 @@ def check_run_ids(run: Run, bench: "Benchmark", file: str | os.PathLike | None =
                     record=f"{qid} rank {rank}", field="pid"))
                 continue
             seen_ok.add(pid)
+
+
+def check_same_questions(runs: list[Run], files: list[Any]) -> None:
+    """Refuse runs over different question sets (fusing them would score some questions from
+    fewer runs than others), naming the first file that differs from the first run."""
+    first = set(runs[0])
+    for run, file in zip(runs[1:], files[1:]):
+        if set(run) != first:
+            extra, missing = sorted(set(run) - first), sorted(first - set(run))
+            what = (f"{len(missing)} of its questions missing (e.g. {missing[0]})" if missing else
+                    f"{len(extra)} questions {files[0]} lacks (e.g. {extra[0]})")
+            raise InputError(f"covers other questions than {files[0]}: {what}; give runs of the same questions "
+                             "(or --allow-partial)", file=file, field="qid")
 
 
 def open_run(run: str | os.PathLike, bench: "Benchmark | None" = None, split: str | None = None, *,

@@ -9,7 +9,8 @@ from ..stage_call import make_callable
 
 from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
-from .answer_rows import open_answers, score_answers
+from ..formats.answers import open_answers
+from .answer_rows import score_answers
 from .prompts import NO_ANSWER
 from .reader import Reader, ReaderOutput
 from .evidence import evidence_sets, vote

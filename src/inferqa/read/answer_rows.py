@@ -1,10 +1,8 @@
-"""Answers files (ANSWERS.jsonl as `read_with_llm` writes it, or an authors' reader output):
-open them, checked field by field and against a benchmark, and score them."""
+"""Scoring the rows of an answers file (read by `inferqa.formats.open_answers`)."""
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..evaluate.answers import paper_exact_match, score_row
@@ -12,47 +10,9 @@ from ..evaluate.metrics import check_protocol  # EM: normalised (ours), or the a
 from .answers import answer_judge
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
     from ..llm.base import LLM
 
 METRICS = ("em", "f1", "contains")
-
-
-def _text(row: dict, key: str, file: Any, where: str) -> str:
-    value = row.get(key)
-    if not isinstance(value, str) or (key != "prediction" and not value.strip()):
-        got = "missing" if key not in row else f"{type(value).__name__}, not a string"
-        raise InputError(f"expected a string ({got})", file=file, record=where, field=key)
-    return value
-
-
-def open_answers(path: str | os.PathLike, bench: "Benchmark | None" = None) -> list[dict[str, Any]]:
-    """Every row of an answers file, each field checked; with `bench`, each question must be
-    one of its questions and the golds and question text come from it (else from the rows)."""
-    from ..runfiles import iter_answer_rows
-
-    rows = []
-    for where, row in iter_answer_rows(path):
-        qid, strategy = _text(row, "qid", path, where), _text(row, "strategy", path, where)
-        pred = _text(row, "prediction", path, where)
-        k = row.get("k")
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise InputError(f"expected a positive integer, got {k!r}", file=path, record=where, field="k")
-        golds, question = row.get("golds"), row.get("question")
-        if bench is not None:
-            q = bench.questions.get(qid)
-            if q is None:
-                raise InputError(f"question {qid!r} is not in the benchmark {bench.path}", file=path,
-                                 record=where, field="qid")
-            golds, question = q.answers, q.text
-        if not isinstance(golds, list) or not golds or not all(isinstance(g, str) for g in golds):
-            raise InputError("no gold answers (a list of strings; or give --bench)", file=path,
-                             record=where, field="golds")
-        rows.append({**row, "qid": qid, "strategy": strategy, "k": k, "prediction": pred, "golds": golds,
-                     "question": question})
-    if not rows:
-        raise InputError("no answer rows", file=path)
-    return rows
 
 
 def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *, judge_samples: int = 3,

@@ -1,0 +1,134 @@
+"""The one reading layer: every command reads runs through `formats.open_run`, so `optimal`,
+the id checks, `--allow-partial` and the doctor's findings mean the same everywhere."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inferqa.benchmark import Benchmark
+from inferqa.build import build_benchmark
+from inferqa.data import demo_path, load_questions
+from inferqa.errors import InputError
+from inferqa.evaluate import evaluate
+from inferqa.evaluate.doctor import diagnose
+from inferqa.formats import load_run, open_run, optimal
+from inferqa.records import Run
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("formats") / "bench"
+    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
+    return Benchmark(out)
+
+
+def test_optimal_is_a_run_wherever_a_run_is_read(bench, tmp_path, monkeypatch, capsys):
+    test = bench.split_qids("test")
+    want = optimal(bench, test)
+    run, qids = open_run("optimal", bench, "test")
+    assert run == want and qids == test and len(run[test[0]]) == 15  # 15 passages of 3 hints, all relevant
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", "optimal", "--bench", bench.path, "--split", "test",
+                             "--json", "-m", "hit@1,mrr,ndcg@10")
+    assert code in (0, None), err
+    assert json.loads(out)["metrics"] == {"hit@1": 1.0, "mrr": 1.0, "ndcg@10": 1.0}
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--run", "optimal", "--out", tmp_path / "o.json")
+    assert code in (0, None), err
+    assert load_run(tmp_path / "o.json", bench, "test") == want
+    with pytest.raises(InputError, match="give --bench"):
+        open_run("optimal")
+
+
+def test_a_partial_json_run_needs_allow_partial(bench, tmp_path, monkeypatch, capsys):
+    test = bench.split_qids("test")
+    first = list(bench.qrels[test[0]])[:3]
+    path = tmp_path / "part.json"
+    path.write_text(json.dumps([{"question": bench.questions[test[0]].text,
+                                 "ctxs": [{"id": p, "score": 3.0 - i} for i, p in enumerate(first)]}]))
+    with pytest.raises(InputError, match="1 questions in the run but 2 in split 'test'"):
+        open_run(path, bench, "test")
+    run, qids = open_run(path, bench, "test", allow_partial=True)
+    assert qids == [test[0]] and [p for p, _ in run[test[0]]] == first
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "--split", "test",
+                             "--allow-partial", "--json", "-m", "hit@1")
+    assert code in (0, None), err
+    assert json.loads(out)["questions"] == 1 and json.loads(out)["metrics"] == {"hit@1": 1.0}
+
+
+def test_fuse_refuses_runs_of_other_questions_unless_allowed(bench, tmp_path, monkeypatch, capsys):
+    qs = list(bench.questions)
+    a = Run({q: [(p, 1.0) for p in list(bench.qrels[q])[:2]] for q in qs})
+    b = Run({q: [(p, 1.0) for p in list(bench.qrels[q])[1:3]] for q in qs[:3]})
+    a.save(tmp_path / "a.trec")
+    b.save(tmp_path / "b.trec")
+    code, _, err = run_cli(monkeypatch, capsys, "fuse", tmp_path / "a.trec", tmp_path / "b.trec", "-o",
+                           tmp_path / "f.trec")
+    assert code == 2 and "b.trec" in err and f"1 of its questions missing (e.g. {qs[3]})" in err
+    assert not (tmp_path / "f.trec").exists()
+    code, _, err = run_cli(monkeypatch, capsys, "fuse", tmp_path / "a.trec", tmp_path / "b.trec", "-o",
+                           tmp_path / "f.trec", "--allow-partial")
+    assert code in (0, None), err
+    assert set(load_run(tmp_path / "f.trec")) == set(qs)
+
+
+def test_doctor_is_never_ok_where_evaluate_refuses(bench, tmp_path):
+    q = bench.split_qids("test")[0]
+    assert bench.mask_bits == "left-to-right"
+    pids = list(bench.qrels[q])
+    two = next(p for p in pids if p.rsplit("_", 2)[1] == "110")  # hints 0 and 1, mask read from the left
+    mirrored = two.replace("_110_", "_011_")  # names the same hints read from the right: not this corpus
+    lines = [f"{q} Q0 {pids[0]} 1 3.0 t", f"{q} Q0 {mirrored} 2 2.0 t", f"{q} Q0 {pids[2]} 3 2.5 t",
+             f"{q} Q0 {pids[3]} 4 nan t"]
+    (tmp_path / "r.trec").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError):
+        open_run(tmp_path / "r.trec", bench)
+    report = diagnose(tmp_path / "r.trec", bench, "test")
+    c = report["checks"]
+    assert c["ids_not_in_corpus"]["examples"] == [f"{q} rank 2: {mirrored}"]
+    assert c["unsorted_ranks"]["count"] == 1 and c["nan_scores"]["count"] == 1 and not report["ok"]
+    run = open_run(tmp_path / "r.trec", bench, strict=False)[0]
+    assert [p for p, _ in run[q]] == [pids[0], mirrored, pids[2], pids[3]]  # read past every finding
+
+
+def test_rankify_reading_is_strict_about_its_fields(bench, tmp_path):
+    test = bench.split_qids("test")
+    texts = [bench.questions[q].text for q in test]
+    own = list(bench.qrels[test[0]])
+    path = tmp_path / "r.json"
+    for record, field in (({"question": texts[0]}, "ctxs"),
+                          ({"question": texts[0], "ctxs": [{"id": own[0], "score": {"x": 1}}]}, "ctxs[0].score"),
+                          ({"question": texts[0], "ctxs": [{"id": own[0], "title": ["t"]}]}, "ctxs[0].title"),
+                          ({"question": texts[0], "ctxs": [{"id": None}]}, "ctxs[0].id")):
+        path.write_text(json.dumps([record, {"question": texts[1], "ctxs": []}]))
+        with pytest.raises(InputError) as exc:
+            load_run(path, bench, "test")
+        assert exc.value.field == field and exc.value.record == f"0 (question {test[0]})"
+    # the record without a ranking is a finding for the doctor, not an empty ranking
+    path.write_text(json.dumps([{"question": texts[0]}, {"question": texts[1], "ctxs": []}]))
+    assert open_run(path, bench, "test", strict=False)[0].findings == {"records_without_ranking": [test[0]]}
+
+
+def test_the_runner_parses_and_evaluates_each_stage_once(tmp_path, monkeypatch):
+    from inferqa.experiments import runner as runner_mod
+    from inferqa.experiments.config import load_config
+
+    cfg = tmp_path / "grid.yaml"
+    cfg.write_text("name: once\nbenchmark: {demo: true}\nsplit: test\nmax_questions: 4\n"
+                   "retrievers: [{name: bm25, kind: bm25}]\noracles: {reranker: true, optimal: true}\n")
+    parsed, evaluated = [], []
+    real_load = runner_mod.load_run
+    monkeypatch.setattr(runner_mod, "load_run", lambda path, *a, **k: parsed.append(path) or real_load(path, *a, **k))
+    import inferqa.evaluate as ev
+
+    real = ev.evaluate
+    monkeypatch.setattr(ev, "evaluate", lambda *a, **k: evaluated.append(k.get("per_query")) or real(*a, **k))
+    outcome = runner_mod.run_experiment(load_config(cfg), tmp_path / "out", progress=False, log=lambda s: None)
+    stages = {r.stage for r in outcome.results.ranking}
+    # retrieve-bm25, rerank-bm25-oracle, retrieve-optimal: each read once, its metrics evaluated once (were
+    # 6 reads and 2 evaluations), and its hit curve once
+    assert len(stages) == 3 and len(parsed) == len(set(parsed)) == 3
+    assert evaluated.count(True) == 3 and len(evaluated) == 6
