@@ -371,3 +371,25 @@ def test_an_index_of_a_rewritten_corpus_is_not_reused(tmp_path):
     with pytest.raises(InputError, match="another corpus.jsonl"):
         stale.load()
     assert r.index_dir == stale.index_dir
+
+
+def test_run_on_a_benchmark_it_may_not_write_to_indexes_under_out(tmp_path):
+    """BENCH/indexes cannot be made (here a file is in the way, which stops root too): the
+    index goes to OUT/indexes under the same name, and the benchmark folder is untouched."""
+    from inferqa.build import build_benchmark
+    from inferqa.data import demo_path, load_questions
+    from inferqa.experiments.runner import run_experiment
+
+    bench = tmp_path / "bench"
+    build_benchmark(load_questions(demo_path())[:4], bench, top_k=2, split=(0.5, 0.0, 0.5))
+    (bench / "indexes").write_text("not a folder\n")
+    before = sorted(p.name for p in bench.iterdir())
+    config = config_from_dict({"name": "ro", "benchmark": {"path": str(bench)}, "split": "test",
+                               "retrievers": [{"name": "bm25", "kind": "bm25", "depth": 10}], "oracles": False,
+                               "metrics": ["hit@1"]}, file=tmp_path / "exp.yaml")
+    outcome = run_experiment(config, tmp_path / "exp", progress=False, log=lambda s: None)
+    built = [s for s in outcome.executed if s.startswith("index-bm25-")]
+    assert len(built) == 1 and (tmp_path / "exp" / "indexes" / built[0].removeprefix("index-") / "retriever.json").exists()
+    assert sorted(p.name for p in bench.iterdir()) == before
+    again = run_experiment(config, tmp_path / "exp2", progress=False, log=lambda s: None)
+    assert [s for s in again.executed if s.startswith("index-")] == built  # its own OUT: built again there

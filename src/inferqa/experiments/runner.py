@@ -2,8 +2,9 @@
 
 Stages and what each hash covers (besides the stage's own kind and options):
   build-demo      the embedded demo file's sha256 and the build options
-  index           not a stage: BENCH/indexes/<kind>-<options hash>, shared with `inferqa index`
-                  (Retriever.default_index_dir), rebuilt when corpus.jsonl changed
+  index           not a stage: BENCH/indexes/<kind>-<options hash> (Retriever.default_index_dir),
+                  shared with `inferqa index`, rebuilt when corpus.jsonl changed (under
+                  OUT/indexes/ for a benchmark folder we may not write to)
   retrieve        benchmark fingerprint, question ids, depth
   rerank          the upstream run's stage hash, depth
   read            the upstream run's stage hash, LLM spec, strategies, ks
@@ -22,7 +23,7 @@ from typing import Any, Callable
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..formats import load_run, open_answers
-from ..io import atomic_open, write_json, write_jsonl
+from ..io import atomic_open, check_output, write_json, write_jsonl
 from ..records import Run
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
@@ -157,18 +158,30 @@ class _Runner:
                   "depth": spec.depth, **_diversify_input(spec)}
 
         def compute(tmp: Path, _h: str) -> None:
-            index_dir = retriever.default_index_dir(self.bench)  # shared with `inferqa index`
-            if retriever.attach(self.bench).is_indexed():
+            index_dir = self.index_dir(retriever)
+            if retriever.attach(self.bench, index_dir).is_indexed():
                 self.store.reused.append(f"index-{index_dir.name}")
             else:
                 self.log(f"  indexing {spec.name} into {index_dir}")
-                retriever.index(self.bench)
+                retriever.index(self.bench, index_dir)
                 self.store.executed.append(f"index-{index_dir.name}")
             run = retriever.search(question_queries(self.bench, self.qids), spec.depth)
             self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)
 
         out = self.stage(f"retrieve-{spec.name}", inputs, compute, self.metric_line)
         return self.ranked(PIPELINE, spec.name, None, out)
+
+    def index_dir(self, retriever) -> Path:
+        """BENCH/indexes/<kind>-<options hash>, shared with `inferqa index`; for a benchmark we may
+        not write to, a finished index there is still used, else it is built under OUT/indexes/."""
+        shared = retriever.default_index_dir(self.bench)
+        if retriever.attach(self.bench).is_indexed():
+            return shared
+        try:
+            check_output(shared, kind="dir")
+        except InputError:
+            return self.out / "indexes" / shared.name
+        return shared
 
     def diversified(self, run: Run, spec: StageSpec) -> Run:
         if spec.diversify is None:
