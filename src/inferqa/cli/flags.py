@@ -14,7 +14,7 @@ from .app import finite
 
 
 def _default(value: Any) -> str:
-    return "none" if value is None else str(value)
+    return "none" if value is None else "empty" if value == "" else str(value)
 
 
 def option_help(opt: Any) -> str:

@@ -7,14 +7,15 @@ from typing import List, Optional
 
 import typer
 
+from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..options import parse_key_values
 from .app import app, finite
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
-from .flags import declared_flag, option_flag
+from .flags import declared_flag, declared_help, option_flag
 
-RETRIEVER_HELP = "bm25 | dense | any registered retriever."
+RETRIEVER_HELP = " | ".join(registry.available("retriever")) + " (`inferqa plugins retriever NAME`: its options)."
 INDEX_DIR_HELP = "Index directory (default: BENCH/indexes/<retriever>-<hash of options>/)."
 OPT_HELP = "Extra retriever option KEY=VALUE (repeatable), e.g. --opt hnsw_m=48."
 
@@ -37,16 +38,16 @@ def _flags(model, no_dedup, k1, b, query_prefix, passage_prefix, batch_size, ind
 
 # Shared options of `index` and `retrieve` (the same options find the same index).
 _retr = typer.Option("bm25", "--retriever", "-r", help=RETRIEVER_HELP)
-# Shortcuts for common retriever options; unset ones take the retriever's default, and one the
-# chosen retriever does not take is an error (as with --opt).
-_model = typer.Option(None, "--model", help="Dense: Hugging Face id, local path, or 'minilm' (bundled, default).")
-_no_dedup = typer.Option(None, "--no-dedup", help="BM25: index the expanded corpus with plain bm25s.")
-_k1 = typer.Option(None, "--k1", parser=finite, help="BM25 k1 (default 1.5).")
-_b = typer.Option(None, "--b", parser=finite, help="BM25 b (default 0.75).")
-_qp = typer.Option(None, "--query-prefix", help="Dense: text put before each query (e.g. 'query: ').")
-_pp = typer.Option(None, "--passage-prefix", help="Dense: text put before each passage (e.g. 'passage: ').")
-_bs = typer.Option(None, "--batch-size", help="Dense: encoding batch size (default 64).")
-_it = typer.Option(None, "--index-type", help="Dense: flat (exact inner product, default) or hnsw.")
+# Shortcuts for common retriever options, help from their declarations; unset ones take the
+# retriever's default, and one the chosen retriever does not take is an error (as with --opt).
+_model = declared_flag("retriever", "model", "--model")
+_no_dedup = typer.Option(None, "--no-dedup", help="Sets dedup to false; " + declared_help("retriever", "dedup"))
+_k1 = declared_flag("retriever", "k1", "--k1")
+_b = declared_flag("retriever", "b", "--b")
+_qp = declared_flag("retriever", "query_prefix", "--query-prefix")
+_pp = declared_flag("retriever", "passage_prefix", "--passage-prefix")
+_bs = declared_flag("retriever", "batch_size", "--batch-size")
+_it = declared_flag("retriever", "index_type", "--index-type")
 _opt = typer.Option(None, "--opt", help=OPT_HELP)
 _idx = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
 

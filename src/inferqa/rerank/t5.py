@@ -37,11 +37,8 @@ def _t5_options(model: str, max_length: int = 512) -> tuple[Option, ...]:
 
 
 class _T5Reranker(Reranker):
-    default_model = ""
-
-    def __init__(self, model: str | None = None, batch_size: int = 16, max_length: int = 512,
-                 device: str | None = None, dtype: str | None = None):
-        self.model_name = check_model_ref(str(model or self.default_model))
+    def __init__(self, *, model: str, batch_size: int, max_length: int, device: str | None, dtype: str | None):
+        self.model_name = check_model_ref(str(model))
         self.batch_size, self.max_length = batch_size, max_length
         self.device, self.dtype = device, dtype
         self._tok = self._model = None
@@ -106,11 +103,9 @@ class _T5Reranker(Reranker):
         help="MonoT5: log P(true) against false at the first decoder step.")
 class MonoT5Reranker(_T5Reranker):
     name = "monot5"
-    default_model = "castorini/monot5-base-msmarco-10k"
 
-    def __init__(self, model: str | None = default_model, true_token: str = "true", false_token: str = "false",
-                 prompt: str = MONOT5_PROMPT, **kw: Any):
-        super().__init__(model, **kw)
+    def __init__(self, *, true_token: str, false_token: str, prompt: str, **kw: Any):
+        super().__init__(**kw)
         self.true_token, self.false_token, self.prompt = true_token, false_token, prompt
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -125,11 +120,9 @@ class MonoT5Reranker(_T5Reranker):
         help="RankT5 (encoder-decoder): the first-step logit of a designated token.")
 class RankT5Reranker(_T5Reranker):
     name = "rankt5"
-    default_model = "Soyoung97/RankT5-base"
 
-    def __init__(self, model: str | None = default_model, token: str = "<extra_id_10>", prompt: str = RANKT5_PROMPT,
-                 **kw: Any):
-        super().__init__(model, **kw)
+    def __init__(self, *, token: str, prompt: str, **kw: Any):
+        super().__init__(**kw)
         self.token, self.prompt = token, prompt
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -146,11 +139,9 @@ class RankT5Reranker(_T5Reranker):
         help="LiT5-Distill: Fusion-in-Decoder listwise ranking over sliding windows.")
 class LiT5Reranker(_T5Reranker):
     name = "lit5"
-    default_model = "castorini/LiT5-Distill-base"
 
-    def __init__(self, model: str | None = default_model, window: int = 20, step: int = 10, max_length: int = 150,
-                 max_new_tokens: int = 140, prompt: str = LIT5_PROMPT, **kw: Any):
-        super().__init__(model, max_length=max_length, **kw)
+    def __init__(self, *, window: int, step: int, max_new_tokens: int, prompt: str, **kw: Any):
+        super().__init__(**kw)
         self.window, self.step, self.max_new_tokens, self.prompt = window, step, max_new_tokens, prompt
 
     def config(self) -> dict[str, Any]:

@@ -45,8 +45,8 @@ _PLAIN_ARRAYS = ("pids", "group_first")
 class BM25Retriever(Retriever):
     """BM25 (Lucene variant) with compositional dedup of hint subsets."""
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
-                 stopwords: str | None = "english", dedup: bool = True, show_progress: bool = True):
+    def __init__(self, *, k1: float, b: float, stemmer: str | None, stopwords: str | None, dedup: bool,
+                 show_progress: bool):
         super().__init__(k1=float(k1), b=float(b), stemmer=stemmer or None, stopwords=stopwords or None,
                          dedup=bool(dedup))
         self.show_progress = show_progress

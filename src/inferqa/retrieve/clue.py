@@ -69,10 +69,8 @@ def split_sentences(text: str) -> list[str]:
 class ClueRetriever(Retriever):
     """Each distinct hint encoded once; a passage scored from its hints' vectors."""
 
-    def __init__(self, model: str = "minilm", compose: str = "mean-embedding", units: str = "hints",
-                 query_model: str | None = None, query_prefix: str = "", unit_prefix: str = "",
-                 temperature: float = 0.05, batch_size: int = 64, device: str | None = None,
-                 show_progress: bool = True):
+    def __init__(self, *, model: str, compose: str, units: str, query_model: str | None, query_prefix: str,
+                 unit_prefix: str, temperature: float, batch_size: int, device: str | None, show_progress: bool):
         # compose, units and temperature are checked by the registry (their declared options).
         for ref in (model, query_model):
             if ref and ref != MINILM:

@@ -51,9 +51,8 @@ SETS = "sets.npz"
 class ColbertRetriever(Retriever):
     """Late interaction: exact MaxSim over memory-mapped token vectors."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, mode: str = "full", batch_size: int = 32,
-                 chunk_size: int = 1024, query_block: int = 16, device: str | None = None,
-                 show_progress: bool = True):
+    def __init__(self, *, model: str, mode: str, batch_size: int, chunk_size: int, query_block: int,
+                 device: str | None, show_progress: bool):
         super().__init__(model=str(model), mode=mode)
         self.batch_size, self.chunk_size, self.query_block = int(batch_size), int(chunk_size), int(query_block)
         self.device, self.show_progress = device, show_progress

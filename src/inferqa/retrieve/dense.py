@@ -59,11 +59,9 @@ class DenseRetriever(Retriever):
 
     parallel_index = True  # passages can be encoded on Ray actors (index(executor=...))
 
-    def __init__(self, model: str = "minilm", query_model: str | None = None, query_prefix: str = "",
-                 passage_prefix: str = "",
-                 batch_size: int = 64, index_type: str = "flat", chunk_size: int = 8192, hnsw_m: int = 32,
-                 ef_search: int = 256, search_block: int = 262144, device: str | None = None,
-                 show_progress: bool = True):
+    def __init__(self, *, model: str, query_model: str | None, query_prefix: str, passage_prefix: str,
+                 batch_size: int, index_type: str, chunk_size: int, hnsw_m: int, ef_search: int,
+                 search_block: int, device: str | None, show_progress: bool):
         if model != MINILM:
             check_model_ref(model)
         super().__init__(model=model, query_prefix=query_prefix, passage_prefix=passage_prefix,
