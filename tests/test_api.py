@@ -18,7 +18,7 @@ from inferqa.benchmark import Benchmark
 from inferqa.records import Qrels, Run
 
 EXPORTS = ["build_benchmark", "Benchmark", "load_questions", "get_retriever", "get_reranker", "rerank", "read",
-           "evaluate", "compare", "Run", "Qrels", "load_llm"]
+           "evaluate", "compare", "Run", "Qrels", "load_llm", "open_run"]
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -32,7 +32,10 @@ def test_exports_are_the_stages_and_the_import_is_light(tmp_path):
     from inferqa.evaluate import evaluate as evaluate_fn
     from inferqa.rerank import rerank_run
 
+    from inferqa.formats import open_run
+
     assert inferqa.Run is Run and inferqa.Qrels is Qrels and inferqa.Benchmark is Benchmark
+    assert inferqa.open_run is open_run
     assert inferqa.evaluate.evaluate is evaluate_fn and callable(inferqa.evaluate)
     assert inferqa.rerank.rerank_run is rerank_run and callable(inferqa.rerank) and callable(inferqa.read)
     with pytest.raises(AttributeError):

@@ -35,6 +35,7 @@ _EXPORTS = {
     "Run": ("inferqa.records", "Run"),
     "Qrels": ("inferqa.records", "Qrels"),
     "load_llm": ("inferqa.llm", "load_llm"),
+    "open_run": ("inferqa.formats", "open_run"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

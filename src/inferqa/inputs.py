@@ -1,8 +1,9 @@
 """Stage inputs given as objects or as paths, so every stage function takes either.
 
 - `as_benchmark`: a `Benchmark`, or its directory.
-- `as_run`: a `Run`, or a run file (TREC, or Rankify JSON matched to `bench`'s `split`);
-  with `bench` and `split`, cut to that split's questions.
+- `as_run`: a `Run`, or a run file or `optimal` read by `inferqa.formats.open_run` (TREC
+  or Rankify JSON, its ids checked against `bench` when given); with `bench` and `split`,
+  cut to that split's questions.
 - `as_qrels`: `Qrels` (or a plain dict), a qrels file, or a benchmark (object or
   directory), whose qrels.tsv it is; also returns that benchmark, if any.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from .benchmark import Benchmark
-from .formats import load_run
+from .formats import open_run
 from .records import Qrels, Run
 
 BenchLike = Union[Benchmark, str, os.PathLike]
@@ -28,7 +29,8 @@ def as_benchmark(bench: BenchLike) -> Benchmark:
 def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None) -> Run:
     b = as_benchmark(bench) if bench is not None else None
     if not isinstance(run, Run):
-        run = load_run(run, b, split)
+        loaded, qids = open_run(run, b, split)
+        return loaded if b is None or split is None else Run({q: loaded[q] for q in qids}, tag=loaded.tag)
     if b is not None and split is not None:
         wanted = set(b.split_qids(split))
         return Run({q: r for q, r in run.items() if q in wanted}, tag=run.tag)

@@ -16,9 +16,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..inputs import as_qrels
+from ..inputs import as_qrels, as_run
 from ..records import Run
-from .metrics import check_protocol, checked_run, per_query_scores
+from .metrics import check_protocol, per_query_scores
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
 
 COMPARE_METRICS = ("hit@10", "mrr", "ndcg@10")
@@ -76,7 +76,7 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
     qrels, bench = as_qrels(qrels)
     if split is not None and bench is None:
         raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
-    loaded = [(name, checked_run(run, bench, split)) for name, run in named]
+    loaded = [(name, as_run(run, bench, split)) for name, run in named]
     qids = list(loaded[0][1])
     if not qids:
         raise InputError(f"run {loaded[0][0]!r} has no question" + (f" of split {split!r}" if split else ""),

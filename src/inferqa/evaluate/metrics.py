@@ -47,7 +47,6 @@ import numpy as np
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..formats import check_run_ids
 from ..inputs import as_qrels, as_run
 from ..records import Qrels, Run
 from ..registry import Option
@@ -271,14 +270,6 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     return qids, out
 
 
-def checked_run(run: Run | str | os.PathLike, bench: Benchmark | None, split: str | None) -> Run:
-    """`as_run`, and a run file's passage ids checked against `bench` (when given)."""
-    loaded = as_run(run, bench, split)
-    if bench is not None and not isinstance(run, Run):
-        check_run_ids(loaded, bench, run)
-    return loaded
-
-
 def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.PathLike,
              metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1, per_query: bool = False,
              protocol: str = "inferqa", *, split: str | None = None) -> dict:
@@ -296,7 +287,7 @@ def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.P
     qrels, bench = as_qrels(qrels)
     if split is not None and bench is None:
         raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
-    run = checked_run(run, bench, split)
+    run = as_run(run, bench, split)
     qids, scores = per_query_scores(run, qrels, metrics, min_label, protocol)
     means = {}
     for name, v in scores.items():
