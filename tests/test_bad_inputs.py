@@ -837,3 +837,57 @@ def test_killed_build_leaves_nothing_after_the_next_run(wikihint_file, tmp_path)
         assert {k: v for k, v in meta.items() if k != "created"} == {k: v for k, v in ref.items() if k != "created"}
     finally:
         shutil.rmtree(reference)
+
+
+# -- write failures os.access cannot foresee: one line naming the output, no temp left ----
+
+def test_a_folder_that_refuses_the_temp_is_one_line(ws, tmp_path, capsys, monkeypatch):
+    """os.access says yes, the kernel says no (root on a root-squashed share): creating the
+    temp file or folder fails, and that is one line naming the output, exit 2."""
+    import errno
+    import os
+
+    import inferqa.io
+
+    real_open, real_mkdir = os.open, os.mkdir
+
+    def refuse(real):
+        def wrapped(path, *a, **k):
+            if ".inferqa-" in str(path):
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return real(path, *a, **k)
+        return wrapped
+
+    monkeypatch.setattr(inferqa.io.os, "open", refuse(real_open))
+    monkeypatch.setattr(inferqa.io.os, "mkdir", refuse(real_mkdir))
+    bench = ws["root"] / "bench"
+    for argv, o in [(["oracle", bench, "--kind", "optimal", "-o"], tmp_path / "o.trec"),
+                    (["export", "pyserini", "--bench", bench, "-o"], tmp_path / "p.jsonl"),
+                    (["build", "--demo", "--top-k", "2", "-o"], tmp_path / "b")]:
+        code = main_code([*argv, o])
+        line = _one_error_line(code, capsys.readouterr().err, "cannot write: Permission denied")
+        assert str(o) in line
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT", "EROFS"])
+def test_a_full_disk_while_writing_is_one_line_and_leaves_no_temp(tmp_path, code):
+    import errno
+    import os
+
+    from inferqa.io import atomic_dir, atomic_open
+
+    failure = OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+    with pytest.raises(InputError) as exc:
+        with atomic_open(tmp_path / "x.json") as fh:
+            fh.write("{")
+            raise failure
+    assert str(exc.value) == f"{tmp_path / 'x.json'}: cannot write: {failure.strerror}"
+    with pytest.raises(InputError, match="cannot write"):
+        with atomic_dir(tmp_path / "d"):
+            raise failure
+    with pytest.raises(OSError) as other:  # other errors of the block are not ours to rename
+        with atomic_open(tmp_path / "y.json"):
+            raise FileNotFoundError(errno.ENOENT, "No such file", "some-input.json")
+    assert not isinstance(other.value, InputError)
+    assert not any(tmp_path.iterdir())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import fcntl
 import hashlib
 import io
@@ -147,26 +148,42 @@ def temp_beside(path: str | os.PathLike, *, directory: bool = False) -> Iterator
     would give (the umask's). Rename it onto `path` inside the block; whatever is not renamed
     when the block ends, by success or error, is removed. Stale temps of `path` are swept first."""
     path = check_output(path, kind="dir" if directory else "file")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(path)
-    while True:
-        tmp = _temp_name(path, "tmp")
-        try:
-            if directory:
-                os.mkdir(tmp, 0o777)
-            else:
-                os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
-            break
-        except FileExistsError:
-            continue
+    with _write_errors(path):  # what os.access could not foresee (root on a root-squashed share)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(path)
+        while True:
+            tmp = _temp_name(path, "tmp")
+            try:
+                if directory:
+                    os.mkdir(tmp, 0o777)
+                else:
+                    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+                break
+            except FileExistsError:
+                continue
     fd = None
     try:
-        fd = _lock(tmp)
-        yield tmp
+        with _write_errors(path, _FULL):
+            fd = _lock(tmp)
+            yield tmp
     finally:
         if fd is not None:
             os.close(fd)
         _remove(tmp)
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}  # write failures, whatever wrote
+
+
+@contextlib.contextmanager
+def _write_errors(path: Path, only: set[int] | None = None) -> Iterator[None]:
+    """An OSError (of `only`'s kinds) as one line naming the output `path`."""
+    try:
+        yield
+    except OSError as exc:
+        if only is not None and exc.errno not in only:
+            raise
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=path) from None
 
 
 @contextlib.contextmanager
