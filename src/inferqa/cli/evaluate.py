@@ -117,7 +117,8 @@ def compare_cmd(
     min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant."),
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa | paper (as for evaluate)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the resamples and sign flips."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
+                                 f"{JSON_DIGITS} significant digits)."),
 ) -> None:
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
     the corrected p-value of a paired test (README: Comparing runs)."""
