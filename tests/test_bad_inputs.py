@@ -114,6 +114,14 @@ def ws(tmp_path_factory) -> dict[str, Path]:
     shutil.copytree(root / "bench", root / "cut_corpus", ignore=shutil.ignore_patterns("indexes"))
     corpus = (root / "cut_corpus" / "corpus.jsonl").read_bytes()
     (root / "cut_corpus" / "corpus.jsonl").write_bytes(corpus[:len(corpus) // 2 + 7].rstrip(b"\n"))
+    pid0, pid1 = own[0]
+    for name, rows in (("label_3", [{"pid": pid0, "qid": split_test[0], "label": 3}]),
+                       ("copied_nowhere", [{"pid": pid0, "qid": split_test[0], "label": 1, "copied_from": "nope_1_0"}]),
+                       ("answers_list", [{"pid": pid1, "qid": split_test[0], "label": 2, "answers": ["x"]}])):
+        shutil.copytree(root / "bench", root / name, ignore=shutil.ignore_patterns("indexes"))
+        (root / name / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "cut.csv").write_bytes(b"id,question,answers,hint_1\na,Q?,x,h\nb,Q2")
+    (root / "cut_qrels.tsv").write_bytes(b"q 0 p 1\nq 0 p2")
     (root / "a_dir").mkdir()
     shutil.copytree(root / "bench", root / "bad_qrels")
     (root / "bad_qrels" / "qrels.tsv").write_bytes(NOT_UTF8)
@@ -258,6 +266,12 @@ CASES = [
     ("finetune retriever --bench {bench} --negatives-from {other}.trec --split test -o {out}", "not in the benchmark"),
     ("doctor {root}/cut.trec --bench {bench}", "truncated"),
     ("fuse {bench}.trec {other}.trec -o {out}", "covers other questions"),
+    # labels.jsonl read as typed rows, wherever it is read
+    ("annotate export {root}/label_3 -o {out}", "field 'label': label 3 is not 1 or 2"),
+    ("explore {bench}.trec --bench {root}/copied_nowhere -o {out}", "field 'copied_from'"),
+    ("annotate export {root}/answers_list -o {out}", "field 'answers'"),
+    ("build {root}/cut.csv -o {out}", "row 3: truncated"),
+    ("evaluate {bench}.trec --qrels {root}/cut_qrels.tsv", "line 2: truncated"),
 ]
 
 

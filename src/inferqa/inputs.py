@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from .benchmark import Benchmark
-from .formats import open_run
+from .formats import open_qrels, open_run
 from .records import Qrels, Run
 
 BenchLike = Union[Benchmark, str, os.PathLike]
@@ -45,4 +45,4 @@ def as_qrels(qrels: Any) -> tuple[Qrels, Benchmark | None]:
     if Path(qrels).is_dir():
         bench = Benchmark(qrels)
         return bench.qrels, bench
-    return Qrels.load(qrels), None
+    return open_qrels(qrels), None

@@ -469,10 +469,13 @@ def read_csv(path: str | os.PathLike, *,
     """(header, [(row number, {column: cell})]) of a CSV with a header row (row 1).
 
     A row with more cells than the header and malformed quoting are errors naming the row;
-    rows with fewer cells get "" for the rest."""
+    rows with fewer cells get "" for the rest, except a last row without its line end (a file
+    cut short: "truncated")."""
     text = read_text(path)
     try:
-        reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
+        lines = text.splitlines(keepends=True)
+        last = len(lines)  # the row number of the file's last line (rows count from 1, as lines)
+        reader = csv.reader(lines, delimiter=delimiter)
         header = next(reader, [])
         rows = []
         for n, cells in enumerate(reader, 2):
@@ -481,6 +484,9 @@ def read_csv(path: str | os.PathLike, *,
             if len(cells) > len(header):
                 raise InputError(f"{len(cells)} cells but {len(header)} header columns", file=path,
                                  record=f"row {n}")
+            if len(cells) < len(header) and not text.endswith(("\n", "\r")) and n == last:
+                raise InputError(f"truncated: the last row ends mid-way ({len(cells)} of {len(header)} cells)",
+                                 file=path, record=f"row {n}")
             rows.append((n, {col: (cells[i] if i < len(cells) else "") for i, col in enumerate(header)}))
     except csv.Error as exc:
         raise InputError(f"malformed CSV: {exc}", file=path) from None

@@ -161,7 +161,8 @@ class Qrels(dict):
                 continue
             parts = line.split()
             if len(parts) != 4:
-                raise InputError("expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
+                cut = "truncated: the last line ends mid-way; " if not line.endswith("\n") else ""
+                raise InputError(f"{cut}expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
             qid, _, pid, label = parts
             try:
                 q.setdefault(qid, {})[pid] = int(label)

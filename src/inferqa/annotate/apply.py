@@ -23,7 +23,7 @@ from ..io import iter_jsonl, sha256_file, write_json, write_jsonl
 from ..records import LABEL_ANSWERABLE, Qrels
 from ..text import normalize_answer
 from .candidates import collect_candidates
-from .labels import LabelRow, answer_key, load_labels, resolve_copies
+from ..formats.labels import LabelRow, answer_key, open_labels, resolve_copies
 from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
 from .sheet import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
 from .staging import staged_files
@@ -147,7 +147,7 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     meta = dict(bench.meta)
     state = VerificationState.from_meta(meta)
     verdicts = read_sheet(sheet, fmt)  # the file given is checked first
-    rows = load_labels(bench.path / "labels.jsonl")
+    rows = open_labels(bench.path / "labels.jsonl")
     decided, gone = _validate(verdicts, bench, rows, state, sheet)
 
     summary = ImportSummary(leak_action=leak_action_of(meta, leak_action))

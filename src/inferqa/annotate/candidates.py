@@ -18,7 +18,7 @@ from typing import Iterable
 
 from ..records import Question
 from .fuzzy import DEFAULT_MIN_F1, closeness
-from .labels import LabelRow, answer_key, resolve_copies
+from ..formats.labels import LabelRow, answer_key, resolve_copies
 from .state import VerificationState
 
 

@@ -45,8 +45,8 @@ def evaluate_cmd(
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
     from ..evaluate import DEFAULT_METRICS, check_min_label, evaluate
     from ..evaluate.metrics import check_protocol
-    from ..formats import open_run
-    from ..records import Qrels, Run
+    from ..formats import open_qrels, open_run
+    from ..records import Run
 
     if qrels_file is None and bench_dir is None:
         raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
@@ -58,7 +58,7 @@ def evaluate_cmd(
 
         bench = Benchmark(bench_dir)
     check_protocol(protocol)
-    qrels = Qrels.load(qrels_file) if qrels_file is not None else bench.qrels
+    qrels = open_qrels(qrels_file) if qrels_file is not None else bench.qrels
     check_min_label(min_label, qrels)
     run, qids = open_run(run_file, bench, split, min_label=min_label, allow_partial=allow_partial,
                          allow_duplicates=protocol == "paper")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..benchmark import Benchmark
+from ..formats import open_labels, resolve_copies
 from ..io import atomic_open
 from ..read.context import strategies
 from ..records import Run, parse_passage_id
@@ -147,7 +148,10 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
         out_sets.append({"name": name, "run": run_name, "keys": keys, "rows": table})
 
-    labels = bench.stored_answers()
+    label_file = bench.path / "labels.jsonl"
+    label_rows = open_labels(label_file) if label_file.exists() else []
+    labels = {r.pid: r for r in label_rows}
+    source = resolve_copies(label_rows)  # the row whose answers decide each passage
     labellers: list[str] = []
     lab_out: list[dict | None] = []
     read_pids: dict[str, set[str]] = {}
@@ -160,16 +164,16 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
         entry = {}
         for pid in shown:
             row = labels.get(pid)
-            if row is None or row.get("qid", qid) != qid:
+            if row is None or row.qid != qid:
                 continue
-            src = labels.get(row.get("copied_from") or "", row)
+            src = source[pid]
             given = []
-            for who, ans in (src.get("answers") or {}).items():
+            for who, ans in src.answers.items():
                 if who not in labellers:
                     labellers.append(who)
-                ok = "+" if (src.get("correct") or {}).get(who) else "-"
+                ok = "+" if src.correct.get(who) else "-"
                 given.append(f"{labellers.index(who)}.{strings(i, str(ans))}{ok}")
-            copied = refs.passage(row["copied_from"], i) if row.get("copied_from") else ""
+            copied = refs.passage(row.copied_from, i) if row.copied_from else ""
             entry[refs.passage(pid, i)] = f"{copied};{','.join(given)}"
         lab_out.append(entry or None)
 

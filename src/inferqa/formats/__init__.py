@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from .answers import iter_answer_rows, open_answers, read_retriever_jsonl
 from .corpus import corpus_ids, iter_corpus
+from .labels import LabelRow, open_labels, resolve_copies
 from .oracles import optimal, oracle_retriever
+from .qrels import open_qrels
 from .runs import (OPTIMAL, RANKED_KEYS, RANKIFY, TREC, Findings, Titles, check_run_ids, check_same_questions,
                    load_run, open_run, read_rankify, read_run_titles, read_trec, sniff)
 
-__all__ = ["OPTIMAL", "RANKED_KEYS", "RANKIFY", "TREC", "Findings", "Titles", "check_run_ids", "check_same_questions",
+__all__ = ["LabelRow", "open_labels", "open_qrels", "resolve_copies", "OPTIMAL", "RANKED_KEYS", "RANKIFY", "TREC", "Findings", "Titles", "check_run_ids", "check_same_questions",
            "corpus_ids", "iter_answer_rows", "iter_corpus", "load_run", "open_answers", "read_retriever_jsonl", "open_run", "optimal", "oracle_retriever", "read_rankify",
            "read_run_titles", "read_trec", "sniff"]

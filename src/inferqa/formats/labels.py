@@ -1,8 +1,10 @@
-"""labels.jsonl, the labeller's per-passage record, read and rewritten without loss.
+"""labels.jsonl, the labeller's per-passage record, read as typed rows and rewritten without loss.
 
 One row per labelled passage: `{"pid", "qid", "label": 1|2, "answers": {labeller: answer},
-"correct": {labeller: bool}, "copied_from": pid | null}`. A row whose `copied_from` is set
-and whose `answers` is empty takes its label from that source passage.
+"correct": {labeller: bool}, "copied_from": pid | null}` (a QUIT release adds
+`reader_answers`, kept in `extra`). A row whose `copied_from` is set and whose `answers` is
+empty takes its label from that source passage: `resolve_copies` follows the chain, the one
+place that does.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def _row(obj: dict, path: Path, lineno: int) -> LabelRow:
                     extra={k: v for k, v in obj.items() if k not in known})
 
 
-def load_labels(path: str | os.PathLike) -> list[LabelRow]:
+def open_labels(path: str | os.PathLike) -> list[LabelRow]:
+    """Every row of a labels.jsonl, each field checked; a `copied_from` must name a labelled passage."""
     path = Path(path)
     if not path.exists():
         raise InputError("labels.jsonl is missing: label the benchmark first (inferqa build --label)", file=path)
