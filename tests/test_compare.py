@@ -122,6 +122,11 @@ def test_compare_values_are_evaluate_and_paired_tests():
     assert cell["p"] == pytest.approx(raw[0], abs=1e-12)
     assert [result.rows[i]["metrics"]["mrr"]["p_corrected"] for i in (1, 2)] == pytest.approx(adjust_p(raw, "holm"))
     assert cell["diff"] < 0 and cell["p_corrected"] < 0.05
+    md = result.to_markdown().splitlines()
+    assert md[0] == "| run | mrr | Δ [95 % CI] | p | hit@1 | Δ [95 % CI] | p |"
+    want = f"{100 * cell['mean']:.2f} | {100 * cell['diff']:+.2f} [{100 * cell['ci'][0]:.2f}, {100 * cell['ci'][1]:.2f}]"
+    assert md[3].startswith(f"| worse | {want} | ") and md[4].startswith("| other (1 missing) | ")
+    assert "t-test" in md[-1] and "holm-corrected over the 2 runs" in md[-1]
     with pytest.raises(InputError, match="at least two"):
         compare([runs[0]], qrels)
     with pytest.raises(InputError, match="unknown test"):

@@ -146,34 +146,9 @@ def compare_cmd(
 
     table = Table(title=f"{result.questions} questions{f' of {split}' if split else ''}, vs {result.baseline} "
                   f"(percent; {test} test, {correction} correction)")
-    table.add_column("run", style="bold")
-    for m in result.metrics:
-        table.add_column(m, justify="right", no_wrap=True)
-        table.add_column("Δ [95 % CI]", justify="right", no_wrap=True)
-        table.add_column("p", justify="right", no_wrap=True)
-    for row in result.rows:
-        cells = []
-        for m in result.metrics:
-            c = row["metrics"][m]
-            if "diff" not in c:
-                cells += [_fmt(c["mean"]), "", ""]
-                continue
-            lo, hi = c["ci"]
-            diff = "—" if c["diff"] is None else f"{100 * c['diff']:+.2f} [{_fmt(lo)}, {_fmt(hi)}]"
-            p = c["p_corrected"]
-            cells += [_fmt(c["mean"]), diff, "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")]
-        name = row["run"] + (f" ({row['missing']} missing)" if row["missing"] else "")
-        table.add_row(name, *cells)
+    for i, col in enumerate(result.header()):
+        table.add_column(col, style="bold" if i == 0 else None, justify="left" if i == 0 else "right", no_wrap=i > 0)
+    for cells in result.cells():
+        table.add_row(*cells)
     Console().print(table)
-    typer.echo(_COMPARE_NOTE[test] + (f" p-values {correction}-corrected over the {len(result.rows) - 1} runs "
-               "compared, per metric; CIs are not." if correction != "none" else ""))
-
-
-_COMPARE_NOTE = {
-    "randomisation": "p: two-sided paired randomisation test; the CI is a percentile bootstrap of the mean "
-                     "difference, a separate procedure that can exclude 0 while p >= 0.05 when few questions "
-                     "differ: read significance from p.",
-    "t": "p: two-sided paired t-test; the CI is its t interval (it excludes 0 exactly when p < 0.05, uncorrected).",
-    "bootstrap": "p and CI from the same bootstrap resamples of the mean difference (the CI excludes 0 when the "
-                 "uncorrected p < 0.05).",
-}
+    typer.echo(result.note())

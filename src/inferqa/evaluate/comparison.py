@@ -45,6 +45,52 @@ class Comparison:
                 "correction": self.correction, "confidence": self.confidence, "questions": self.questions,
                 "runs": self.rows}
 
+    def header(self) -> list[str]:
+        ci = f"Δ [{100 * self.confidence:g} % CI]"
+        return ["run", *[c for m in self.metrics for c in (m, ci, "p")]]
+
+    def cells(self) -> list[list[str]]:
+        """One row of text per run, in percent: value, difference [CI] and corrected p per metric."""
+        out = []
+        for row in self.rows:
+            cells = [row["run"] + (f" ({row['missing']} missing)" if row["missing"] else "")]
+            for m in self.metrics:
+                c = row["metrics"][m]
+                if "diff" not in c:
+                    cells += [_pct(c["mean"]), "", ""]
+                    continue
+                lo, hi = c["ci"]
+                diff = "—" if c["diff"] is None else f"{100 * c['diff']:+.2f} [{_pct(lo)}, {_pct(hi)}]"
+                p = c["p_corrected"]
+                cells += [_pct(c["mean"]), diff, "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")]
+            out.append(cells)
+        return out
+
+    def note(self) -> str:
+        """What p and the interval are, and what was corrected."""
+        text = NOTES[self.test]
+        if self.correction != "none":
+            text += (f" p-values {self.correction}-corrected over the {len(self.rows) - 1} runs compared, per "
+                     "metric; intervals are not.")
+        return text
+
+    def to_markdown(self) -> str:
+        head = self.header()
+        lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+        lines += ["| " + " | ".join(r) + " |" for r in self.cells()]
+        return "\n".join(lines) + "\n\n" + self.note() + "\n"
+
+
+NOTES = {
+    "randomisation": "p: two-sided paired randomisation test; the interval is a percentile bootstrap of the mean "
+                     "difference, a separate procedure that can exclude 0 while p >= 0.05 when few questions "
+                     "differ: read significance from p.",
+    "t": "p: two-sided paired t-test; the interval is its t interval (it excludes 0 exactly when the uncorrected "
+         "p < 1 - confidence).",
+    "bootstrap": "p and the interval from the same bootstrap resamples of the mean difference (the interval "
+                 "excludes 0 when the uncorrected p < 1 - confidence).",
+}
+
 
 def _named(runs: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
     if isinstance(runs, Mapping):
@@ -100,6 +146,10 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
             row["metrics"][m] = {"mean": _mean(s[m]), "diff": _num(t.diff), "ci": [_num(t.ci_low), _num(t.ci_high)],
                                  "p": _num(t.p), "p_corrected": _num(pc), "n": t.n, "exact": t.exact}
     return Comparison(names, test, correction, confidence, len(qids), rows)
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{100 * v:.2f}"
 
 
 def _mean(v: np.ndarray) -> float | None:
