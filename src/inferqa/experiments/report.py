@@ -136,7 +136,9 @@ def hit_curve_figure(results: ExperimentResults):
     return fig
 
 
-def _zoomed(values: list[float], floor: float = 0.0, ceiling: float = 100.0) -> tuple[float, float]:
+def _zoomed(values: list[float], floor: float = -2.0, ceiling: float = 102.0) -> tuple[float, float]:
+    """The data's range, padded by 8 % (at least 2 points), inside [floor, ceiling]: a marker at
+    0 or 100 % is drawn whole."""
     lo, hi = min(values), max(values)
     pad = max(2.0, 0.08 * (hi - lo))
     return max(floor, lo - pad), min(ceiling, hi + pad)
