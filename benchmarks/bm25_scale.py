@@ -229,7 +229,9 @@ def run_side(name: str, args) -> dict | None:
     saved = args.work / f"{name}.json"
     if args.reuse and saved.exists():
         print(f"  reusing {saved}")
-        return json.loads(saved.read_text())
+        from inferqa.io import read_json
+
+        return read_json(saved)
     cmd = [sys.executable, __file__, "--side", name, "--bench", str(args.bench), "--work", str(args.work),
            "--queries", str(args.queries), "--ks", args.ks]
     proc = subprocess.run(cmd, capture_output=True, text=True)

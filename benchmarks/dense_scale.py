@@ -180,7 +180,9 @@ def main(argv=None) -> int:
 
     from inferqa.benchmark import Benchmark
 
-    n = sum(1 for _ in open(bench_dir / "qrels.tsv", "rb"))
+    from inferqa.io import iter_lines
+
+    n = sum(1 for _ in iter_lines(bench_dir / "qrels.tsv"))
     enc = rows[0]
     full_h = n / enc["passages_per_s"] / 3600
     print(f"dense retrieval over {n:,} passages × {DIM} (search over random unit vectors, written in {write_s:.0f} s); "

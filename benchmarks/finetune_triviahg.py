@@ -160,7 +160,9 @@ def main() -> None:
         t = time.perf_counter()
         train(bench, model_dir, model=str(minilm_path()), options=opts)
         timings["finetune"] = time.perf_counter() - t
-    info = json.loads((model_dir / "training.json").read_text())
+    from inferqa.io import read_json
+
+    info = read_json(model_dir / "training.json")
     print(f"training: {info['questions']} questions, {info['examples']} examples ({opts.positives} pos + "
           f"{opts.negatives} BM25 hard neg per question), {info['steps']} steps of batch {opts.batch_size}, "
           f"lr {opts.lr}, loss {info['first_loss']:.3f} -> {info['last_loss']:.3f}, {info['seconds']:.0f} s; "

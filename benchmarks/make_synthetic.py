@@ -100,13 +100,14 @@ def synthetic_questions(n: int, seed: int = 13, sources=SOURCES):
 
 def relabel(qrels_path: Path, seed: int) -> dict[str, int]:
     """Rewrite qrels.tsv (streamed) with the seeded synthetic labels; return label counts."""
+    from inferqa.io import iter_lines
     from inferqa.records import parse_passage_id
 
     rng = random.Random(seed)
     counts = {"1": 0, "2": 0}
     tmp = qrels_path.with_suffix(".tmp")
-    with open(qrels_path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
-        for line in src:
+    with open(tmp, "w", encoding="utf-8") as dst:
+        for _, line in iter_lines(qrels_path):
             qid, _, pid, _ = line.split()
             label = 2 if rng.random() < LABEL2_RATE[len(parse_passage_id(pid)[1])] else 1
             counts[str(label)] += 1

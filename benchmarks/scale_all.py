@@ -243,7 +243,7 @@ def main(argv=None) -> int:
     bench_dir = ensure_synthetic(args.bench, args.questions)
     syn = read_json(bench_dir / "meta.json")
     store = Path(args.store)
-    stored = json.loads(store.read_text()) if args.only is not None and store.exists() else {}
+    stored = read_json(store) if args.only is not None and store.exists() else {}
     results = []
     for b in benches(bench_dir):
         if args.only is not None and b.key not in args.only:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..formats import load_run, open_answers
-from ..io import atomic_open, check_output, write_json, write_jsonl
+from ..io import atomic_open, check_output, open_input, read_text, write_json, write_jsonl
 from ..records import Run
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
@@ -73,7 +73,7 @@ def benchmark_fingerprint(bench: Benchmark) -> str:
         f = bench.path / name
         if f.exists():
             h.update(name.encode())
-            with open(f, "rb") as fh:
+            with open_input(f) as fh:
                 while block := fh.read(1 << 20):
                     h.update(block)
     return h.hexdigest()[:16]
@@ -397,7 +397,7 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
         import yaml
 
         if config.source is not None and config.source.is_file():
-            config_text = config.source.read_text(encoding="utf-8")
+            config_text = read_text(config.source)
         else:
             config_text = yaml.safe_dump(config.to_dict(), sort_keys=False)
         with atomic_open(out_dir / "config.yaml") as fh:

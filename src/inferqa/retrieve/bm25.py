@@ -23,7 +23,7 @@ import numpy as np
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..hints import Groups, group_by_subset, group_first_position
-from ..io import atomic_open
+from ..io import atomic_open, read_json
 from ..records import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
@@ -196,8 +196,7 @@ class BM25Retriever(Retriever):
         names = _DEDUP_ARRAYS if self.options["dedup"] else _PLAIN_ARRAYS
         self._arr = {n: np.load(index_dir / f"{n}.npy", mmap_mode="r") for n in names}
         if self.options["dedup"]:
-            with open(index_dir / "vocab.json", encoding="utf-8") as fh:
-                self._vocab = json.load(fh)
+            self._vocab = read_json(index_dir / "vocab.json")
             for name in ("group_ptr", "term_ptr", "term_docs", "term_weights"):  # small: keep in memory
                 self._arr[name] = np.array(self._arr[name])
         else:
