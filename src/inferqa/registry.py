@@ -49,6 +49,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "answer-judge": ("inferqa.read",),
     "fusion": ("inferqa.retrieve",),
     "hint-group": ("inferqa.hints",),
+    "fine-tuner": ("inferqa.experiments",),
 }
 ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")

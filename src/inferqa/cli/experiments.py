@@ -8,7 +8,9 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
-from .app import allow_partial_opt, app, finite
+from ..experiments.finetune import OPTIONS as FINETUNE
+from .app import allow_partial_opt, app
+from .flags import option_flag
 
 
 def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answers: bool = False) -> None:
@@ -117,35 +119,36 @@ def _named(item: str) -> tuple[str, Path]:
 
 @app.command("finetune")
 def finetune_command(
-    kind: str = typer.Argument(..., help="retriever (bi-encoder: in-batch negatives plus n positives and n hard "
-                               "negatives per question), colbert (late interaction, same examples) or "
-                               "reranker (cross-encoder, binary relevance)."),
+    kind: str = typer.Argument(..., help="retriever, colbert or reranker: `inferqa plugins fine-tuner` says what "
+                               "each trains."),
     bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
-    split: str = typer.Option("train", "--split", help="Split to train on."),
+    split: Optional[str] = option_flag(FINETUNE["split"], "--split"),
     model: str = typer.Option("minilm", "--model", help="Initial weights: minilm, an HF id or a folder."),
-    positives: int = typer.Option(10, "--positives", help="Positive passages per question (1, 5, 10, 50, ...)."),
-    negatives: int = typer.Option(10, "--negatives", help="Negatives per question (retriever: 0 = in-batch only)."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as positive (2: answerable only)."),
-    negatives_from: str = typer.Option("bm25", "--negatives-from",
-                                       help="Negatives from bm25, dense, random or a TREC run file."),
-    epochs: int = typer.Option(1, "--epochs"),
-    batch_size: int = typer.Option(32, "--batch-size"),
-    lr: float = typer.Option(2e-5, "--lr", parser=finite),
-    max_questions: Optional[int] = typer.Option(None, "--max-questions", help="Use the first N questions."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop after N optimiser steps."),
-    seed: int = typer.Option(13, "--seed"),
+    positives: Optional[int] = option_flag(FINETUNE["positives"], "--positives"),
+    negatives: Optional[int] = option_flag(FINETUNE["negatives"], "--negatives"),
+    min_label: Optional[int] = option_flag(FINETUNE["min_label"], "--min-label"),
+    negatives_from: Optional[str] = option_flag(FINETUNE["negatives_from"], "--negatives-from"),
+    epochs: Optional[int] = option_flag(FINETUNE["epochs"], "--epochs"),
+    batch_size: Optional[int] = option_flag(FINETUNE["batch_size"], "--batch-size"),
+    lr: Optional[float] = option_flag(FINETUNE["lr"], "--lr"),
+    max_questions: Optional[int] = option_flag(FINETUNE["max_questions"], "--max-questions"),
+    max_steps: Optional[int] = option_flag(FINETUNE["max_steps"], "--max-steps"),
+    seed: Optional[int] = option_flag(FINETUNE["seed"], "--seed"),
 ) -> None:
     """Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split."""
-    from ..experiments.finetune import FinetuneOptions, finetune_colbert, finetune_reranker, finetune_retriever
+    from ..experiments.finetune import FinetuneOptions
     from ..io import check_output
 
     check_output(out, kind="dir")
-    trainers = {"retriever": finetune_retriever, "colbert": finetune_colbert, "reranker": finetune_reranker}
-    if kind not in trainers:
-        raise InputError(f"finetune KIND must be retriever, colbert or reranker, not {kind!r}", field="kind")
-    opts = FinetuneOptions(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
-                           epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
-                           max_steps=max_steps, seed=seed, min_label=min_label)
-    path = trainers[kind](bench, out, model=model, options=opts)
+    from .. import registry
+
+    if kind not in registry.available("fine-tuner"):
+        raise InputError(f"finetune KIND must be retriever, colbert or reranker, not {kind!r} "
+                         "(`inferqa plugins fine-tuner`)", field="kind")
+    trainer = registry.get("fine-tuner", kind).factory
+    opts = FinetuneOptions.given(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
+                                 epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
+                                 max_steps=max_steps, seed=seed, min_label=min_label)
+    path = trainer(bench, out, model=model, options=opts)
     typer.echo(f"model: {path}")

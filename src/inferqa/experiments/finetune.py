@@ -24,33 +24,59 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..evaluate.metrics import MIN_LABEL
 from ..io import atomic_dir, write_json
+from ..registry import Option, plugin
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = "training.json"
 
 
+# The options of every fine-tuner, declared once: FinetuneOptions' defaults, its checks and
+# the `inferqa finetune` flags come from here.
+OPTIONS = {o.name: o for o in (
+    Option("split", str, "train", "split to train on"),
+    Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),
+    Option("negatives", int, 10, "hard negatives per question (0: in-batch negatives only)", min=0),
+    Option("negatives_from", str, "bm25", "negatives from bm25, dense, random or a TREC run file"),
+    replace(MIN_LABEL, help="lowest label counted as positive (2: answerable only)"),
+    Option("epochs", int, 1, "passes over the examples", min=1),
+    Option("batch_size", int, 32, "examples per step (in-batch negatives need two)", min=2),
+    Option("lr", float, 2e-5, "learning rate", min=0, min_open=True),
+    Option("warmup_ratio", float, 0.1, "share of the steps the learning rate warms up over", min=0, max=1),
+    Option("max_length", int, 128, "tokens kept per text", min=1),
+    Option("max_questions", int, None, "use the first N questions", min=1),
+    Option("max_steps", int, None, "stop after N optimiser steps", min=1),
+    Option("seed", int, 13, "seed of sampling, shuffling and initialisation"),
+)}
+
+
 @dataclass(frozen=True)
 class FinetuneOptions:
-    split: str = "train"
-    positives: int = 10          # positive passages per question (the paper tries 1 .. 200)
-    negatives: int = 10          # hard negatives per question (0: in-batch negatives only)
-    negatives_from: str = "bm25"  # bm25 | dense | random | path to a TREC run
-    min_label: int = 1           # labels >= this are positives
-    epochs: int = 1
-    batch_size: int = 32
-    lr: float = 2e-5
-    warmup_ratio: float = 0.1
-    max_length: int = 128
-    max_questions: int | None = None
-    max_steps: int | None = None
-    seed: int = 13
+    split: str = OPTIONS["split"].default
+    positives: int = OPTIONS["positives"].default
+    negatives: int = OPTIONS["negatives"].default
+    negatives_from: str = OPTIONS["negatives_from"].default
+    min_label: int = OPTIONS["min_label"].default
+    epochs: int = OPTIONS["epochs"].default
+    batch_size: int = OPTIONS["batch_size"].default
+    lr: float = OPTIONS["lr"].default
+    warmup_ratio: float = OPTIONS["warmup_ratio"].default
+    max_length: int = OPTIONS["max_length"].default
+    max_questions: int | None = OPTIONS["max_questions"].default
+    max_steps: int | None = OPTIONS["max_steps"].default
+    seed: int = OPTIONS["seed"].default
+
+    @classmethod
+    def given(cls, **options: object) -> "FinetuneOptions":
+        """The options that were given (None: not given), checked by their declarations."""
+        return cls(**{k: OPTIONS[k].check(v, "finetune") for k, v in options.items() if v is not None})
 
 
 @dataclass(frozen=True)
@@ -72,15 +98,8 @@ class TrainingReport:
 
 
 def _check(opts: FinetuneOptions) -> None:
-    if opts.positives < 1:
-        raise InputError("need at least one positive per question", field="positives")
-    if opts.negatives < 0:
-        raise InputError("negatives must be 0 or more", field="negatives")
-    for name in ("epochs", "batch_size"):
-        if getattr(opts, name) < 1:
-            raise InputError(f"{name} must be at least 1", field=name)
-    if opts.batch_size < 2:
-        raise InputError("in-batch negatives need a batch size of at least 2", field="batch_size")
+    for name, opt in OPTIONS.items():
+        opt.check(getattr(opts, name), "finetune")
 
 
 def _questions(bench: Benchmark, opts: FinetuneOptions) -> list[str]:
@@ -272,6 +291,7 @@ def _losses_module():
     return losses
 
 
+@plugin("fine-tuner", "retriever", help="bi-encoder: in-batch negatives plus n positives and n hard negatives per question")
 def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
                        options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
     """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
@@ -300,6 +320,7 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
     return Path(out_dir)
 
 
+@plugin("fine-tuner", "reranker", help="cross-encoder, binary relevance")
 def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
                       options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
     """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
@@ -330,6 +351,7 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     return Path(out_dir)
 
 
+@plugin("fine-tuner", "colbert", help="late interaction (ColBERT), the retriever's examples")
 def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
                      options: FinetuneOptions = FinetuneOptions(), device: str | None = None, dim: int = 128) -> Path:
     """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
