@@ -49,7 +49,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..inputs import as_qrels, as_run
 from ..records import Qrels, Run
-from ..registry import Option
+from ..formats.oracles import MIN_LABEL, check_min_label  # noqa: F401 - part of this module's API
 
 DEFAULT_METRICS: tuple[str, ...] = (
     "hit@1", "hit@5", "hit@10", "hit@50", "hit@100",
@@ -57,7 +57,6 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "mrr", "ndcg@10", "ndcg@100",
 )
 
-MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
 PROTOCOLS = ("inferqa", "paper")  # ours, or the QUIT authors' rules (metrics and EM alike)
 _KINDS_WITH_K = {"hit", "recall", "ndcg", "ndcg_lin", "p", "mrr", "map"}
 _KINDS_WITHOUT_K = {"mrr", "map"}
@@ -189,18 +188,6 @@ def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
 def check_protocol(protocol: str) -> None:
     if protocol not in PROTOCOLS:
         raise InputError(f"unknown protocol {protocol!r} (use {' or '.join(PROTOCOLS)})", field="protocol")
-
-
-def check_min_label(min_label: object, qrels: Qrels | None = None) -> int:
-    """`min_label` as MIN_LABEL declares it and, given the qrels, at most their largest label
-    (above it nothing would count as relevant and every metric would be 0)."""
-    value = MIN_LABEL.check(min_label, "min-label")
-    if qrels:
-        top = max((lab for labels in qrels.values() for lab in labels.values()), default=0)
-        if value > top:
-            raise InputError(f"min-label {value} is above the largest label of the qrels ({top}): "
-                             f"no passage has label >= {value}", field="min_label")
-    return value
 
 
 def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,

@@ -37,8 +37,12 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import read_text
+from ..registry import REQUIRED, Option
 from ..retrieve.diversify import check_diversify
 
+_POSITIVE = Option("value", int, REQUIRED, min=1)
+_BOOL = Option("value", bool, REQUIRED)
+_SEED = Option("seed", int, 13, "seed of the oracle retriever's shuffle and the paired tests")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEFAULT_STRATEGIES = ("union_norm", "union_freq")
 
@@ -88,7 +92,7 @@ class ExperimentConfig:
     oracles: OracleSpec = OracleSpec()
     metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
     max_questions: int | None = None
-    seed: int = 13
+    seed: int = _SEED.default
     llm_cache: Path | None = None  # None: the shared default (inferqa.llm.default_cache_path)
     source: Path | None = None     # the YAML file it came from
 
@@ -135,15 +139,20 @@ class _Checker:
             raise self.fail(f"expected a non-empty string, got {obj!r}", field, record)
         return obj
 
+    def declared(self, obj: Any, opt: Option, field: str, record: object = None) -> Any:
+        """`obj` as the registry Option `opt` checks it (type, range), or an error at `field`."""
+        try:
+            if isinstance(obj, str) and str not in opt.types:  # YAML values come typed: text is a type error
+                raise InputError("text")
+            return opt.check(obj, field)
+        except InputError:
+            raise self.fail(f"expected {opt.accepts()}, got {obj!r}", field, record) from None
+
     def positive_int(self, obj: Any, field: str, record: object = None) -> int:
-        if isinstance(obj, bool) or not isinstance(obj, int) or obj < 1:
-            raise self.fail(f"expected a positive integer, got {obj!r}", field, record)
-        return obj
+        return self.declared(obj, _POSITIVE, field, record)
 
     def boolean(self, obj: Any, field: str) -> bool:
-        if not isinstance(obj, bool):
-            raise self.fail(f"expected true or false, got {obj!r}", field)
-        return obj
+        return self.declared(obj, _BOOL, field)
 
     def options(self, obj: Any, field: str, record: object = None) -> dict:
         if obj is None:
@@ -278,9 +287,7 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
 
     maxq = raw.get("max_questions")
     maxq = None if maxq is None else c.positive_int(maxq, "max_questions")
-    seed = raw.get("seed", 13)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise c.fail(f"expected an integer, got {seed!r}", "seed")
+    seed = c.declared(raw.get("seed", _SEED.default), _SEED, "seed")
     split = c.string(raw.get("split", "test"), "split")
     cache = raw.get("llm_cache")
     if cache is not None:

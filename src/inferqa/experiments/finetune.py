@@ -30,7 +30,7 @@ from typing import Iterator, Sequence
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..evaluate.metrics import MIN_LABEL
+from ..formats.oracles import MIN_LABEL
 from ..io import atomic_dir, write_json
 from ..registry import Option, plugin
 
@@ -159,7 +159,7 @@ def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Ra
 
 def build_examples(bench: Benchmark, opts: FinetuneOptions) -> list[Example]:
     """n positives per question, each paired with one hard negative when there are any."""
-    from ..evaluate import check_min_label
+    from ..formats.oracles import check_min_label
 
     _check(opts)
     check_min_label(opts.min_label, bench.qrels)

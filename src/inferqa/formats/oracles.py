@@ -13,7 +13,24 @@ import random
 from typing import Iterable
 
 from ..benchmark import Benchmark
+from ..errors import InputError
 from ..records import Qrels, Run
+from ..registry import Option
+
+# Relevant = label >= min_label: for the oracles here, every metric and fine-tuning's positives.
+MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
+
+
+def check_min_label(min_label: object, qrels: Qrels | None = None) -> int:
+    """`min_label` as MIN_LABEL declares it and, given the qrels, at most their largest label
+    (above it nothing would count as relevant and every metric would be 0)."""
+    value = MIN_LABEL.check(min_label, "min-label")
+    if qrels:
+        top = max((lab for labels in qrels.values() for lab in labels.values()), default=0)
+        if value > top:
+            raise InputError(f"min-label {value} is above the largest label of the qrels ({top}): "
+                             f"no passage has label >= {value}", field="min_label")
+    return value
 
 
 def _qrels_of(bench_or_qrels: Benchmark | Qrels) -> Qrels:

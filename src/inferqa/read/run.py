@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
+from ..registry import REQUIRED, Option
 from ..progress import counter
 from ..evaluate.answers import NO_ANSWER, score_row
 from .context import strategies as context_strategies
@@ -19,17 +20,27 @@ if TYPE_CHECKING:
 
 
 
+K = Option("k", int, REQUIRED, "top-k passages merged into one context", min=1)
+GRID_ALPHA = Option("alpha", float, REQUIRED, "union_freq weight of 1/rank in a tuning grid (beta = 1 - alpha)",
+                    min=0, max=1)
+
+
+def _each(opt: Option, values: Sequence[Any], wording: str, field: str) -> list[Any]:
+    try:
+        return [opt.check(v, field) for v in values]
+    except InputError:
+        raise InputError(f"{wording} ({opt.accepts()})", field=field) from None
+
+
 def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Sequence[float] = (),
                        **context_options: Any) -> None:
-    """Known strategies and their options, positive ks and alphas in [0, 1]: checked before
-    any model loads."""
+    """Known strategies and their options, ks and grid alphas as K and GRID_ALPHA declare
+    them: checked before any model loads."""
     if not strategies:
         raise InputError("give at least one strategy", field="strategy")
     context_strategies(strategies, context_options)
-    if not ks or any(k < 1 for k in ks):
-        raise InputError("k values must be positive integers", field="k")
-    if any(not 0 <= a <= 1 for a in alphas):
-        raise InputError("alpha values must lie in [0, 1] (beta = 1 - alpha)", field="alphas")
+    _each(K, ks or [None], "k values must be positive integers", "k")
+    _each(GRID_ALPHA, alphas, "alpha values must lie in [0, 1] (beta = 1 - alpha)", "alphas")
 
 
 def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.PathLike", llm: "LLM | str",
@@ -60,8 +71,7 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
 
     merges = context_strategies(strategies, context_options)
     voting = {n for n in merges if registry.get("context", n).meta.get("votes")}
-    if not ks or any(k < 1 for k in ks):
-        raise InputError("k values must be positive integers", field="k")
+    ks = _each(K, ks or [None], "k values must be positive integers", "k")
     reader = reader or Reader(llm)
     wanted = list(qids) if qids is not None else list(run)
     plan: list[dict[str, Any]] = []
