@@ -50,6 +50,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "fusion": ("inferqa.retrieve",),
     "hint-group": ("inferqa.hints",),
     "fine-tuner": ("inferqa.experiments",),
+    "oracle": ("inferqa.formats", "inferqa.rerank"),
 }
 ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")

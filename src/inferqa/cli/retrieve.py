@@ -113,9 +113,8 @@ def retrieve_cmd(
 @app.command("oracle")
 def oracle_cmd(
     bench_dir: Path = typer.Argument(..., help="Benchmark directory written by `inferqa build`."),
-    kind: str = typer.Option(..., "--kind", help="retriever: every relevant passage in a seeded random order; "
-                             "reranker: --run's passages sorted by label; optimal: every relevant passage "
-                             "sorted by label."),
+    kind: str = typer.Option(..., "--kind", help="retriever, reranker (needs --run) or optimal: `inferqa plugins "
+                             "oracle` says what each writes."),
     out: Path = typer.Option(..., "--out", "-o", help="TREC run file to write."),
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to rerank (--kind reranker)."),
     split: str = typer.Option("test", "--split", help="Questions: train | dev | test | all (retriever, optimal)."),
@@ -125,25 +124,24 @@ def oracle_cmd(
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""
     from ..evaluate import check_min_label
-    from ..formats import open_run, optimal, oracle_retriever
+    from ..formats import open_run
     from ..io import check_output
-    from ..rerank.oracle import oracle_rerank
 
     check_output(out)
+    if kind not in registry.available("oracle"):
+        raise InputError(f"unknown oracle kind {kind!r} (use {', '.join(registry.available('oracle'))})", field="kind")
+    oracle = registry.get("oracle", kind)
     bench = Benchmark(bench_dir)
     check_min_label(min_label, bench.qrels)
-    if kind == "reranker":
+    if oracle.meta.get("needs_run"):
         if run_file is None:
-            raise InputError("--kind reranker needs --run RUN.trec", field="run")
-        result = oracle_rerank(open_run(run_file, bench)[0], bench)
-    elif kind in ("retriever", "optimal"):
+            raise InputError(f"--kind {kind} needs --run RUN.trec", field="run")
+        result = oracle.create()(bench, None, open_run(run_file, bench)[0])
+    else:
         if run_file is not None:
             raise InputError(f"--run applies to --kind reranker only, not {kind}", field="run")
-        qids = bench.split_qids(split)
-        result = (oracle_retriever(bench, qids, seed, min_label) if kind == "retriever"
-                  else optimal(bench, qids, min_label))
-    else:
-        raise InputError(f"unknown oracle kind {kind!r} (retriever, reranker or optimal)", field="kind")
+        given = {k: v for k, v in {"seed": seed, "min_label": min_label}.items() if k in oracle.options}
+        result = oracle.create(**given)(bench, bench.split_qids(split), None)
     result.save(out)
     typer.echo(f"{kind} oracle: {len(result)} questions → {out}")
 

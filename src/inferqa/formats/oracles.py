@@ -15,7 +15,7 @@ from typing import Iterable
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..records import Qrels, Run
-from ..registry import Option
+from ..registry import Option, plugin
 
 # Relevant = label >= min_label: for the oracles here, every metric and fine-tuning's positives.
 MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
@@ -67,3 +67,15 @@ def optimal(bench_or_qrels: Benchmark | Qrels, qids: Iterable[str], min_label: i
         pids = sorted(_relevant_in_order(qrels, qid, min_label), key=lambda p: -labels[p])
         run[qid] = _scored(pids)
     return run
+
+
+# The oracle kinds of `inferqa oracle --kind` (`inferqa plugins oracle`): (bench, qids, run) -> Run.
+@plugin("oracle", "retriever", Option("seed", int, 0, "shuffle seed"), MIN_LABEL,
+        help="every relevant passage of the split's questions, in a seeded random order")
+def retriever_oracle(bench: Benchmark, qids: Iterable[str], run: Run | None, *, seed: int, min_label: int) -> Run:
+    return oracle_retriever(bench, qids, seed, min_label)
+
+
+@plugin("oracle", "optimal", MIN_LABEL, help="every relevant passage of the split's questions, sorted by label")
+def optimal_oracle(bench: Benchmark, qids: Iterable[str], run: Run | None, *, min_label: int) -> Run:
+    return optimal(bench, qids, min_label)

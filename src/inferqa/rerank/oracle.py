@@ -37,3 +37,8 @@ def oracle_rerank(run: Run, bench: Benchmark) -> Run:
 
     return rerank_run(run, bench, "oracle", depth=max((len(r) for r in run.values()), default=0) or 1)
 
+
+
+@plugin("oracle", "reranker", help="the passages of a run (--run) sorted by label", needs_run=True)
+def reranker_oracle(bench: Benchmark, qids: object, run: Run) -> Run:
+    return oracle_rerank(run, bench)
