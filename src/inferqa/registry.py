@@ -51,6 +51,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "hint-group": ("inferqa.hints",),
     "fine-tuner": ("inferqa.experiments",),
     "oracle": ("inferqa.formats", "inferqa.rerank"),
+    "data-format": ("inferqa.data",),
 }
 ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")

@@ -13,12 +13,42 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
+from .. import registry
 from ..errors import InputError
 from ..io import check_file, content_suffix, iter_lines, read_json
 from ..records import Question
+from ..registry import plugin
 from . import generic, quit, triviahg, wikihint
 
-FORMATS = ("auto", "wikihint", "triviahg", "quit", "jsonl", "csv")
+# The data formats (`inferqa plugins data-format`, or `auto`): (path, its parsed JSON or None) -> questions.
+@plugin("data-format", "wikihint", help="WikiHint JSON")
+def _wikihint(path: Path, data: Any) -> list[Question]:
+    return wikihint.parse(read_json(path) if data is None else data, path)
+
+
+@plugin("data-format", "triviahg", help="TriviaHG JSON (both schemas)")
+def _triviahg(path: Path, data: Any) -> list[Question]:
+    return triviahg.parse(read_json(path) if data is None else data, path)
+
+
+@plugin("data-format", "quit", help="the QUIT release's train/dev/test JSON (passages rebuilt from the hints)")
+def _quit(path: Path, data: Any) -> list[Question]:
+    return quit.parse(read_json(path) if data is None else data, path)
+
+
+@plugin("data-format", "jsonl", help="generic JSONL, or a JSON array of the same objects")
+def _jsonl(path: Path, data: Any) -> list[Question]:
+    if content_suffix(path) == ".json":
+        data = read_json(path) if data is None else data
+        if not isinstance(data, list):
+            raise InputError("expected a JSON array of question objects", file=path)
+        return generic.parse_json_array(data, path)
+    return generic.parse_jsonl(path)
+
+
+@plugin("data-format", "csv", help="generic CSV or TSV (id, question, answers, hint_1, ...)")
+def _csv(path: Path, data: Any) -> list[Question]:
+    return generic.parse_csv(path)
 DEMO_FILE = "demo_questions.jsonl"
 
 
@@ -64,8 +94,9 @@ def detect_format(path: str | os.PathLike, data: Any = None) -> str:
 def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]:
     """Read one source file into validated questions (ids unique within the file)."""
     path = Path(path)
-    if fmt not in FORMATS:
-        raise InputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", file=path, field="format")
+    if fmt != "auto" and fmt not in registry.available("data-format"):
+        raise InputError(f"unknown format {fmt!r} (choose from auto, {', '.join(registry.available('data-format'))})",
+                         file=path, field="format")
     check_file(path)
     suffix = content_suffix(path)  # of what the file holds: train.json.gz and the release's train.zsd hold JSON
     data = None
@@ -73,18 +104,7 @@ def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]
         if suffix not in (".csv", ".tsv", ".jsonl"):
             data = read_json(path)
         fmt = detect_format(path, data)
-    if fmt == "csv":
-        return generic.parse_csv(path)
-    if fmt == "jsonl":
-        if suffix == ".json":
-            data = read_json(path) if data is None else data
-            if not isinstance(data, list):
-                raise InputError("expected a JSON array of question objects", file=path)
-            return generic.parse_json_array(data, path)
-        return generic.parse_jsonl(path)
-    if data is None:
-        data = read_json(path)
-    return {"wikihint": wikihint, "triviahg": triviahg, "quit": quit}[fmt].parse(data, path)
+    return registry.create("data-format", fmt)(path, data)
 
 
 def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto") -> list[Question]:
@@ -100,4 +120,4 @@ def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto") -> lis
     return questions
 
 
-__all__ = ["FORMATS", "demo_path", "detect_format", "load_questions", "load_sources"]
+__all__ = ["demo_path", "detect_format", "load_questions", "load_sources"]
