@@ -130,10 +130,11 @@ class Retriever(ABC):
         if self.index_dir is None:
             raise InputError(f"{self.name} retriever has no index: call index() or attach() first")
         bench = self.bench.path if self.bench is not None else "BENCH_DIR"
+        unfinished = InputError(f"no finished {self.name} index here; build it with "
+                                f"`inferqa index {bench} --retriever {self.name}` (with the same options)",
+                                file=self.index_dir)
         if not (self.index_dir / MANIFEST).exists():
-            raise InputError(f"no finished {self.name} index here; build it with "
-                             f"`inferqa index {bench} --retriever {self.name}` (with the same options)",
-                             file=self.index_dir)
+            raise unfinished
         manifest = read_json(self.index_dir / MANIFEST)
         if self.bench is not None and not same_corpus(manifest.get("corpus"), self.bench):
             raise InputError(f"index was built from another {CORPUS} (the benchmark changed since); rebuild it "
@@ -145,6 +146,8 @@ class Retriever(ABC):
         if manifest.get("options") != built_with:
             raise InputError(f"index was built with options {manifest.get('options')}, not {built_with}; "
                              "rebuild it or pass the same options", file=self.index_dir / MANIFEST)
+        if not self.is_indexed():  # options that share the directory but add files (dense's HNSW graph)
+            raise unfinished
         self._load(self.index_dir)
         self._loaded = True
 
