@@ -30,7 +30,7 @@ def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = Non
     b = as_benchmark(bench) if bench is not None else None
     if not isinstance(run, Run):
         loaded, qids = open_run(run, b, split)
-        return loaded if b is None or split is None else Run({q: loaded[q] for q in qids}, tag=loaded.tag)
+        return loaded if b is None or split is None else loaded.only(qids)
     if b is not None and split is not None:
         wanted = set(b.split_qids(split))
         return Run({q: r for q, r in run.items() if q in wanted}, tag=run.tag)

@@ -231,6 +231,11 @@ class Run(dict):
     def top(self, k: int) -> "Run":
         return Run({qid: ranked[:k] for qid, ranked in self.items()}, tag=self.tag)
 
+    def only(self, qids: Iterable[str], fill: bool = False) -> "Run":
+        """The rankings of `qids`, in that order; with `fill`, a question the run lacks gets an
+        empty ranking, else it is left out."""
+        return Run({q: self.get(q, []) for q in qids if fill or q in self}, tag=self.tag)
+
     def iter_lines(self) -> Iterator[tuple[str, str, int, float]]:
         for qid, ranked in self.items():
             for rank, (pid, score) in enumerate(ranked, 1):

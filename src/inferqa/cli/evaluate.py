@@ -46,7 +46,6 @@ def evaluate_cmd(
     from ..evaluate import DEFAULT_METRICS, check_min_label, evaluate
     from ..evaluate.metrics import check_protocol
     from ..formats import open_qrels, open_run
-    from ..records import Run
 
     if qrels_file is None and bench_dir is None:
         raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
@@ -63,9 +62,9 @@ def evaluate_cmd(
     run, qids = open_run(run_file, bench, split, min_label=min_label, allow_partial=allow_partial,
                          allow_duplicates=protocol == "paper")
     if split is not None and protocol == "paper":  # the authors' files list every question, some empty
-        run = Run({q: run.get(q, []) for q in bench.split_qids(split)}, tag=run.tag)
+        run = run.only(bench.split_qids(split), fill=True)
     elif split is not None:
-        run = Run({q: run[q] for q in qids}, tag=run.tag)
+        run = run.only(qids)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
     means = res["mean"] if per_query else res

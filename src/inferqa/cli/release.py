@@ -145,7 +145,6 @@ def stored_answers_cmd(
     from ..evaluate.metrics import check_protocol
     from ..evaluate.stored import accuracy_per_label, load_store, optimal_em, stored_models
     from ..read.stored import oracle_reader_em, paper_answer_table
-    from ..records import Run
     from ..rerank.oracle import oracle_rerank
 
     check_protocol(protocol)
@@ -164,7 +163,7 @@ def stored_answers_cmd(
         from ..formats import open_run
 
         run, run_qids = open_run(run_file, bench, split, allow_partial=allow_partial, allow_duplicates=paper)
-        kept = Run({q: run[q] for q in run_qids})
+        kept = run.only(run_qids)
         ranked = kept if paper else oracle_rerank(kept, bench)
     store = load_store(bench, qids)
     models = parse_list(model) or stored_models(store)

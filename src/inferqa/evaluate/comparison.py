@@ -17,7 +17,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs import as_qrels, as_run
-from ..records import Run
 from .metrics import check_protocol, per_query_scores
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
 
@@ -129,7 +128,7 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
                          field="runs")
     scores, missing = [], []
     for _, run in loaded:
-        aligned = Run({q: run.get(q, []) for q in qids}, tag=run.tag)
+        aligned = run.only(qids, fill=True)
         missing.append(sum(q not in run for q in qids))
         scores.append(per_query_scores(aligned, qrels, metrics, min_label, protocol)[1])
     names = list(scores[0])  # the metrics as keyed (the spelling asked for)
