@@ -171,3 +171,78 @@ def test_answer_does_not_depend_on_the_batch(smollm2):
     naive = Reader(naive_llm).read_batch(items[:1])[0].raw
     naive_llm.close()
     assert alone == in_pair == naive
+
+
+def _blocks(llm, messages):
+    """A reader conversation's blocks as the backend cuts them: token tuples, and the rendered text."""
+    from inferqa.llm.heads import chat_head_end
+    text, _ = llm.render_chat(messages)
+    tokens = llm._tokens(text, add_bos=False)
+    bounds = [0, *llm._cuts(tokens, text, len(text[:chat_head_end(text, llm.render_head(messages))].encode())),
+              len(tokens)]
+    return [tuple(tokens[a:b]) for a, b in zip(bounds, bounds[1:])], text
+
+
+def test_blocks_are_cut_by_content_and_shared_along_the_trie(smollm2):
+    from inferqa.read.prompts import chat_messages
+    parent, _ = _blocks(smollm2, chat_messages("Which planet is red?", ["It is the fourth planet."]))
+    child, text = _blocks(smollm2, chat_messages("Which planet is red?",
+                                                  ["It is the fourth planet.", "Its dust is rusty."]))
+    texts = [smollm2.llama.detokenize(list(b), special=True).decode() for b in child]
+    assert "".join(texts) == text and texts[0].endswith("<|im_end|>\n")  # the head: messages but the last
+    assert texts[1:] == ["<|im_start|>user\n", "Hints:\n", "- It is the fourth planet.\n", "- Its dust is rusty.\n",
+                         "Question: Which planet is red?<|im_end|>\n", "<|im_start|>assistant\n"]
+    assert child[:4] == parent[:4] and parent[4] != child[4]  # the parent's path, then the child's own hint
+    # whole-prompt tokens cut at block ends are each block's own tokenisation: no cut splits a token
+    assert all(list(b) == smollm2._tokens(t, add_bos=False) for b, t in zip(child, texts))
+
+
+def _orderings(n_questions, n_hints):
+    """Every ordering of every subset of the first hints of demo questions, in trie order."""
+    import itertools
+
+    from inferqa.data import demo_path, load_questions
+    from inferqa.read.reader import reading_order
+    items = []
+    for q in load_questions(demo_path())[:n_questions]:
+        hints = [h.text for h in q.hints[:n_hints]]
+        items += [(q.text, list(p)) for k in range(1, n_hints + 1) for p in itertools.permutations(hints, k)]
+    return [items[i] for i in reading_order(items)]
+
+
+def test_trie_reuse_gives_the_naive_answers_on_every_ordering(smollm2):
+    import random
+
+    from inferqa.read.prompts import chat_messages
+    from inferqa.read.reader import Reader
+    items = _orderings(2, 3)  # 2 questions x 15 passages
+    one_by_one = lambda llm, work: [Reader(llm).read_batch([it])[0].raw for it in work]  # as labelling asks
+    smollm2.llama.reset()
+    smollm2._blocks, smollm2.tokens_evaluated = [], 0
+    trie = one_by_one(smollm2, items)
+    trie_tokens = smollm2.tokens_evaluated
+    # the least any reuse can evaluate: every distinct block prefix once, plus every tail
+    nodes, bound = set(), 0
+    for q, ctx in items:
+        blocks, _ = _blocks(smollm2, chat_messages(q, ctx))
+        for i in range(len(blocks) - 1):
+            if tuple(blocks[:i + 1]) not in nodes:
+                nodes.add(tuple(blocks[:i + 1]))
+                bound += len(blocks[i])
+        bound += len(blocks[-1])
+    head_in_context = len(_blocks(smollm2, chat_messages(*items[0]))[0][0])
+    # the head may still be in context from earlier tests' snapshots; everything else is the bound
+    assert bound - head_in_context <= trie_tokens <= bound
+    head = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, reuse_scope="head")
+    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
+    try:
+        assert one_by_one(naive, items) == trie
+        assert one_by_one(head, items) == trie
+        assert trie_tokens < head.tokens_evaluated < naive.tokens_evaluated
+        order = list(range(len(items)))
+        random.Random(7).shuffle(order)  # any order, in one batch: the same answers
+        shuffled = [o.raw for o in Reader(smollm2).read_batch([items[i] for i in order])]
+        assert [shuffled[order.index(i)] for i in range(len(items))] == trie
+    finally:
+        head.close()
+        naive.close()

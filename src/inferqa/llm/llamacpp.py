@@ -1,19 +1,23 @@
 """llama-cpp-python backend: a GGUF file run in process.
 
-Prefix reuse, cut by content. Reader and labeller prompts share a long few-shot prefix.
-Every prompt is split at a point fixed by its own content, its *head* (inferqa.llm.heads:
-a chat's messages but the last, a plain prompt's text up to its last blank line). The
-head is evaluated as one block from position 0, the rest as a second block from the
-head's end. With `prefix_reuse` (default) a head already in
-context, or kept as a snapshot (`Llama.save_state`), is not evaluated again: the next
-prompt with the same head only evaluates its own rest. `prefix_reuse=False` resets the
-context and evaluates both blocks for every prompt (the naive baseline).
+Prefix reuse along a trie, cut by content. Every prompt is evaluated as a fixed sequence of
+blocks cut by its own content (inferqa.llm.heads): its head (the few-shot prefix), each
+line after it (a context line, a hint), then its tail. Each block is evaluated as one
+chunk from its own position. The backend keeps the blocks it evaluated in context; with
+`prefix_reuse` (default) the next prompt rewinds the context (`kv_cache_seq_rm`) to the
+longest block prefix the two share, or loads a kept head snapshot (`Llama.save_state`, a
+small LRU) when that shares more, and evaluates only the blocks after it. Prompts that
+arrive in depth-first order of their hints (labelling, `inferqa read`) so evaluate each
+node of the question's hint trie once. `reuse_scope=head` reuses the head block only (the
+earlier behaviour, kept for comparison); `prefix_reuse=False` resets the context and
+evaluates every block of every prompt (the naive baseline).
 
 Determinism. A greedy answer can flip when the same tokens' KV entries are computed in
 differently cut chunks (float sums in another order): demo question 7 once read
-"Theodore Benson" alone and "Theodore Bregman" in a batch. Cutting by content gives a
-prompt the same blocks, hence the same chunks and the same answer, alone, in any batch,
-on any number of Ray actors, and with or without reuse.
+"Theodore Benson" alone and "Theodore Bregman" in a batch. The prompt is tokenised whole
+and cut at token boundaries fixed by its text, with or without reuse, so a prompt always
+gets the same tokens, the same blocks, hence the same chunks and the same answer: alone,
+in any batch and order, on any number of Ray actors, with any reuse.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from typing import Any, Iterator, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
-from .heads import chat_head, chat_head_end, completion_head_end
+from .heads import block_ends, chat_head, chat_head_end, completion_head_end
 
-MIN_HEAD = 32  # tokens; a shorter head is not worth a block of its own
-MAX_SNAPSHOTS = 4
+MIN_HEAD = 32  # tokens; a prompt whose head is shorter is evaluated as one block
+MAX_SNAPSHOTS = 4  # head states kept (LRU); deeper blocks are reached by rewinding the context
+REUSE_SCOPES = ("trie", "head")
 
 
 @contextlib.contextmanager
@@ -72,7 +77,9 @@ LLAMA_CPP_OPTIONS = (
     Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
     Option("n_batch", int, 512, "tokens evaluated per chunk", min=1),
     Option("flash_attn", bool, True, "flash attention"),
-    Option("prefix_reuse", bool, True, "evaluate each prompt head (few-shot prefix) once and reuse its KV state"),
+    Option("prefix_reuse", bool, True, "keep the KV state of evaluated blocks and reuse the longest shared prefix"),
+    Option("reuse_scope", str, "trie", "with prefix_reuse: trie reuses the longest shared block prefix; "
+           "head only the first block (the few-shot head)", choices=REUSE_SCOPES),
     Option("seed", int, 0, "sampling seed"),
 )
 
@@ -83,7 +90,7 @@ class LlamaCppLLM(LLM):
 
     def __init__(self, model_path: str | os.PathLike, *, mode: str = "chat", n_ctx: int = 4096,
                  n_threads: int | None = None, n_batch: int = 512, flash_attn: bool = True,
-                 prefix_reuse: bool = True, seed: int = 0):
+                 prefix_reuse: bool = True, reuse_scope: str = "trie", seed: int = 0):
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise InputError("GGUF model file not found", file=path)
@@ -97,6 +104,8 @@ class LlamaCppLLM(LLM):
         self.model = f"{self.path.name}#{self.path.stat().st_size}"
         self.mode = mode
         self.prefix_reuse = bool(prefix_reuse)
+        self.reuse_scope = reuse_scope
+        self.tokens_evaluated = 0  # prompt tokens evaluated (blocks and tails; generated ones not)
         threads = int(n_threads) if n_threads else max(1, min(os.cpu_count() or 1, 8))
         try:
             with _quiet_stderr():
@@ -105,8 +114,10 @@ class LlamaCppLLM(LLM):
                                              verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load this model: {exc}", file=self.path) from None
+        # head tokens -> saved state with exactly that head block in context
         self._snapshots: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-        self._head: tuple[int, ...] | None = None  # the head block at the front of the context
+        # the blocks whose KV entries fill the context from position 0, each evaluated as one chunk
+        self._blocks: list[tuple[int, ...]] = []
         self._formatter = self._head_formatter = None
         if mode == "chat":
             template = self.llama.metadata.get("tokenizer.chat_template")
@@ -154,14 +165,10 @@ class LlamaCppLLM(LLM):
             raise InputError(f"prompt of {len(tokens)} tokens plus {max_new} new tokens exceeds the context "
                              f"window n_ctx={n_ctx} (raise it with ?n_ctx=...)")
 
-    # --- heads: the content-fixed first block of a prompt ------------------------------
-    def _head_len(self, tokens: Sequence[int], text: str, head_end: int) -> int:
-        """Number of tokens of the head: those ending at or before byte `head_end` of `text`.
-
-        The prompt is tokenized whole, so cutting never changes its tokens; 0 (no head) when
-        the head is short or the token pieces do not spell the text out."""
-        if head_end <= 0:
-            return 0
+    # --- blocks: content-fixed cuts of a prompt ----------------------------------------
+    def _token_ends(self, tokens: Sequence[int], text: str) -> list[int] | None:
+        """Byte offset in `text` where each token ends (a leading BOS the text does not spell
+        ends at 0); None when the token pieces do not spell the text out."""
         import llama_cpp
 
         ll = self.llama
@@ -170,54 +177,90 @@ class LlamaCppLLM(LLM):
         start = 1 if tokens and tokens[0] == ll.token_bos() and not text.startswith(
             ll._model.token_get_text(tokens[0])) else 0
         data = text.encode("utf-8")
-        offset, n = 0, 0
+        ends, offset = [0] * start, 0
         for i in range(start, len(tokens)):
             size = llama_cpp.llama_token_to_piece(vocab, tokens[i], buf, len(buf), 0, True)
             if size < 0 or data[offset:offset + size] != buf.raw[:size]:
-                return 0
+                return None
             offset += size
-            if offset <= head_end:
-                n = i + 1
-        if offset != len(data):
+            ends.append(offset)
+        return ends if offset == len(data) else None
+
+    def _head_len(self, tokens: Sequence[int], text: str, head_end: int) -> int:
+        """Number of tokens of the head: those ending at or before byte `head_end` of `text`.
+
+        The prompt is tokenized whole, so cutting never changes its tokens; 0 (no head) when
+        the head is short or the token pieces do not spell the text out."""
+        if head_end <= 0:
             return 0
-        n = min(n, len(tokens) - 1)  # generation needs at least one token evaluated after the head
+        ends = self._token_ends(tokens, text)
+        return 0 if ends is None else self._cut(ends, head_end, len(tokens))
+
+    @staticmethod
+    def _cut(ends: Sequence[int], head_end: int, n_tokens: int) -> int:
+        import bisect
+
+        n = min(bisect.bisect_right(ends, head_end), n_tokens - 1)  # generation needs a token after it
         return n if n >= MIN_HEAD else 0
 
-    def _enter_head(self, head: tuple[int, ...]) -> None:
-        """Leave exactly `head` in context, its KV entries computed as one block from 0."""
+    def _cuts(self, tokens: Sequence[int], text: str, head_end: int) -> list[int]:
+        """Token positions where the prompt's blocks end, the tail's left out (inferqa.llm.heads),
+        each at the last token boundary at or before its byte offset; [] (one block) without
+        a head of MIN_HEAD tokens ending at or before byte `head_end`."""
+        import bisect
+
+        ends = self._token_ends(tokens, text) if head_end > 0 else None
+        n_head = self._cut(ends, head_end, len(tokens)) if ends is not None else 0
+        if not n_head:
+            return []
+        cuts = [n_head]
+        # decoded as latin-1 (one character per byte), so block_ends gives byte offsets
+        for e in block_ends(text.encode("utf-8").decode("latin-1"), head_end)[1:]:
+            n = bisect.bisect_right(ends, e)
+            if cuts[-1] < n < len(tokens):
+                cuts.append(n)
+        return cuts
+
+    def _enter(self, blocks: list[tuple[int, ...]]) -> None:
+        """Leave exactly `blocks` in context (all but the prompt's tail), each block's KV entries
+        computed as one chunk from its own position; evaluate only what no kept state holds."""
         ll = self.llama
-        if not head:
-            ll.reset()
-            self._head = None
-            return
-        if self.prefix_reuse and self._head == head and ll.n_tokens >= len(head):
-            ll._ctx.kv_cache_seq_rm(-1, len(head), -1)
-            ll.n_tokens = len(head)
-            ll._requires_eval = True
-            return
-        state = self._snapshots.get(head) if self.prefix_reuse else None
-        if state is not None:
-            self._snapshots.move_to_end(head)
-            ll.load_state(state)
-        else:
-            ll.reset()
-            ll.eval(list(head))
-            if self.prefix_reuse:
-                self._snapshots[head] = ll.save_state()
+        keep = 0
+        if self.prefix_reuse:
+            most = len(blocks) if self.reuse_scope == "trie" else min(1, len(blocks))
+            while keep < min(most, len(self._blocks)) and self._blocks[keep] == blocks[keep]:
+                keep += 1
+            state = self._snapshots.get(blocks[0]) if blocks and keep == 0 else None
+            if state is not None:
+                self._snapshots.move_to_end(blocks[0])
+                ll.load_state(state)
+                self._blocks, keep = [blocks[0]], 1
+        pos = sum(len(b) for b in blocks[:keep])
+        del self._blocks[keep:]
+        ll.n_tokens = pos
+        ll._ctx.kv_cache_seq_rm(-1, pos, -1)
+        ll._requires_eval = True
+        for i in range(keep, len(blocks)):
+            ll.eval(list(blocks[i]))
+            self.tokens_evaluated += len(blocks[i])
+            self._blocks.append(blocks[i])
+            if i == 0 and self.prefix_reuse:
+                self._snapshots[blocks[0]] = ll.save_state()
                 while len(self._snapshots) > MAX_SNAPSHOTS:
                     self._snapshots.popitem(last=False)
-        self._head = head
 
     # --- generation -------------------------------------------------------------------
-    def _generate(self, batch: list[tuple[list[int], int]], stops: list[list[str]],
+    def _generate(self, batch: list[tuple[list[int], list[int]]], stops: list[list[str]],
                   params: GenerationParams) -> list[str]:
-        """Each prompt as (tokens, head length); its head block, then its rest from there."""
+        """Each prompt as (tokens, block cuts): its blocks, then its tail and the answer."""
         ll = self.llama
         for tokens, _ in batch:
             self._check_fits(tokens, params.max_tokens)
         out = []
-        for (tokens, n_head), stop in zip(batch, stops):
-            self._enter_head(tuple(tokens[:n_head]))
+        for (tokens, cuts), stop in zip(batch, stops):
+            bounds = [0, *cuts]
+            self._enter([tuple(tokens[a:b]) for a, b in zip(bounds, bounds[1:])])
+            self.tokens_evaluated += len(tokens) - ll.n_tokens  # the tail, evaluated by generate
             if params.seed is not None:
                 ll.set_seed(params.seed)
             r = ll.create_completion(prompt=tokens, max_tokens=params.max_tokens, temperature=params.temperature,
@@ -230,8 +273,7 @@ class LlamaCppLLM(LLM):
         batch = []
         for p in prompts:
             tokens = self._tokens(p)
-            head_end = len(p[:completion_head_end(p)].encode("utf-8"))
-            batch.append((tokens, self._head_len(tokens, p, head_end)))
+            batch.append((tokens, self._cuts(tokens, p, len(p[:completion_head_end(p)].encode("utf-8")))))
         return self._generate(batch, [[] for _ in batch], params)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
@@ -243,7 +285,7 @@ class LlamaCppLLM(LLM):
             text, stop = self.render_chat(messages)
             tokens = self._tokens(text, add_bos=False)  # the template writes BOS itself
             head_end = len(text[:chat_head_end(text, self.render_head(messages))].encode("utf-8"))
-            batch.append((tokens, self._head_len(tokens, text, head_end)))
+            batch.append((tokens, self._cuts(tokens, text, head_end)))
             stops.append(stop)
         return self._generate(batch, stops, params)
 
@@ -274,9 +316,13 @@ class LlamaCppLLM(LLM):
                         and tuple(full[:len(k)]) == k), key=len, default=None)
             if best is not None:
                 ll.load_state(self._snapshots[best])
-                self._head, keep = best, len(best)
-        if self._head is not None and keep < len(self._head):
-            self._head = None
+                self._blocks, keep = [best], len(best)
+        end = 0  # the blocks still whole in context stay reusable
+        for i, b in enumerate(self._blocks):
+            end += len(b)
+            if end > keep:
+                del self._blocks[i:]
+                break
         ll.n_tokens = keep
         if keep < len(p_tok) - 1:
             ll.eval(full[keep:len(p_tok) - 1])
@@ -305,7 +351,7 @@ class LlamaCppLLM(LLM):
 
     def close(self) -> None:
         self._snapshots.clear()
-        self._head = None
+        self._blocks = []
         llama = getattr(self, "llama", None)
         if llama is not None:
             llama.close()
