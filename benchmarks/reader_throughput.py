@@ -1,8 +1,11 @@
 """Reader throughput, naive vs optimised, on every LLM backend, with the same prompts.
 
 Every reader prompt starts with the same instruction and five demonstrations (its head).
-  llama-cpp     naive: context reset, whole prompt evaluated for every prompt
-                optimised: the head's KV state evaluated once, each prompt's rest from it
+  llama-cpp     naive: context reset, every block of every prompt evaluated
+                optimised: the longest block prefix kept (trie reuse), the rest evaluated
+                read shape: `inferqa read`'s own workload (per question both unions at
+                k = 1, 3, 5 over five ranked passages, asked once each, in trie order),
+                head reuse (reuse_scope=head) against trie reuse
   transformers  naive: one `generate` per whole prompt (batch_size=1, prefix_reuse=false)
                 optimised: batches of --batch-size rests on the head's KV cache
   openai        naive: one request at a time, in the caller's order
@@ -18,7 +21,8 @@ The transformers side runs SmolLM2 itself: the bundled GGUF is converted once in
 transformers folder (needs `pip install gguf accelerate`; skipped with a message if absent).
 
     python benchmarks/reader_throughput.py [--backends llama-cpp,transformers,openai]
-        [--n 16] [--k 3] [--rounds 2] [--threads 1] [--batch-size 8] [--concurrency 4] [--server both]
+        [--n 16] [--k 3] [--read-questions 8] [--rounds 2] [--threads 1] [--batch-size 8] [--concurrency 4]
+        [--server both]
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from typing import Callable
 
 from inferqa.data import demo_path, load_questions
 from inferqa.llm import GenerationParams, load_llm
-from inferqa.read import Reader, union_norm
+from inferqa.read import Reader, union_freq, union_norm
 from inferqa.read.prompts import chat_messages
+from inferqa.read.reader import reading_order
 
 WARM_UP = [[{"role": "user", "content": "Say hello."}]]  # shares no head with reader prompts
 
@@ -46,6 +51,25 @@ def prompts_from_demo(n: int, k: int) -> list[tuple[str, list[str]]]:
         passages = [hints, hints[::-1], hints[1:] + hints[:1]][:k]
         items.append((q.text, union_norm(passages)))
     return items
+
+
+# a ranked list of five passages, as hint positions among a question's top 5 (a retriever's
+# top 5 over one question's family of passages)
+READ_PASSAGES = ((0, 1), (1, 2, 0), (3,), (0, 4, 2), (2, 3))
+
+
+def read_shaped(n: int) -> list[tuple[str, list[str]]]:
+    """The prompts `inferqa read` asks for n demo questions, strategies union_norm and
+    union_freq at k = 1, 3, 5: distinct prompts once each, in its (trie) order."""
+    items: dict[tuple[str, tuple[str, ...]], None] = {}
+    for q in load_questions(demo_path())[:n]:
+        hints = [h.text for h in sorted(q.hints, key=lambda h: -(h.convergence or 0))[:5]]
+        passages = [[hints[i] for i in p if i < len(hints)] for p in READ_PASSAGES]
+        for merge in (union_norm, union_freq):
+            for k in (1, 3, 5):
+                items.setdefault((q.text, tuple(merge(passages[:k]))), None)
+    keys = list(items)
+    return [(keys[i][0], list(keys[i][1])) for i in reading_order(keys)]
 
 
 def interleaved(rounds: int, make: dict[str, Callable[[], Callable[[], list[str]]]]) -> dict[str, list]:
@@ -67,16 +91,17 @@ def interleaved(rounds: int, make: dict[str, Callable[[], Callable[[], list[str]
     return out
 
 
-def report(backend: str, n: int, results: dict[str, list], lines: list[str], cpu: bool = True) -> None:
-    (t_naive, c_naive, a_naive), (t_opt, c_opt, a_opt) = results["naive"], results["optimised"]
+def report(backend: str, n: int, results: dict[str, list], lines: list[str], cpu: bool = True,
+           paths: tuple[str, str] = ("naive", "optimised")) -> None:
+    (t_naive, c_naive, a_naive), (t_opt, c_opt, a_opt) = results[paths[0]], results[paths[1]]
     rounds = len(a_naive)
     stable = all(a == a_naive[0] for a in a_naive) and all(a == a_opt[0] for a in a_opt)
     same = sum(x == y for x, y in zip(a_naive[0], a_opt[0]))
     rate_n, rate_o = n * rounds / t_naive, n * rounds / t_opt
-    print(f"{backend}: naive {t_naive:.1f} s, optimised {t_opt:.1f} s wall over {rounds} round(s) of {n} prompts"
+    print(f"{backend}: {paths[0]} {t_naive:.1f} s, {paths[1]} {t_opt:.1f} s wall over {rounds} round(s) of {n} prompts"
           + (f"; CPU {c_naive:.1f} s vs {c_opt:.1f} s, speedup {c_naive / c_opt:.2f}×" if cpu else "")
           + f"; answers the same in every round: {'yes' if stable else 'NO'}")
-    lines.append(f"{backend}: naive {rate_n:.3f} prompts/s, optimised {rate_o:.3f} prompts/s, "
+    lines.append(f"{backend}: {paths[0]} {rate_n:.3f} prompts/s, {paths[1]} {rate_o:.3f} prompts/s, "
                  f"speedup {t_naive / t_opt:.2f}×, answers identical {same}/{n}")
 
 
@@ -87,11 +112,11 @@ def reader(llm) -> Callable[[list], list[str]]:
 def bench_llamacpp(args, items, lines) -> None:
     opts = dict(cache=None, n_threads=args.threads, n_ctx=args.n_ctx)
 
-    def make(reuse: bool):
+    def make(work, **reuse):
         def build():
-            llm = load_llm("smollm2", prefix_reuse=reuse, **opts)
+            llm = load_llm("smollm2", **reuse, **opts)
             llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # page the weights in
-            return lambda: reader(llm)(items)
+            return lambda: [o for i in range(0, len(work), 16) for o in reader(llm)(work[i:i + 16])]
         return build
 
     probe = load_llm("smollm2", **opts)
@@ -101,7 +126,13 @@ def bench_llamacpp(args, items, lines) -> None:
     probe.close()
     print(f"llama-cpp: SmolLM2, {len(items)} prompts of {sum(lens) / len(lens):.0f} tokens on average "
           f"(min {min(lens)}, max {max(lens)}), head {head} tokens, {args.threads} thread(s)", flush=True)
-    report("llama-cpp", len(items), interleaved(args.rounds, {"naive": make(False), "optimised": make(True)}), lines)
+    report("llama-cpp", len(items), interleaved(args.rounds, {"naive": make(items, prefix_reuse=False),
+                                                              "optimised": make(items)}), lines)
+    shaped = read_shaped(args.read_questions)
+    print(f"llama-cpp (read shape): {len(shaped)} prompts of {args.read_questions} demo questions (union_norm and "
+          "union_freq at k = 1, 3, 5, in trie order), head reuse against trie reuse", flush=True)
+    report("llama-cpp (read shape)", len(shaped), interleaved(args.rounds, {
+        "head": make(shaped, reuse_scope="head"), "trie": make(shaped)}), lines, paths=("head", "trie"))
 
 
 def smollm2_hf_folder() -> Path | None:
@@ -185,6 +216,7 @@ def main() -> None:
     ap.add_argument("--backends", default="llama-cpp,transformers,openai")
     ap.add_argument("--n", type=int, default=16, help="number of prompts")
     ap.add_argument("--k", type=int, default=3, help="passages merged per prompt")
+    ap.add_argument("--read-questions", type=int, default=8, help="llama-cpp read shape: demo questions")
     ap.add_argument("--rounds", type=int, default=2, help="naive/optimised rounds, alternating which goes first")
     ap.add_argument("--threads", type=int, default=1, help="threads per model; 1 is fastest on a loaded machine")
     ap.add_argument("--n-ctx", type=int, default=2048)
