@@ -143,8 +143,8 @@ def stored_answers_cmd(
 ) -> None:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""
     from ..evaluate.metrics import check_protocol
-    from ..evaluate.stored import accuracy_per_label, load_store, optimal_em, stored_models
-    from ..read.stored import oracle_reader_em, paper_answer_table
+    from ..evaluate.stored import load_store, stored_models
+    from ..read.stored import answer_table, paper_answer_table
     from ..rerank.oracle import oracle_rerank
 
     check_protocol(protocol)
@@ -171,18 +171,8 @@ def stored_answers_cmd(
         raise InputError(f"no stored answers for split {split!r}: labels.jsonl is missing or holds none",
                          file=bench.path)
     cutoffs = parse_list([ks], int, flag="k")
-    out = {}
-    for m in models:
-        if paper:
-            out[m] = paper_answer_table(bench, qids, m, ranked, cutoffs, store)
-            continue
-        row = {"optimal_em": round(optimal_em(bench, qids, m, min_label or 1, store), 4),
-               "accuracy_per_label": {str(k): round(v, 4)
-                                      for k, v in accuracy_per_label(bench, qids, m, store).items()}}
-        if ranked is not None:
-            row["oracle_reranker_em"] = {str(k): round(v, 4)
-                                         for k, v in oracle_reader_em(ranked, bench, m, cutoffs, store).items()}
-        out[m] = row
+    out = {m: paper_answer_table(bench, qids, m, ranked, cutoffs, store) if paper
+           else answer_table(bench, qids, m, ranked, cutoffs, store, min_label or 1) for m in models}
     payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "protocol": protocol, "models": out}
     if as_json:
         echo_json(payload)

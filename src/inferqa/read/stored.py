@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..evaluate.stored import (PAPER_LABEL_ROWS, Store, accuracy, check_store, hint_contribution_oracle,
-                               hint_contribution_run, load_store, optimal_em)
+from ..evaluate.stored import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_label, check_store,
+                               hint_contribution_oracle, hint_contribution_run, load_store, optimal_em)
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
 from .context import strategy as context_strategy
 
@@ -58,6 +58,20 @@ def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[in
             ans = store.get(pid, {}).get(model) if pid else None
             hit += ans is not None and ans in bench.questions[qid].answers
         out[k] = hit / len(run) if run else 0.0
+    return out
+
+
+def answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run: "Run | None" = None,
+                 ks: Sequence[int] = (1, 3, 5), store: Store | None = None, min_label: int = 1) -> dict[str, Any]:
+    """One reader's answer-level numbers under the inferqa protocol, from stored answers,
+    rounded to 4 decimals: `optimal_em` (labels >= `min_label`), `accuracy_per_label` and,
+    with `run` (best passages first, e.g. oracle-reranked), `oracle_reranker_em` per k."""
+    store = load_store(bench, qids) if store is None else store
+    r4 = lambda d: {str(k): round(v, 4) for k, v in d.items()}  # noqa: E731
+    out: dict[str, Any] = {"optimal_em": round(optimal_em(bench, qids, model, min_label, store), 4),
+                           "accuracy_per_label": r4(accuracy_per_label(bench, qids, model, store))}
+    if run is not None:
+        out["oracle_reranker_em"] = r4(oracle_reader_em(run, bench, model, ks, store))
     return out
 
 
