@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from .app import allow_partial_opt, app
+from .app import allow_partial_opt, app, named_path
 from .output import JSON_DIGITS, echo_json
 
 
@@ -129,11 +129,10 @@ def compare_cmd(
     check_correction(correction)
     named = {}
     for item in runs:
-        name, sep, path = item.rpartition("=")
-        name, path = (name, path) if sep and name else (Path(item).stem, item)
+        name, path = named_path(item)
         if name in named:
             raise InputError(f"two runs are named {name!r}; name them NAME=PATH", field="runs")
-        named[name] = Path(path)
+        named[name] = path
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(COMPARE_METRICS)
     result = compare(named, Benchmark(bench_dir), names, split=split, test=test, correction=correction,
                      min_label=min_label, protocol=protocol, seed=seed)

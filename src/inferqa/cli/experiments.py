@@ -9,7 +9,7 @@ import typer
 
 from ..errors import InputError
 from ..experiments.finetune import OPTIONS as FINETUNE
-from .app import allow_partial_opt, app
+from .app import allow_partial_opt, app, named_path
 from .flags import option_flag
 
 
@@ -98,11 +98,11 @@ def explore_command(
     b = Benchmark(bench)
     loaded = []
     for item in runs or []:
-        name, path = _named(item)
+        name, path = named_path(item)
         loaded.append((name, "run", open_run(path, b, split, allow_partial=allow_partial)[0]))
     sets = []
     for item in answers:
-        name, path = _named(item)
+        name, path = named_path(item)
         run_name = name if any(name == r[0] for r in loaded) else None
         sets.append((name, run_name, open_answers(path, b, scored=True)))
     if not loaded and not sets:
@@ -110,11 +110,6 @@ def explore_command(
     qids = b.split_qids(split) if split else None
     page = write_explorer(explorer_data(b, loaded, sets, qids=qids, depth=depth), out)
     typer.echo(f"explorer: {page} ({page.stat().st_size / 1e6:.2f} MB)")
-
-
-def _named(item: str) -> tuple[str, Path]:
-    name, sep, path = item.rpartition("=")
-    return (name, Path(path)) if sep and name else (Path(item).stem, Path(item))
 
 
 @app.command("finetune")
