@@ -160,3 +160,26 @@ def test_cli_offline_hub_id_is_one_line_and_exit_2(cmd, bench, monkeypatch, caps
     code, _, err = run_cli(monkeypatch, capsys, *args)
     one_line_error(code, err, "inferqa-tests/no-such-model", "HF_HUB_OFFLINE")
     assert not (tmp_path / "o.trec").exists()
+
+
+def test_offline_hub_id_fails_before_the_model_library_is_imported(tmp_path):
+    """Importing sentence-transformers or transformers takes most of the wait: the check comes first."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from inferqa.errors import InputError\n"
+            "from inferqa.retrieve.dense import load_encoder\n"
+            "from inferqa.llm.hf import TransformersLLM\n"
+            "for load in (load_encoder, TransformersLLM):\n"
+            "    try:\n"
+            "        load('inferqa-tests/no-such-model')\n"
+            "    except InputError as exc:\n"
+            "        print(exc)\n"
+            "print(sorted(m for m in ('sentence_transformers', 'transformers') if m in sys.modules))\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    lines = out.stdout.splitlines()
+    assert len(lines) == 3 and all("HF_HUB_OFFLINE is set" in ln for ln in lines[:2]), out.stderr
+    assert lines[2] == "[]"

@@ -91,11 +91,12 @@ class EmbeddingLeakJudge:
     @property
     def model(self):
         if self._model is None:
-            from sentence_transformers import SentenceTransformer
-
             from ..models import resolve_embedding_model
 
-            self._model = SentenceTransformer(resolve_embedding_model(self._model_spec), device=self._device)
+            ref = resolve_embedding_model(self._model_spec)  # before the slow import, as in dense
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(ref, device=self._device)
         return self._model
 
     def _embed(self, texts: Iterable[str]) -> None:

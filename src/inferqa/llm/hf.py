@@ -57,6 +57,10 @@ class TransformersLLM(LLM):
     def __init__(self, model: str, *, mode: str = "chat", device: str = "cpu", dtype: str = "auto",
                  n_threads: int | None = None, batch_size: int = 8, prefix_reuse: bool = True,
                  reuse_scope: str = "trie"):
+        if not (model.startswith((".", "/", "~")) or Path(model).expanduser().exists()):
+            from ..models import hub_model
+
+            hub_model(model)  # before the slow imports: an unreachable hub fails at once
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -76,9 +80,6 @@ class TransformersLLM(LLM):
         self.prefix_reuse = bool(prefix_reuse)
         self.reuse_scope = reuse_scope
         self._heads: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-        from ..models import hub_model
-
-        hub_model(self.model)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
             try:

@@ -38,13 +38,14 @@ class CrossEncoderReranker(Reranker):
     @property
     def model(self):
         if self._model is None:
+            hub_model(self.model_name)  # before the slow import: an unreachable hub fails at once
             try:
                 from sentence_transformers import CrossEncoder
             except ImportError:
                 raise InputError("the cross-encoder reranker needs sentence-transformers "
                                  "(pip install 'inferqa[dense]')") from None
             try:
-                self._model = CrossEncoder(hub_model(self.model_name), max_length=self.max_length, device=self.device)
+                self._model = CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
             except OSError as exc:
                 raise InputError(f"cannot load cross-encoder {self.model_name!r}: {exc}", field="model") from None
         return self._model

@@ -51,6 +51,7 @@ class _T5Reranker(Reranker):
 
     def _load(self):
         if self._model is None:
+            hub_model(self.model_name)  # before the slow imports: an unreachable hub fails at once
             try:
                 import torch
                 from transformers import AutoTokenizer, T5ForConditionalGeneration
@@ -59,7 +60,7 @@ class _T5Reranker(Reranker):
                                  "(pip install 'inferqa[transformers]')") from None
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             try:
-                self._tok = AutoTokenizer.from_pretrained(hub_model(self.model_name))
+                self._tok = AutoTokenizer.from_pretrained(self.model_name)
                 model = T5ForConditionalGeneration.from_pretrained(
                     self.model_name, dtype=getattr(torch, self.dtype) if self.dtype else None)
             except OSError as exc:

@@ -36,9 +36,10 @@ PROGRESS = "progress.json"
 
 def load_encoder(model: str, device: str | None = None):
     """A sentence-transformers model by alias (`minilm`), Hugging Face id or folder."""
+    ref = resolve_embedding_model(model)  # before the (slow) import: an unreachable hub fails at once
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(resolve_embedding_model(model), device=device)
+    return SentenceTransformer(ref, device=device)
 
 
 @plugin("retriever", "dense",

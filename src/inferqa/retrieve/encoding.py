@@ -14,15 +14,16 @@ def embedding_worker(model: str = "minilm", *, normalize: bool = True, device: s
     """A factory for `texts -> unit (or raw) float32 vectors` with a sentence-transformers model."""
 
     def make():
-        from sentence_transformers import SentenceTransformer
-
         from ..models import resolve_embedding_model
+
+        ref = resolve_embedding_model(model)  # before the (slow) import: an unreachable hub fails at once
+        from sentence_transformers import SentenceTransformer
 
         if threads:
             import torch
 
             torch.set_num_threads(threads)
-        encoder = SentenceTransformer(resolve_embedding_model(model), device=device)
+        encoder = SentenceTransformer(ref, device=device)
 
         def encode(texts: list[str]) -> list[np.ndarray]:
             vecs = encoder.encode(texts, batch_size=len(texts), normalize_embeddings=normalize,
