@@ -233,7 +233,7 @@ COMPRESSIONS = {".zsd": "zstd", ".zst": "zstd", ".gz": "gzip"}  # .zsd: the QUIT
 _MAGIC = {b"\x28\xb5\x2f\xfd": "zstd", b"\x1f\x8b": "gzip"}
 STDIN = "-"
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def check_file(path: str | os.PathLike) -> Path:
@@ -248,10 +248,10 @@ def check_file(path: str | os.PathLike) -> Path:
         raise InputError("file not found", file=path) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    if stat.S_ISDIR(mode):
+        raise InputError("expected a file, got a directory", file=path)
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        if stat.S_ISDIR(mode):
-            raise InputError("expected a file, got a directory", file=path)
         raise InputError(f"expected a regular file, got {kind}", file=path)
     return path
 
@@ -306,9 +306,8 @@ def open_input(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise InputError(f"cannot read: {exc.strerror}", file=path) from None
     with raw:
         kind = COMPRESSIONS.get(path.suffix.lower())
-        head = raw.peek(4)[:4]
-        sniffed = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
-        if kind is not None and sniffed != kind and head:
+        sniffed = _sniff(raw)
+        if kind is not None and sniffed != kind and raw.peek(1):
             raise InputError(f"not a {kind} stream (the name says {path.suffix}, the first bytes do not)", file=path)
         kind = kind or sniffed
         if kind is None:
@@ -316,6 +315,12 @@ def open_input(path: str | os.PathLike) -> Iterator[BinaryIO]:
             return
         with _located(kind, path):
             yield _decompressed(raw, kind)
+
+
+def _sniff(raw: BinaryIO) -> str | None:
+    """The compression whose header the stream's first bytes are (peeked at, not consumed)."""
+    head = raw.peek(4)[:4]
+    return next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
 
 
 _STDIN: list[tuple[Any, BinaryIO, str | None]] = []
@@ -326,8 +331,7 @@ def _stdin() -> tuple[BinaryIO, str | None]:
     process, so what a reader peeks at to tell formats apart is still there for the next."""
     if not _STDIN or _STDIN[0][0] is not sys.stdin:
         raw = sys.stdin.buffer
-        head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
-        kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
+        kind = _sniff(raw) if hasattr(raw, "peek") else None
         stream = _decompressed(raw, kind) if kind else raw
         _STDIN[:] = [(sys.stdin, stream, kind)]
     return _STDIN[0][1], _STDIN[0][2]
