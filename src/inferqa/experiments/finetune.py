@@ -24,7 +24,7 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -85,16 +85,6 @@ class Example:
     query: str
     positive: str
     negative: str | None = None
-
-
-@dataclass
-class TrainingReport:
-    path: Path
-    steps: int
-    examples: int
-    questions: int
-    seconds: float
-    losses: list[float] = field(default_factory=list)
 
 
 def _check(opts: FinetuneOptions) -> None:
