@@ -101,6 +101,14 @@ def scratch(monkeypatch):
         monkeypatch.setitem(registry._PLUGINS, kind, dict(registry._PLUGINS[kind]))
 
 
+def one_line_error(code, err, *needles):
+    """Assert a bad input's outcome: exit 2 and one line `inferqa: error: ...` holding every needle."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("inferqa: error:"), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
 def run_cli(monkeypatch, capsys, *args):
     """Run `inferqa ARGS` in-process through `inferqa.cli.main`; return (exit code, stdout, stderr)."""
     from inferqa.cli import main

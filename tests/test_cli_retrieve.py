@@ -7,7 +7,7 @@ import json
 import pytest
 
 from inferqa.build import build_benchmark
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
 from inferqa.records import Qrels
@@ -19,14 +19,6 @@ def bench_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "bench"
     build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
     return out
-
-
-def one_line_error(code, err, *needles):
-    assert code == 2
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("inferqa: error:"), err
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_index_retrieve_evaluate(bench_dir, tmp_path, monkeypatch, capsys):

@@ -14,7 +14,7 @@ from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.records import Run
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +22,6 @@ def bench(tmp_path_factory) -> Benchmark:
     out = tmp_path_factory.mktemp("feedback") / "bench"
     build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
     return Benchmark(out)
-
-
-def one_line_error(code, err, *needles):
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert code == 2 and len(lines) == 1 and lines[0].startswith("inferqa: error:"), err
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 # -- progress bars ---------------------------------------------------------------------------
