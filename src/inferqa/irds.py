@@ -20,6 +20,7 @@ from typing import Iterator
 from .errors import InputError
 from .formats import iter_corpus
 from .inputs import BenchLike, as_benchmark
+from .text import normalize_whitespace
 
 PREFIX = "inferqa"
 LABELS = {0: "another question's passage, or judged not relevant", 1: "a passage of the question (its hints)",
@@ -73,7 +74,7 @@ def dataset(bench: BenchLike, split: str | None = None, name: str | None = None)
 
     class Queries(BaseQueries):
         def queries_iter(self):
-            return (GenericQuery(q, " ".join(b.questions[q].text.split())) for q in qids)
+            return (GenericQuery(q, normalize_whitespace(b.questions[q].text)) for q in qids)
 
         def queries_namespace(self):
             return namespace

@@ -10,6 +10,7 @@ import os
 from .inputs import BenchLike, as_benchmark
 from .io import atomic_open
 from .records import Qrels
+from .text import normalize_whitespace
 
 
 def split_qrels(bench: BenchLike, split: str | None = None) -> Qrels:
@@ -26,15 +27,11 @@ def write_qrels(bench: BenchLike, split: str | None, path: str | os.PathLike) ->
     return len(qrels)
 
 
-def topic_text(text: str) -> str:
-    return " ".join(text.split())  # one line, no tab: the TSV's second column
-
-
 def write_topics(bench: BenchLike, split: str | None, path: str | os.PathLike) -> int:
     """`qid<TAB>question` per question of `split` at `path` (atomically); returns the count."""
     b = as_benchmark(bench)
     qids = b.split_qids(split)
     with atomic_open(path) as fh:
         for qid in qids:
-            fh.write(f"{qid}\t{topic_text(b.questions[qid].text)}\n")
+            fh.write(f"{qid}\t{normalize_whitespace(b.questions[qid].text)}\n")  # one line, no tab
     return len(qids)
