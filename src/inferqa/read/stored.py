@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..evaluate.stored import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_label, check_store,
                                hint_contribution_oracle, hint_contribution_run, load_store, optimal_em)
+from ..formats.answers import STRATEGY_CODES
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
 from .context import strategy as context_strategy
 
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     from ..benchmark import Benchmark
     from ..records import Run
 
-UNIONS = {"un": "union_norm", "uf": "union_freq"}  # the authors' key of each union (`{qid}_un_3`)
 
 
 def union_passage(bench: "Benchmark", pids: Sequence[str], strategy: str = "union_norm") -> str | None:
@@ -95,7 +95,7 @@ def paper_answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run:
         "hint_contribution": {"oracle": r4(hint_contribution_oracle(bench, qids, model, store))},
     }
     if run is not None:
-        ems = {code: oracle_reader_em(run, bench, model, ks, store, name) for code, name in UNIONS.items()}
-        out["oracle_reranker_em"] = {f"{code}_{k}": round(ems[code][k], 4) for k in ks for code in UNIONS}
+        ems = {code: oracle_reader_em(run, bench, model, ks, store, name) for code, name in STRATEGY_CODES.items()}
+        out["oracle_reranker_em"] = {f"{code}_{k}": round(ems[code][k], 4) for k in ks for code in STRATEGY_CODES}
         out["hint_contribution"]["run"] = r4(hint_contribution_run(run, bench, model, store))
     return out
