@@ -119,12 +119,31 @@ def hub_model(ref: str) -> str:
 
     url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
-    import socket
-
-    try:
-        socket.create_connection((host, port), timeout=HUB_TIMEOUT).close()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+    reason = connect_failure(host, port, HUB_TIMEOUT)
+    if reason is not None:
         raise InputError(f"model {ref!r} is not in the local Hugging Face cache and {host} cannot be reached "
-                         f"({reason}): run online once, or give a model folder", field="model") from None
+                         f"({reason}): run online once, or give a model folder", field="model")
     return ref
+
+
+def connect_failure(host: str, port: int, timeout: float) -> str | None:
+    """Why `host:port` took no TCP connection within `timeout` seconds, None when it did.
+    The attempt runs in a thread: the name lookup before it has no timeout of its own."""
+    import socket
+    import threading
+
+    failure: list[str] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                pass
+        except OSError as exc:
+            failure.append(exc.strerror or str(exc) or type(exc).__name__)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout + 0.5)
+    if failure:
+        return failure[0]
+    return f"no answer within {timeout:g} s" if thread.is_alive() else None

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +19,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InputError
 from ..io import check_output
+from ..models import connect_failure
 
 WHATS = ("dataset", "results", "all")
 PROBE_TIMEOUT_S = 3.0
@@ -70,21 +69,8 @@ def check_online(url: str | None = None, timeout: float = PROBE_TIMEOUT_S) -> No
     target = _proxy_for(url) or url
     parts = urlsplit(target if "://" in target else f"http://{target}")
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    failure: list[str] = []
-
-    def probe() -> None:
-        try:
-            with socket.create_connection((parts.hostname or "", port), timeout=timeout):
-                pass
-        except OSError as exc:
-            failure.append(exc.strerror or str(exc) or type(exc).__name__)
-
-    # In a thread: the name lookup before the connection has no timeout of its own.
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
-    thread.join(timeout + 0.5)
-    if thread.is_alive() or failure:
-        reason = failure[0] if failure else f"no answer within {timeout:g} s"
+    reason = connect_failure(parts.hostname or "", port, timeout)
+    if reason is not None:
         via = f" through proxy {target}" if target != url else ""
         raise InputError(f"offline: cannot reach {url}{via} ({reason})")
 
