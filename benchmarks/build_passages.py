@@ -44,7 +44,7 @@ def make_questions(n: int, seed: int = 0):
 
 
 def child(n: int) -> None:
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
 
     questions = make_questions(n)
     rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

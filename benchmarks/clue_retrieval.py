@@ -40,7 +40,7 @@ METRICS = ("hit@1", "hit@5", "hit@10", "hit@100", "mrr", "ndcg@10")
 
 def build(name: str, source: Path, out: Path, sample: int | None, seed: int = 13):
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
 
     if (out / "meta.json").exists():

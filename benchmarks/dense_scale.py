@@ -43,7 +43,7 @@ def sample_texts(bench_dir: Path, n: int, seed: int = 0) -> list[str]:
     import random
 
     from inferqa.benchmark import Benchmark
-    from inferqa.build import iter_orders
+    from inferqa.construct import iter_orders
     from inferqa.records import passage_id
 
     bench = Benchmark(bench_dir)

@@ -81,7 +81,7 @@ def parse_args() -> argparse.Namespace:
 def subset_bench(bench, qids, out: Path, seed: int):
     """A benchmark of `qids` only (all their passages, all test)."""
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
 
     if not (out / "questions.jsonl").exists():
         build_benchmark([bench.questions[q] for q in qids], out, split=(0.0, 0.0, 1.0), seed=seed)
@@ -132,7 +132,7 @@ def main() -> None:
     require("finetune_triviahg.py", ("sentence_transformers", "faiss"), "fine-tuning and dense retrieval")
 
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
     from inferqa.evaluate import DEFAULT_METRICS
     from inferqa.experiments.finetune import FinetuneOptions, finetune_colbert, finetune_retriever

@@ -37,7 +37,7 @@ PASSAGES = 325  # orderings of every subset of 5 hints
 def build(n: int, out: Path) -> list[str]:
     """A benchmark of WikiHint test questions; the first n with all 325 passages."""
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
 
     questions = load_questions(WIKIHINT)[:3 * n]

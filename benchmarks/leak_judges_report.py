@@ -49,7 +49,7 @@ def load_items(path: Path, limit: int | None) -> tuple[int, list[Item]]:
 
 
 def run_string(items: list[Item]) -> float:
-    from inferqa.build.leakage import StringLeakJudge
+    from inferqa.construct.leakage import StringLeakJudge
 
     judge, t = StringLeakJudge(), time.perf_counter()
     for it in items:
@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from inferqa.build.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge
-    from inferqa.build.leakage import StringLeakJudge
+    from inferqa.construct.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge
+    from inferqa.construct.leakage import StringLeakJudge
 
     console = Console(width=max(Console().width, 200))
     th = args.threshold or DEFAULT_EMBEDDING_THRESHOLD

@@ -2,7 +2,7 @@
 
 QUIT itself (2,405,325 passages) lives on a model hub these machines cannot reach, so the
 scale benchmarks run on a stand-in of the same shape: 7,401 questions × 325 passages,
-split 4,811 / 862 / 1,728 like QUIT, built by `inferqa.build.build_benchmark` from the real
+split 4,811 / 862 / 1,728 like QUIT, built by `inferqa.construct.build_benchmark` from the real
 WikiHint and TriviaHG hints in ../shared/data.
 
 Synthetic question i copies real question i mod R (text and answers); its first copy keeps
@@ -62,7 +62,7 @@ def split_counts(n: int) -> tuple[int, int, int]:
 
 def real_questions(sources=SOURCES):
     """Real questions with their leaking hints dropped."""
-    from inferqa.build import StringLeakJudge, apply_leak_policy
+    from inferqa.construct import StringLeakJudge, apply_leak_policy
     from inferqa.data import load_questions
     from inferqa.errors import InputError
 
@@ -119,7 +119,7 @@ def relabel(qrels_path: Path, seed: int) -> dict[str, int]:
 def make_synthetic(out: str | os.PathLike = DEFAULT_OUT, questions: int = QUIT_QUESTIONS, seed: int = 13,
                    progress: bool = True) -> dict:
     """Build the synthetic benchmark into `out` (atomically); return its meta.json dict."""
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
 
     qs = synthetic_questions(questions, seed)
 

@@ -34,7 +34,7 @@ ALL = LLM_RERANKERS + ("cross-encoder", "monot5-small", "monot5-base")
 
 def build_demo(out: Path, n_questions: int | None):
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
     questions = load_questions(demo_path())

@@ -29,7 +29,7 @@ def main(argv=None) -> int:
         print(f"wikihint_retrieval.py: {args.file} not found (the shared WikiHint file; pass --file)")
         return 2
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
     from inferqa.evaluate import evaluate
     from inferqa.retrieve import get_retriever, question_queries

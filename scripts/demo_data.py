@@ -24,7 +24,7 @@ REPO_DEMO = Path(__file__).resolve().parents[1] / "src" / "inferqa" / "data" / "
 
 
 def labels(work: Path, threads: int) -> None:
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.label import label_benchmark
     from inferqa.llm import load_llm
 

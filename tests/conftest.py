@@ -83,7 +83,7 @@ def demo_bench_8q(tmp_path_factory):
     """The first 8 demo questions with their top 3 hints: 8 × 15 = 120 passages. Shared by the
     retriever tests, which only add their own folders under its indexes/."""
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
     out = tmp_path_factory.mktemp("demo8") / "bench"

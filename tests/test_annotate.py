@@ -56,7 +56,7 @@ def label_rows(qid):
 
 @pytest.fixture
 def bench(tmp_path):
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
 
     qs = [Question("p", "Which planet is red?", ["Mars"],
                    [Hint("It is called the Red Planet for its rusty dust", 0.9),

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.cli import main
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError

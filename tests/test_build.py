@@ -9,9 +9,9 @@ import pytest
 
 from inferqa.formats import iter_corpus
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark, iter_orders, iter_passages, n_orders
-from inferqa.build.ranking import rank_hints, select_top
-from inferqa.build.splits import make_splits, parse_split
+from inferqa.construct import build_benchmark, iter_orders, iter_passages, n_orders
+from inferqa.construct.ranking import rank_hints, select_top
+from inferqa.construct.splits import make_splits, parse_split
 from inferqa.data.quit import LABELS_KEY
 from inferqa.errors import InputError
 from inferqa.records import Hint, Qrels, Question

@@ -117,7 +117,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def _tiny_bench(root: Path, n_questions: int = 4) -> Path:
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.records import Hint, Question
 
     qs = [Question(id=f"t{i}", text=f"Which thing number {i}?", answers=[f"solution{i}"],

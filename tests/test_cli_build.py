@@ -139,7 +139,7 @@ def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
 
 
 def test_build_demo_is_the_benchmark_inferqa_demo_runs_on(monkeypatch, capsys, tmp_path):
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.data.shipped_demo import demo_build_options
     from inferqa.experiments.config import load_config, shipped_config

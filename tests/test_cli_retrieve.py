@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from conftest import one_line_error, run_cli
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate

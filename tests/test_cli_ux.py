@@ -11,7 +11,7 @@ import pytest
 import inferqa
 from inferqa.formats import load_run
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
 from inferqa.records import Run

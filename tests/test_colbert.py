@@ -117,7 +117,7 @@ def test_store_resumes_after_an_interrupted_chunk(tmp_path):
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
     out = tmp_path_factory.mktemp("colbert") / "bench"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.formats import load_run

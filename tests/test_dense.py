@@ -10,7 +10,7 @@ import pytest
 
 from inferqa.formats import iter_corpus
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.data import load_questions
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries

@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from conftest import run_cli
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict

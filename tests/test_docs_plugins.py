@@ -14,7 +14,7 @@ import pytest
 
 from inferqa import registry
 from inferqa.formats import iter_corpus
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
 from inferqa.records import Hint, Question, Run
 

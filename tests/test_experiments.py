@@ -306,7 +306,7 @@ def test_run_reuses_the_indexes_inferqa_index_built(tmp_path, monkeypatch, capsy
     runs are those of `inferqa retrieve` with the same options."""
     from conftest import run_cli
 
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.experiments.runner import run_experiment
     from inferqa.records import Run
@@ -352,7 +352,7 @@ def test_an_index_of_a_rewritten_corpus_is_not_reused(tmp_path):
     import os
 
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.retrieve import get_retriever
 
@@ -376,7 +376,7 @@ def test_an_index_of_a_rewritten_corpus_is_not_reused(tmp_path):
 def test_run_on_a_benchmark_it_may_not_write_to_indexes_under_out(tmp_path):
     """BENCH/indexes cannot be made (here a file is in the way, which stops root too): the
     index goes to OUT/indexes under the same name, and the benchmark folder is untouched."""
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.experiments.runner import run_experiment
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
 from inferqa.experiments.explorer import explorer_data, render_explorer, write_explorer
 from inferqa.io import write_jsonl

@@ -150,7 +150,7 @@ def test_ir_datasets_registration(tmp_path, demo_bench_8q):
 def test_quit_build_as_ir_dataset(tmp_path):
     """A QUIT release build (its own splits, ids and labels) loads by name like any benchmark."""
     ir_datasets = pytest.importorskip("ir_datasets")
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
     from inferqa.irds import register
     from test_quit_release import record

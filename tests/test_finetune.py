@@ -18,7 +18,7 @@ pytest.importorskip("sentence_transformers")
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory) -> Benchmark:
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
     questions = load_questions(demo_path())[:8]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate

@@ -43,7 +43,7 @@ class HintKeyed(LLM):
 
 
 def _bench(tmp_path):
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     qs = [Question("p", "Which planet is red?", ["Mars"],
                    [Hint("rusty dust", 0.9), Hint("two small moons", 0.8), Hint("fourth from the sun", 0.7)]),
           Question("i", "Which instrument has keys?", ["Piano"],

@@ -6,8 +6,8 @@ import importlib.util
 
 import pytest
 
-from inferqa.build.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
-from inferqa.build.leakage import LeakJudge, StringLeakJudge
+from inferqa.construct.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
+from inferqa.construct.leakage import LeakJudge, StringLeakJudge
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa.build.leakage import LeakJudge, StringLeakJudge, apply_leak_policy, is_common_word_answer
+from inferqa.construct.leakage import LeakJudge, StringLeakJudge, apply_leak_policy, is_common_word_answer
 from inferqa.errors import InputError
 from inferqa.records import Hint, Question
 

@@ -36,7 +36,7 @@ def test_server_down_is_one_clear_error(tmp_path):
 
 def test_cli_server_down_exit_2(tmp_path):
     pytest.importorskip("openai")
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.records import Hint, Question
     build_benchmark([Question("q", "Which?", ["x"], [Hint("a b"), Hint("c d")])], tmp_path / "b", top_k=2,
                     split=(1.0, 0.0, 0.0))

@@ -55,7 +55,7 @@ def test_optimal_reaches_the_ceiling(qrels):
 
 def test_oracle_on_a_benchmark(tmp_path):
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
     build_benchmark(load_questions(demo_path())[:3], tmp_path / "b", top_k=2)

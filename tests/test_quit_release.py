@@ -12,7 +12,7 @@ from itertools import permutations
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.data import load_questions
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate

@@ -103,7 +103,7 @@ def test_labelling_through_ray_equals_local(tmp_path):
     import shutil
 
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.label import label_benchmark
 
@@ -147,7 +147,7 @@ def test_real_smollm2_reader_ray_equals_local(small_bench, tmp_path):
 def test_cli_dense_index_on_ray_equals_local(tmp_path):
     from typer.testing import CliRunner
 
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.cli import app
     from inferqa.data import demo_path, load_questions
 

@@ -44,7 +44,7 @@ class FirstHint(LLM):
 
 @pytest.fixture
 def bench(tmp_path):
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     qs = [Question("a", "Which planet?", ["Mars"], [Hint("Red dust", .9), Hint("Hot clouds", .8),
                                                       Hint("Two moons", .7)]),
           Question("b", "Which city?", ["Rome"], [Hint("Seven hills", .9), Hint("Tiber flows", .8),

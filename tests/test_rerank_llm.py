@@ -41,7 +41,7 @@ def demo(tmp_path_factory):
     """The first 3 demo questions built into a benchmark; a run of 8 short passages each
     (hints 0..3 alone, then 4 two-hint passages) plus 4 more below the reranking depth."""
     from inferqa.benchmark import Benchmark
-    from inferqa.build import build_benchmark
+    from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
     out = tmp_path_factory.mktemp("demo-bench") / "bench"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from inferqa.benchmark import Benchmark
-from inferqa.build import build_benchmark
+from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams

@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 
 # exported name -> (module, attribute; None: the module itself)
 _EXPORTS = {
-    "build_benchmark": ("inferqa.build", "build_benchmark"),
+    "build_benchmark": ("inferqa.construct", "build_benchmark"),
     "Benchmark": ("inferqa.benchmark", "Benchmark"),
     "load_questions": ("inferqa.data", "load_questions"),
     "get_retriever": ("inferqa.retrieve", "get_retriever"),

@@ -45,7 +45,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "reranker": ("inferqa.rerank",),
     "llm": ("inferqa.llm",),
     "context": ("inferqa.read",),
-    "leak-judge": ("inferqa.build",),
+    "leak-judge": ("inferqa.construct",),
     "answer-judge": ("inferqa.read",),
     "fusion": ("inferqa.retrieve",),
     "hint-group": ("inferqa.hints",),

@@ -69,7 +69,7 @@ def find_leaks(raw_questions: dict[str, dict], new_aliases: Iterable[tuple[str, 
                judge: Any = None) -> list[LeakFinding]:
     """Hints (not dropped yet) that the judge says reveal one of the newly added aliases."""
     if judge is None:
-        from ..build.leakage import StringLeakJudge
+        from ..construct.leakage import StringLeakJudge
 
         judge = StringLeakJudge()
     where: list[LeakFinding] = []

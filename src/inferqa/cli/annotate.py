@@ -56,7 +56,7 @@ def import_cmd(
 ) -> None:
     """Apply verdicts: relabel the passages each answer decides, add accepted answers as aliases, re-run the leak filter."""
     from ..annotate import import_sheet
-    from ..build.leak_judges import leak_judge as make_leak_judge
+    from ..construct.leak_judges import leak_judge as make_leak_judge
     from ..io import check_output
 
     if not dry_run:

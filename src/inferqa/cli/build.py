@@ -70,8 +70,8 @@ def build_cmd(
     """Build a QUIT-style benchmark: leakage filter, top-k hints, every ordering of every subset as a passage."""
     from rich.console import Console
 
-    from ..build import build_benchmark
-    from ..build.leak_judges import leak_judge as make_leak_judge
+    from ..construct import build_benchmark
+    from ..construct.leak_judges import leak_judge as make_leak_judge
     from ..data import demo_path, load_sources
     from ..data.shipped_demo import DEMO_BUILD, demo_build_options
 
@@ -117,7 +117,7 @@ def stats_cmd(bench: Path = typer.Argument(..., help="A benchmark directory writ
     from rich.console import Console
     from rich.table import Table
 
-    from ..build.stats import benchmark_stats, build_rows
+    from ..construct.stats import benchmark_stats, build_rows
 
     stats = benchmark_stats(bench)
     labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})

@@ -59,7 +59,7 @@ def _benchmark(config: ExperimentConfig, checked: Callable) -> None:
         if not qids:
             raise InputError(f"split {config.split!r} has no questions", file=config.source, field="split")
         return
-    from ..build.splits import SPLIT_NAMES
+    from ..construct.splits import SPLIT_NAMES
     from ..data.shipped_demo import DEMO_BUILD
 
     names = ("all", *SPLIT_NAMES[len(DEMO_BUILD["split"])])

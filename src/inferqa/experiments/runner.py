@@ -125,7 +125,7 @@ class _Runner:
             return Benchmark(spec.path)
         if not spec.demo:
             raise InputError("benchmark directory not found", file=spec.path, field="benchmark.path")
-        from ..build import build_benchmark
+        from ..construct import build_benchmark
         from ..data import demo_path, load_questions
         from ..data.shipped_demo import DEMO_BUILD, demo_build_options, labels_path
         from ..io import sha256_file

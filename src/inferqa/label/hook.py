@@ -18,7 +18,7 @@ DEFAULT_LABELER = "smollm2"
 
 def dev_share_of(split: Any) -> float:
     """dev / (dev + test) of a train,dev,test split option; 1/3 otherwise."""
-    from ..build.splits import parse_split
+    from ..construct.splits import parse_split
     spec = parse_split(split)
     if isinstance(spec, tuple) and len(spec) == 3 and spec[1] + spec[2] > 0:
         return spec[1] / (spec[1] + spec[2])

@@ -1,6 +1,6 @@
 """The answer judges (`answer-judge` plugins) that decide whether an answer is correct:
 `exact-match`, or `llm`, a GPT-Eval style vote of an LLM (not to be confused with the leak
-judges of inferqa.build, which decide whether a hint gives its answer away). EM, F1 and
+judges of inferqa.construct, which decide whether a hint gives its answer away). EM, F1 and
 containment themselves live in inferqa.evaluate.answers."""
 
 from __future__ import annotations

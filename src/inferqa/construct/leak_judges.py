@@ -1,6 +1,6 @@
 """Semantic leak judges: catch hints that reveal the answer without writing it verbatim.
 
-They are `leak-judge` plugins (with `string`, the rule in inferqa.build.leakage). Both implement `inferqa.build.leakage.LeakJudge` and apply the string rule first, so they
+They are `leak-judge` plugins (with `string`, the rule in inferqa.construct.leakage). Both implement `inferqa.construct.leakage.LeakJudge` and apply the string rule first, so they
 only ever add flags to it.
 
 EmbeddingLeakJudge compares each answer with short spans of the hint (word n-grams that
