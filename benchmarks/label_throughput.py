@@ -137,6 +137,14 @@ def label_once(mode: str, bench_dir: Path, qids, args, profile: bool):
     return {"wall": wall, "cpu": cpu, "tokens": tokens, "rows": rows, "profile": prof}
 
 
+def print_profile(t: float, prof: Profile, n: int) -> None:
+    rest = t - sum(prof.t.values())
+    print(f"  trie profile: prompt {prof.t['prompt']:.1f} s ({prof.t['prompt'] / t:.0%}), decode "
+          f"{prof.t['decode']:.1f} s ({prof.t['decode'] / t:.0%}, {prof.decoded:,} tokens, "
+          f"{prof.decoded / n:.1f} per passage), sampling {prof.t['sampling']:.1f} s "
+          f"({prof.t['sampling'] / t:.0%}), Python and the rest {rest:.1f} s ({rest / t:.0%})", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=4, help="WikiHint test questions (325 passages each)")
@@ -173,6 +181,8 @@ def main() -> None:
             print(f"  {mode:<5} {r['wall']:7.1f} s wall, {r['cpu']:7.1f} s CPU, {n / r['wall']:.3f} passages/s; "
                   f"{r['tokens']:,} prompt tokens evaluated ({(r['tokens'] - head) / n:.1f} per passage after "
                   f"the head, {r['tokens'] / bound:.2f}× the bound)", flush=True)
+            if r["profile"] is not None:
+                print_profile(r["wall"], r["profile"], n)
     ref = results[modes[0]]["rows"]
     labels = {m: {pid: row["label"] for pid, row in r["rows"].items()} for m, r in results.items()}
     same = sum(all(labels[m][pid] == row["label"] for m in modes) for pid, row in ref.items())
@@ -181,14 +191,6 @@ def main() -> None:
     counts = {lab: sum(v == lab for v in labels[modes[0]].values()) for lab in (1, 2)}
     print(f"labels ({modes[0]}): {counts[2]} passages label 2, {counts[1]} label 1; identical in every mode: "
           f"{same}/{len(ref)} labels, {same_answers}/{len(ref)} answers")
-    if "trie" in results:
-        r = results["trie"]
-        t, prof = r["wall"], r["profile"]
-        rest = t - sum(prof.t.values())
-        print(f"trie profile: prompt {prof.t['prompt']:.1f} s ({prof.t['prompt'] / t:.0%}), decode "
-              f"{prof.t['decode']:.1f} s ({prof.t['decode'] / t:.0%}, {prof.decoded:,} tokens, "
-              f"{prof.decoded / n:.1f} per passage), sampling {prof.t['sampling']:.1f} s "
-              f"({prof.t['sampling'] / t:.0%}), Python and the rest {rest:.1f} s ({rest / t:.0%})")
     if "naive" in results and "head" in results:
         print(f"CPU passages/s: naive {n / results['naive']['cpu']:.3f}, head {n / results['head']['cpu']:.3f}"
               + (f", trie {n / results['trie']['cpu']:.3f}, trie/head "
