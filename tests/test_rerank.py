@@ -290,6 +290,28 @@ def test_llm_rerankers_config_names_the_model():
     assert json.dumps(get_reranker("upr", llm=llm).config())  # checkpoint header is JSON
 
 
+def test_reranker_defaults_come_from_the_option_table(monkeypatch):
+    """get_reranker(NAME) with no options is built from its declared defaults alone: its config
+    reports them, its LLM is the declared spec, and no constructor has a default of its own."""
+    import inspect
+
+    import inferqa.llm
+
+    loaded = []
+    monkeypatch.setattr(inferqa.llm, "load_llm", lambda spec, **kw: loaded.append(spec) or ScriptedLLM("x"))
+    for p in registry.plugins("reranker"):
+        declared = {name: opt.default for name, opt in p.options.items()}
+        config = get_reranker(p.name).config()
+        assert config.pop("reranker") == p.name
+        if "llm" in declared:
+            assert config.pop("llm") == "scripted:fake" and loaded.pop() == declared["llm"]
+        assert {k: declared[k] for k in config} == config, p.title
+        own = [(cls.__name__, name) for cls in p.factory.__mro__ if "__init__" in cls.__dict__
+               for name, par in inspect.signature(cls.__dict__["__init__"]).parameters.items()
+               if name in declared and par.default is not par.empty]
+        assert own == [], p.title
+
+
 def test_cli_option_parsing():
     from inferqa.cli.rerank import checkpoint_path
     from inferqa.options import parse_key_values

@@ -216,10 +216,10 @@ class _Runner:
         return self.ranked(setting, upstream.retriever, spec.name, out)
 
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
-        from ..rerank.oracle import OracleReranker
+        from ..rerank import get_reranker
 
         def compute(tmp: Path, _h: str) -> None:
-            out = OracleReranker().rerank(upstream.run, self.bench, depth=depth)
+            out = get_reranker("oracle").rerank(upstream.run, self.bench, depth=depth)
             out.save(tmp / RUN_FILE, tag=ORACLE)
 
         out = self.stage(f"rerank-{upstream.retriever}-oracle", {"upstream": upstream.stage.hash, "kind": ORACLE,

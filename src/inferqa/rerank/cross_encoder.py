@@ -10,11 +10,9 @@ from ..models import check_model_ref, hub_model
 from ..registry import Option, plugin
 from .base import Reranker
 
-DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
-
 
 @plugin("reranker", "cross-encoder",
-        Option("model", str, DEFAULT_CROSS_ENCODER, "HF id or local folder of a sentence-transformers CrossEncoder"),
+        Option("model", str, "cross-encoder/ms-marco-MiniLM-L-6-v2", "HF id or local folder of a sentence-transformers CrossEncoder"),
         Option("batch_size", int, 32, "pairs per forward pass", min=1),
         Option("max_length", int, 512, "tokens per (question, passage) pair", min=1),
         Option("device", str, None, "torch device (default: the library's choice)"))
@@ -23,9 +21,8 @@ class CrossEncoderReranker(Reranker):
 
     name = "cross-encoder"
 
-    def __init__(self, model: str | None = DEFAULT_CROSS_ENCODER, batch_size: int = 32, max_length: int = 512,
-                 device: str | None = None):
-        self.model_name = check_model_ref(str(model or DEFAULT_CROSS_ENCODER))
+    def __init__(self, *, model: str, batch_size: int, max_length: int, device: str | None):
+        self.model_name = check_model_ref(str(model))
         self.batch_size, self.max_length, self.device = batch_size, max_length, device
         self._model = None
 

@@ -13,8 +13,6 @@ from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
 
-DEFAULT_LLM = "smollm2"
-
 POINTWISE_PROMPT = (
     "Question: {query}\n"
     "Passage: {passage}\n"
@@ -35,22 +33,13 @@ LISTWISE_FINAL = ("Question: {query}\nRank the {n} passages above from most to l
 
 # What every LLM reranker takes besides its own options.
 LLM_OPTIONS = (
-    Option("llm", (str, LLM), DEFAULT_LLM, "LLM spec (smollm2, llama-cpp:PATH, openai:MODEL@URL, ...) or instance"),
+    Option("llm", (str, LLM), "smollm2", "LLM spec (smollm2, llama-cpp:PATH, openai:MODEL@URL, ...) or instance"),
     Option("llm_options", dict, None, "keyword options of load_llm, e.g. {\"cache\": null}"),
 )
 
 
-def resolve_llm(llm: LLM | str | None, **options: Any) -> LLM:
-    """An LLM instance as given, or one loaded (with its call cache) from a spec string."""
-    if isinstance(llm, LLM):
-        return llm
-    from ..llm import load_llm
-
-    return load_llm(llm or DEFAULT_LLM, **options)
-
-
 class _LLMReranker(Reranker):
-    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, llm_options: dict | None = None):
+    def __init__(self, *, llm: LLM | str, llm_options: dict | None):
         if isinstance(llm, str):
             from ..llm.spec import parse_spec
 
@@ -62,7 +51,9 @@ class _LLMReranker(Reranker):
     @property
     def llm(self) -> LLM:
         if self._llm is None:
-            self._llm = resolve_llm(self._spec, **self._llm_options)
+            from ..llm import load_llm  # with its call cache in front
+
+            self._llm = load_llm(self._spec, **self._llm_options)
         return self._llm
 
     def config(self) -> dict[str, Any]:
@@ -78,9 +69,8 @@ class PointwiseLLMReranker(_LLMReranker):
 
     name = "llm-pointwise"
 
-    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, prompt: str = POINTWISE_PROMPT,
-                 yes: str = " yes", no: str = " no", **kw: Any):
-        super().__init__(llm, **kw)
+    def __init__(self, *, prompt: str, yes: str, no: str, **kw: Any):
+        super().__init__(**kw)
         self.prompt, self.yes, self.no = prompt, yes, no
 
     def config(self) -> dict[str, Any]:
@@ -109,9 +99,8 @@ class UPRReranker(_LLMReranker):
 
     name = "upr"
 
-    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, prompt: str = UPR_PROMPT,
-                 reduction: str = "sum", **kw: Any):
-        super().__init__(llm, **kw)
+    def __init__(self, *, prompt: str, reduction: str, **kw: Any):
+        super().__init__(**kw)
         self.prompt, self.reduction = prompt, reduction
 
     def config(self) -> dict[str, Any]:
@@ -146,9 +135,8 @@ class ListwiseLLMReranker(_LLMReranker):
 
     name = "llm-listwise"
 
-    def __init__(self, llm: LLM | str | None = DEFAULT_LLM, window: int = 20, step: int = 10,
-                 max_passage_words: int = 300, max_tokens: int | None = None, **kw: Any):
-        super().__init__(llm, **kw)
+    def __init__(self, *, window: int, step: int, max_passage_words: int, max_tokens: int | None, **kw: Any):
+        super().__init__(**kw)
         self.window, self.step, self.max_passage_words = window, step, max_passage_words
         self.max_tokens = max_tokens
 

@@ -17,7 +17,7 @@ from .base import Reranker
 class OracleReranker(Reranker):
     name = "oracle"
 
-    def __init__(self, qrels: Qrels | None = None):
+    def __init__(self, *, qrels: Qrels | None):
         self.qrels = qrels  # None: the benchmark's own
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
