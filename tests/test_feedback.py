@@ -125,6 +125,25 @@ def _closed_port() -> int:
         return s.getsockname()[1]  # closed again on leaving: a connection is refused
 
 
+def test_offline_switch_is_read_one_way_by_models_and_download(monkeypatch):
+    from inferqa.data.download import check_online
+    from inferqa.models import env_on, hub_model
+
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    for value, on in (("1", True), ("TRUE", True), (" yes ", True), ("On", True),
+                      ("0", False), ("off", False), ("", False), ("2", False)):
+        monkeypatch.setenv("HF_HUB_OFFLINE", value)
+        assert env_on("HF_HUB_OFFLINE") is on, value
+    monkeypatch.setenv("HF_HUB_OFFLINE", " Yes ")
+    with pytest.raises(InputError, match="HF_HUB_OFFLINE is set"):
+        hub_model("inferqa-tests/no-such-model")
+    with pytest.raises(InputError, match="HF_HUB_OFFLINE is set"):
+        check_online("http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "on")
+    assert env_on("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") and not env_on("HF_HUB_OFFLINE")
+
+
 def test_hub_id_offline_fails_in_one_line(monkeypatch):
     from inferqa.models import hub_model
 

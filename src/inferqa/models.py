@@ -89,7 +89,12 @@ def resolve_embedding_model(name_or_path: str) -> str:
 
 
 HUB_TIMEOUT = 3.0  # seconds to open a connection to the hub before calling it unreachable
-_TRUE = ("1", "true", "yes", "on")
+_TRUE = ("1", "true", "yes", "on")  # huggingface_hub's reading of its boolean variables
+
+
+def env_on(*names: str) -> bool:
+    """Whether one of these environment variables is switched on (HF_HUB_OFFLINE=1, ...)."""
+    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in names)
 
 
 def _in_hub_cache(model_id: str) -> bool:
@@ -112,7 +117,7 @@ def hub_model(ref: str) -> str:
     retry for most of a minute without a word)."""
     if Path(ref).expanduser().exists() or _in_hub_cache(ref):
         return ref
-    if any(os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+    if env_on("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         raise InputError(f"model {ref!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: "
                          "fetch it once online, or give a model folder", field="model")
     from urllib.parse import urlsplit

@@ -19,12 +19,11 @@ from urllib.parse import urlsplit
 
 from ..errors import InputError
 from ..io import check_output
-from ..models import connect_failure
+from ..models import connect_failure, env_on
 
 WHATS = ("dataset", "results", "all")
 PROBE_TIMEOUT_S = 3.0
 ETAG_TIMEOUT_S = 10.0
-_TRUE = {"1", "on", "yes", "true"}  # huggingface_hub's reading of its boolean variables
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def check_online(url: str | None = None, timeout: float = PROBE_TIMEOUT_S) -> No
     """InputError at once when downloads are switched off or `url`'s host (or the proxy in
     between) takes no connection within `timeout` seconds."""
     url = url or endpoint()
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE:
+    if env_on("HF_HUB_OFFLINE"):
         raise InputError(f"offline (HF_HUB_OFFLINE is set): cannot download from {url}; unset it to download")
     target = _proxy_for(url) or url
     parts = urlsplit(target if "://" in target else f"http://{target}")
