@@ -2,7 +2,8 @@
 
 An answer is contested when it is close to some gold alias: SQuAD token F1 of at least
 `min_f1`, or one contains the other as whole words ("da vinci" in "leonardo da vinci",
-"mars" in "mars planet"). The scorers are the reader's own (`inferqa.read.answers`).
+"mars" in "mars planet"). The scorers are the answer metrics' own (`inferqa.evaluate.answers`);
+the rule itself is `Candidate.contested` (annotate/candidates.py).
 """
 
 from __future__ import annotations
@@ -21,8 +22,3 @@ def closeness(answer: str, golds: Iterable[str]) -> tuple[float, bool]:
         return 0.0, False
     contained = contains(answer, golds) or any(contains(g, [answer]) for g in golds)
     return f1(answer, golds), contained
-
-
-def is_contested(answer: str, golds: Iterable[str], min_f1: float = DEFAULT_MIN_F1) -> bool:
-    best, contained = closeness(answer, golds)
-    return contained or best >= min_f1

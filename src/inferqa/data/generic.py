@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import InputError
 from ..io import inner_suffix, iter_jsonl, read_csv
@@ -93,10 +93,3 @@ def parse_csv(file: Path) -> list[Question]:
         out.append(parse_record(obj, file, f"row {n_row}"))
     check_unique(out, file)
     return out
-
-
-def write_jsonl_questions(path: Path, questions: Iterable[Question]) -> int:
-    """Write questions in the generic JSONL format (round-trips through `parse_jsonl`)."""
-    from ..io import write_jsonl
-
-    return write_jsonl(path, (q.to_dict() for q in questions))
