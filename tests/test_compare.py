@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 from inferqa.errors import InputError
 from inferqa.evaluate import compare, evaluate
 from inferqa.evaluate.significance import adjust_p, paired_test, paired_tests, randomisation_p
@@ -158,3 +158,87 @@ def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q
         code, _, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "a.trec", tmp_path / "b.trec",
                                "--bench", bench.path, *bad)
         assert code == 2 and what in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def bench4(tmp_path_factory):
+    """4 demo questions, split test = demo_02, demo_03; every passage of a question is labelled 1,
+    so another question's passage is a non-relevant one there."""
+    from inferqa.benchmark import Benchmark
+    from inferqa.construct import build_benchmark
+    from inferqa.data import demo_path, load_questions
+
+    out = tmp_path_factory.mktemp("compare") / "bench"
+    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
+    bench = Benchmark(out)
+    assert bench.split_qids("test") == ["demo_02", "demo_03"]
+    return bench
+
+
+def _trec(path, rankings):
+    path.write_text("".join(f"{q} Q0 {p} {r} {10 - r} t\n" for q, pids in rankings.items()
+                            for r, p in enumerate(pids, 1)))
+    return path
+
+
+def test_compare_reads_a_run_with_duplicates_as_evaluate_does(bench4, tmp_path, monkeypatch, capsys):
+    # baseline: demo_02 relevant at rank 3 behind a non-relevant passage listed twice (RR 1/3,
+    # hit@1 0), demo_03 relevant at rank 1 (RR 1, hit@1 1): paper means mrr 2/3, hit@1 1/2
+    base = _trec(tmp_path / "dup.trec", {"demo_02": ["demo_03_100_0", "demo_03_100_0", "demo_02_100_0"],
+                                         "demo_03": ["demo_03_010_1"]})
+    other = _trec(tmp_path / "other.trec", {"demo_02": ["demo_02_100_0"], "demo_03": ["demo_02_010_1", "demo_03_010_1"]})
+    for protocol in ("inferqa", None):  # our protocol refuses the duplicate in both
+        kw = {"protocol": protocol} if protocol else {}
+        with pytest.raises(InputError, match="duplicate passage demo_03_100_0 for question demo_02"):
+            evaluate(base, bench4, ["mrr"], split="test", **kw)
+        with pytest.raises(InputError, match="duplicate passage demo_03_100_0 for question demo_02"):
+            compare([base, other], bench4, ["mrr"], split="test", **kw)
+    want = evaluate(base, bench4, ["mrr", "hit@1"], split="test", protocol="paper")
+    assert want == {"mrr": 0.6667, "hit@1": 0.5}
+    got = compare([base, other], bench4, ["mrr", "hit@1"], split="test", protocol="paper", test="t")
+    assert got.questions == 2
+    assert got.rows[0]["metrics"]["mrr"]["mean"] == pytest.approx(2 / 3)
+    assert {m: round(got.rows[0]["metrics"][m]["mean"], 4) for m in want} == want
+    # other: RR 1 and 1/2, so the difference is 3/4 - 2/3
+    assert got.rows[1]["metrics"]["mrr"]["diff"] == pytest.approx(3 / 4 - 2 / 3)
+    args = ("--bench", bench4.path, "--split", "test", "-m", "mrr,hit@1")
+    for cmd in (("evaluate", base), ("compare", base, other)):
+        code, _, err = run_cli(monkeypatch, capsys, *cmd, *args)
+        one_line_error(code, err, "dup.trec", "line 2", "duplicate passage demo_03_100_0")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", base, *args, "--protocol", "paper", "--json")
+    assert code in (0, None), err
+    assert json.loads(out)["metrics"] == want
+    code, out, err = run_cli(monkeypatch, capsys, "compare", base, other, *args, "--protocol", "paper", "--json")
+    assert code in (0, None), err
+    means = {m: c["mean"] for m, c in json.loads(out)["runs"][0]["metrics"].items()}
+    assert means == pytest.approx({"mrr": 2 / 3, "hit@1": 0.5})
+
+
+def test_compare_reads_a_partial_json_run_as_evaluate_does(bench4, tmp_path, monkeypatch, capsys):
+    # a Rankify run of demo_02 only: relevant at rank 2 (RR 1/2, hit@1 0)
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps([{"question": bench4.questions["demo_02"].text,
+                                 "ctxs": [{"id": "demo_03_100_0", "score": 2.0}, {"id": "demo_02_100_0", "score": 1.0}]}]))
+    full = _trec(tmp_path / "full.trec", {"demo_02": ["demo_02_100_0"], "demo_03": ["demo_03_100_0"]})
+    for call in (lambda: evaluate(part, bench4, ["mrr"], split="test"),
+                 lambda: compare([part, full], bench4, ["mrr"], split="test")):
+        with pytest.raises(InputError, match="1 questions in the run but 2 in split 'test'"):
+            call()
+    want = evaluate(part, bench4, ["mrr", "hit@1"], split="test", allow_partial=True)
+    assert want == {"mrr": 0.5, "hit@1": 0.0}
+    got = compare([part, full], bench4, ["mrr", "hit@1"], split="test", allow_partial=True, test="t")
+    assert got.questions == 1 and [r["missing"] for r in got.rows] == [0, 0]
+    assert {m: got.rows[0]["metrics"][m]["mean"] for m in want} == pytest.approx(want)
+    assert got.rows[1]["metrics"]["mrr"]["mean"] == 1.0  # full, on the baseline's one question
+    args = ("--bench", bench4.path, "--split", "test", "-m", "mrr,hit@1")
+    for cmd in (("evaluate", part), ("compare", part, full)):
+        code, _, err = run_cli(monkeypatch, capsys, *cmd, *args)
+        one_line_error(code, err, "part.json", "1 questions in the run but 2", "--allow-partial")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", part, *args, "--allow-partial", "--json")
+    assert code in (0, None), err
+    assert json.loads(out)["metrics"] == want
+    code, out, err = run_cli(monkeypatch, capsys, "compare", part, full, *args, "--allow-partial", "--json")
+    assert code in (0, None), err
+    got = json.loads(out)
+    assert got["questions"] == 1
+    assert {m: c["mean"] for m, c in got["runs"][0]["metrics"].items()} == pytest.approx(want)

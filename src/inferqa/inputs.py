@@ -2,8 +2,9 @@
 
 - `as_benchmark`: a `Benchmark`, or its directory.
 - `as_run`: a `Run`, or a run file or `optimal` read by `inferqa.formats.open_run` (TREC
-  or Rankify JSON, its ids checked against `bench` when given); with `bench` and `split`,
-  cut to that split's questions.
+  or Rankify JSON, its ids checked against `bench` when given; `min_label`,
+  `allow_partial` and `allow_duplicates` passed to it); with `bench` and `split`, cut to
+  that split's questions.
 - `as_qrels`: `Qrels` (or a plain dict), a qrels file, or a benchmark (object or
   directory), whose qrels.tsv it is; also returns that benchmark, if any.
 """
@@ -26,10 +27,12 @@ def as_benchmark(bench: BenchLike) -> Benchmark:
     return bench if isinstance(bench, Benchmark) else Benchmark(bench)
 
 
-def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None) -> Run:
+def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *, min_label: int = 1,
+           allow_partial: bool = False, allow_duplicates: bool = False) -> Run:
     b = as_benchmark(bench) if bench is not None else None
     if not isinstance(run, Run):
-        loaded, qids = open_run(run, b, split)
+        loaded, qids = open_run(run, b, split, min_label=min_label, allow_partial=allow_partial,
+                                allow_duplicates=allow_duplicates)
         return loaded if b is None or split is None else loaded.only(qids)
     if b is not None and split is not None:
         wanted = set(b.split_qids(split))

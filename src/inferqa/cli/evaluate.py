@@ -13,6 +13,15 @@ from .app import allow_partial_opt, app, named_path
 from .output import JSON_DIGITS, echo_json
 
 
+# evaluate and compare read and score runs alike (`scored_run`), so they take the same flags.
+protocol_opt = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
+                            "plain means over the run's questions, precision over min(k, retrieved), duplicate "
+                            "passages kept, with --split a question missing from the run an empty list, round 4); "
+                            "README: Reproducing the paper.")
+min_label_opt = typer.Option(1, "--min-label", help="Lowest label counted as relevant (an integer ≥ 1, at most the "
+                             "largest label; 2: fully relevant only).")
+
+
 def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.2f}"
 
@@ -31,12 +40,8 @@ def evaluate_cmd(
                                           "precision@k (p@k), mrr, mrr@k, map, map@k, ndcg@k, or ir_measures / "
                                           "ranx / trec_eval names: RR, R@k, P@k, AP, nDCG@k (linear gain), "
                                           "Success@k, hit_rate@k, ndcg_cut_k, ... (default: the paper's set)."),
-    protocol: str = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
-                                 "plain means over the run's questions, precision over min(k, retrieved), "
-                                 "duplicate passages kept, with --split a question missing from the run an "
-                                 "empty list, round 4); README: Reproducing the paper."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant (an integer ≥ 1, at most "
-                                  "the largest label; 2: fully relevant only)."),
+    protocol: str = protocol_opt,
+    min_label: int = min_label_opt,
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
                                  f"{JSON_DIGITS} significant digits)."),
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
@@ -44,8 +49,8 @@ def evaluate_cmd(
 ) -> None:
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
     from ..evaluate import DEFAULT_METRICS, check_min_label, evaluate
-    from ..evaluate.metrics import check_protocol
-    from ..formats import open_qrels, open_run
+    from ..evaluate.metrics import check_protocol, scored_run
+    from ..formats import open_qrels
 
     if qrels_file is None and bench_dir is None:
         raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
@@ -59,12 +64,7 @@ def evaluate_cmd(
     check_protocol(protocol)
     qrels = open_qrels(qrels_file) if qrels_file is not None else bench.qrels
     check_min_label(min_label, qrels)
-    run, qids = open_run(run_file, bench, split, min_label=min_label, allow_partial=allow_partial,
-                         allow_duplicates=protocol == "paper")
-    if split is not None and protocol == "paper":  # the authors' files list every question, some empty
-        run = run.only(bench.split_qids(split), fill=True)
-    elif split is not None:
-        run = run.only(qids)
+    run = scored_run(run_file, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
     means = res["mean"] if per_query else res
@@ -113,11 +113,12 @@ def compare_cmd(
                              "p from the same resamples)."),
     correction: str = typer.Option("holm", "--correction", help="holm | bonferroni | none: over the runs compared, "
                                    "per metric."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label counted as relevant."),
-    protocol: str = typer.Option("inferqa", "--protocol", help="inferqa | paper (as for evaluate)."),
+    min_label: int = min_label_opt,
+    protocol: str = protocol_opt,
     seed: int = typer.Option(0, "--seed", help="Seed of the resamples and sign flips."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
                                  f"{JSON_DIGITS} significant digits)."),
+    allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
     the corrected p-value of a paired test (README: Comparing runs)."""
@@ -135,7 +136,7 @@ def compare_cmd(
         named[name] = path
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(COMPARE_METRICS)
     result = compare(named, Benchmark(bench_dir), names, split=split, test=test, correction=correction,
-                     min_label=min_label, protocol=protocol, seed=seed)
+                     min_label=min_label, protocol=protocol, allow_partial=allow_partial, seed=seed)
     if as_json:
         echo_json(result.to_dict())
         return

@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..inputs import as_qrels, as_run
-from .metrics import check_protocol, per_query_scores
+from ..inputs import as_qrels
+from .metrics import check_min_label, check_protocol, per_query_scores, scored_run
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
 
 COMPARE_METRICS = ("hit@10", "mrr", "ndcg@10")
@@ -106,10 +106,11 @@ def _named(runs: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequence[str] = COMPARE_METRICS, *,
             split: str | None = None, test: str = "randomisation", correction: str = "holm",
-            min_label: int = 1, protocol: str = "inferqa", resamples: int = RESAMPLES, seed: int = 0,
-            confidence: float = CONFIDENCE) -> Comparison:
+            min_label: int = 1, protocol: str = "inferqa", allow_partial: bool = False, resamples: int = RESAMPLES,
+            seed: int = 0, confidence: float = CONFIDENCE) -> Comparison:
     """Each run against the first: `runs` are `Run`s or run files (a list, or a dict name -> run);
-    `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs)."""
+    `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs); every run is read
+    as `evaluate` reads it (`scored_run`: `min_label`, `protocol`, `allow_partial`)."""
     check_test(test)
     check_correction(correction)
     check_protocol(protocol)
@@ -119,9 +120,9 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
     if not metrics:
         raise InputError("give at least one metric", field="metrics")
     qrels, bench = as_qrels(qrels)
-    if split is not None and bench is None:
-        raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
-    loaded = [(name, as_run(run, bench, split)) for name, run in named]
+    check_min_label(min_label, qrels)
+    loaded = [(name, scored_run(run, bench, split, min_label=min_label, protocol=protocol,
+                                allow_partial=allow_partial)) for name, run in named]
     qids = list(loaded[0][1])
     if not qids:
         raise InputError(f"run {loaded[0][0]!r} has no question" + (f" of split {split!r}" if split else ""),

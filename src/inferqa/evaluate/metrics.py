@@ -257,24 +257,39 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
     return qids, out
 
 
+def scored_run(run: Run | str | os.PathLike, bench: Benchmark | None = None, split: str | None = None, *,
+               min_label: int = 1, protocol: str = "inferqa", allow_partial: bool = False) -> Run:
+    """The run as `evaluate` and `compare` score it: a `Run`, or a file read by `open_run`
+    (`min_label` for `optimal`, `allow_partial` for a Rankify file of fewer questions than
+    `split`, duplicate passages kept under the paper protocol), cut to `split`; under the
+    paper protocol a question of `split` the run lacks is an empty ranking (the authors'
+    files list every question, some empty)."""
+    check_protocol(protocol)
+    if split is not None and bench is None:
+        raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
+    paper = protocol == "paper"
+    run = as_run(run, bench, split, min_label=min_label, allow_partial=allow_partial, allow_duplicates=paper)
+    if paper and split is not None:
+        run = run.only(bench.split_qids(split), fill=True)
+    return run
+
+
 def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.PathLike,
              metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1, per_query: bool = False,
-             protocol: str = "inferqa", *, split: str | None = None) -> dict:
+             protocol: str = "inferqa", *, split: str | None = None, allow_partial: bool = False) -> dict:
     """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}` (rounded to 4
     decimals under `protocol="paper"`).
 
     `run` is a `Run` or a run file; `qrels` is `Qrels`, a qrels file, or a benchmark
     (object or directory: its qrels, its passage ids checked against a run file, and
-    `split` cuts the run to that split's questions).
+    `split` cuts the run to that split's questions); the run is read by `scored_run`.
 
     With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
     (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
     A mean over no defined question is NaN.
     """
     qrels, bench = as_qrels(qrels)
-    if split is not None and bench is None:
-        raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
-    run = as_run(run, bench, split)
+    run = scored_run(run, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
     qids, scores = per_query_scores(run, qrels, metrics, min_label, protocol)
     means = {}
     for name, v in scores.items():
