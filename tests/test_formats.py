@@ -132,3 +132,77 @@ def test_the_runner_parses_and_evaluates_each_stage_once(tmp_path, monkeypatch):
     # 6 reads and 2 evaluations), and its hit curve once
     assert len(stages) == 3 and len(parsed) == len(set(parsed)) == 3
     assert evaluated.count(True) == 3 and len(evaluated) == 6
+
+
+def _toy_run_format():
+    """A third party's run format: `qid<TAB>pid<TAB>score` lines, files ending in .tsv."""
+    from inferqa.formats import RunFormat
+    from inferqa.io import atomic_open, iter_lines
+    from inferqa.registry import plugin
+
+    @plugin("run-format", "toy-tsv", suffixes=(".tsv",), help="qid, pid, score per line")
+    class ToyTsv(RunFormat):
+        def read(self, path, bench, split, *, findings, allow_partial=False, allow_duplicates=False):
+            run = Run(tag="toy")
+            for lineno, line in iter_lines(path):
+                qid, pid, score = line.rstrip("\n").split("\t")
+                run.setdefault(qid, []).append((pid, float(score)))
+            return run, []
+
+        def write(self, run, path, *, tag=None):
+            with atomic_open(path) as fh:
+                fh.writelines(f"{qid}\t{pid}\t{score}\n" for qid, ranked in run.items() for pid, score in ranked)
+
+
+def test_a_registered_run_format_is_read_and_written_by_its_suffix(bench, tmp_path, scratch, monkeypatch, capsys):
+    import gzip
+
+    from inferqa import registry
+
+    _toy_run_format()
+    test = bench.split_qids("test")
+    run = Run({q: [(p, 3.0 - i) for i, p in enumerate(list(bench.qrels[q])[:3])] for q in test})
+    run.save(tmp_path / "r.tsv")
+    first = list(bench.qrels[test[0]])[:3]
+    assert (tmp_path / "r.tsv").read_text().splitlines()[:3] == [f"{test[0]}\t{first[0]}\t3.0",
+                                                                 f"{test[0]}\t{first[1]}\t2.0",
+                                                                 f"{test[0]}\t{first[2]}\t1.0"]
+    got, qids = open_run(tmp_path / "r.tsv", bench, "test")
+    assert got == run and qids == test and got.format == "toy-tsv"
+    # compressed, the name before .gz chooses it; a named format wins over the file's ending
+    (tmp_path / "r.tsv.gz").write_bytes(gzip.compress((tmp_path / "r.tsv").read_bytes()))
+    assert load_run(tmp_path / "r.tsv.gz") == run
+    run.save(tmp_path / "r.txt", format="toy-tsv")
+    assert (tmp_path / "r.txt").read_text() == (tmp_path / "r.tsv").read_text()
+    assert load_run(tmp_path / "r.tsv").format == "toy-tsv"
+    # its runs are checked against the benchmark like any other
+    (tmp_path / "bad.tsv").write_text(f"{test[0]}\tnope_101_02\t1.0\n")
+    with pytest.raises(InputError, match="unknown passage id"):
+        open_run(tmp_path / "bad.tsv", bench)
+    # and every command reads it: export rankify converts it
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--run", tmp_path / "r.tsv", "--no-text", "--out", tmp_path / "r.json")
+    assert code in (0, None), err
+    assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())[0]["ctxs"]] == first
+    assert "toy-tsv" in registry.available("run-format")
+
+
+def test_run_formats_are_the_registrys(bench, tmp_path):
+    from inferqa import registry
+
+    assert {"trec", "rankify"} <= set(registry.available("run-format"))
+    assert "toy-tsv" not in registry.available("run-format")  # the toy of the test above is gone
+    run = Run({"q": [("q_1_0", 1.0)]})
+    with pytest.raises(InputError, match=r"unknown run-format 'trek' \(did you mean 'trec'\?\)"):
+        run.save(tmp_path / "r.trec", format="trek")
+    with pytest.raises(InputError, match="a Rankify JSON run is written in a split's dataset order"):
+        run.save(tmp_path / "r.json", format="rankify")
+    assert not (tmp_path / "r.json").exists()
+    run.save(tmp_path / "r.json")  # no format claims .json: TREC, as before
+    assert (tmp_path / "r.json").read_text() == "q Q0 q_1_0 1 1.000000 inferqa\n"
+    test = bench.split_qids("test")
+    own = Run({test[0]: [(p, 1.0 / (i + 1)) for i, p in enumerate(list(bench.qrels[test[0]])[:2])]})
+    own.save(tmp_path / "own.json", format="rankify", bench=bench, split="test", with_text=False)
+    data = json.loads((tmp_path / "own.json").read_text())
+    assert [c["id"] for c in data[0]["ctxs"]] == [p for p, _ in own[test[0]]] and data[1]["ctxs"] == []
+    assert load_run(tmp_path / "own.json", bench, "test").format == "rankify"

@@ -14,8 +14,9 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
+from . import registry
 from .errors import InputError
-from .io import atomic_open, iter_lines
+from .io import atomic_open, inner_suffix, iter_lines
 
 LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2
 
@@ -211,6 +212,12 @@ def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
     return texts
 
 
+def run_format_by_name(path: str | os.PathLike) -> str | None:
+    """The run format (`inferqa plugins run-format`) whose declared `suffixes` hold the
+    ending of `path` (before .gz/.zst/.zsd), if any: how reading and writing pick one by name."""
+    return registry.claimed("run-format", "suffixes", inner_suffix(path))
+
+
 class Run(dict):
     """question id -> ranked list of (passage id, score), best first. Run files are read by
     `inferqa.formats.open_run`."""
@@ -219,14 +226,13 @@ class Run(dict):
         super().__init__(*args, **kwargs)
         self.tag = tag
 
-    def save(self, path: str | os.PathLike, tag: str | None = None) -> None:
-        """A TREC run in list order, with scores that strictly decrease (`trec_scores`), so
-        trec_eval, pytrec_eval and ir_measures, which sort by score, keep this order."""
-        tag = tag or self.tag
-        with atomic_open(path) as fh:
-            for qid, ranked in self.items():
-                for rank, (pid, score) in enumerate(zip((p for p, _ in ranked), trec_scores(ranked)), 1):
-                    fh.write(f"{qid} Q0 {pid} {rank} {score} {tag}\n")
+    def save(self, path: str | os.PathLike, tag: str | None = None, *, format: str | None = None,
+             **context: Any) -> None:
+        """The run written by run format `format` (default: the one whose declared suffixes
+        hold the path's ending, else `trec`: in list order, with strictly decreasing scores,
+        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split)."""
+        fmt = format or run_format_by_name(path) or "trec"
+        registry.create("run-format", fmt).write(self, path, tag=tag, **context)
 
     def top(self, k: int) -> "Run":
         return Run({qid: ranked[:k] for qid, ranked in self.items()}, tag=self.tag)

@@ -52,6 +52,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "fine-tuner": ("inferqa.experiments",),
     "oracle": ("inferqa.formats", "inferqa.rerank"),
     "data-format": ("inferqa.data",),
+    "run-format": ("inferqa.formats",),
 }
 ENTRY_POINTS = "inferqa.plugins"
 NULL_WORDS = ("null", "none")
@@ -345,6 +346,14 @@ def available(kind: str) -> list[str]:
 
 def plugins(kind: str) -> list[Plugin]:
     return [_PLUGINS[kind][n] for n in available(kind)]
+
+
+def claimed(kind: str, key: str, value: Any) -> str | None:
+    """The name of the first plugin of KIND whose declaration's KEY holds VALUE (a file told
+    by its ending or first byte), None for none or an empty VALUE."""
+    if not value:
+        return None
+    return next((p.name for p in plugins(kind) if value in p.meta.get(key, ())), None)
 
 
 def options_of(kind: str, name: str) -> dict[str, Option]:

@@ -1,10 +1,9 @@
-"""Run files: TREC and Rankify/DPR JSON (plain or compressed), and `optimal`, read in one
-place and checked against a benchmark.
+"""Run files read in one place and checked against a benchmark: every format of the
+`run-format` registry kind (built in: `trec`, `rankify`; plain or compressed) and `optimal`.
 
-Rankify / DPR JSON is a JSON array, one object per question in the split's dataset order
-(matched by position, not by id): `{"question", "answers", "ctxs": [{"id", "score",
-"has_answer", "text", "title"}]}`; reranker outputs add `"reranked_ctxs"`, which then is the
-ranking read. `sniff` tells it from TREC by its first non-blank byte.
+A file's format is the one whose declared `suffixes` hold its name's ending (before
+.gz/.zst/.zsd), else the one whose `first_bytes` hold its first non-blank byte (Rankify
+JSON: `[`), else TREC. `Run.save` picks its writer by the same suffixes.
 
 Every problem is an InputError naming file, record and field. With `strict=False` (the
 doctor) the problems a file can still be read past are collected instead, by kind, in the
@@ -13,14 +12,13 @@ returned run's `findings`.
 
 from __future__ import annotations
 
-import math
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import registry
 from ..errors import InputError
-from ..io import STDIN, check_file, first_byte, iter_lines, read_json
-from ..records import Run, hint_mask, parse_passage_id, split_passage_id
+from ..io import STDIN, check_file, first_byte
+from ..records import Run, hint_mask, parse_passage_id, run_format_by_name, split_passage_id
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -44,50 +42,24 @@ class Findings(dict):
         self.setdefault(kind, []).append(example)
 
 
+class RunFormat:
+    """A way of storing runs, registered with `@plugin("run-format", NAME, ...)` on a
+    subclass; `suffixes=(".ext", ...)` and `first_bytes=b"..."` declare which files are its."""
+
+    def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
+             allow_partial: bool = False, allow_duplicates: bool = False) -> tuple[Run, list[dict[str, Any]]]:
+        """(the run, per question information kept as the run's `info`). A problem the file can
+        be read past goes to `findings.add` (raised there when strict)."""
+        raise InputError(f"run format {self.name!r} cannot be read", file=path)
+
+    def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None, **context: Any) -> None:
+        """`run` at `path`, atomically (`io.atomic_open`); `context` as the format needs (Rankify: bench, split)."""
+        raise InputError(f"run format {self.name!r} cannot be written", file=path)
+
+
 def sniff(path: str | os.PathLike) -> str:
-    """`rankify` for a file whose first non-blank byte opens a JSON array, else `trec`."""
-    return RANKIFY if first_byte(path) == b"[" else TREC
-
-
-def read_trec(path: str | os.PathLike, findings: Findings | None = None, *, allow_duplicates: bool = False) -> Run:
-    """A TREC run. Duplicate passages of a question (unless `allow_duplicates`: the QUIT
-    authors' metrics keep them), unsorted ranks and NaN scores are errors (or findings
-    `duplicate_ids`, `unsorted_ranks`, `nan_scores`, the entries kept)."""
-    findings = Findings() if findings is None else findings
-    run = Run()
-    seen: dict[str, set[str]] = {}
-    last: dict[str, tuple[int, float]] = {}
-    for lineno, line in iter_lines(path):
-        if not line.strip():
-            continue
-        where = {"file": path, "record": f"line {lineno}"}
-        parts = line.split()
-        if len(parts) != 6:
-            if not line.endswith("\n"):
-                raise InputError(f"truncated: the last line ends mid-way ({len(parts)} of 6 columns)", **where)
-            raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", **where)
-        qid, _, pid, rank_s, score_s, tag = parts
-        try:
-            rank, score = int(rank_s), float(score_s)
-        except ValueError:
-            raise InputError("rank must be an integer and score a number", field="rank/score", **where) from None
-        example = f"{qid} rank {rank}: {pid}"
-        if math.isnan(score):
-            findings.add("nan_scores", example, InputError("score is NaN", field="score", **where))
-        if pid in seen.setdefault(qid, set()) and not allow_duplicates:
-            findings.add("duplicate_ids", example, InputError(f"duplicate passage {pid} for question {qid}",
-                                                              field="pid", **where))
-        if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
-            findings.add("unsorted_ranks", example, InputError(
-                f"unsorted run for question {qid}: ranks must increase and scores must not increase",
-                field="rank", **where))
-        seen[qid].add(pid)
-        last[qid] = (rank, score)
-        run.setdefault(qid, []).append((pid, score))
-        run.tag = tag
-    if not run:
-        raise InputError("run file is empty", file=path)
-    return run
+    """The run format of a file (see the module's docstring): `rankify`, `trec` or a plugin's."""
+    return run_format_by_name(path) or registry.claimed("run-format", "first_bytes", first_byte(path)) or TREC
 
 
 def split_order(bench: "Benchmark | None", split: str | None, path: Any) -> list[str]:
@@ -97,97 +69,18 @@ def split_order(bench: "Benchmark | None", split: str | None, path: Any) -> list
     return bench.split_qids(split)
 
 
-def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None, strict: bool = True,
-                 *, allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None
-                 ) -> tuple[Run, list[dict[str, Any]]]:
-    """(the run, per question `{"qid", "question", "key", "titles"}`) of a Rankify JSON file.
-
-    Question i of the file is question i of `split`; its question text, where given, must be
-    that question's. A record must hold `ctxs` (or `reranked_ctxs`); a file of fewer
-    questions than the split is refused unless `allow_partial`. With `strict=False` duplicate
-    passages and records without a ranking are collected in `findings` instead."""
-    findings = Findings(strict) if findings is None else findings
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError(f"expected a JSON array of questions, got {type(data).__name__}", file=path)
-    if not data:
-        raise InputError("run file is empty", file=path)
-    qids = split_order(bench, split, path)
-    if len(data) > len(qids):
-        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
-                         file=path)
-    if len(data) < len(qids) and not allow_partial and findings.strict:
-        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: a run matched "
-                         "by position must cover the whole split (--allow-partial reads the first ones)", file=path)
-    run, info = Run(tag=Path(str(path)).stem), []
-    for i, obj in enumerate(data):
-        qid, rec = qids[i], f"{i} (question {qids[i]})"
-        if not isinstance(obj, dict):
-            raise InputError(f"expected an object, got {type(obj).__name__}", file=path, record=rec)
-        text = obj.get("question")
-        if text is not None and not isinstance(text, str):
-            raise InputError(f"expected a string, got {type(text).__name__}", file=path, record=rec,
-                             field="question")
-        if isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
-            raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
-                             "position, so the run and the split must hold the same questions in the same order",
-                             file=path, record=rec, field="question")
-        key = next((k for k in RANKED_KEYS if k in obj), None)
-        if key is None:
-            findings.add("records_without_ranking", qid, InputError(
-                "no ranking: expected a list 'ctxs' (or 'reranked_ctxs')", file=path, record=rec, field="ctxs"))
-        ctxs = obj.get(key) if key else []
-        if not isinstance(ctxs, list):
-            raise InputError(f"expected a list of passages, got {type(ctxs).__name__}", file=path, record=rec,
-                             field=key)
-        ranked, seen, titles = [], set(), []
-        for r, ctx in enumerate(ctxs):
-            f = f"{key}[{r}]"
-            if not isinstance(ctx, dict) or "id" not in ctx:
-                raise InputError("expected an object with an id", file=path, record=rec, field=f)
-            if not isinstance(ctx["id"], (str, int)) or isinstance(ctx["id"], bool):
-                raise InputError(f"expected a string, got {type(ctx['id']).__name__}", file=path, record=rec,
-                                 field=f"{f}.id")
-            pid = str(ctx["id"])
-            raw = ctx.get("score")
-            if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
-                raise InputError(f"score {raw!r} is not a number", file=path, record=rec, field=f"{f}.score")
-            try:
-                score = float(raw) if raw is not None else float(len(ctxs) - r)
-            except (TypeError, ValueError):
-                raise InputError(f"score {raw!r} is not a number", file=path, record=rec,
-                                 field=f"{f}.score") from None
-            if math.isnan(score):
-                raise InputError("score is NaN", file=path, record=rec, field=f"{f}.score")
-            title = ctx.get("title")
-            if title is not None and not isinstance(title, (str, int)):
-                raise InputError(f"expected a string, got {type(title).__name__}", file=path, record=rec,
-                                 field=f"{f}.title")
-            if pid in seen and not allow_duplicates:
-                findings.add("duplicate_ids", f"{qid} rank {r + 1}: {pid}", InputError(
-                    f"duplicate passage {pid}", file=path, record=rec, field=f"{f}.id"))
-            seen.add(pid)
-            ranked.append((pid, score))
-            titles.append(title)
-        run[qid] = ranked
-        info.append({"qid": qid, "question": text, "key": key, "titles": titles})
-    return run, info
-
-
 def load_run(path: str | os.PathLike, bench: "Benchmark | None" = None, split: str | None = None, *,
              allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None) -> Run:
-    """A run file as it is (TREC, or Rankify JSON matched to `bench`'s `split`), not checked
+    """A run file as it is (TREC, Rankify JSON matched to `bench`'s `split`, or another run
+    format's), not checked
     against a benchmark: `open_run` does that. Its `format`, `info` (Rankify: per question
     `titles`) and `findings` are set on the run."""
     if str(path) != STDIN:
         path = check_file(path)
     findings = Findings() if findings is None else findings
     fmt = sniff(path)
-    if fmt == RANKIFY:
-        run, info = read_rankify(path, bench, split, allow_partial=allow_partial, allow_duplicates=allow_duplicates,
-                                 findings=findings)
-    else:
-        run, info = read_trec(path, findings, allow_duplicates=allow_duplicates), []
+    run, info = registry.create("run-format", fmt).read(path, bench, split, findings=findings,
+                                                         allow_partial=allow_partial, allow_duplicates=allow_duplicates)
     run.format, run.info, run.findings = fmt, info, findings
     return run
 

@@ -1,0 +1,159 @@
+"""Rankify / DPR JSON runs: run format `rankify`.
+
+A JSON array, one object per question in the split's dataset order (matched by position,
+not by id): `{"question", "answers", "ctxs": [{"id", "score", "has_answer", "text",
+"title"}]}`; reranker outputs add `"reranked_ctxs"`, which then is the ranking read. A
+file is read as one when its first non-blank byte opens a JSON array.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from ..io import atomic_open, read_json
+from ..records import Run
+from ..registry import plugin
+from ..text import answer_in_text
+from .runs import RANKED_KEYS, RANKIFY, Findings, RunFormat, Titles, split_order
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+
+def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None, strict: bool = True,
+                 *, allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None
+                 ) -> tuple[Run, list[dict[str, Any]]]:
+    """(the run, per question `{"qid", "question", "key", "titles"}`) of a Rankify JSON file.
+
+    Question i of the file is question i of `split`; its question text, where given, must be
+    that question's. A record must hold `ctxs` (or `reranked_ctxs`); a file of fewer
+    questions than the split is refused unless `allow_partial`. With `strict=False` duplicate
+    passages and records without a ranking are collected in `findings` instead."""
+    findings = Findings(strict) if findings is None else findings
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError(f"expected a JSON array of questions, got {type(data).__name__}", file=path)
+    if not data:
+        raise InputError("run file is empty", file=path)
+    qids = split_order(bench, split, path)
+    if len(data) > len(qids):
+        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
+                         file=path)
+    if len(data) < len(qids) and not allow_partial and findings.strict:
+        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: a run matched "
+                         "by position must cover the whole split (--allow-partial reads the first ones)", file=path)
+    run, info = Run(tag=Path(str(path)).stem), []
+    for i, obj in enumerate(data):
+        qid, rec = qids[i], f"{i} (question {qids[i]})"
+        if not isinstance(obj, dict):
+            raise InputError(f"expected an object, got {type(obj).__name__}", file=path, record=rec)
+        text = obj.get("question")
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"expected a string, got {type(text).__name__}", file=path, record=rec,
+                             field="question")
+        if isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
+            raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
+                             "position, so the run and the split must hold the same questions in the same order",
+                             file=path, record=rec, field="question")
+        key = next((k for k in RANKED_KEYS if k in obj), None)
+        if key is None:
+            findings.add("records_without_ranking", qid, InputError(
+                "no ranking: expected a list 'ctxs' (or 'reranked_ctxs')", file=path, record=rec, field="ctxs"))
+        ctxs = obj.get(key) if key else []
+        if not isinstance(ctxs, list):
+            raise InputError(f"expected a list of passages, got {type(ctxs).__name__}", file=path, record=rec,
+                             field=key)
+        ranked, seen, titles = [], set(), []
+        for r, ctx in enumerate(ctxs):
+            f = f"{key}[{r}]"
+            if not isinstance(ctx, dict) or "id" not in ctx:
+                raise InputError("expected an object with an id", file=path, record=rec, field=f)
+            if not isinstance(ctx["id"], (str, int)) or isinstance(ctx["id"], bool):
+                raise InputError(f"expected a string, got {type(ctx['id']).__name__}", file=path, record=rec,
+                                 field=f"{f}.id")
+            pid = str(ctx["id"])
+            raw = ctx.get("score")
+            if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
+                raise InputError(f"score {raw!r} is not a number", file=path, record=rec, field=f"{f}.score")
+            try:
+                score = float(raw) if raw is not None else float(len(ctxs) - r)
+            except (TypeError, ValueError):
+                raise InputError(f"score {raw!r} is not a number", file=path, record=rec,
+                                 field=f"{f}.score") from None
+            if math.isnan(score):
+                raise InputError("score is NaN", file=path, record=rec, field=f"{f}.score")
+            title = ctx.get("title")
+            if title is not None and not isinstance(title, (str, int)):
+                raise InputError(f"expected a string, got {type(title).__name__}", file=path, record=rec,
+                                 field=f"{f}.title")
+            if pid in seen and not allow_duplicates:
+                findings.add("duplicate_ids", f"{qid} rank {r + 1}: {pid}", InputError(
+                    f"duplicate passage {pid}", file=path, record=rec, field=f"{f}.id"))
+            seen.add(pid)
+            ranked.append((pid, score))
+            titles.append(title)
+        run[qid] = ranked
+        info.append({"qid": qid, "question": text, "key": key, "titles": titles})
+    return run, info
+
+
+def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str], titles: list | None,
+          with_text: bool) -> list[dict[str, Any]]:
+    out = []
+    for r, (pid, score) in enumerate(ranked):
+        pq = pid.rsplit("_", 2)[0]
+        text = bench.passage_text(pid) if pq in bench.questions else ""
+        ctx = {"id": pid, "score": score, "has_answer": answer_in_text(text, answers)}
+        if with_text:
+            ctx["text"] = text
+        title = titles[r] if titles is not None and r < len(titles) else None
+        ctx["title"] = pq if title is None else title
+        out.append(ctx)
+    return out
+
+
+def write_rankify(run: Run, bench: "Benchmark", split: str, path: str | os.PathLike, with_text: bool = True, *,
+                  reranked: bool = False, first_stage: Run | None = None, titles: Titles | None = None,
+                  first_stage_titles: Titles | None = None) -> int:
+    """A Rankify JSON run of `split` in dataset order (a question missing from the run gets an
+    empty list). `has_answer` is Rankify's answer-in-text test (`text.answer_in_text`), False
+    for a passage of no known question; `title` as `titles` (a Rankify source's) has it, else
+    the passage's question id. With `reranked` (or a `first_stage`), the file is a reranker's
+    output: the run is `reranked_ctxs`, and `ctxs` the first stage (default: the run itself).
+    Returns questions written."""
+    reranked = reranked or first_stage is not None
+    qids = bench.split_qids(split)
+    with atomic_open(path) as fh:
+        fh.write("[\n")
+        for i, qid in enumerate(qids):
+            q = bench.questions[qid]
+            ranked = _ctxs(bench, run.get(qid, []), q.answers, (titles or {}).get(qid), with_text)
+            obj = {"question": q.text, "answers": q.answers, "ctxs": ranked}
+            if reranked:
+                obj["ctxs"] = ranked if first_stage is None else _ctxs(
+                    bench, first_stage.get(qid, []), q.answers, (first_stage_titles or {}).get(qid), with_text)
+                obj["reranked_ctxs"] = ranked
+            fh.write(("" if i == 0 else ",\n") + json.dumps(obj, ensure_ascii=False))
+        fh.write("\n]\n")
+    return len(qids)
+
+
+@plugin("run-format", RANKIFY, first_bytes=b"[", help="Rankify/DPR JSON, matched to a split by position")
+class RankifyRun(RunFormat):
+    def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
+             allow_partial: bool = False, allow_duplicates: bool = False) -> tuple[Run, list[dict[str, Any]]]:
+        return read_rankify(path, bench, split, allow_partial=allow_partial, allow_duplicates=allow_duplicates,
+                            findings=findings)
+
+    def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None, bench: "Benchmark | None" = None,
+              split: str | None = None, **options: Any) -> None:
+        """`write_rankify`'s file; `options` are its keywords (with_text, reranked, first_stage, titles...)."""
+        if bench is None or split is None:
+            raise InputError("a Rankify JSON run is written in a split's dataset order: give its benchmark and split "
+                             "(bench=, split=; inferqa export rankify --bench DIR --split SPLIT)", file=path)
+        write_rankify(run, bench, split, path, **options)
