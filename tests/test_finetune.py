@@ -113,6 +113,21 @@ def test_finetuned_reranker_loads_and_scores(bench, minilm, tmp_path):
     assert (rr[0] > rr[1]) == (scores[0] > scores[1]) and rr[0] != rr[1]
 
 
+@pytest.mark.parametrize("trainer", [finetune_retriever, finetune_reranker])
+def test_a_trainer_that_fails_mid_training_leaves_nothing(bench, minilm, tmp_path, monkeypatch, trainer):
+    """The trainers' one tail: training runs inside the folder that becomes --out only once complete."""
+    from inferqa.experiments import finetune
+
+    def stopped(*args, **kwargs):
+        raise RuntimeError("stopped mid-training")
+
+    monkeypatch.setattr(finetune, "_train", stopped)
+    opts = FinetuneOptions(positives=1, negatives=1, negatives_from="random", batch_size=2, max_steps=1)
+    with pytest.raises(RuntimeError, match="stopped mid-training"):
+        trainer(bench, tmp_path / "out", model=minilm, options=opts)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_finetune_cli_trains_the_asked_kind_and_rejects_others(bench, minilm, tmp_path, capsys):
     from inferqa.cli import main
 

@@ -26,7 +26,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..benchmark import Benchmark
 from ..errors import InputError
@@ -301,13 +301,8 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
                     for col in columns]
         return mnrl(features, None)
 
-    t0 = time.perf_counter()
-    with atomic_dir(out_dir) as tmp:
-        losses = _train(st, loss_fn, _epochs(examples, options, rng), total, options, tmp / LOG_FILE,
-                        "fine-tune retriever")
-        st.save(str(tmp))
-        _write_info(tmp, "retriever", model, bench, options, examples, losses, time.perf_counter() - t0)
-    return Path(out_dir)
+    return _fit("retriever", out_dir, model, bench, options, examples, _epochs(examples, options, rng), total,
+                lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))))
 
 
 @plugin("fine-tuner", "reranker", help="cross-encoder, binary relevance")
@@ -332,13 +327,8 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
         labels = torch.tensor([lab for *_, lab in batch], device=ce.device)
         return bce([[q for q, _, _ in batch], [p for _, p, _ in batch]], labels)
 
-    t0 = time.perf_counter()
-    with atomic_dir(out_dir) as tmp:
-        losses = _train(ce, loss_fn, _epochs(pairs, options, rng, pairs=True), total, options, tmp / LOG_FILE,
-                        "fine-tune reranker")
-        ce.save(str(tmp))
-        _write_info(tmp, "reranker", model, bench, options, examples, losses, time.perf_counter() - t0)
-    return Path(out_dir)
+    return _fit("reranker", out_dir, model, bench, options, examples, _epochs(pairs, options, rng, pairs=True),
+                total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))))
 
 
 @plugin("fine-tuner", "colbert", help="late interaction (ColBERT), the retriever's examples")
@@ -354,12 +344,11 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
                                           write_colbert)
 
     bench, start, examples, rng = _setup(bench, model, options, resolve_colbert_start)
-    total = _in_batch_steps(examples, options)
-    t0 = time.perf_counter()
-    with atomic_dir(out_dir) as tmp:
-        if not is_colbert_folder(start):
-            start = init_colbert(start, tmp / "init", dim=dim, document_length=options.max_length, seed=options.seed)
-        mve = load_colbert(start, device)
+
+    def make(tmp: Path):  # a new projection is initialised in the output folder, then removed
+        begin = start if is_colbert_folder(start) else \
+            init_colbert(start, tmp / "init", dim=dim, document_length=options.max_length, seed=options.seed)
+        mve = load_colbert(begin, device)
         loss = MultiVectorMultipleNegativesRankingLoss(mve)
 
         def features(texts: list[str], task: str) -> dict:
@@ -371,11 +360,27 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
                 columns.append(features([e.negative for e in batch], "document"))
             return loss(columns)
 
-        losses = _train(mve, loss_fn, _epochs(examples, options, rng), total, options, tmp / LOG_FILE,
-                        "fine-tune colbert")
-        write_colbert(mve, tmp)
-        shutil.rmtree(tmp / "init", ignore_errors=True)
-        _write_info(tmp, "colbert", model, bench, options, examples, losses, time.perf_counter() - t0)
+        def save() -> None:
+            write_colbert(mve, tmp)
+            shutil.rmtree(tmp / "init", ignore_errors=True)
+
+        return mve, loss_fn, save
+
+    return _fit("colbert", out_dir, model, bench, options, examples, _epochs(examples, options, rng),
+                _in_batch_steps(examples, options), make)
+
+
+def _fit(kind: str, out_dir: str | os.PathLike, model: str, bench: Benchmark, opts: FinetuneOptions,
+         examples: list[Example], batches: Iterator, total: int, make: Callable) -> Path:
+    """Every trainer's tail: in the folder that becomes `out_dir` once complete, `make(folder)`
+    gives (model, loss function, save); the model trains, saves itself, and the step log and
+    training.json go beside it."""
+    t0 = time.perf_counter()
+    with atomic_dir(out_dir) as tmp:
+        trained, loss_fn, save = make(tmp)
+        losses = _train(trained, loss_fn, batches, total, opts, tmp / LOG_FILE, f"fine-tune {kind}")
+        save()
+        _write_info(tmp, kind, model, bench, opts, examples, losses, time.perf_counter() - t0)
     return Path(out_dir)
 
 
