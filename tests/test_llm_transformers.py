@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -111,12 +112,12 @@ def test_batched_greedy_with_head_reuse_equals_unbatched(tiny_model):
     params = GenerationParams(max_tokens=5)
     naive = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=1&prefix_reuse=false", cache=None)
     expected = naive.complete(prompts, params)
-    assert [naive.complete([p], params)[0] for p in prompts] == expected and not naive._heads
+    assert [naive.complete([p], params)[0] for p in prompts] == expected and not naive._prefixes
     fast = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=2", cache=None)
     shapes = _head_calls(fast)
     assert fast.complete(prompts, params) == expected
     n_heads = [fast._encode(p, len(h), special=True)[1] for p, h in zip(prompts, heads)]
-    assert sorted(len(k) for k in fast._heads) == sorted(n_heads)
+    assert sorted(sum(map(len, k)) for k in fast._prefixes) == sorted(n_heads)
     assert [shapes.count((1, n)) for n in n_heads] == [1, 1]  # each head evaluated once
     assert (3, 8) not in shapes and any(s[0] == 2 for s in shapes)  # batches of at most 2 rests
     shapes.clear()
@@ -133,7 +134,7 @@ def test_batched_chat_with_a_shared_system_head_equals_unbatched(tiny_model):
     naive = load_llm(f"transformers:{tiny_model}", cache=None, batch_size=1, prefix_reuse=False)
     fast = load_llm(f"transformers:{tiny_model}", cache=None, batch_size=8)
     assert fast.chat(convs, params) == naive.chat(convs, params) == [naive.chat([c], params)[0] for c in convs]
-    assert len(fast._heads) == 1
+    assert len(fast._prefixes) == 1
     with pytest.raises(InputError, match="batch_size"):
         load_llm(f"transformers:{tiny_model}?batch_size=0", cache=None)
 
@@ -157,3 +158,84 @@ def test_batched_prompts_share_their_common_lines_after_the_head(tiny_model):
     head_only = load_llm(f"transformers:{tiny_model}?mode=completion&batch_size=3&reuse_scope=head", cache=None)
     shapes = _head_calls(head_only)
     assert head_only.complete(prompts, params) == expected and (1, 4) not in shapes
+
+
+HEAD = "which planet is red of the moon and the star is blue\n\n"  # <s> and 12 words: 13 tokens
+HINTS = ("red blue", "moon star river", "city")  # 2, 3 and 1 tokens
+QUESTION = "who is the answer"  # 4 tokens, the tail
+
+
+def _trie_prompts(head=HEAD, question=QUESTION, sizes=(1, 2, 3)):
+    """A prompt per ordering of `sizes` of the hints, one line each, depth-first (prefixes first)."""
+    orders = sorted(o for n in sizes for o in itertools.permutations(range(3), n))
+    return orders, [head + "".join(HINTS[i] + "\n" for i in o) + question for o in orders]
+
+
+def _reader(tiny_model, options):
+    return load_llm(f"transformers:{tiny_model}?mode=completion&{options}", cache=None)
+
+
+def test_trie_reuse_across_batches_gives_the_naive_answers(tiny_model):
+    _, prompts = _trie_prompts()
+    params = GenerationParams(max_tokens=4)
+    expected = _reader(tiny_model, "batch_size=1&prefix_reuse=false").complete(prompts, params)
+    for options in ("batch_size=1", "batch_size=2", "batch_size=3", "batch_size=2&reuse_scope=head",
+                    "batch_size=3&reuse_scope=head"):
+        llm = _reader(tiny_model, options)
+        assert llm.complete(prompts, params) == expected, options
+        assert [llm.complete([p], params)[0] for p in prompts] == expected, options  # kept prefixes, one by one
+
+
+def test_tokens_evaluated_follow_the_block_cuts(tiny_model):
+    H, a, b, c, T = 13, 2, 3, 1, 4  # tokens of the head, hints 0, 1, 2 and the tail
+    params = GenerationParams(max_tokens=2)
+    probe = _reader(tiny_model, "batch_size=1")
+    orders, prompts = _trie_prompts(sizes=(3,))
+    ids, cuts = probe._blocks(prompts[0], len(HEAD), special=True)
+    assert cuts == [H, H + a, H + a + b, H + a + b + c] and len(ids) == H + a + b + c + T
+
+    def evaluated(options, prompts):
+        llm = _reader(tiny_model, options)
+        llm.complete(prompts, params)
+        return llm.tokens_evaluated
+
+    # The 6 orderings of 3 hints one at a time, each evaluating its blocks after the longest kept
+    # block prefix, then its tail: 012 all; 021 after "H 0" (cropped from "H 0 1 2") the blocks 2, 1;
+    # 102 after H the blocks 1, 0, 2; 120 after "H 1" the blocks 2, 0; 201 like 102; 210 after "H 2".
+    trie = H + (a + b + c + T) + (c + b + T) + (b + a + c + T) + (c + a + T) + (c + a + b + T) + (b + a + T)
+    assert trie == H + 5 * (a + b + c) + 6 * T == 67
+    assert evaluated("batch_size=1", prompts) == trie
+    assert evaluated("batch_size=1&reuse_scope=head", prompts) == H + 6 * (a + b + c + T) == 73
+    assert evaluated("batch_size=1&prefix_reuse=false", prompts) == 6 * (H + a + b + c + T) == 138
+
+    # Every ordering of 1 to 3 hints (15 prompts), two a batch; each batch's shared blocks, then its rests:
+    #   0, 01       shares "H 0": both evaluated, then T and "1 T"
+    #   012, 02     shares "H 0", kept: "1 2 T" and "2 T"
+    #   021, 1      shares H, cropped from "H 0": "0 2 1 T" and "1 T"
+    #   10, 102     shares "H 1 0": after H the blocks 1, 0; then T and "2 T"
+    #   12, 120     shares "H 1 2": "H 1" cropped from "H 1 0", the block 2; then T and "0 T"
+    #   2, 20       shares "H 2": the block 2; then T and "0 T"
+    #   201, 21     shares "H 2", kept: "0 1 T" and "1 T"
+    #   210 alone   shares all its blocks "H 2 1 0": after "H 2" the blocks 1, 0; then T
+    orders, prompts = _trie_prompts()
+    assert [o for o in orders if len(o) < 3][:4] == [(0,), (0, 1), (0, 2), (1,)]
+    trie = (H + a + T + b + T) + (b + c + T + c + T) + (a + c + b + T + b + T) + (b + a + T + c + T) \
+        + (c + T + a + T) + (c + T + a + T) + (a + b + T + b + T) + (b + a + T)
+    assert trie == H + 7 * a + 8 * b + 6 * c + 15 * T == 117
+    assert evaluated("batch_size=2", prompts) == trie
+    assert evaluated("batch_size=2&reuse_scope=head", prompts) == H + 11 * (a + b + c) + 15 * T == 139
+    assert evaluated("batch_size=1&prefix_reuse=false", prompts) == 15 * H + 11 * (a + b + c) + 15 * T == 321
+
+
+def test_interleaved_heads_and_questions_keep_the_naive_answers(tiny_model):
+    other_head = "the king of rome is a queen of paris\n\n"
+    tries = [_trie_prompts(sizes=(1, 3))[1], _trie_prompts(head=other_head, sizes=(1, 3))[1],
+             _trie_prompts(question="which city is rome", sizes=(1, 3))[1]]
+    prompts = [p for group in zip(*tries) for p in group]  # three tries, their prompts alternating
+    params = GenerationParams(max_tokens=3)
+    expected = _reader(tiny_model, "batch_size=1&prefix_reuse=false").complete(prompts, params)
+    for options in ("batch_size=1", "batch_size=2", "batch_size=3&reuse_scope=head"):
+        llm = _reader(tiny_model, options)
+        assert llm.complete(prompts, params) == expected, options
+        assert [llm.complete([p], params)[0] for p in prompts] == expected, options
+        assert len(llm._prefixes) <= 4

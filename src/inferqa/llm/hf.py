@@ -2,15 +2,20 @@
 
 Throughput. Greedy calls run `batch_size` prompts at a time (default 8) through one
 `generate`. Prompts are grouped by their head (inferqa.llm.heads: the few-shot prefix,
-cut by content); a head's KV cache is computed once, kept (`prefix_reuse`, default on)
-and copied for each batch. A batch then extends that copy by the blocks (context lines)
-all its prompts share after the head, one forward each (`reuse_scope=trie`, the default;
-`head` stops at the head), so prompts sent depth-first (labelling, `inferqa read`) share
-their first hints too, and evaluates only the prompts' own rests. The rests are
-padded on the left, between shared prefix and rest, with the attention mask and positions
-skipping the padding, so each answer is the one unbatched greedy decoding gives.
+cut by content) and cut into blocks (the head, then each context line). A batch shares
+the longest block prefix all its prompts have (`reuse_scope=trie`, the default; `head`
+stops at the head). Its KV cache starts from a kept one (`prefix_reuse`, default on: a
+small LRU of the prefixes earlier batches computed, heads included): the kept cache that
+shares the most blocks with it is copied and `crop`ped to them, then extended by the
+remaining shared blocks, one forward each, and kept in turn. So prompts sent depth-first
+(labelling, `inferqa read`) evaluate their first hints once across batches too, and each
+batch evaluates only its prompts' own rests. The rests are padded on the left, between
+shared prefix and rest, with the attention mask and positions skipping the padding, so
+each answer is the one unbatched greedy decoding gives.
 `batch_size=1&prefix_reuse=false` is the naive path: one `generate` per whole prompt.
 Sampled calls (temperature > 0) always run one prompt at a time, so a seed means the same.
+`tokens_evaluated` counts the prompt tokens the forwards evaluate (blocks and rests, the
+padding and generated tokens not).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 from .heads import block_ends, chat_head, chat_head_end, completion_head_end
 
-MAX_HEADS = 2  # head KV caches kept between calls
+MAX_PREFIXES = 4  # block-prefix KV caches kept between batches and calls (LRU)
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
@@ -79,7 +84,9 @@ class TransformersLLM(LLM):
         self.batch_size = int(batch_size)
         self.prefix_reuse = bool(prefix_reuse)
         self.reuse_scope = reuse_scope
-        self._heads: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        # blocks (head first) -> the KV cache of exactly those blocks, each computed as one forward
+        self._prefixes: OrderedDict[tuple[tuple[int, ...], ...], Any] = OrderedDict()
+        self.tokens_evaluated = 0  # prompt tokens evaluated by forwards (padding and generated ones not)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
             try:
@@ -117,6 +124,7 @@ class TransformersLLM(LLM):
         if params.temperature > 0 and params.seed is not None:
             torch.manual_seed(params.seed)
         x = torch.tensor([ids], device=self.device)
+        self.tokens_evaluated += len(ids)
         with torch.no_grad():
             out = self.lm.generate(x, attention_mask=torch.ones_like(x), **self._gen_kwargs(params))
         text = self.tokenizer.decode(out[0, len(ids):].tolist(), skip_special_tokens=True)
@@ -148,18 +156,38 @@ class TransformersLLM(LLM):
                 return ids, []  # an empty head
         return ids, cuts
 
-    def _head_cache(self, head: tuple[int, ...]) -> Any:
+    def _prefix_cache(self, blocks: tuple[tuple[int, ...], ...]) -> Any:
+        """The KV cache of `blocks` (a head and lines after it), kept: the kept cache sharing
+        the most leading blocks with them, copied and cropped to those, then extended by the
+        other blocks one forward each. The caller copies it before generating from it."""
         torch = self._torch
-        cache = self._heads.get(head)
-        if cache is None:
-            with torch.no_grad():
-                out = self.lm(torch.tensor([list(head)], device=self.device), use_cache=True)
-            cache = getattr(out, self._cache_arg)
-            self._heads[head] = cache  # a head is only cut with prefix_reuse on (_run)
-            while len(self._heads) > MAX_HEADS:
-                self._heads.popitem(last=False)
-        else:
-            self._heads.move_to_end(head)
+        if blocks in self._prefixes:
+            self._prefixes.move_to_end(blocks)
+            return self._prefixes[blocks]
+        best, n = None, 0
+        for key, kept in self._prefixes.items():
+            m = 0
+            while m < min(len(key), len(blocks)) and key[m] == blocks[m]:
+                m += 1
+            # a sliding-window layer cannot be cropped back exactly (Cache.is_croppable, transformers 5)
+            if m > n and (m == len(key) or getattr(kept, "is_croppable", True)):
+                best, n = key, m
+        cache = None
+        if best is not None:
+            self._prefixes.move_to_end(best)
+            cache = copy.deepcopy(self._prefixes[best])
+            drop = sum(len(b) for b in best[n:])
+            if drop:
+                cache.crop(-drop)  # a negative count removes that many tokens on every version
+        with torch.no_grad():
+            for block in blocks[n:]:
+                out = self.lm(torch.tensor([block], device=self.device), use_cache=True,
+                              **{self._cache_arg: cache})
+                cache = getattr(out, self._cache_arg)
+                self.tokens_evaluated += len(block)
+        self._prefixes[blocks] = cache  # only with prefix_reuse on: blocks are only cut then (_run)
+        while len(self._prefixes) > MAX_PREFIXES:
+            self._prefixes.popitem(last=False)
         return cache
 
     def _shared(self, prompts: list[tuple[list[int], list[int]]]) -> int:
@@ -173,27 +201,23 @@ class TransformersLLM(LLM):
                 best = c
         return best
 
-    def _generate_batch(self, head: tuple[int, ...], shared: list[list[int]], rests: list[list[int]],
+    def _generate_batch(self, blocks: tuple[tuple[int, ...], ...], rests: list[list[int]],
                         params: GenerationParams) -> list[str]:
-        """Prompts sharing `head` and then the `shared` blocks: the head's KV cache, extended
-        by each shared block, then the rests padded on the left of the rest, greedy."""
+        """Prompts sharing the leading `blocks` (none: nothing shared): a copy of their KV cache
+        (_prefix_cache), then the rests padded on the left of the rest, greedy."""
         torch = self._torch
         kwargs = self._gen_kwargs(params)
-        prefix = list(head) + [t for block in shared for t in block]
+        prefix = [t for block in blocks for t in block]
         width = max(len(r) for r in rests)
         ids = [prefix + [kwargs["pad_token_id"]] * (width - len(r)) + r for r in rests]
         mask = [[1] * len(prefix) + [0] * (width - len(r)) + [1] * len(r) for r in rests]
         x = torch.tensor(ids, device=self.device)
-        if head:
-            cache = copy.deepcopy(self._head_cache(head))
-            with torch.no_grad():
-                for block in shared:
-                    out = self.lm(torch.tensor([block], device=self.device), use_cache=True,
-                                  **{self._cache_arg: cache})
-                    cache = getattr(out, self._cache_arg)
+        if blocks:
+            cache = copy.deepcopy(self._prefix_cache(blocks))
             if len(rests) > 1:
                 cache.batch_repeat_interleave(len(rests))
             kwargs[self._cache_arg] = cache
+        self.tokens_evaluated += sum(len(r) for r in rests)
         with torch.no_grad():
             out = self.lm.generate(x, attention_mask=torch.tensor(mask, device=self.device), **kwargs)
         return [cut_at_stop(self.tokenizer.decode(row[x.shape[1]:].tolist(), skip_special_tokens=True), params.stop)
@@ -211,9 +235,9 @@ class TransformersLLM(LLM):
                 chunk = members[start:start + self.batch_size]
                 end = self._shared([prompts[i] for i in chunk]) if head else 0
                 ids, cuts = prompts[chunk[0]]
-                bounds = [c for c in cuts if len(head) <= c <= end]
-                shared = [ids[a:b] for a, b in zip(bounds, bounds[1:])]
-                texts = self._generate_batch(head, shared, [prompts[i][0][end:] for i in chunk], params)
+                bounds = [0] + [c for c in cuts if c <= end]
+                blocks = tuple(tuple(ids[a:b]) for a, b in zip(bounds, bounds[1:]))
+                texts = self._generate_batch(blocks, [prompts[i][0][end:] for i in chunk], params)
                 for i, text in zip(chunk, texts):
                     out[i] = text
         return out
@@ -253,5 +277,5 @@ class TransformersLLM(LLM):
         return float(logp.gather(1, target[:, None]).sum())
 
     def close(self) -> None:
-        self._heads.clear()
+        self._prefixes.clear()
         self.lm = None
