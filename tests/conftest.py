@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -120,3 +121,24 @@ def run_cli(monkeypatch, capsys, *args):
     out, err = capsys.readouterr()
     return exc.value.code, out, err
 
+
+
+def random_graded_case(seed: int, n_q: int = 40, n_docs: int = 300, depth: int = 120):
+    """A random (run, qrels) with labels 0, 1, 2 and distinct scores (no tie-order issues), every
+    question with a passage of label >= 1 (ir_measures drops the others), some with several of 2."""
+    from inferqa.records import Qrels, Run
+
+    rng = random.Random(seed)
+    qrels, run = Qrels(), Run()
+    for qi in range(n_q):
+        q = f"q{qi}"
+        docs = [f"d{i}" for i in range(n_docs)]
+        judged = rng.sample(docs, 60)
+        qrels[q] = {d: rng.choice([0, 0, 1, 2]) for d in judged}
+        qrels[q][judged[0]] = rng.choice([1, 2])
+        if rng.random() < 0.3:
+            qrels[q][judged[1]] = 2
+        ranked = rng.sample(docs, rng.randint(1, depth))
+        scores = sorted(rng.sample(range(10**6), len(ranked)), reverse=True)
+        run[q] = [(d, float(s)) for d, s in zip(ranked, scores)]
+    return run, qrels

@@ -5,32 +5,16 @@ from __future__ import annotations
 
 import json
 import math
-import random
 
 import pytest
 
-from conftest import run_cli
+from conftest import random_graded_case, run_cli
 from inferqa.formats import iter_corpus
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate, parse_metric
 from inferqa.records import Qrels, Run, trec_scores
 
 ir_measures = pytest.importorskip("ir_measures")
-
-
-def _graded_case(seed: int, n_q: int = 30, n_docs: int = 200):
-    rng = random.Random(seed)
-    qrels, run = Qrels(), Run()
-    for qi in range(n_q):
-        q = f"q{qi}"
-        docs = [f"d{i}" for i in range(n_docs)]
-        judged = rng.sample(docs, 40)
-        qrels[q] = {d: rng.choice([0, 1, 1, 2]) for d in judged}
-        qrels[q][judged[0]] = 2  # every question has a relevant passage (as ir_measures needs)
-        ranked = rng.sample(docs, rng.randint(5, 150))
-        scores = sorted(rng.sample(range(10**6), len(ranked)), reverse=True)
-        run[q] = [(d, float(s)) for d, s in zip(ranked, scores)]
-    return run, qrels
 
 
 ALIASES = ["RR", "RR@10", "R@5", "R@100", "P@5", "AP", "AP@20", "nDCG@10", "nDCG@100", "Success@1",
@@ -43,7 +27,7 @@ RANX = {"mrr": "RR", "recall@100": "R@100", "precision@5": "P@5", "map@20": "AP@
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_other_tools_names_give_ir_measures_values(seed):
-    run, qrels = _graded_case(seed)
+    run, qrels = random_graded_case(seed)
     ir_qrels = [ir_measures.Qrel(q, d, lab) for q, docs in qrels.items() for d, lab in docs.items()]
     ir_run = [ir_measures.ScoredDoc(q, d, s) for q, ranked in run.items() for d, s in ranked]
     theirs = {str(k): v for k, v in ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in ALIASES],

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 import pytest
 
+from conftest import random_graded_case
 from inferqa.errors import InputError
 from inferqa.evaluate import DEFAULT_METRICS, evaluate, parse_metric
 from inferqa.records import Qrels, Run
@@ -81,29 +81,12 @@ def test_metric_names():
         evaluate(run_of({"q": ["a"]}), Qrels(), ["mrr"])
 
 
-def _random_case(seed: int, n_q: int = 40, n_docs: int = 300, depth: int = 120):
-    rng = random.Random(seed)
-    qrels, run = Qrels(), Run()
-    for qi in range(n_q):
-        q = f"q{qi}"
-        docs = [f"d{i}" for i in range(n_docs)]
-        judged = rng.sample(docs, 60)
-        qrels[q] = {d: rng.choice([0, 0, 1, 2]) for d in judged}
-        qrels[q][judged[0]] = rng.choice([1, 2])  # at least one relevant (ir_measures drops others)
-        if rng.random() < 0.3:
-            qrels[q][judged[1]] = 2
-        ranked = rng.sample(docs, rng.randint(1, depth))
-        scores = sorted(rng.sample(range(10**6), len(ranked)), reverse=True)  # distinct: no tie order issues
-        run[q] = [(d, float(s)) for d, s in zip(ranked, scores)]
-    return run, qrels
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_against_ir_measures(seed):
     ir_measures = pytest.importorskip("ir_measures")
     from ir_measures import AP, P, R, RR, Success, nDCG
 
-    run, qrels = _random_case(seed)
+    run, qrels = random_graded_case(seed)
     ir_qrels = [ir_measures.Qrel(q, d, lab) for q, docs in qrels.items() for d, lab in docs.items()]
     ir_run = [ir_measures.ScoredDoc(q, d, s) for q, ranked in run.items() for d, s in ranked]
     for min_label in (1, 2):
@@ -135,7 +118,7 @@ def test_against_ir_measures(seed):
 def test_default_metrics_are_the_papers():
     assert DEFAULT_METRICS == ("hit@1", "hit@5", "hit@10", "hit@50", "hit@100", "recall@5", "recall@10",
                                "recall@50", "mrr", "ndcg@10", "ndcg@100")
-    run, qrels = _random_case(4)
+    run, qrels = random_graded_case(4)
     res = evaluate(run, qrels)
     assert set(res) == set(DEFAULT_METRICS)
     assert all(0.0 <= v <= 1.0 for v in res.values())
