@@ -4,6 +4,8 @@ the id checks, `--allow-partial` and the doctor's findings mean the same everywh
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -13,10 +15,10 @@ from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
 from inferqa.evaluate.doctor import diagnose
-from inferqa.formats import load_run, open_run, optimal
+from inferqa.formats import iter_corpus, load_run, open_run, optimal
 from inferqa.records import Run
 
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +208,77 @@ def test_run_formats_are_the_registrys(bench, tmp_path):
     data = json.loads((tmp_path / "own.json").read_text())
     assert [c["id"] for c in data[0]["ctxs"]] == [p for p, _ in own[test[0]]] and data[1]["ctxs"] == []
     assert load_run(tmp_path / "own.json", bench, "test").format == "rankify"
+
+
+def test_a_registered_export_target_is_run_by_inferqa_export(bench, tmp_path, scratch, monkeypatch, capsys):
+    from inferqa.io import atomic_open
+    from inferqa.registry import plugin
+
+    out = tmp_path / "ids.txt"
+    seen = {}
+
+    @plugin("export", "toy-ids", counts="passages", help="the corpus's passage ids, one a line")
+    def toy_ids(bench_, path, split):
+        ids = [p.id for p in iter_corpus(bench_)]
+        with atomic_open(path) as fh:
+            fh.write("\n".join(ids) + "\n")
+            fh.flush()
+            seen["during"] = (path.exists(), Path(fh.name).parent == path.parent)
+        return len(ids)
+
+    code, text, err = run_cli(monkeypatch, capsys, "export", "toy-ids", "--bench", bench.path, "--out", out)
+    assert code in (0, None), err
+    ids = [p.id for p in iter_corpus(bench)]
+    assert out.read_text().splitlines() == ids and text.strip() == f"{out}: {len(ids):,} passages"
+    assert seen["during"] == (False, True)  # written beside the target, renamed onto it at the end
+    assert sorted(tmp_path.iterdir()) == [out]
+    code, _, err = run_cli(monkeypatch, capsys, "export", "toy-ids", "--bench", bench.path, "--out", out, "--no-text")
+    one_line_error(code, err, "--no-text does not apply to export toy-ids")
+
+
+def test_export_targets_are_the_registrys(bench, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "x.json"
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankfy", "--bench", bench.path, "--split", "test",
+                           "--out", out)
+    one_line_error(code, err, "unknown export 'rankfy' (did you mean 'rankify'?); available: pyserini, qrels, rankify, "
+                              "retriever-jsonl, topics")
+    code, _, err = run_cli(monkeypatch, capsys, "export", "qrels", "--bench", bench.path, "--run", "optimal",
+                           "--out", out)
+    one_line_error(code, err, "--run does not apply to export qrels")
+    code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
+                           "--out", out)
+    one_line_error(code, err, "export rankify needs --run RUN")
+    assert not out.exists()
+
+
+def test_a_plugin_distribution_adds_an_export_target_and_a_run_format(tmp_path):
+    """The third-party route: a module listed under the `inferqa.plugins` entry points."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    (site / "toy_inferqa-0.1.dist-info").mkdir(parents=True)
+    (site / "toy_inferqa-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-inferqa\n"
+                                                                  "Version: 0.1\n")
+    (site / "toy_inferqa-0.1.dist-info" / "entry_points.txt").write_text("[inferqa.plugins]\ntoy = toy_inferqa\n")
+    (site / "toy_inferqa.py").write_text(
+        "from inferqa.formats import RunFormat\nfrom inferqa.registry import plugin\n\n"
+        "@plugin('export', 'toy-ids', counts='passages', help='passage ids, one a line')\n"
+        "def toy_ids(bench, path, split):\n    return 0\n\n"
+        "@plugin('run-format', 'toy-tsv', suffixes=('.tsv',), help='qid, pid, score per line')\n"
+        "class ToyTsv(RunFormat):\n    pass\n")
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{site}", "COLUMNS": "200"}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "inferqa", *args], env=env, capture_output=True, text=True)
+
+    res = cli("export", "--help")
+    assert res.returncode == 0 and "toy-ids: passage ids, one a line" in " ".join(res.stdout.split()), res.stderr
+    res = cli("plugins", "run-format")
+    assert res.returncode == 0 and "toy-tsv" in res.stdout and "rankify" in res.stdout, res.stderr
+    (tmp_path / "r.tsv").write_text("q\tq_1_0\t1.0\n")
+    (tmp_path / "q.qrels").write_text("q 0 q_1_0 1\n")
+    res = cli("evaluate", tmp_path / "r.tsv", "--qrels", tmp_path / "q.qrels")
+    assert res.returncode == 2 and res.stderr.strip() == f"inferqa: error: {tmp_path / 'r.tsv'}: run format " \
+        "'toy-tsv' cannot be read", res.stderr

@@ -8,14 +8,12 @@ from typing import List, Optional
 
 import typer
 
+from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
 from .app import allow_partial_opt, app
 from .llm_options import parse_list
 from .output import echo_json
-
-EXPORTS = ("rankify", "retriever-jsonl", "pyserini", "qrels", "topics")
-
 
 @app.command("doctor")
 def doctor_cmd(
@@ -51,12 +49,15 @@ def doctor_cmd(
         raise typer.Exit(1)
 
 
+# the export flags that are options of a target (`inferqa plugins export NAME`)
+EXPORT_FLAGS = {"run": "--run", "first_stage": "--first-stage", "with_text": "--no-text", "reranked": "--reranked",
+                "allow_partial": "--allow-partial"}
+
+
 @app.command("export")
 def export_cmd(
-    kind: str = typer.Argument(..., help="rankify (a run as Rankify JSON) | retriever-jsonl (each question's own "
-                               "passages with labels and stored reader answers) | pyserini (the corpus as a "
-                               "Pyserini JSONL collection: id, contents, title) | qrels (TREC qrels of --split) | "
-                               "topics (qid<TAB>question of --split)."),
+    kind: str = typer.Argument(..., help="; ".join(f"{p.name}: {p.help}" for p in registry.plugins("export"))
+                               + " (`inferqa plugins export NAME`: its options)."),
     bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="File to write (atomically)."),
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to convert (rankify)."),
@@ -71,39 +72,20 @@ def export_cmd(
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Write the QUIT authors' file formats, or a split's TREC qrels and topics, from an inferqa benchmark."""
+    from ..exports import export
     from ..io import check_output
-    from ..runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
 
-    if kind not in EXPORTS:
-        raise InputError(f"unknown export {kind!r} (use {', '.join(EXPORTS)})", field="kind")
+    target = registry.get("export", kind)
+    given = {"run": run_file, "first_stage": first_stage, "with_text": False if no_text else None,
+             "reranked": reranked or None, "allow_partial": allow_partial or None}
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
+    for name in options:
+        if name not in target.options:
+            raise InputError(f"{EXPORT_FLAGS[name]} does not apply to export {kind}", field=EXPORT_FLAGS[name][2:])
     check_output(out)
-    bench = Benchmark(bench_dir)
-    if kind in ("qrels", "topics"):
-        from ..trecfiles import write_qrels, write_topics
-
-        n = (write_qrels if kind == "qrels" else write_topics)(bench, split, out)
-        typer.echo(f"{out}: {n:,} questions of split {split or 'all'}")
-        return
-    if kind == "pyserini":
-        n = write_pyserini_collection(bench, out)
-        typer.echo(f"{out}: {n:,} passages")
-        return
-    if split is None:
-        raise InputError(f"export {kind} needs --split (files are in the split's dataset order)", field="split")
-    if kind == "rankify":
-        if run_file is None:
-            raise InputError("export rankify needs --run RUN", field="run")
-        from ..formats import read_run_titles
-
-        run, titles, was_reranked = read_run_titles(run_file, bench, split, allow_partial=allow_partial)
-        first, first_titles = None, None
-        if first_stage is not None:
-            first, first_titles, _ = read_run_titles(first_stage, bench, split, allow_partial=allow_partial)
-        n = write_rankify(run, bench, split, out, with_text=not no_text, reranked=reranked or was_reranked,
-                          first_stage=first, titles=titles, first_stage_titles=first_titles)
-    else:
-        n = write_retriever_jsonl(bench, split, out)
-    typer.echo(f"{out}: {n:,} questions of split {split}")
+    n = export(kind, Benchmark(bench_dir), out, split, **options)
+    what = "passages" if target.meta.get("counts") == "passages" else f"questions of split {split or 'all'}"
+    typer.echo(f"{out}: {n:,} {what}")
 
 
 @app.command("import-answers")

@@ -1,0 +1,68 @@
+"""`inferqa export` targets, plugins of kind `export`: a function (benchmark, output path,
+split or None, its declared options) -> how many questions (or, declared `counts="passages"`,
+passages) it wrote. A target writes through `io.atomic_open` (or a writer built on it), so
+a failed export leaves no half-written file; `needs_split=True` makes the split required.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import registry
+from .errors import InputError
+from .formats import RANKIFY, read_run_titles
+from .inputs import BenchLike, as_benchmark
+from .registry import Option, plugin
+from .runfiles import write_pyserini_collection, write_retriever_jsonl
+from .trecfiles import write_qrels, write_topics
+
+
+def export(target: str, bench: BenchLike, out: str | os.PathLike, split: str | None = None, **options: Any) -> int:
+    """Write export TARGET of `bench` at `out`; returns the questions (or passages) written."""
+    plugin_ = registry.get("export", target)
+    if plugin_.meta.get("needs_split") and split is None:
+        raise InputError(f"export {target} needs --split (files are in the split's dataset order)", field="split")
+    return plugin_.create(**options)(as_benchmark(bench), out, split)
+
+
+@plugin("export", "rankify",
+        Option("run", str, None, "run to convert: a file of any run format, or optimal"),
+        Option("first_stage", str, None, "the run RUN reranked, written as ctxs (default: RUN itself)"),
+        Option("with_text", bool, True, "write the passages' texts"),
+        Option("reranked", bool, False, "RUN is a reranker's output: written as reranked_ctxs too (implied by "
+               "first_stage and by a Rankify RUN that has reranked_ctxs)"),
+        Option("allow_partial", bool, False, "accept a Rankify run of fewer questions than the split"),
+        help="a run as Rankify JSON, in the split's dataset order", needs_split=True)
+def rankify(bench, out, split, *, run=None, first_stage=None, with_text=True, reranked=False,
+            allow_partial=False) -> int:
+    if run is None:
+        raise InputError("export rankify needs --run RUN", field="run")
+    ranked, titles, was_reranked = read_run_titles(run, bench, split, allow_partial=allow_partial)
+    first, first_titles = None, None
+    if first_stage is not None:
+        first, first_titles, _ = read_run_titles(first_stage, bench, split, allow_partial=allow_partial)
+    ranked.save(out, format=RANKIFY, bench=bench, split=split, with_text=with_text,
+                reranked=reranked or was_reranked, first_stage=first, titles=titles, first_stage_titles=first_titles)
+    return len(bench.split_qids(split))
+
+
+@plugin("export", "retriever-jsonl", needs_split=True,
+        help="the authors' retriever.jsonl: each question's own passages with labels and stored reader answers")
+def retriever_jsonl(bench, out, split) -> int:
+    return write_retriever_jsonl(bench, split, out)
+
+
+@plugin("export", "pyserini", counts="passages", help="the corpus as a Pyserini JSONL collection: id, contents, title")
+def pyserini(bench, out, split) -> int:
+    return write_pyserini_collection(bench, out)
+
+
+@plugin("export", "qrels", help="TREC qrels of the split (default: every question)")
+def qrels(bench, out, split) -> int:
+    return write_qrels(bench, split, out)
+
+
+@plugin("export", "topics", help="qid<TAB>question per question of the split (default: every question)")
+def topics(bench, out, split) -> int:
+    return write_topics(bench, split, out)
