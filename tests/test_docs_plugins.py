@@ -109,3 +109,8 @@ def test_cli_error_lines(tmp_path):
         assert res.returncode == 2, res.stderr
         assert res.stderr.strip() == expected
         assert not (tmp_path / "out.trec").exists() and not (tmp_path / "answers.jsonl").exists()
+
+
+def test_the_page_names_every_kind():
+    names = set(re.findall(r"`([a-z-]+)`", section()))
+    assert set(registry.KINDS) <= names, set(registry.KINDS) - names
