@@ -20,12 +20,12 @@ from inferqa.evaluate.answers import clean_answer_paper as clean_answer, paper_e
 from inferqa.evaluate.stored import accuracy_per_label, optimal_em
 from inferqa.read.stored import oracle_reader_em, union_passage
 from inferqa.evaluate.doctor import diagnose
-from inferqa.formats import iter_corpus, load_run, read_rankify, sniff
+from inferqa.formats import iter_corpus, load_run, read_rankify, sniff, stored_answers
 from inferqa.records import Run
 from inferqa.formats import read_retriever_jsonl
 from inferqa.runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
 
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 
 GOLD = {"Q_train_1": "Paris", "Q_train_2": "Volga", "Q_dev_1": "Kepler", "Q_test_1": "Basalt", "Q_test_2": "Lyre"}
 
@@ -101,12 +101,12 @@ def test_labels_follow_the_authors_exact_rule_and_answers_are_stored(bench, rele
     assert set(bench.qrels["Q_test_2"].values()) == {1}
     assert bench.meta["labels"] == {"1": 5 * 325 - 4 * 65, "2": 4 * 65}
     assert bench.meta["options"]["label_match"] == "exact" and bench.meta["labelling"]["match"] == "exact"
-    stored = bench.stored_answers()
+    stored = {pid: r.to_dict() for pid, r in stored_answers(bench).items()}
     row = stored["Q_test_1_11000_10"]
     assert row["answers"] == {"gemma-3-1b": "Nothing", "qwen-3-4b": "basalt", "llama-31-8b": "Something"}
     assert row["correct"] == {"gemma-3-1b": False, "qwen-3-4b": False, "llama-31-8b": False}
     assert row["reader_answers"] == {"llama-32-1b": "Nothing", "gemma-3-4b": "Nothing", "qwen-3-8b": "NO ANSWER"}
-    assert row["label"] == 1 and len(stored) == 5 * 325 and len(bench.stored_answers(["Q_dev_1"])) == 325
+    assert row["label"] == 1 and len(stored) == 5 * 325 and len(stored_answers(bench, ["Q_dev_1"])) == 325
 
 
 def test_normalized_match_is_a_recorded_option(release, tmp_path):
@@ -651,4 +651,37 @@ def test_build_from_the_releases_zsd_files(release, bench, tmp_path, monkeypatch
                                           "test": ["Q_test_1", "Q_test_2"]}
     assert got.qrels == bench.qrels and len(got.qrels["Q_dev_1"]) == 325
     assert [q.to_dict() for q in got.questions.values()] == [q.to_dict() for q in bench.questions.values()]
-    assert got.stored_answers() == bench.stored_answers()
+    assert stored_answers(got) == stored_answers(bench)
+
+
+def test_stored_answers_are_typed_label_rows_and_bad_reader_answers_is_one_line(bench, tmp_path, monkeypatch,
+                                                                                 capsys):
+    import shutil
+
+    from inferqa.evaluate.stored import load_store
+    from inferqa.formats import LabelRow
+
+    lines = (bench.path / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = stored_answers(bench, ["Q_test_1"])
+    row = rows["Q_test_1_11000_10"]
+    assert isinstance(row, LabelRow) and len(rows) == 325
+    assert row.reader_answers == {"llama-32-1b": "Nothing", "gemma-3-4b": "Nothing", "qwen-3-8b": "NO ANSWER"}
+    raw = next(json.loads(ln) for ln in lines if json.loads(ln)["pid"] == "Q_test_1_11000_10")
+    assert row.to_dict() == raw and list(row.to_dict()) == list(raw)  # written back as read, keys in order
+    # readers' answers first, the labellers' over them
+    assert load_store(bench, ["Q_test_1"])["Q_test_1_11000_10"] == {
+        "llama-32-1b": "Nothing", "gemma-3-4b": "Nothing", "qwen-3-8b": "NO ANSWER",
+        "gemma-3-1b": "Nothing", "qwen-3-4b": "basalt", "llama-31-8b": "Something"}
+    at = next(i for i, ln in enumerate(lines) if json.loads(ln)["qid"] == "Q_test_2")
+    for bad in ("Lyre", {"llama-32-1b": 3}):
+        b = tmp_path / f"bench_{type(bad).__name__}"
+        shutil.copytree(bench.path, b)
+        obj = json.loads(lines[at])
+        obj["reader_answers"] = bad
+        (b / "labels.jsonl").write_text("\n".join(lines[:at] + [json.dumps(obj)] + lines[at + 1:]) + "\n",
+                                        encoding="utf-8")
+        with pytest.raises(InputError, match=f"line {at + 1}.*reader_answers"):
+            load_store(Benchmark(b), ["Q_test_2"])
+        assert len(stored_answers(Benchmark(b), ["Q_dev_1"])) == 325  # rows of other questions are not read
+        code, _, err = run_cli(monkeypatch, capsys, "stored-answers", b, "--split", "test", "--json")
+        one_line_error(code, err, "labels.jsonl", f"line {at + 1}", "reader_answers")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
 
 from .errors import InputError
 from .io import iter_jsonl, iter_lines, read_json
@@ -73,17 +72,6 @@ class Benchmark:
         """The one mask bit order meta.json records for the passage ids, None if not exactly one."""
         bits = (self.meta.get("id_scheme") or {}).get("mask_bits") or []
         return bits[0] if len(bits) == 1 else None
-
-    def stored_answers(self, qids: Iterable[str] | None = None) -> dict[str, dict]:
-        """pid -> its labels.jsonl row (labellers' `answers`, `correct`, and for a QUIT release
-        `reader_answers`), for the passages of `qids` (every passage without); empty without
-        labels.jsonl. Read afresh on each call, keeping only the rows asked for (a full
-        release holds millions)."""
-        f = self.path / "labels.jsonl"
-        if not f.exists():
-            return {}
-        wanted = None if qids is None else set(qids)
-        return {str(obj.get("pid")): obj for _, obj in iter_jsonl(f) if wanted is None or obj.get("qid") in wanted}
 
     def split_qids(self, split: str | None) -> list[str]:
         if split in (None, "all"):

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .formats.corpus import iter_corpus
+from .formats.labels import LabelRow, stored_answers
 from .formats.rankify import write_rankify
 from .io import write_jsonl
 
@@ -24,12 +25,12 @@ if TYPE_CHECKING:
 def iter_retriever_lines(bench: "Benchmark", split: str) -> Iterator[dict[str, Any]]:
     """`retriever.jsonl` objects of `split`: each question's own passages, with stored reader answers."""
     qids = bench.split_qids(split)
-    stored = bench.stored_answers(qids)
+    stored = stored_answers(bench, qids)
     qrels = bench.qrels
     for qid in qids:
         q = bench.questions[qid]
         contexts = [{"id": pid, "text": bench.passage_text(pid), "label": label,
-                     "rag_answers": stored.get(pid, {}).get("reader_answers", {})}
+                     "rag_answers": (stored[pid].reader_answers or {}) if pid in stored else {}}
                     for pid, label in qrels.get(qid, {}).items() if label > 0]
         yield {"question": q.text, "answers": q.answers, "contexts": contexts}
 
@@ -48,7 +49,7 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
     row gets one with its qrels label); labels are never changed, disagreements are counted."""
     from .records import LABEL_PARTIAL
 
-    rows = bench.stored_answers()
+    rows = stored_answers(bench)
     qrels = bench.qrels
     disagree = added = 0
     for pid, got in imported.items():
@@ -58,11 +59,10 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
             disagree += 1
         row = rows.get(pid)
         if row is None:
-            row = rows[pid] = {"pid": pid, "qid": qid, "label": label, "answers": {}, "correct": {},
-                               "copied_from": None}
+            row = rows[pid] = LabelRow(pid=pid, qid=qid, label=label, answers={}, correct={})
             added += 1
-        row["reader_answers"] = {**(row.get("reader_answers") or {}), **got["reader_answers"]}
-    write_jsonl(bench.path / "labels.jsonl", rows.values())
+        row.reader_answers = {**(row.reader_answers or {}), **got["reader_answers"]}
+    write_jsonl(bench.path / "labels.jsonl", (r.to_dict() for r in rows.values()))
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Collection, Iterable
 
 from ..errors import InputError
+from ..formats.labels import stored_answers
 from ..records import parse_passage_id
 
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ HINT_COUNTS = range(6)  # the authors' table has a column for 0 to 5 hints
 def load_store(bench: "Benchmark", qids: Iterable[str]) -> Store:
     """Every stored answer of the passages of `qids`, readers' before labellers'."""
     out: Store = {}
-    for pid, row in bench.stored_answers(qids).items():
-        out[pid] = {**(row.get("reader_answers") or {}), **(row.get("answers") or {})}
+    for pid, row in stored_answers(bench, qids).items():
+        out[pid] = {**(row.reader_answers or {}), **row.answers}
     return out
 
 

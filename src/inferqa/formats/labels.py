@@ -2,9 +2,11 @@
 
 One row per labelled passage: `{"pid", "qid", "label": 1|2, "answers": {labeller: answer},
 "correct": {labeller: bool}, "copied_from": pid | null}` (a QUIT release adds
-`reader_answers`, kept in `extra`). A row whose `copied_from` is set and whose `answers` is
-empty takes its label from that source passage: `resolve_copies` follows the chain, the one
-place that does.
+`reader_answers`: {reader model: answer}, the answers the paper's readers gave). A row whose
+`copied_from` is set and whose `answers` is empty takes its label from that source passage (a
+passage of the same question): `resolve_copies` follows the chain, the one place that does.
+`stored_answers` is a benchmark's rows by passage, the stored answers the paper's
+answer-level numbers are computed from.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import InputError
 from ..io import iter_jsonl
 from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, answerability_label
 from ..text import normalize_answer
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
 
 # Reader outputs that mean "no answer" are never candidates for review.
 NO_ANSWER_KEYS = frozenset({"", "no answer", "noanswer", "none", "unknown", "i dont know"})
@@ -32,6 +37,7 @@ class LabelRow:
     answers: dict[str, str]
     correct: dict[str, bool]
     copied_from: str | None = None
+    reader_answers: dict[str, str] | None = None  # a QUIT release's; None: the row has none (written so)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, written back unchanged
 
     @property
@@ -55,6 +61,8 @@ class LabelRow:
     def to_dict(self) -> dict[str, Any]:
         d = {"pid": self.pid, "qid": self.qid, "label": self.label, "answers": self.answers,
              "correct": self.correct, "copied_from": self.copied_from}
+        if self.reader_answers is not None:
+            d["reader_answers"] = self.reader_answers
         d.update(self.extra)
         return d
 
@@ -76,28 +84,44 @@ def _row(obj: dict, path: Path, lineno: int) -> LabelRow:
     answers, correct = obj.get("answers") or {}, obj.get("correct") or {}
     if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
         raise InputError("expected an object of labeller -> answer string", field="answers", **where)
+    readers = obj.get("reader_answers")
+    if readers is not None and (not isinstance(readers, dict) or not all(isinstance(v, str) for v in readers.values())):
+        raise InputError("expected an object of reader model -> answer string", field="reader_answers", **where)
     if not isinstance(correct, dict) or not all(isinstance(v, bool) for v in correct.values()):
         raise InputError("expected an object of labeller -> true/false", field="correct", **where)
     if obj["label"] not in (LABEL_PARTIAL, LABEL_ANSWERABLE):
         raise InputError(f"label {obj['label']!r} is not 1 or 2", field="label", **where)
-    known = {"pid", "qid", "label", "answers", "correct", "copied_from"}
+    known = {"pid", "qid", "label", "answers", "correct", "copied_from", "reader_answers"}
     return LabelRow(pid=str(obj["pid"]), qid=str(obj["qid"]), label=obj["label"], answers=dict(answers),
                     correct=dict(correct), copied_from=obj.get("copied_from") or None,
+                    reader_answers=None if readers is None else dict(readers),
                     extra={k: v for k, v in obj.items() if k not in known})
 
 
-def open_labels(path: str | os.PathLike) -> list[LabelRow]:
-    """Every row of a labels.jsonl, each field checked; a `copied_from` must name a labelled passage."""
+def open_labels(path: str | os.PathLike, qids: Iterable[str] | None = None) -> list[LabelRow]:
+    """Every row of a labels.jsonl (only those of `qids`, when given), each field checked; a
+    `copied_from` must name a labelled passage."""
     path = Path(path)
     if not path.exists():
         raise InputError("labels.jsonl is missing: label the benchmark first (inferqa build --label)", file=path)
-    rows = [_row(obj, path, lineno) for lineno, obj in iter_jsonl(path)]
+    wanted = None if qids is None else set(qids)
+    # a full release holds millions of rows: only the rows asked for are typed and kept
+    rows = [_row(obj, path, lineno) for lineno, obj in iter_jsonl(path)
+            if wanted is None or "qid" not in obj or str(obj["qid"]) in wanted]
     pids = {r.pid for r in rows}
     for r in rows:
+        # a copy's source is of the same question, so it is kept whenever the copy is
         if r.follows_source and r.copied_from not in pids:
             raise InputError(f"copied_from {r.copied_from!r} is not a labelled passage", file=path,
                              record=r.pid, field="copied_from")
     return rows
+
+
+def stored_answers(bench: "Benchmark", qids: Iterable[str] | None = None) -> dict[str, LabelRow]:
+    """pid -> its labels.jsonl row, for the passages of `qids` (every passage without); empty
+    without labels.jsonl. Read afresh on each call."""
+    path = bench.path / "labels.jsonl"
+    return {r.pid: r for r in open_labels(path, qids)} if path.exists() else {}
 
 
 def resolve_copies(rows: Iterable[LabelRow]) -> dict[str, LabelRow]:
