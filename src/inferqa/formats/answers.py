@@ -8,8 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
-from ..io import iter_jsonl, read_json
-from .runs import RANKIFY, sniff
+from ..io import first_byte, iter_jsonl, read_json
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -25,7 +24,7 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
     """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
     ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
     reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
-    if sniff(path) != RANKIFY:
+    if first_byte(path) != b"[":  # the JSON array of a Rankify file, whatever run formats claim its name
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
         return
