@@ -212,14 +212,15 @@ def test_run_formats_are_the_registrys(bench, tmp_path):
 
 def test_a_registered_export_target_is_run_by_inferqa_export(bench, tmp_path, scratch, monkeypatch, capsys):
     from inferqa.io import atomic_open
-    from inferqa.registry import plugin
+    from inferqa.registry import Option, plugin
 
     out = tmp_path / "ids.txt"
     seen = {}
 
-    @plugin("export", "toy-ids", counts="passages", help="the corpus's passage ids, one a line")
-    def toy_ids(bench_, path, split):
-        ids = [p.id for p in iter_corpus(bench_)]
+    @plugin("export", "toy-ids", Option("upper", bool, False, "upper-case ids"), counts="passages",
+            help="the corpus's passage ids, one a line")
+    def toy_ids(bench_, path, split, upper=False):
+        ids = [p.id.upper() if upper else p.id for p in iter_corpus(bench_)]
         with atomic_open(path) as fh:
             fh.write("\n".join(ids) + "\n")
             fh.flush()
@@ -234,6 +235,13 @@ def test_a_registered_export_target_is_run_by_inferqa_export(bench, tmp_path, sc
     assert sorted(tmp_path.iterdir()) == [out]
     code, _, err = run_cli(monkeypatch, capsys, "export", "toy-ids", "--bench", bench.path, "--out", out, "--no-text")
     one_line_error(code, err, "--no-text does not apply to export toy-ids")
+    code, _, err = run_cli(monkeypatch, capsys, "export", "toy-ids", "--bench", bench.path, "--out", out,
+                           "--opt", "upper=true")
+    assert code in (0, None), err
+    assert out.read_text().splitlines() == [i.upper() for i in ids]
+    code, _, err = run_cli(monkeypatch, capsys, "export", "toy-ids", "--bench", bench.path, "--out", out,
+                           "--opt", "uper=true")
+    one_line_error(code, err, "export 'toy-ids' has no option 'uper' (did you mean 'upper'?)")
 
 
 def test_export_targets_are_the_registrys(bench, tmp_path, monkeypatch, capsys):

@@ -20,10 +20,10 @@ from .trecfiles import write_qrels, write_topics
 
 def export(target: str, bench: BenchLike, out: str | os.PathLike, split: str | None = None, **options: Any) -> int:
     """Write export TARGET of `bench` at `out`; returns the questions (or passages) written."""
-    plugin_ = registry.get("export", target)
-    if plugin_.meta.get("needs_split") and split is None:
+    chosen = registry.get("export", target)
+    if chosen.meta.get("needs_split") and split is None:
         raise InputError(f"export {target} needs --split (files are in the split's dataset order)", field="split")
-    return plugin_.create(**options)(as_benchmark(bench), out, split)
+    return chosen.create(**options)(as_benchmark(bench), out, split)
 
 
 @plugin("export", "rankify",

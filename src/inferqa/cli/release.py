@@ -11,6 +11,7 @@ import typer
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..options import parse_key_values
 from .app import allow_partial_opt, app
 from .llm_options import parse_list
 from .output import echo_json
@@ -70,6 +71,8 @@ def export_cmd(
     first_stage: Optional[Path] = typer.Option(None, "--first-stage", help="rankify: the run RUN reranked, "
                                                "written as `ctxs` (default: RUN itself)."),
     allow_partial: bool = allow_partial_opt,
+    opt: Optional[List[str]] = typer.Option(None, "--opt", help="Another option of the target KEY=VALUE "
+                                            "(repeatable; `inferqa plugins export NAME` lists them)."),
 ) -> None:
     """Write the QUIT authors' file formats, or a split's TREC qrels and topics, from an inferqa benchmark."""
     from ..exports import export
@@ -82,6 +85,8 @@ def export_cmd(
     for name in options:
         if name not in target.options:
             raise InputError(f"{EXPORT_FLAGS[name]} does not apply to export {kind}", field=EXPORT_FLAGS[name][2:])
+    options.update(parse_key_values(opt or [], "opt"))
+    target.settings(options)  # an option error before the output is checked or the benchmark read
     check_output(out)
     n = export(kind, Benchmark(bench_dir), out, split, **options)
     what = "passages" if target.meta.get("counts") == "passages" else f"questions of split {split or 'all'}"
