@@ -100,11 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from inferqa.construct.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge
+    from inferqa.construct.leak_judges import EmbeddingLeakJudge, LLMLeakJudge
     from inferqa.construct.leakage import StringLeakJudge
+    from inferqa.stage_options import LEAK_THRESHOLD
 
     console = Console(width=max(Console().width, 200))
-    th = args.threshold or DEFAULT_EMBEDDING_THRESHOLD
+    th = args.threshold or LEAK_THRESHOLD.default
     emb = EmbeddingLeakJudge("minilm", threshold=th)
     llm_leak_judge = None
     if not args.no_llm:

@@ -188,3 +188,51 @@ def test_doctor_on_bm25_runs_of_wikihint(wikihint_file, monkeypatch, capsys, tmp
     assert report["info"]["tied_same_label"]["count"] == kinds["one label"]
     assert report["checks"]["tied_score_runs"]["count"] == kinds["mixed"]
     assert code == (1 if kinds["mixed"] else 0) and report["ok"] == (not kinds["mixed"])
+
+
+def _flag_help(command: tuple[str, ...], flag: str) -> str:
+    import typer
+
+    from inferqa.cli import app
+
+    cmd = typer.main.get_command(app)
+    for name in command:
+        cmd = cmd.commands[name]
+    return next(p.help for p in cmd.params if flag in p.opts)
+
+
+@pytest.mark.parametrize("command, flag, declared, shown", [
+    (("build",), "--leak-threshold", ("leak-judge", "embedding", "threshold", "LEAK_THRESHOLD"),
+     "embedding leak judge: cosine from which a hint span leaks (a number in (0, 1], default 0.85)."),
+    (("annotate", "import"), "--leak-threshold", ("leak-judge", "embedding", "threshold", "LEAK_THRESHOLD"),
+     "embedding leak judge: cosine from which a hint span leaks (a number in (0, 1], default 0.85)."),
+    (("build",), "--leak-llm", ("leak-judge", "llm", "llm", "LEAK_LLM"),
+     "llm leak judge: LLM asked whether the hint gives the answer (text, default smollm2)."),
+    (("annotate", "import"), "--leak-llm", ("leak-judge", "llm", "llm", "LEAK_LLM"),
+     "llm leak judge: LLM asked whether the hint gives the answer (text, default smollm2)."),
+    (("read",), "--alpha", ("context", "union_freq", "alpha", "UNION_ALPHA"),
+     "union_freq: weight of 1/rank of the passage (a number ≥ 0, default 0.6)."),
+    (("read",), "--beta", ("context", "union_freq", "beta", "UNION_BETA"),
+     "union_freq: weight of 1/position of the hint in its passage (a number ≥ 0, default 0.4)."),
+    (("build",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
+    (("label",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
+])
+def test_stage_flags_show_the_declared_help_and_default(command, flag, declared, shown):
+    """The leak, label and read flags take help and default from the one declaration in
+    inferqa.stage_options, the very Option object the stage's plugin declares."""
+    from inferqa import registry, stage_options
+
+    assert _flag_help(command, flag) == shown
+    if declared is not None:
+        kind, name, option, attr = declared
+        assert registry.options_of(kind, name)[option] is getattr(stage_options, attr)
+
+
+def test_cli_start_up_imports_no_read_label_or_construct_module():
+    import subprocess
+    import sys
+
+    code = "import sys, inferqa.cli; print(sorted(m for m in sys.modules if m.split('.')[:2] in " \
+           "(['inferqa', 'read'], ['inferqa', 'label'], ['inferqa', 'construct'], ['inferqa', 'annotate'])))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

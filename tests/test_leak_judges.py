@@ -6,10 +6,11 @@ import importlib.util
 
 import pytest
 
-from inferqa.construct.leak_judges import DEFAULT_EMBEDDING_THRESHOLD, EmbeddingLeakJudge, LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
+from inferqa.construct.leak_judges import EmbeddingLeakJudge, LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
 from inferqa.construct.leakage import LeakJudge, StringLeakJudge
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
+from inferqa.stage_options import LEAK_THRESHOLD
 
 # Paraphrased leaks that the string rule misses: a demonym, a shortened name, an abbreviation,
 # another word form.
@@ -57,7 +58,7 @@ def test_embedding_judge_flags_paraphrased_leaks_and_spares_clues(embedding_judg
 
 def test_embedding_score_is_best_span_not_whole_hint(embedding_judge):
     (score, span), = embedding_judge.scores_many([LEAKS[0]])
-    assert span == "Kenyan" and score >= DEFAULT_EMBEDDING_THRESHOLD
+    assert span == "Kenyan" and score >= LEAK_THRESHOLD.default
     # The same answer against the whole hint is much less similar than against its best span.
     import numpy as np
 

@@ -7,7 +7,9 @@ from typing import Optional
 
 import typer
 
+from ..stage_options import LEAK_LLM, LEAK_THRESHOLD
 from .app import InferqaTyper, app, finite
+from .flags import option_flag
 
 annotate_app = InferqaTyper(
     help="Human verification of labels: export the distinct accepted or contested answers to a sheet, "
@@ -45,9 +47,8 @@ def import_cmd(
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     leak_judge: str = typer.Option("string", "--leak-judge", help="Judge for new aliases: string | embedding | llm "
                                                                   "(the string rule always runs first)."),
-    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", parser=finite, help="Cosine threshold of the "
-                                                   "embedding leak judge (default 0.85)."),
-    leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
+    leak_threshold: Optional[float] = option_flag(LEAK_THRESHOLD, "--leak-threshold", owner="embedding leak judge"),
+    leak_llm: Optional[str] = option_flag(LEAK_LLM, "--leak-llm", owner="llm leak judge"),
     leak_action: Optional[str] = typer.Option(None, "--leak-action",
                                               help="drop-hint | drop-question | flag (default: the build's "
                                                    "leak policy; its 'none' means flag)."),

@@ -8,7 +8,9 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from .app import app, finite
+from ..stage_options import LABELER, LEAK_LLM, LEAK_THRESHOLD
+from .app import app
+from .flags import option_flag
 
 LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
@@ -39,9 +41,8 @@ def build_cmd(
     leak_judge: str = typer.Option("string", "--leak-judge", help="string (word-boundary rule) | embedding (best "
                                    "hint-span cosine to the answer) | llm (asks --leak-llm); the string rule "
                                    "always runs first."),
-    leak_threshold: Optional[float] = typer.Option(None, "--leak-threshold", parser=finite, help="Cosine threshold of the "
-                                                   "embedding leak judge (default 0.85)."),
-    leak_llm: Optional[str] = typer.Option(None, "--leak-llm", help="LLM spec of the llm leak judge (default smollm2)."),
+    leak_threshold: Optional[float] = option_flag(LEAK_THRESHOLD, "--leak-threshold", owner="embedding leak judge"),
+    leak_llm: Optional[str] = option_flag(LEAK_LLM, "--leak-llm", owner="llm leak judge"),
     split: Optional[str] = typer.Option(None, "--split",
                                         help="train,dev,test as fractions (default 0.7,0.1,0.2), counts "
                                         "(5000,862,1539) or 'source'; 6,4,38 with --demo alone."),
@@ -50,8 +51,7 @@ def build_cmd(
                                                         "instead of skipping it."),
     label: bool = typer.Option(False, "--label", help="Label passages with LLMs: 2 if a labeller answers correctly "
                                                       "from the passage, else 1; answers kept in labels.jsonl."),
-    labeler: Optional[List[str]] = typer.Option(None, "--labeler", help="LLM spec of a labeller (repeatable; "
-                                                "default smollm2)."),
+    labeler: Optional[List[str]] = option_flag(LABELER, "--labeler"),
     label_mode: str = typer.Option("full", "--label-mode", help="full: every ordering; subsets: one ordering per "
                                    "subset, label copied to the others (an approximation)."),
     stop_at_first_correct: bool = typer.Option(False, "--labellers-stop-at-first-correct", help="With --label: ask "

@@ -18,17 +18,22 @@ def _default(value: Any) -> str:
 
 
 def option_help(opt: Any) -> str:
-    """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option."""
+    """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option; what it
+    accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance)."""
+    from dataclasses import replace
+
     from ..registry import REQUIRED
 
     default = "" if opt.default is REQUIRED else f", default {_default(opt.default)}"
-    return f"{opt.help} ({opt.accepts()}{default})"
+    return f"{opt.help} ({replace(opt, type=opt.types[0]).accepts()}{default})"
 
 
-def option_flag(opt: Any, *decls: str) -> Any:
-    """A typer option for one declared Option (not of a plugin): not given = None."""
-    return typer.Option(None, *decls, help=option_help(opt)[0].upper() + option_help(opt)[1:] + ".",
-                        parser=finite if opt.types == (float,) else None)
+def option_flag(opt: Any, *decls: str, owner: str | None = None) -> Any:
+    """A typer option for one declared Option: not given = None. With `owner` (the plugin that
+    declares it) the help reads 'embedding: cosine from which ... (..., default 0.85).', as
+    declared_help words it, without importing the plugin's module."""
+    text = f"{owner}: {option_help(opt)}" if owner else option_help(opt)[0].upper() + option_help(opt)[1:]
+    return typer.Option(None, *decls, help=text + ".", parser=finite if opt.types == (float,) else None)
 
 
 def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:

@@ -7,14 +7,16 @@ from typing import List, Optional
 
 import typer
 
+from ..stage_options import LABELER
 from .app import app
+from .flags import option_flag
 from .llm_options import backend_opt, cache_opt, llm_opener, llm_url_opt, num_actors_opt, ray_address_opt
 
 
 @app.command("label")
 def label_cmd(
     bench: Path = typer.Argument(..., help="Benchmark directory to label in place (qrels.tsv, labels.jsonl, meta.json)."),
-    labeler: Optional[List[str]] = typer.Option(None, "--labeler", help="LLM spec of a labeller (repeatable; default smollm2)."),
+    labeler: Optional[List[str]] = option_flag(LABELER, "--labeler"),
     label_mode: str = typer.Option("full", "--label-mode", help="full: every ordering; subsets: one ordering per "
                                    "subset, label copied to the others (an approximation)."),
     parametric: bool = typer.Option(False, "--parametric", help="Also run the parametric test (parametric.jsonl)."),

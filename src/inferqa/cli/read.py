@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
-from .app import allow_partial_opt, app, finite
+from ..stage_options import UNION_ALPHA, UNION_BETA
+from .app import allow_partial_opt, app
+from .flags import option_flag
 from .output import print_summary
 from .llm_options import (LLM_HELP, RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
@@ -23,10 +25,8 @@ def read_cmd(
     k: List[str] = typer.Option(["1,3,5"], "--k", help="Top-k passages merged into the context, e.g. 1,3,5."),
     out: Path = typer.Option(..., "--out", "-o", help="ANSWERS.jsonl to write (atomically)."),
     split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split (default: all in the run)."),
-    alpha: Optional[float] = typer.Option(None, "--alpha", parser=finite,
-                                          help="union_freq weight of 1/rank (default 0.6)."),
-    beta: Optional[float] = typer.Option(None, "--beta", parser=finite,
-                                         help="union_freq weight of 1/position (default 0.4)."),
+    alpha: Optional[float] = option_flag(UNION_ALPHA, "--alpha", owner="union_freq"),
+    beta: Optional[float] = option_flag(UNION_BETA, "--beta", owner="union_freq"),
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
     backend: str = backend_opt, ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     llm_url: Optional[List[str]] = llm_url_opt,

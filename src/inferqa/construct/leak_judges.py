@@ -21,12 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Sequence
 
-from ..llm.base import LLM
 from ..registry import Option, plugin
+from ..stage_options import LEAK_LLM, LEAK_THRESHOLD
 
-DEFAULT_EMBEDDING_THRESHOLD = 0.85
 DEFAULT_EMBEDDING_MODEL = "minilm"
-DEFAULT_LEAK_LLM = "smollm2"
 _STRING_JUDGE = Option("string_judge", object, None, "the judge applied first (default: the string rule)")
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -63,8 +61,7 @@ def hint_spans(hint: str, max_words: int) -> list[str]:
 @plugin("leak-judge", "embedding",
         Option("model", (str, object), DEFAULT_EMBEDDING_MODEL, "sentence-transformers model (id, folder, "
                "minilm) or instance"),
-        Option("threshold", float, DEFAULT_EMBEDDING_THRESHOLD, "cosine from which a span leaks", min=0,
-               max=1, min_open=True),
+        LEAK_THRESHOLD,
         Option("max_extra_words", int, 1, "span length beyond the answer's", min=0),
         Option("max_words", int, 6, "longest span compared", min=1),
         Option("batch_size", int, 256, "texts per encoding batch", min=1),
@@ -76,7 +73,7 @@ class EmbeddingLeakJudge:
     name = "embedding"
 
     def __init__(self, model: str | Any = DEFAULT_EMBEDDING_MODEL, *,
-                 threshold: float = DEFAULT_EMBEDDING_THRESHOLD, max_extra_words: int = 1,
+                 threshold: float = LEAK_THRESHOLD.default, max_extra_words: int = 1,
                  max_words: int = 6, batch_size: int = 256, device: str | None = None,
                  string_judge: Any = None):
         self.threshold = threshold
@@ -160,7 +157,7 @@ def parse_yes_no(text: str) -> bool | None:
 
 
 @plugin("leak-judge", "llm",
-        Option("llm", (str, LLM), DEFAULT_LEAK_LLM, "LLM spec or instance asked whether the hint gives the answer"),
+        LEAK_LLM,
         Option("batch_size", int, 16, "hints per LLM call", min=1),
         Option("max_tokens", int, 8, "reply length", min=1),
         _STRING_JUDGE)
@@ -171,7 +168,7 @@ class LLMLeakJudge:
 
     name = "llm"
 
-    def __init__(self, llm: Any = DEFAULT_LEAK_LLM, *, batch_size: int = 16, max_tokens: int = 8,
+    def __init__(self, llm: Any = LEAK_LLM.default, *, batch_size: int = 16, max_tokens: int = 8,
                  string_judge: Any = None):
         if isinstance(llm, str):
             from ..llm import load_llm

@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
+from ..stage_options import LABELER
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
-
-DEFAULT_LABELER = "smollm2"
-
 
 def dev_share_of(split: Any) -> float:
     """dev / (dev + test) of a train,dev,test split option; 1/3 otherwise."""
@@ -38,7 +36,7 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full",
     if not label and not parametric:
         return None
     check_label_mode(mode)
-    specs = list(labelers) or [DEFAULT_LABELER]
+    specs = list(labelers) or [LABELER.default]
 
     def post_build(tmp: Path, meta: dict) -> None:
         from ..llm import load_llm
@@ -128,7 +126,7 @@ def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Cal
     Benchmark(bench_dir)
     check_split_by(split_by)
     check_label_mode(mode)
-    with opened_llms(open_llm, list(labelers) or [DEFAULT_LABELER], judge) as (llms, judge_llm):
+    with opened_llms(open_llm, list(labelers) or [LABELER.default], judge) as (llms, judge_llm):
         return llm_steps(bench_dir, llms, mode=mode, parametric=parametric, split_by=split_by, judge=judge_llm,
                          stop_at_first_correct=stop_at_first_correct)
 

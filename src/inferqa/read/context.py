@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from .. import registry
 from ..errors import InputError
 from ..registry import Option, plugin
+from ..stage_options import UNION_ALPHA, UNION_BETA
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -28,10 +29,9 @@ def union_norm(hint_lists: Sequence[Sequence[str]]) -> list[str]:
     return list(dict.fromkeys(h for hints in hint_lists for h in hints))
 
 
-@plugin("context", "union_freq",
-        Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0),
-        Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0))
-def union_freq(hint_lists: Sequence[Sequence[str]], alpha: float = 0.6, beta: float = 0.4) -> list[str]:
+@plugin("context", "union_freq", UNION_ALPHA, UNION_BETA)
+def union_freq(hint_lists: Sequence[Sequence[str]], alpha: float = UNION_ALPHA.default,
+               beta: float = UNION_BETA.default) -> list[str]:
     """Hints by alpha·Σ 1/rank + beta·Σ 1/position over their occurrences, best first.
 
     rank is the passage's 1-based rank, position the hint's 1-based place inside it;

@@ -1,0 +1,19 @@
+"""Options of the build, label and read stages that `inferqa --help` shows, declared once.
+
+They live here, not beside their plugins, because importing `inferqa.read`, `inferqa.label`
+or `inferqa.construct` at CLI start-up costs about 0.1 s each; this module imports only the
+registry and the LLM interface. The stages declare their plugins with these very objects and
+`cli.flags.option_flag` makes each a flag, so a default and its help are written only here.
+"""
+
+from __future__ import annotations
+
+from .llm.base import LLM
+from .registry import Option
+
+LEAK_THRESHOLD = Option("threshold", float, 0.85, "cosine from which a hint span leaks", min=0, max=1,
+                        min_open=True)
+LEAK_LLM = Option("llm", (str, LLM), "smollm2", "LLM asked whether the hint gives the answer")
+LABELER = Option("labeler", str, "smollm2", "LLM spec of a labeller; repeat the flag for several")
+UNION_ALPHA = Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0)
+UNION_BETA = Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0)
