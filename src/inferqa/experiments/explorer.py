@@ -94,8 +94,10 @@ def _first_ranks(ranked: list[tuple[str, float]], labels: dict[str, int]) -> lis
 
 def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
                   answers: Sequence[tuple[str, str | None, Iterable[dict]]], *, qids: Sequence[str] | None = None,
-                  depth: int = DEPTH, alpha: float = 0.6, beta: float = 0.4, title: str = "") -> dict[str, Any]:
-    """The page's data. `runs`: (name, setting, Run); `answers`: (name, run name or None, rows).
+                  depth: int = DEPTH, alpha: float | None = None, beta: float | None = None,
+                  title: str = "") -> dict[str, Any]:
+    """The page's data. `runs`: (name, setting, Run); `answers`: (name, run name or None, rows);
+    `alpha`, `beta`: union_freq's (None: its declared defaults).
 
     Questions default to those of the runs and answers, in benchmark order.
     """
@@ -229,5 +231,5 @@ def experiment_explorer(bench: Benchmark, results, stage_runs: dict[str, Run], s
         answers.append((f"{run_name} / {r.reader}", run_name, stage_answers[r.stage]))
     opts = (next(iter(readers.values()), {}) or {}).get("options") or {}
     return write_explorer(explorer_data(bench, runs, answers, qids=qids, depth=depth,
-                                        alpha=opts.get("alpha", 0.6), beta=opts.get("beta", 0.4),
+                                        alpha=opts.get("alpha"), beta=opts.get("beta"),
                                         title=f"inferqa explorer: {results.name}"), path)
