@@ -129,6 +129,22 @@ def test_export_lists_distinct_accepted_and_contested_answers(bench, tmp_path):
     assert summary.passages == 5 + 6 - 2 + 5 + 5 + 6 - 2 - 2  # union per question: p 9, i 12
 
 
+def test_min_f1_is_checked_as_declared(bench, tmp_path, monkeypatch, capsys):
+    """--min-f1 / export_sheet(min_f1=) read as stage_options.MIN_F1 declares it: None is its default."""
+    from conftest import one_line_error, run_cli as run_in_process
+    from inferqa.stage_options import MIN_F1
+
+    with pytest.raises(InputError, match=r"option 'min_f1' takes a number in \[0, 1\], not 1.5"):
+        export_sheet(bench, tmp_path / "sheet.csv", min_f1=1.5)
+    assert not (tmp_path / "sheet.csv").exists()
+    assert read_csv(export_sheet(bench, tmp_path / "a.csv").path) == \
+        read_csv(export_sheet(bench, tmp_path / "b.csv", min_f1=MIN_F1.default).path)
+    code, _, err = run_in_process(monkeypatch, capsys, "annotate", "export", bench, "--out", tmp_path / "c.csv",
+                                  "--min-f1", "2")
+    one_line_error(code, err, "'min_f1'", "[0, 1]")
+    assert not (tmp_path / "c.csv").exists()
+
+
 def test_export_by_split_and_jsonl(bench, tmp_path):
     splits = Benchmark(bench).splits
     test_qids = splits["test"]

@@ -214,11 +214,14 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
      "union_freq: weight of 1/rank of the passage (a number ≥ 0, default 0.6)."),
     (("read",), "--beta", ("context", "union_freq", "beta", "UNION_BETA"),
      "union_freq: weight of 1/position of the hint in its passage (a number ≥ 0, default 0.4)."),
+    (("annotate", "export"), "--min-f1", None,
+     "Token F1 to a gold alias from which an answer the judge rejected is contested (so exported too), as is one "
+     "contained in an alias or containing one (a number in [0, 1], default 0.5)."),
     (("build",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
     (("label",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
 ])
 def test_stage_flags_show_the_declared_help_and_default(command, flag, declared, shown):
-    """The leak, label and read flags take help and default from the one declaration in
+    """The leak, label, annotate and read flags take help and default from the one declaration in
     inferqa.stage_options, the very Option object the stage's plugin declares."""
     from inferqa import registry, stage_options
 
@@ -228,7 +231,7 @@ def test_stage_flags_show_the_declared_help_and_default(command, flag, declared,
         assert registry.options_of(kind, name)[option] is getattr(stage_options, attr)
 
 
-def test_cli_start_up_imports_no_read_label_or_construct_module():
+def test_cli_start_up_imports_no_read_label_annotate_or_construct_module():
     import subprocess
     import sys
 

@@ -1,7 +1,7 @@
-"""Options of the build, label and read stages that `inferqa --help` shows, declared once.
+"""Options of the build, label, annotate and read stages that `inferqa --help` shows, declared once.
 
-They live here, not beside their plugins, because importing `inferqa.read`, `inferqa.label`
-or `inferqa.construct` at CLI start-up costs about 0.1 s each; this module imports only the
+They live here, not beside their plugins, because importing `inferqa.read`, `inferqa.label`,
+`inferqa.annotate` or `inferqa.construct` at CLI start-up costs about 0.1 s each; this module imports only the
 registry and the LLM interface. The stages declare their plugins with these very objects and
 `cli.flags.option_flag` makes each a flag, so a default and its help are written only here.
 """
@@ -15,5 +15,7 @@ LEAK_THRESHOLD = Option("threshold", float, 0.85, "cosine from which a hint span
                         min_open=True)
 LEAK_LLM = Option("llm", (str, LLM), "smollm2", "LLM asked whether the hint gives the answer")
 LABELER = Option("labeler", str, "smollm2", "LLM spec of a labeller; repeat the flag for several")
+MIN_F1 = Option("min_f1", float, 0.5, "token F1 to a gold alias from which an answer the judge rejected is "
+                "contested (so exported too), as is one contained in an alias or containing one", min=0, max=1)
 UNION_ALPHA = Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0)
 UNION_BETA = Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0)

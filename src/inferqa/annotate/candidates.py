@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..records import Question
-from .fuzzy import DEFAULT_MIN_F1, closeness
+from ..stage_options import MIN_F1
+from .fuzzy import closeness
 from ..formats.labels import LabelRow, answer_key, resolve_copies
 from .state import VerificationState
 
@@ -35,7 +36,7 @@ class Candidate:
     contained: bool = False
     is_gold: bool = False
     previous: str = ""
-    min_f1: float = DEFAULT_MIN_F1
+    min_f1: float = MIN_F1.default
 
     @property
     def answer(self) -> str:
@@ -68,7 +69,7 @@ class Candidate:
 
 def collect_candidates(rows: Iterable[LabelRow], questions: dict[str, Question], state: VerificationState,
                        *, qids: Iterable[str] | None = None,
-                       min_f1: float = DEFAULT_MIN_F1) -> dict[tuple[str, str], Candidate]:
+                       min_f1: float = MIN_F1.default) -> dict[tuple[str, str], Candidate]:
     """(qid, normalised answer) -> Candidate, for every answer any labeller gave."""
     rows = list(rows)
     wanted = set(qids) if qids is not None else None

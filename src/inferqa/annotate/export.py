@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..benchmark import Benchmark
 from .candidates import collect_candidates
-from .fuzzy import DEFAULT_MIN_F1
 from ..formats.labels import open_labels
+from ..stage_options import MIN_F1
 from .sheet import guess_format, sheet_rows, write_sheet
 from .state import VerificationState
 
@@ -30,8 +30,10 @@ class ExportSummary:
 
 
 def export_sheet(bench_dir: str | os.PathLike, out: str | os.PathLike, *, split: str | None = None,
-                 fmt: str | None = None, min_f1: float = DEFAULT_MIN_F1) -> ExportSummary:
-    """Write the review sheet for `split` (all questions when None); csv unless `fmt`/suffix says jsonl."""
+                 fmt: str | None = None, min_f1: float | None = None) -> ExportSummary:
+    """Write the review sheet for `split` (all questions when None); csv unless `fmt`/suffix says jsonl.
+    `min_f1` as MIN_F1 declares it (None: its default)."""
+    min_f1 = MIN_F1.check(min_f1, "annotate export")
     bench = Benchmark(bench_dir)
     state = VerificationState.from_meta(bench.meta)
     qids = bench.split_qids(split)

@@ -1,7 +1,7 @@
 """When a model answer the judge rejected is still worth a person's look ("contested").
 
 An answer is contested when it is close to some gold alias: SQuAD token F1 of at least
-`min_f1`, or one contains the other as whole words ("da vinci" in "leonardo da vinci",
+`min_f1` (stage_options.MIN_F1), or one contains the other as whole words ("da vinci" in "leonardo da vinci",
 "mars" in "mars planet"). The scorers are the answer metrics' own (`inferqa.evaluate.answers`);
 the rule itself is `Candidate.contested` (annotate/candidates.py).
 """
@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..evaluate.answers import contains, f1
-
-DEFAULT_MIN_F1 = 0.5
 
 
 def closeness(answer: str, golds: Iterable[str]) -> tuple[float, bool]:

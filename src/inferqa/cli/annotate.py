@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from ..stage_options import LEAK_LLM, LEAK_THRESHOLD
-from .app import InferqaTyper, app, finite
+from ..stage_options import LEAK_LLM, LEAK_THRESHOLD, MIN_F1
+from .app import InferqaTyper, app
 from .flags import option_flag
 
 annotate_app = InferqaTyper(
@@ -27,8 +27,7 @@ def export_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="The review sheet to write."),
     split: Optional[str] = typer.Option(None, "--split", help="Only this split's questions (default: all)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
-    min_f1: float = typer.Option(0.5, "--min-f1", parser=finite, help="A rejected answer is contested (exported too) at this "
-                                                       "token F1 to a gold alias, or when either contains the other."),
+    min_f1: Optional[float] = option_flag(MIN_F1, "--min-f1"),
 ) -> None:
     """Write one row per question and distinct model answer that the judge accepted or that is contested."""
     from ..annotate import export_sheet
