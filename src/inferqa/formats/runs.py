@@ -72,9 +72,8 @@ def split_order(bench: "Benchmark | None", split: str | None, path: Any) -> list
 def load_run(path: str | os.PathLike, bench: "Benchmark | None" = None, split: str | None = None, *,
              allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None) -> Run:
     """A run file as it is (TREC, Rankify JSON matched to `bench`'s `split`, or another run
-    format's), not checked
-    against a benchmark: `open_run` does that. Its `format`, `info` (Rankify: per question
-    `titles`) and `findings` are set on the run."""
+    format's), not checked against a benchmark: `open_run` does that. Its `format`, `info`
+    (Rankify: per question `titles`) and `findings` are set on the run."""
     if str(path) != STDIN:
         path = check_file(path)
     findings = Findings() if findings is None else findings
