@@ -379,3 +379,41 @@ def test_out_must_be_a_folder(tree, tmp_path, monkeypatch, capsys):
     (tmp_path / "file").write_text("x")
     code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--out", tmp_path / "file")
     assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "must be a folder" in err, err
+
+
+def test_gzip_and_plain_files_read_as_the_zsd_ones(tree, tmp_path, monkeypatch, capsys):
+    import gzip
+    import shutil
+
+    copy = tmp_path / "results"
+    shutil.copytree(tree, copy)
+    zsd = sorted(copy.rglob("*.zsd"))
+    for i, path in enumerate(zsd):  # every other file gzipped under its script name, the rest plain
+        name = path.with_suffix(".jsonl" if "index" in path.relative_to(copy).parts else ".json")
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(path.read_bytes())
+        if i % 2:
+            Path(f"{name}.gz").write_bytes(gzip.compress(data))
+        else:
+            name.write_bytes(data)
+        path.unlink()
+    want, _ = reproduced(monkeypatch, capsys, tree)
+    got, _ = reproduced(monkeypatch, capsys, copy)
+    assert got == want and len(got) > 100
+
+
+def test_a_released_file_is_read_with_the_reading_layers_errors(tree, tmp_path, monkeypatch, capsys):
+    """The release's reader output fails as `evaluate-answers` fails on the same file, and its
+    corpus as any Pyserini collection: one line naming file, record and field."""
+    rag = rag_file({m: ("x", "y") for m in READERS})
+    rag[0]["predicted_answer"]["gemma-3-4b"] = "Paris"
+    copy = broken_copy(tree, tmp_path, "retriever/bm25/rag.json", rag)
+    code, _, err = run_cli(monkeypatch, capsys, "reproduce", copy)
+    code2, _, err2 = run_cli(monkeypatch, capsys, "evaluate-answers", copy / "retriever/bm25/rag.zsd")
+    assert code == code2 == 2 and err == err2 and len(err.strip().splitlines()) == 1
+    assert "rag.zsd: record 0: field 'predicted_answer.gemma-3-4b': expected an object key -> answer" in err
+    (tmp_path / "again").mkdir()
+    copy = broken_copy(tree, tmp_path / "again", "index/corpus.jsonl",
+                       [{"id": ID["a"], "contents": "one two", "title": Q1}, {"id": ID["e"], "contents": 5}])
+    code, _, err = run_cli(monkeypatch, capsys, "reproduce", copy)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "index/corpus.zsd: record line 2: field 'contents': expected a string, got int" in err

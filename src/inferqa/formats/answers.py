@@ -5,10 +5,12 @@ field by field (and against a benchmark) in one place."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
-from ..io import first_byte, iter_jsonl, read_json
+from ..io import first_byte, iter_jsonl
+from .rankify import read_question_array
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -20,6 +22,39 @@ def _type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+@dataclass(frozen=True)
+class ReaderRecord:
+    """One question of an authors' reader output: its `id` and gold `answers` where given, and
+    `predicted_answer` (reader -> `{qid}_{un|uf}_{k}` -> answer, each reader's an object)."""
+
+    qid: str | None
+    answers: list | None
+    predicted: dict[str, dict[str, Any]]
+
+
+def read_reader_output(path: str | os.PathLike) -> list[ReaderRecord]:
+    """Every record of an authors' reader output (Rankify JSON with `predicted_answer`); the
+    answers themselves are checked where they are used."""
+    out = []
+    for i, obj in enumerate(read_question_array(path)):
+        qid = obj.get("id") if isinstance(obj, dict) else None
+        if qid is not None and not isinstance(qid, str):
+            raise InputError(f"expected a string, got {_type(qid)}", file=path, record=str(i), field="id")
+        answers = obj.get("answers") if isinstance(obj, dict) else None
+        if answers is not None and not isinstance(answers, list):
+            raise InputError("expected a list of answer strings", file=path, record=str(i), field="answers")
+        predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
+        if not isinstance(predicted, dict):
+            raise InputError("expected an object reader -> answers", file=path, record=str(i),
+                             field="predicted_answer")
+        for reader, by_key in predicted.items():
+            if not isinstance(by_key, (dict, type(None))):
+                raise InputError("expected an object key -> answer", file=path, record=str(i),
+                                 field=f"predicted_answer.{reader}")
+        out.append(ReaderRecord(qid, answers, {r: a or {} for r, a in predicted.items()}))
+    return out
+
+
 def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, Any]]]:
     """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
     ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
@@ -28,19 +63,9 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
         return
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError(f"expected a JSON array of questions, got {_type(data)}", file=path)
-    for i, obj in enumerate(data):
-        predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
-        if not isinstance(predicted, dict):
-            raise InputError("expected an object reader -> answers", file=path, record=str(i),
-                             field="predicted_answer")
-        for reader, answers in predicted.items():
-            if not isinstance(answers, (dict, type(None))):
-                raise InputError("expected an object key -> answer", file=path, record=str(i),
-                                 field=f"predicted_answer.{reader}")
-            for key, answer in (answers or {}).items():
+    for i, rec in enumerate(read_reader_output(path)):
+        for reader, answers in rec.predicted.items():
+            for key, answer in answers.items():
                 parts = str(key).rsplit("_", 2)
                 if len(parts) != 3 or parts[1] not in STRATEGY_CODES or not parts[2].isdigit():
                     raise InputError(f"key {key!r} is not qid_un|uf_k", file=path, record=str(i),
@@ -50,8 +75,8 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
                                      field=f"predicted_answer.{reader}.{key}")
                 row = {"qid": parts[0], "strategy": f"{reader}/{STRATEGY_CODES[parts[1]]}", "k": int(parts[2]),
                        "prediction": answer}
-                if isinstance(obj.get("answers"), list) and obj["answers"]:
-                    row["golds"] = list(obj["answers"])
+                if rec.answers:
+                    row["golds"] = list(rec.answers)
                 yield f"{i} ({key})", row
 
 
@@ -97,6 +122,53 @@ def open_answers(path: str | os.PathLike, bench: "Benchmark | None" = None, *,
     return rows
 
 
+@dataclass(frozen=True)
+class RetrieverContext:
+    id: str
+    label: int | None
+    reader_answers: dict[str, str]  # `rag_answers`: reader -> its stored answer
+
+
+@dataclass(frozen=True)
+class RetrieverRecord:
+    """One line of an authors' `retriever.jsonl`: `question` and `answers` where given."""
+
+    question: str | None
+    answers: list | None
+    contexts: list[RetrieverContext]
+
+
+def retriever_record(obj: dict, **where: Any) -> RetrieverRecord:
+    """One `retriever.jsonl` line, every field type-checked; `where`: its `file` and `record`."""
+    text = obj.get("question")
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"expected a string, got {_type(text)}", field="question", **where)
+    answers = obj.get("answers")
+    if answers is not None and not isinstance(answers, list):
+        raise InputError("expected a list of answer strings", field="answers", **where)
+    contexts = obj.get("contexts")
+    if contexts is None:
+        contexts = []
+    if not isinstance(contexts, list):
+        raise InputError(f"expected a list of passages, got {_type(contexts)}", field="contexts", **where)
+    out = []
+    for j, ctx in enumerate(contexts):
+        f = f"contexts[{j}]"
+        if not isinstance(ctx, dict):
+            raise InputError(f"expected an object, got {_type(ctx)}", field=f, **where)
+        pid = ctx.get("id")
+        if not isinstance(pid, str):
+            raise InputError(f"expected a string, got {_type(pid)}", field=f"{f}.id", **where)
+        label = ctx.get("label")
+        if label is not None and (isinstance(label, bool) or not isinstance(label, int)):
+            raise InputError(f"expected an integer label, got {_type(label)}", field=f"{f}.label", **where)
+        stored = ctx.get("rag_answers") or {}
+        if not isinstance(stored, dict) or not all(isinstance(a, str) for a in stored.values()):
+            raise InputError("expected an object of reader -> answer string", field=f"{f}.rag_answers", **where)
+        out.append(RetrieverContext(pid, label, stored))
+    return RetrieverRecord(text, answers, out)
+
+
 def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
                          ) -> dict[str, dict[str, Any]]:
     """pid -> {"label", "reader_answers"} from a `retriever.jsonl` of `split`, matched by position
@@ -110,31 +182,14 @@ def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
                              record=f"line {lineno}")
         qid = qids[i]
         where = {"file": path, "record": f"line {lineno} (question {qid})"}
-        text = obj.get("question")
-        if not isinstance(text, str):
-            raise InputError(f"expected a string, got {_type(text)}", field="question", **where)
-        if text.strip() != bench.questions[qid].text.strip():
+        rec = retriever_record(obj, **where)
+        if rec.question is None:
+            raise InputError("expected a string, got null", field="question", **where)
+        if rec.question.strip() != bench.questions[qid].text.strip():
             raise InputError(f"question text differs from {qid}'s in split {split!r}", field="question", **where)
-        contexts = obj.get("contexts")
-        if contexts is None:
-            contexts = []
-        if not isinstance(contexts, list):
-            raise InputError(f"expected a list of passages, got {_type(contexts)}", field="contexts", **where)
         own = bench.qrels.get(qid, {})
-        for j, ctx in enumerate(contexts):
-            f = f"contexts[{j}]"
-            if not isinstance(ctx, dict):
-                raise InputError(f"expected an object, got {_type(ctx)}", field=f, **where)
-            pid = ctx.get("id")
-            if not isinstance(pid, str):
-                raise InputError(f"expected a string, got {_type(pid)}", field=f"{f}.id", **where)
-            if pid not in own:
-                raise InputError(f"passage {pid} is not one of {qid}'s", field=f"{f}.id", **where)
-            label = ctx.get("label")
-            if label is not None and (isinstance(label, bool) or not isinstance(label, int)):
-                raise InputError(f"expected an integer label, got {_type(label)}", field=f"{f}.label", **where)
-            answers = ctx.get("rag_answers") or {}
-            if not isinstance(answers, dict) or not all(isinstance(a, str) for a in answers.values()):
-                raise InputError("expected an object of reader -> answer string", field=f"{f}.rag_answers", **where)
-            out[pid] = {"label": label, "reader_answers": answers}
+        for j, ctx in enumerate(rec.contexts):
+            if ctx.id not in own:
+                raise InputError(f"passage {ctx.id} is not one of {qid}'s", field=f"contexts[{j}].id", **where)
+            out[ctx.id] = {"label": ctx.label, "reader_answers": ctx.reader_answers}
     return out

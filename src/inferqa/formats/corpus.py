@@ -51,6 +51,19 @@ def iter_corpus(source: "Benchmark | str | os.PathLike") -> Iterator[Passage]:
         yield Passage(id=pid, qid=str(obj.get("qid", qid)), order=order, text=text)
 
 
+def iter_collection(path: str | os.PathLike) -> Iterator[tuple[int, str, str]]:
+    """(line number, id, contents) of a Pyserini JSONL collection (`{"id", "contents",
+    "title"}` per line: what `export pyserini` writes and the QUIT release's corpus.jsonl)."""
+    for lineno, obj in iter_jsonl(path):
+        where = {"file": path, "record": f"line {lineno}"}
+        for name in ("id", "contents"):
+            value = obj.get(name)
+            if not isinstance(value, str):
+                raise InputError("missing field" if value is None else
+                                 f"expected a string, got {type(value).__name__}", field=name, **where)
+        yield lineno, obj["id"], obj["contents"]
+
+
 def corpus_ids(source: "Benchmark | str | os.PathLike") -> np.ndarray:
     """All passage ids of corpus.jsonl, in file order, as an `S` array.
 

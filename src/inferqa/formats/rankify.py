@@ -12,7 +12,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..io import atomic_open, read_json
@@ -25,6 +25,37 @@ if TYPE_CHECKING:
     from ..benchmark import Benchmark
 
 
+def read_question_array(path: str | os.PathLike) -> list:
+    """The JSON array of a Rankify-style file (a run, an authors' reader output or their
+    baseline labels): one record per question, at least one."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError(f"expected a JSON array of questions, got {type(data).__name__}", file=path)
+    if not data:
+        raise InputError("run file is empty (a JSON array of no question)", file=path)
+    return data
+
+
+def passage_id(ctx: Any, field: str, path: Any, record: object) -> str:
+    """The id of one passage `ctx` of a ranking (`field`: where it sits, e.g. `ctxs[3]`)."""
+    if not isinstance(ctx, dict) or "id" not in ctx:
+        raise InputError("expected an object with an id", file=path, record=record, field=f"{field}.id")
+    if not isinstance(ctx["id"], (str, int)) or isinstance(ctx["id"], bool):
+        raise InputError(f"expected a string, got {type(ctx['id']).__name__}", file=path, record=record,
+                         field=f"{field}.id")
+    return str(ctx["id"])
+
+
+def iter_rankings(path: str | os.PathLike, key: str) -> Iterator[tuple[int, list]]:
+    """(record index, the passages under `key`) of each question of a Rankify file, in file
+    order and matched to no benchmark (the QUIT release's tables read them so)."""
+    for i, obj in enumerate(read_question_array(path)):
+        ctxs = obj.get(key) if isinstance(obj, dict) else None
+        if not isinstance(ctxs, list):
+            raise InputError("expected a list of passages", file=path, record=i, field=key)
+        yield i, ctxs
+
+
 def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None, strict: bool = True,
                  *, allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None
                  ) -> tuple[Run, list[dict[str, Any]]]:
@@ -35,11 +66,7 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
     questions than the split is refused unless `allow_partial`. With `strict=False` duplicate
     passages and records without a ranking are collected in `findings` instead."""
     findings = Findings(strict) if findings is None else findings
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError(f"expected a JSON array of questions, got {type(data).__name__}", file=path)
-    if not data:
-        raise InputError("run file is empty", file=path)
+    data = read_question_array(path)
     qids = split_order(bench, split, path)
     if len(data) > len(qids):
         raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
@@ -71,12 +98,7 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
         ranked, seen, titles = [], set(), []
         for r, ctx in enumerate(ctxs):
             f = f"{key}[{r}]"
-            if not isinstance(ctx, dict) or "id" not in ctx:
-                raise InputError("expected an object with an id", file=path, record=rec, field=f)
-            if not isinstance(ctx["id"], (str, int)) or isinstance(ctx["id"], bool):
-                raise InputError(f"expected a string, got {type(ctx['id']).__name__}", file=path, record=rec,
-                                 field=f"{f}.id")
-            pid = str(ctx["id"])
+            pid = passage_id(ctx, f, path, rec)
             raw = ctx.get("score")
             if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
                 raise InputError(f"score {raw!r} is not a number", file=path, record=rec, field=f"{f}.score")

@@ -3,8 +3,10 @@
 Every file is named as the scripts open it (`retriever/bm25/retriever.json`) and found on
 disk as the hub stores it (`retriever/bm25/retriever.zsd`; `.zst`, `.gz` and the plain name
 are accepted too). A file that is not there is noted once in `absent` and the rows that
-need it are left out; a file of the wrong shape is an InputError naming file, record and
-field. The last few parsed files are kept, since several tables read the same run (a
+need it are left out. Every file is read through `inferqa.formats` (which opens it through
+`inferqa.io`: compressed or not), so a file of the wrong shape is the same one-line
+InputError naming file, record and field as anywhere else; here only the checks of what
+the tables need are added. The last few parsed files are kept, since several tables read the same run (a
 retriever's run of the release is 1,000 passages for each of 1,728 questions: not all
 of them stay in memory).
 """
@@ -17,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io import iter_jsonl, read_json
+from ..formats.answers import ReaderRecord, read_reader_output, retriever_record
+from ..formats.corpus import iter_collection
+from ..formats.rankify import iter_rankings, passage_id, read_question_array
+from ..io import iter_jsonl
 
 KEEP = 8  # parsed files kept (the index and the baseline labels always among them)
 INDEX = "index/test/retriever.jsonl"
@@ -44,31 +49,6 @@ class Question:
 
     def labels(self) -> dict[str, int]:
         return {c.id: c.label for c in self.contexts}
-
-
-@dataclass(frozen=True)
-class ReaderRecord:
-    """One question of a `rag.json`: its id, gold answers and `predicted_answer`."""
-
-    qid: str
-    answers: list[str]
-    predicted: dict[str, Any]
-
-
-def _answers(obj: dict, file: Path, record: str) -> list[str]:
-    answers = obj.get("answers")
-    if not isinstance(answers, list):
-        raise InputError("expected a list of answer strings", file=file, record=record, field="answers")
-    return answers
-
-
-def _array(path: Path) -> list:
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError("expected a JSON array, one object per question", file=path)
-    if not data:
-        raise InputError("the array holds no question", file=path)
-    return data
 
 
 class Release:
@@ -123,12 +103,9 @@ class Release:
         if path is None:
             return None
         if rel == CORPUS:
-            return [_words(obj.get("contents"), path, f"line {n}", "contents") for n, obj in iter_jsonl(path)]
+            return [len(text.split(" ")) for _, _, text in iter_collection(path)]
         counts = []
-        for i, obj in enumerate(_array(path)):
-            ctxs = obj.get("ctxs") if isinstance(obj, dict) else None
-            if not isinstance(ctxs, list):
-                raise InputError("expected a list of passages", file=path, record=i, field="ctxs")
+        for i, ctxs in iter_rankings(path, "ctxs"):
             for r, ctx in enumerate(ctxs[:depth]):
                 text = ctx.get("text") if isinstance(ctx, dict) else None
                 counts.append(_words(text, path, i, f"ctxs[{r}].text"))
@@ -148,51 +125,29 @@ def _words(text: Any, path: Path, record: object, field: str) -> int:
 def _read_index(path: Path) -> list[Question]:
     out = []
     for lineno, obj in iter_jsonl(path):
-        rec = f"line {lineno}"
-        ctxs = obj.get("contexts")
-        if not isinstance(ctxs, list):
-            raise InputError("expected a list of passages", file=path, record=rec, field="contexts")
-        contexts = []
-        for j, ctx in enumerate(ctxs):
-            f = f"contexts[{j}]"
-            if not isinstance(ctx, dict) or not isinstance(ctx.get("id"), str):
-                raise InputError("expected an object with a string id", file=path, record=rec, field=f"{f}.id")
-            label = ctx.get("label")
-            if not isinstance(label, int) or isinstance(label, bool):
-                raise InputError(f"label {label!r} is not an integer", file=path, record=rec, field=f"{f}.label")
-            stored = ctx.get("rag_answers", {})
-            if not isinstance(stored, dict):
-                raise InputError("expected an object reader -> answer", file=path, record=rec,
-                                 field=f"{f}.rag_answers")
-            contexts.append(Context(ctx["id"], label, stored))
-        out.append(Question(_answers(obj, path, rec), contexts))
+        where = {"file": path, "record": f"line {lineno}"}
+        rec = retriever_record(obj, **where)
+        if rec.answers is None:
+            raise InputError("expected a list of answer strings", field="answers", **where)
+        for j, ctx in enumerate(rec.contexts):
+            if ctx.label is None:
+                raise InputError("expected an integer label, got null", field=f"contexts[{j}].label", **where)
+        out.append(Question(rec.answers, [Context(c.id, c.label, c.reader_answers) for c in rec.contexts]))
     return out
 
 
 def _read_ranking(path: Path, key: str) -> list[list[str]]:
-    out = []
-    for i, obj in enumerate(_array(path)):
-        ctxs = obj.get(key) if isinstance(obj, dict) else None
-        if not isinstance(ctxs, list):
-            raise InputError("expected a list of passages", file=path, record=i, field=key)
-        ids = []
-        for r, ctx in enumerate(ctxs):
-            if not isinstance(ctx, dict) or not isinstance(ctx.get("id"), (str, int)):
-                raise InputError("expected an object with an id", file=path, record=i, field=f"{key}[{r}].id")
-            ids.append(str(ctx["id"]))
-        out.append(ids)
-    return out
+    return [[passage_id(ctx, f"{key}[{r}]", path, i) for r, ctx in enumerate(ctxs)]
+            for i, ctxs in iter_rankings(path, key)]
 
 
 def _read_reader(path: Path) -> list[ReaderRecord]:
-    out = []
-    for i, obj in enumerate(_array(path)):
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+    out = read_reader_output(path)
+    for i, rec in enumerate(out):
+        if rec.qid is None:
             raise InputError("expected an object with a string id", file=path, record=i, field="id")
-        predicted = obj.get("predicted_answer")
-        if not isinstance(predicted, dict):
-            raise InputError("expected an object reader -> answers", file=path, record=i, field="predicted_answer")
-        out.append(ReaderRecord(obj["id"], _answers(obj, path, str(i)), predicted))
+        if rec.answers is None:
+            raise InputError("expected a list of answer strings", file=path, record=i, field="answers")
     return out
 
 
@@ -212,7 +167,7 @@ def stored_answer(path: Path, record: int, rec: ReaderRecord, model: str, method
 
 def _read_baseline(path: Path) -> list[dict[str, int]]:
     out = []
-    for i, obj in enumerate(_array(path)):
+    for i, obj in enumerate(read_question_array(path)):
         ctxs = obj.get("ctxs") if isinstance(obj, dict) else None
         if not isinstance(ctxs, dict):
             raise InputError("expected an object passage id -> {label, ...}", file=path, record=i, field="ctxs")
