@@ -100,19 +100,19 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from inferqa.construct.leak_judges import EmbeddingLeakJudge, LLMLeakJudge
+    from inferqa.construct.leak_judges import leak_judge
     from inferqa.construct.leakage import StringLeakJudge
     from inferqa.stage_options import LEAK_THRESHOLD
 
     console = Console(width=max(Console().width, 200))
     th = args.threshold or LEAK_THRESHOLD.default
-    emb = EmbeddingLeakJudge("minilm", threshold=th)
+    emb = leak_judge("embedding", model="minilm", threshold=th)
     llm_leak_judge = None
     if not args.no_llm:
         try:
             from inferqa.llm import load_llm
 
-            llm_leak_judge = LLMLeakJudge(load_llm(args.llm), string_judge=StringLeakJudge())
+            llm_leak_judge = leak_judge("llm", llm=load_llm(args.llm), string_judge=StringLeakJudge())
         except Exception as exc:  # a missing backend only removes one column
             console.print(f"[yellow]LLM judge skipped: {exc}[/]")
 

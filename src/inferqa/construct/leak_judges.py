@@ -24,7 +24,6 @@ from typing import Any, Iterable, Sequence
 from ..registry import Option, plugin
 from ..stage_options import LEAK_LLM, LEAK_THRESHOLD
 
-DEFAULT_EMBEDDING_MODEL = "minilm"
 _STRING_JUDGE = Option("string_judge", object, None, "the judge applied first (default: the string rule)")
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -59,7 +58,7 @@ def hint_spans(hint: str, max_words: int) -> list[str]:
 
 
 @plugin("leak-judge", "embedding",
-        Option("model", (str, object), DEFAULT_EMBEDDING_MODEL, "sentence-transformers model (id, folder, "
+        Option("model", (str, object), "minilm", "sentence-transformers model (id, folder, "
                "minilm) or instance"),
         LEAK_THRESHOLD,
         Option("max_extra_words", int, 1, "span length beyond the answer's", min=0),
@@ -72,10 +71,8 @@ class EmbeddingLeakJudge:
 
     name = "embedding"
 
-    def __init__(self, model: str | Any = DEFAULT_EMBEDDING_MODEL, *,
-                 threshold: float = LEAK_THRESHOLD.default, max_extra_words: int = 1,
-                 max_words: int = 6, batch_size: int = 256, device: str | None = None,
-                 string_judge: Any = None):
+    def __init__(self, *, model: str | Any, threshold: float, max_extra_words: int, max_words: int,
+                 batch_size: int, device: str | None, string_judge: Any):
         self.threshold = threshold
         self.max_extra_words = max_extra_words
         self.max_words = max_words
@@ -168,8 +165,7 @@ class LLMLeakJudge:
 
     name = "llm"
 
-    def __init__(self, llm: Any = LEAK_LLM.default, *, batch_size: int = 16, max_tokens: int = 8,
-                 string_judge: Any = None):
+    def __init__(self, *, llm: Any, batch_size: int, max_tokens: int, string_judge: Any):
         if isinstance(llm, str):
             from ..llm import load_llm
 
