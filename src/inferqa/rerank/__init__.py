@@ -31,11 +31,7 @@ def get_reranker(name: str, **options: Any) -> Reranker:
     return registry.create("reranker", name, **options)
 
 
-def reranker_class(name: str) -> type[Reranker]:
-    return registry.get("reranker", name).factory
-
-
-__all__ = ["Reranker", "get_reranker", "reranker_class", "rerank_run", "parse_permutation", "sliding_windows",
+__all__ = ["Reranker", "get_reranker", "rerank_run", "parse_permutation", "sliding_windows",
            "listwise_order"]
 
 make_callable(__name__, rerank_run)
