@@ -185,3 +185,37 @@ def test_wikihint_bm25_equals_ir_measures_over_exported_qrels(monkeypatch, capsy
     per_q = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10", "recip_rank"}).evaluate(run)
     assert sum(v["ndcg_cut_10"] for v in per_q.values()) / len(per_q) == pytest.approx(ours["nDCG@10"], abs=1e-9)
     assert not math.isnan(ours["RR"])
+
+
+def test_ir_datasets_serves_what_export_qrels_and_topics_write(tmp_path, monkeypatch, capsys, demo_bench_8q):
+    """One split's queries and qrels, in the same order, whether read from `export qrels|topics`
+    files or from the registered ir_datasets dataset (a question text with a tab and a newline
+    is one line in both)."""
+    ir_datasets = pytest.importorskip("ir_datasets")
+    import shutil
+
+    from inferqa.benchmark import Benchmark
+    from inferqa.irds import register
+
+    root = tmp_path / "tabbed"
+    shutil.copytree(demo_bench_8q.path, root, ignore=shutil.ignore_patterns("indexes"))
+    first = demo_bench_8q.split_qids("test")[0]
+    rows = [json.loads(line) for line in (root / "questions.jsonl").read_text().splitlines()]
+    for row in rows:
+        if row["id"] == first:
+            row["text"] = "Which\tcity is\n  it?"
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench = Benchmark(root)
+    assert bench.questions[first].text == "Which\tcity is\n  it?"
+    for what in ("qrels", "topics"):
+        code, _, err = run_cli(monkeypatch, capsys, "export", what, "--bench", root, "--split", "test",
+                               "--out", tmp_path / f"test.{what}")
+        assert code in (0, None), err
+    register(bench, "tabbed")
+    ds = ir_datasets.load("inferqa/tabbed/test")
+    topics = [line.split("\t") for line in (tmp_path / "test.topics").read_text().splitlines()]
+    assert [[q.query_id, q.text] for q in ds.queries_iter()] == topics
+    assert topics[0] == [first, "Which city is it?"]
+    qrels = [line.split() for line in (tmp_path / "test.qrels").read_text().splitlines()]
+    assert [[r.query_id, r.iteration, r.doc_id, str(r.relevance)] for r in ds.qrels_iter()] == qrels
+    assert len(qrels) == sum(len(bench.qrels[q]) for q in bench.split_qids("test"))

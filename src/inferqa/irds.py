@@ -8,7 +8,8 @@ PyTerrier and any tool that loads datasets by name.
 `inferqa/<name>` holds every question, `inferqa/<name>/<split>` one split's. Each has the
 whole corpus as docs (`GenericDoc(doc_id, text)`: retrieval is over every question's
 passages, as in inferqa), the split's questions as queries (`GenericQuery(query_id,
-text)`) and their judgements as qrels (`TrecQrel`); `docs_store()` looks passages up by
+text)`) and their judgements as qrels (`TrecQrel`), as `inferqa.trecfiles` (`export
+qrels|topics`) gives them; `docs_store()` looks passages up by
 id without reading the corpus. ir_datasets has no plugin entry point, so a process
 registers the benchmarks it uses (a QUIT build is a benchmark directory like any other).
 """
@@ -20,7 +21,7 @@ from typing import Iterator
 from .errors import InputError
 from .formats import iter_corpus
 from .inputs import BenchLike, as_benchmark
-from .text import normalize_whitespace
+from .trecfiles import split_qrels, split_topics
 
 PREFIX = "inferqa"
 LABELS = {0: "another question's passage, or judged not relevant", 1: "a passage of the question (its hints)",
@@ -42,7 +43,7 @@ def dataset(bench: BenchLike, split: str | None = None, name: str | None = None)
     from ir_datasets.indices import Docstore
 
     b = as_benchmark(bench)
-    qids = b.split_qids(split)
+    b.split_qids(split)  # an unknown split fails here, not on first use
     namespace = f"{PREFIX}/{name or b.path.name}"
 
     class Store(Docstore):
@@ -74,7 +75,7 @@ def dataset(bench: BenchLike, split: str | None = None, name: str | None = None)
 
     class Queries(BaseQueries):
         def queries_iter(self):
-            return (GenericQuery(q, normalize_whitespace(b.questions[q].text)) for q in qids)
+            return (GenericQuery(q, text) for q, text in split_topics(b, split).items())
 
         def queries_namespace(self):
             return namespace
@@ -84,8 +85,8 @@ def dataset(bench: BenchLike, split: str | None = None, name: str | None = None)
 
     class Qrels(BaseQrels):
         def qrels_iter(self):
-            qrels = b.qrels
-            return (TrecQrel(q, pid, label, "0") for q in qids for pid, label in qrels.get(q, {}).items())
+            return (TrecQrel(q, pid, label, "0") for q, docs in split_qrels(b, split).items()
+                    for pid, label in docs.items())
 
         def qrels_defs(self):
             return dict(LABELS)
