@@ -14,6 +14,7 @@ from inferqa.construct.ranking import rank_hints, select_top
 from inferqa.construct.splits import make_splits, parse_split
 from inferqa.data.quit import LABELS_KEY
 from inferqa.errors import InputError
+from inferqa.io import write_jsonl
 from inferqa.records import Hint, Qrels, Question
 
 
@@ -114,6 +115,23 @@ def test_strict_and_top_k_options(tmp_path):
     assert meta["counts"]["passages"] == 2 * 15
     with pytest.raises(InputError, match="top-k"):
         build_benchmark([q("a", 5)], tmp_path / "b", top_k=11)
+
+
+def test_build_defaults_are_the_declared_ones(tmp_path, monkeypatch, capsys):
+    """build_benchmark and `inferqa build` with no --top-k/--split/--seed both use stage_options':
+    5 hints, 0.7/0.1/0.2 of the questions, seed 13 (written out by hand here)."""
+    from conftest import run_cli
+
+    questions = [q(f"q{i}", 6) for i in range(10)]
+    meta = build_benchmark(questions, tmp_path / "lib")
+    want = {"top_k": 5, "split": [0.7, 0.1, 0.2], "seed": 13}
+    assert {k: meta["options"][k] for k in want} == want and meta["splits"] == {"train": 7, "dev": 1, "test": 2}
+    write_jsonl(tmp_path / "q.jsonl", [{"id": x.id, "question": x.text, "answers": x.answers,
+                                        "hints": [h.text for h in x.hints]} for x in questions])
+    code, _, err = run_cli(monkeypatch, capsys, "build", tmp_path / "q.jsonl", "--out", tmp_path / "cli")
+    assert code in (0, None), err
+    assert Benchmark(tmp_path / "cli").splits == Benchmark(tmp_path / "lib").splits
+    assert {k: Benchmark(tmp_path / "cli").meta["options"][k] for k in want} == want
 
 
 def test_leaking_hint_is_dropped_before_ranking(tmp_path):

@@ -217,11 +217,15 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
     (("annotate", "export"), "--min-f1", None,
      "Token F1 to a gold alias from which an answer the judge rejected is contested (so exported too), as is one "
      "contained in an alias or containing one (a number in [0, 1], default 0.5)."),
+    (("build",), "--top-k", None, "Hints kept per question (an integer in [1, 10], default 5); 3 with --demo alone."),
+    (("build",), "--split", None, "The train,dev,test split: fractions, counts (5000,862,1539) or 'source' (text, "
+                                  "default 0.7,0.1,0.2); 6,4,38 with --demo alone."),
+    (("build",), "--seed", None, "Seed of the split shuffle (an integer, default 13)."),
     (("build",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
     (("label",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
 ])
 def test_stage_flags_show_the_declared_help_and_default(command, flag, declared, shown):
-    """The leak, label, annotate and read flags take help and default from the one declaration in
+    """The build, leak, label, annotate and read flags take help and default from the one declaration in
     inferqa.stage_options, the very Option object the stage's plugin declares."""
     from inferqa import registry, stage_options
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from ..stage_options import LABELER, LEAK_LLM, LEAK_THRESHOLD
+from ..stage_options import LABELER, LEAK_LLM, LEAK_THRESHOLD, SEED, SPLIT, TOP_K
 from .app import app
 from .flags import option_flag
 
@@ -35,18 +35,15 @@ def build_cmd(
     demo: bool = typer.Option(False, "--demo", help="The demo benchmark `inferqa demo` runs on: the 48 embedded "
                               "questions, 3 hints each (15 passages), split 6,4,38, SmolLM2's shipped labels. "
                               "With SOURCE files: add the demo questions to them (default options)."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", help="Hints kept per question (default 5: 325 passages; "
-                                        "3 with --demo alone)."),
+    top_k: Optional[int] = option_flag(TOP_K, "--top-k", note="3 with --demo alone"),
     leak_policy: str = typer.Option("drop-hint", "--leak-policy", help=LEAK_POLICY_HELP),
     leak_judge: str = typer.Option("string", "--leak-judge", help="string (word-boundary rule) | embedding (best "
                                    "hint-span cosine to the answer) | llm (asks --leak-llm); the string rule "
                                    "always runs first."),
     leak_threshold: Optional[float] = option_flag(LEAK_THRESHOLD, "--leak-threshold", owner="embedding leak judge"),
     leak_llm: Optional[str] = option_flag(LEAK_LLM, "--leak-llm", owner="llm leak judge"),
-    split: Optional[str] = typer.Option(None, "--split",
-                                        help="train,dev,test as fractions (default 0.7,0.1,0.2), counts "
-                                        "(5000,862,1539) or 'source'; 6,4,38 with --demo alone."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the split shuffle (default 13)."),
+    split: Optional[str] = option_flag(SPLIT, "--split", note="6,4,38 with --demo alone"),
+    seed: Optional[int] = option_flag(SEED, "--seed"),
     strict: bool = typer.Option(False, "--strict", help="Fail on a question with fewer than --top-k usable hints "
                                                         "instead of skipping it."),
     label: bool = typer.Option(False, "--label", help="Label passages with LLMs: 2 if a labeller answers correctly "
@@ -82,9 +79,9 @@ def build_cmd(
         paths.insert(0, demo_path())
     if not paths:
         raise InputError("give SOURCE files or --demo")
-    top_k = top_k if top_k is not None else (DEMO_BUILD["top_k"] if demo_only else 5)
-    split_spec = split if split is not None else (DEMO_BUILD["split"] if demo_only else "0.7,0.1,0.2")
-    seed = seed if seed is not None else (DEMO_BUILD["seed"] if demo_only else 13)
+    top_k = top_k if top_k is not None else (DEMO_BUILD["top_k"] if demo_only else TOP_K.default)
+    split_spec = split if split is not None else (DEMO_BUILD["split"] if demo_only else SPLIT.default)
+    seed = seed if seed is not None else (DEMO_BUILD["seed"] if demo_only else SEED.default)
     questions = load_sources(paths, fmt)
     from ..label.hook import convergence_step, make_post_build
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,

@@ -28,12 +28,13 @@ def option_help(opt: Any) -> str:
     return f"{opt.help} ({replace(opt, type=opt.types[0]).accepts()}{default})"
 
 
-def option_flag(opt: Any, *decls: str, owner: str | None = None) -> Any:
+def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | None = None) -> Any:
     """A typer option for one declared Option: not given = None. With `owner` (the plugin that
     declares it) the help reads 'embedding: cosine from which ... (..., default 0.85).', as
-    declared_help words it, without importing the plugin's module."""
+    declared_help words it, without importing the plugin's module; `note` follows it."""
     text = f"{owner}: {option_help(opt)}" if owner else option_help(opt)[0].upper() + option_help(opt)[1:]
-    return typer.Option(None, *decls, help=text + ".", parser=finite if opt.types == (float,) else None)
+    return typer.Option(None, *decls, help=text + (f"; {note}" if note else "") + ".",
+                        parser=finite if opt.types == (float,) else None)
 
 
 def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:

@@ -22,12 +22,12 @@ from ..errors import InputError
 from ..io import atomic_dir, sha256_file
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
+from ..stage_options import SEED, SPLIT, TOP_K
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
 from .splits import make_splits, parse_split
 
-MAX_TOP_K = 10  # passage ids spell hint indices with one digit each
 PostBuild = Callable[[Path, dict], None]
 
 
@@ -106,9 +106,9 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
 
 
 def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence[str | os.PathLike],
-                    out_dir: str | os.PathLike, *, top_k: int = 5,
+                    out_dir: str | os.PathLike, *, top_k: int = TOP_K.default,
                     leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
-                    split: Any = (0.7, 0.1, 0.2), seed: int = 13, strict: bool = False,
+                    split: Any = SPLIT.default, seed: int = SEED.default, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
                     show_progress: bool = False, label_match: str = "exact") -> dict:
     """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
@@ -121,8 +121,8 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
     if label_match not in LABEL_MATCHES:
         raise InputError(f"--label-match must be one of {', '.join(LABEL_MATCHES)}, not {label_match!r}",
                          field="label-match")
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise InputError(f"--top-k must be between 1 and {MAX_TOP_K}, got {top_k}", field="top-k")
+    if not TOP_K.min <= top_k <= TOP_K.max:
+        raise InputError(f"--top-k must be between {TOP_K.min} and {TOP_K.max}, got {top_k}", field="top-k")
     if isinstance(questions, (str, os.PathLike)):
         questions = [questions]
     if questions and all(isinstance(q, (str, os.PathLike)) for q in questions):

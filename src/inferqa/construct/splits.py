@@ -8,15 +8,17 @@ from typing import Sequence
 
 from ..errors import InputError
 from ..records import Question
+from ..stage_options import SPLIT
 
 SPLIT_NAMES = {1: ("test",), 2: ("train", "test"), 3: ("train", "dev", "test")}
 SOURCE = "source"
 
 
 def parse_split(spec: str | Sequence[float] | None) -> tuple[float, ...] | str:
-    """`"0.7,0.1,0.2"` (fractions summing to 1), `"5000,862,1539"` (counts) or `"source"`."""
+    """`"0.7,0.1,0.2"` (fractions summing to 1), `"5000,862,1539"` (counts) or `"source"`;
+    None is SPLIT's default."""
     if spec is None:
-        return (0.7, 0.1, 0.2)
+        spec = SPLIT.default
     if isinstance(spec, str):
         if spec.strip() == SOURCE:
             return SOURCE

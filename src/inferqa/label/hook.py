@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..stage_options import LABELER
+from ..stage_options import LABELER, SEED
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -24,7 +24,7 @@ def dev_share_of(split: Any) -> float:
 
 
 def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full", parametric: bool = False,
-                    split_by: str | None = None, split: Any = None, seed: int = 13,
+                    split_by: str | None = None, split: Any = None, seed: int = SEED.default,
                     judge: str | None = None, stop_at_first_correct: bool = False) -> Callable[[Path, dict], None] | None:
     """A post_build callback doing what the options ask, or None when they ask for nothing."""
     check_split_by(split_by)

@@ -15,6 +15,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..read.reader import Reader
+from ..stage_options import SEED
 from .labelling import judge_for
 
 if TYPE_CHECKING:
@@ -59,7 +60,8 @@ def parametric_test(bench_dir: str | os.PathLike, models: Sequence["LLM"], *, ju
     return {qid: r["parametric"] for qid, r in rows.items()}
 
 
-def split_by_parametric(parametric: dict[str, bool], dev_share: float = 1 / 3, seed: int = 13) -> dict[str, list[str]]:
+def split_by_parametric(parametric: dict[str, bool], dev_share: float = 1 / 3,
+                        seed: int = SEED.default) -> dict[str, list[str]]:
     """Parametric questions → train; the others, shuffled with `seed`, → dev (`dev_share`) and test."""
     if not 0 <= dev_share <= 1:
         raise InputError("dev share must lie between 0 and 1", field="split")
@@ -71,7 +73,7 @@ def split_by_parametric(parametric: dict[str, bool], dev_share: float = 1 / 3, s
 
 
 def apply_parametric_split(bench_dir: str | os.PathLike, parametric: dict[str, bool], *, dev_share: float = 1 / 3,
-                           seed: int = 13, meta: dict | None = None) -> dict[str, Any]:
+                           seed: int = SEED.default, meta: dict | None = None) -> dict[str, Any]:
     """Rewrite splits.json from the parametric test's outcome; record it in meta."""
     splits = split_by_parametric(parametric, dev_share, seed)
     path = Path(bench_dir)
