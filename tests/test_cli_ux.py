@@ -221,6 +221,14 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
     (("build",), "--split", None, "The train,dev,test split: fractions, counts (5000,862,1539) or 'source' (text, "
                                   "default 0.7,0.1,0.2); 6,4,38 with --demo alone."),
     (("build",), "--seed", None, "Seed of the split shuffle (an integer, default 13)."),
+    (("evaluate",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
+                                         "largest label; 2: fully relevant only."),
+    (("compare",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
+                                        "largest label; 2: fully relevant only."),
+    (("oracle",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
+                                       "largest label."),
+    (("stored-answers",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); for "
+                                               "optimal EM; inferqa protocol only."),
     (("build",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
     (("label",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
 ])

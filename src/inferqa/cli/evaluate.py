@@ -9,7 +9,9 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
+from ..formats.oracles import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
+from .flags import option_flag
 from .output import JSON_DIGITS, echo_json
 
 
@@ -18,8 +20,7 @@ protocol_opt = typer.Option("inferqa", "--protocol", help="inferqa (ours) | pape
                             "plain means over the run's questions, precision over min(k, retrieved), duplicate "
                             "passages kept, with --split a question missing from the run an empty list, round 4); "
                             "README: Reproducing the paper.")
-min_label_opt = typer.Option(1, "--min-label", help="Lowest label counted as relevant (an integer ≥ 1, at most the "
-                             "largest label; 2: fully relevant only).")
+min_label_opt = option_flag(MIN_LABEL, "--min-label", note="at most the largest label; 2: fully relevant only")
 
 
 def _fmt(v: float | None) -> str:
@@ -41,7 +42,7 @@ def evaluate_cmd(
                                           "ranx / trec_eval names: RR, R@k, P@k, AP, nDCG@k (linear gain), "
                                           "Success@k, hit_rate@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = protocol_opt,
-    min_label: int = min_label_opt,
+    min_label: Optional[int] = min_label_opt,
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
                                  f"{JSON_DIGITS} significant digits)."),
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
@@ -63,7 +64,7 @@ def evaluate_cmd(
         bench = Benchmark(bench_dir)
     check_protocol(protocol)
     qrels = open_qrels(qrels_file) if qrels_file is not None else bench.qrels
-    check_min_label(min_label, qrels)
+    min_label = check_min_label(min_label, qrels)
     run = scored_run(run_file, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
@@ -113,7 +114,7 @@ def compare_cmd(
                              "p from the same resamples)."),
     correction: str = typer.Option("holm", "--correction", help="holm | bonferroni | none: over the runs compared, "
                                    "per metric."),
-    min_label: int = min_label_opt,
+    min_label: Optional[int] = min_label_opt,
     protocol: str = protocol_opt,
     seed: int = typer.Option(0, "--seed", help="Seed of the resamples and sign flips."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
@@ -123,7 +124,7 @@ def compare_cmd(
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
     the corrected p-value of a paired test (README: Comparing runs)."""
     from ..benchmark import Benchmark
-    from ..evaluate import COMPARE_METRICS, compare
+    from ..evaluate import COMPARE_METRICS, check_min_label, compare
     from ..evaluate.significance import check_correction, check_test
 
     check_test(test)
@@ -136,7 +137,8 @@ def compare_cmd(
         named[name] = path
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(COMPARE_METRICS)
     result = compare(named, Benchmark(bench_dir), names, split=split, test=test, correction=correction,
-                     min_label=min_label, protocol=protocol, allow_partial=allow_partial, seed=seed)
+                     min_label=check_min_label(min_label), protocol=protocol, allow_partial=allow_partial,
+                     seed=seed)
     if as_json:
         echo_json(result.to_dict())
         return

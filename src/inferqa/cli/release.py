@@ -11,8 +11,10 @@ import typer
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..formats.oracles import MIN_LABEL
 from ..options import parse_key_values
 from .app import allow_partial_opt, app
+from .flags import option_flag
 from .llm_options import parse_list
 from .output import echo_json
 
@@ -120,8 +122,7 @@ def stored_answers_cmd(
                                             "top-k unions looked up in the stored answers (inferqa: the run's "
                                             "passages sorted by label first; paper: in the run's own order)."),
     ks: str = typer.Option("1,3,5", "--k", help="Cutoffs of the oracle-reranker reader."),
-    min_label: Optional[int] = typer.Option(None, "--min-label", help="Lowest label counted as relevant for "
-                                            "optimal EM (default 1; inferqa protocol only)."),
+    min_label: Optional[int] = option_flag(MIN_LABEL, "--min-label", note="for optimal EM; inferqa protocol only"),
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa | paper: the rows of the QUIT authors' "
                                  "scripts (accuracy and optimal EM over labels 1 and 2, 1, 2; both unions un_k "
                                  "and uf_k; hint contribution)."),

@@ -10,6 +10,7 @@ import typer
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
+from ..formats.oracles import MIN_LABEL
 from ..options import parse_key_values
 from .app import app, finite
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
@@ -119,8 +120,7 @@ def oracle_cmd(
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to rerank (--kind reranker)."),
     split: str = typer.Option("test", "--split", help="Questions: train | dev | test | all (retriever, optimal)."),
     seed: int = typer.Option(0, "--seed", help="Shuffle seed of the oracle retriever."),
-    min_label: int = typer.Option(1, "--min-label", help="Lowest label that counts as relevant (an integer ≥ 1, "
-                                  "at most the largest label)."),
+    min_label: Optional[int] = option_flag(MIN_LABEL, "--min-label", note="at most the largest label"),
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""
     from ..evaluate import check_min_label
@@ -132,7 +132,7 @@ def oracle_cmd(
         raise InputError(f"unknown oracle kind {kind!r} (use {', '.join(registry.available('oracle'))})", field="kind")
     oracle = registry.get("oracle", kind)
     bench = Benchmark(bench_dir)
-    check_min_label(min_label, bench.qrels)
+    min_label = check_min_label(min_label, bench.qrels)
     if oracle.meta.get("needs_run"):
         if run_file is None:
             raise InputError(f"--kind {kind} needs --run RUN.trec", field="run")
