@@ -51,8 +51,11 @@ def union_freq(hint_lists: Sequence[Sequence[str]], alpha: float = UNION_ALPHA.d
     return sorted(score, key=lambda h: (-score[h], first[h]))
 
 
-@plugin("context", "concat", Option("separator", str, " ", "text between a passage's hints"))
-def concat(hint_lists: Sequence[Sequence[str]], separator: str = " ") -> list[str]:
+_SEPARATOR = Option("separator", str, " ", "text between a passage's hints")
+
+
+@plugin("context", "concat", _SEPARATOR)
+def concat(hint_lists: Sequence[Sequence[str]], separator: str = _SEPARATOR.default) -> list[str]:
     """The passages as they are, one per entry, repeats included."""
     return [separator.join(hints) for hints in hint_lists]
 
