@@ -229,6 +229,7 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
                                        "largest label."),
     (("stored-answers",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); for "
                                                "optimal EM; inferqa protocol only."),
+    (("oracle",), "--seed", None, "Shuffle seed of the oracle retriever (an integer, default 0)."),
     (("build",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
     (("label",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
 ])

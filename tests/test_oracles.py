@@ -63,3 +63,22 @@ def test_oracle_on_a_benchmark(tmp_path):
     run = oracle_retriever(bench, list(bench.questions), seed=1)
     assert all(len(r) == 4 for r in run.values())  # 2 hints: 0, 1, 01, 10
     assert evaluate(run, bench.qrels, ["hit@1", "recall@5"]) == {"hit@1": 1.0, "recall@5": 1.0}
+
+
+def test_oracle_cli_without_seed_or_min_label_uses_the_declared_defaults(tmp_path, monkeypatch, capsys):
+    """`inferqa oracle --kind retriever` with neither flag = oracle_retriever(seed=0, min_label=1)."""
+    from conftest import run_cli
+    from inferqa.benchmark import Benchmark
+    from inferqa.construct import build_benchmark
+    from inferqa.data import demo_path, load_questions
+    from inferqa.formats import load_run
+
+    build_benchmark(load_questions(demo_path())[:4], tmp_path / "b", top_k=3, split=(1.0,))
+    bench = Benchmark(tmp_path / "b")
+    code, _, err = run_cli(monkeypatch, capsys, "oracle", tmp_path / "b", "--kind", "retriever", "--split", "test",
+                           "-o", tmp_path / "o.trec")
+    assert code in (0, None), err
+    want = oracle_retriever(bench, bench.split_qids("test"), seed=0, min_label=1)
+    got = load_run(tmp_path / "o.trec")
+    assert {q: [p for p, _ in r] for q, r in got.items()} == {q: [p for p, _ in r] for q, r in want.items()}
+    assert want != oracle_retriever(bench, bench.split_qids("test"), seed=1)  # the seed matters here

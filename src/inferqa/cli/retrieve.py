@@ -10,7 +10,7 @@ import typer
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..formats.oracles import MIN_LABEL
+from ..formats.oracles import MIN_LABEL, ORACLE_SEED
 from ..options import parse_key_values
 from .app import app, finite
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
@@ -119,7 +119,7 @@ def oracle_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="TREC run file to write."),
     run_file: Optional[Path] = typer.Option(None, "--run", help="Run to rerank (--kind reranker)."),
     split: str = typer.Option("test", "--split", help="Questions: train | dev | test | all (retriever, optimal)."),
-    seed: int = typer.Option(0, "--seed", help="Shuffle seed of the oracle retriever."),
+    seed: Optional[int] = option_flag(ORACLE_SEED, "--seed"),
     min_label: Optional[int] = option_flag(MIN_LABEL, "--min-label", note="at most the largest label"),
 ) -> None:
     """Write an oracle run: the upper bounds of retrieval and reranking."""

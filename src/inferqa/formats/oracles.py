@@ -19,6 +19,7 @@ from ..registry import Option, plugin
 
 # Relevant = label >= min_label: for the oracles here, every metric and fine-tuning's positives.
 MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
+ORACLE_SEED = Option("seed", int, 0, "shuffle seed of the oracle retriever")
 
 
 def check_min_label(min_label: object, qrels: Qrels | None = None) -> int:
@@ -46,8 +47,8 @@ def _relevant_in_order(qrels: Qrels, qid: str, min_label: int) -> list[str]:
     return [pid for pid, lab in qrels.get(qid, {}).items() if lab >= min_label]
 
 
-def oracle_retriever(bench: Benchmark | Qrels, qids: Iterable[str], seed: int = 0,
-                     min_label: int = 1) -> Run:
+def oracle_retriever(bench: Benchmark | Qrels, qids: Iterable[str], seed: int = ORACLE_SEED.default,
+                     min_label: int = MIN_LABEL.default) -> Run:
     """Every relevant passage, shuffled with a per-question seed (independent of `qids` order)."""
     qrels = _qrels_of(bench)
     run = Run(tag="oracle-retriever")
@@ -58,7 +59,7 @@ def oracle_retriever(bench: Benchmark | Qrels, qids: Iterable[str], seed: int = 
     return run
 
 
-def optimal(bench_or_qrels: Benchmark | Qrels, qids: Iterable[str], min_label: int = 1) -> Run:
+def optimal(bench_or_qrels: Benchmark | Qrels, qids: Iterable[str], min_label: int = MIN_LABEL.default) -> Run:
     """Every relevant passage sorted by label, descending (stable in qrels order)."""
     qrels = _qrels_of(bench_or_qrels)
     run = Run(tag="optimal")
@@ -70,7 +71,7 @@ def optimal(bench_or_qrels: Benchmark | Qrels, qids: Iterable[str], min_label: i
 
 
 # The oracle kinds of `inferqa oracle --kind` (`inferqa plugins oracle`): (bench, qids, run) -> Run.
-@plugin("oracle", "retriever", Option("seed", int, 0, "shuffle seed"), MIN_LABEL,
+@plugin("oracle", "retriever", ORACLE_SEED, MIN_LABEL,
         help="every relevant passage of the split's questions, in a seeded random order")
 def retriever_oracle(bench: Benchmark, qids: Iterable[str], run: Run | None, *, seed: int, min_label: int) -> Run:
     return oracle_retriever(bench, qids, seed, min_label)
