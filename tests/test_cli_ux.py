@@ -230,6 +230,13 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
     (("stored-answers",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); for "
                                                "optimal EM; inferqa protocol only."),
     (("oracle",), "--seed", None, "Shuffle seed of the oracle retriever (an integer, default 0)."),
+    (("read",), "--strategy", None, "Context strategies: union_norm, union_freq or concat (repeat the flag or "
+                                    "comma-separate, default union_norm)."),
+    (("read",), "--k", None, "Top-k passages merged into one context, one reading per k (repeat the flag or "
+                             "comma-separate, default 1,3,5)."),
+    (("tune-union",), "--alphas", None, "union_freq: alpha grid; beta = 1 - alpha (only their ratio orders hints) "
+                                        "(repeat the flag or comma-separate, default "
+                                        "0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0)."),
     (("build",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
     (("label",), "--labeler", None, "LLM spec of a labeller; repeat the flag for several (text, default smollm2)."),
 ])

@@ -1,9 +1,10 @@
 """Options of the build, label, annotate and read stages that `inferqa --help` shows, declared once.
 
 They live here, not beside their plugins, because importing `inferqa.read`, `inferqa.label`,
-`inferqa.annotate` or `inferqa.construct` at CLI start-up costs about 0.1 s each; this module imports only the
-registry and the LLM interface. The stages declare their plugins with these very objects and
-`cli.flags.option_flag` makes each a flag, so a default and its help are written only here.
+`inferqa.annotate` or `inferqa.construct` at CLI start-up costs about 0.1 s each; this module
+imports only the registry and the LLM interface. The stages declare their plugins and take
+their defaults from these very objects and `cli.flags.option_flag` makes each a flag, so a
+default and its help are written only here. List defaults are shared: read them, never change them.
 """
 
 from __future__ import annotations
@@ -21,5 +22,10 @@ LEAK_LLM = Option("llm", (str, LLM), "smollm2", "LLM asked whether the hint give
 LABELER = Option("labeler", str, "smollm2", "LLM spec of a labeller; repeat the flag for several")
 MIN_F1 = Option("min_f1", float, 0.5, "token F1 to a gold alias from which an answer the judge rejected is "
                 "contested (so exported too), as is one contained in an alias or containing one", min=0, max=1)
+READ_STRATEGIES = Option("strategies", list, ["union_norm"], "context strategies: union_norm, union_freq or concat")
+READ_KS = Option("ks", list, [1, 3, 5], "top-k passages merged into one context, one reading per k")
+TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")
+TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
+                     "alpha grid; beta = 1 - alpha (only their ratio orders hints)")
 UNION_ALPHA = Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0)
 UNION_BETA = Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0)

@@ -14,18 +14,22 @@ from .app import finite
 
 
 def _default(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))  # as the flag is written
     return "none" if value is None else "empty" if value == "" else str(value)
 
 
 def option_help(opt: Any) -> str:
     """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option; what it
-    accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance)."""
+    accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance; a
+    list flag is repeated or comma-separated)."""
     from dataclasses import replace
 
     from ..registry import REQUIRED
 
     default = "" if opt.default is REQUIRED else f", default {_default(opt.default)}"
-    return f"{opt.help} ({replace(opt, type=opt.types[0]).accepts()}{default})"
+    takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
+    return f"{opt.help} ({takes}{default})"
 
 
 def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | None = None) -> Any:

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ..stage_options import UNION_ALPHA, UNION_BETA
+from ..stage_options import READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
 from .app import allow_partial_opt, app
 from .flags import option_flag
 from .output import print_summary
@@ -20,9 +20,8 @@ def read_cmd(
     run: str = typer.Argument(..., help=RUN_HELP),
     bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory written by `inferqa build`."),
     llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
-    strategy: List[str] = typer.Option(["union_norm"], "--strategy", "-s",
-                                       help="union_norm, union_freq or concat; repeat or comma-separate."),
-    k: List[str] = typer.Option(["1,3,5"], "--k", help="Top-k passages merged into the context, e.g. 1,3,5."),
+    strategy: Optional[List[str]] = option_flag(READ_STRATEGIES, "--strategy", "-s"),
+    k: Optional[List[str]] = option_flag(READ_KS, "--k"),
     out: Path = typer.Option(..., "--out", "-o", help="ANSWERS.jsonl to write (atomically)."),
     split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split (default: all in the run)."),
     alpha: Optional[float] = option_flag(UNION_ALPHA, "--alpha", owner="union_freq"),
@@ -41,7 +40,8 @@ def read_cmd(
     check_output(out)
     b = Benchmark(bench)
     ranked, qids = open_run(run, b, split, allow_partial=allow_partial)
-    strategies, ks = parse_list(strategy, flag="strategy"), parse_list(k, int, flag="k")
+    strategies = parse_list(strategy, flag="strategy") if strategy else READ_STRATEGIES.default
+    ks = parse_list(k, int, flag="k") if k else READ_KS.default
     given = {key: v for key, v in {"alpha": alpha, "beta": beta}.items() if v is not None}
     check_read_options(strategies, ks, **given)
     model = llm_opener(cache, no_cache, backend, ray_address, num_actors, llm_url)(llm)

@@ -12,6 +12,7 @@ from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..formats.oracles import MIN_LABEL
+from ..stage_options import READ_KS
 from ..options import parse_key_values
 from .app import allow_partial_opt, app
 from .flags import option_flag
@@ -121,7 +122,7 @@ def stored_answers_cmd(
     run_file: Optional[Path] = typer.Option(None, "--run", help="Also the oracle-reranker reader over this run: "
                                             "top-k unions looked up in the stored answers (inferqa: the run's "
                                             "passages sorted by label first; paper: in the run's own order)."),
-    ks: str = typer.Option("1,3,5", "--k", help="Cutoffs of the oracle-reranker reader."),
+    ks: Optional[List[str]] = option_flag(READ_KS, "--k", note="of the oracle-reranker reader"),
     min_label: Optional[int] = option_flag(MIN_LABEL, "--min-label", note="for optimal EM; inferqa protocol only"),
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa | paper: the rows of the QUIT authors' "
                                  "scripts (accuracy and optimal EM over labels 1 and 2, 1, 2; both unions un_k "
@@ -158,9 +159,9 @@ def stored_answers_cmd(
     if not models:
         raise InputError(f"no stored answers for split {split!r}: labels.jsonl is missing or holds none",
                          file=bench.path)
-    cutoffs = parse_list([ks], int, flag="k")
+    cutoffs = parse_list(ks, int, flag="k") if ks else READ_KS.default
     out = {m: paper_answer_table(bench, qids, m, ranked, cutoffs, store) if paper
-           else answer_table(bench, qids, m, ranked, cutoffs, store, min_label or 1) for m in models}
+           else answer_table(bench, qids, m, ranked, cutoffs, store, min_label or MIN_LABEL.default) for m in models}
     payload = {"bench": str(bench_dir), "split": split, "questions": len(qids), "protocol": protocol, "models": out}
     if as_json:
         echo_json(payload)

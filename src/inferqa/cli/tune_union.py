@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
+from ..stage_options import TUNE_ALPHAS, TUNE_KS
 from .app import allow_partial_opt, app
+from .flags import option_flag
 from .llm_options import LLM_HELP, RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
 
 
@@ -17,9 +19,8 @@ def tune_union_cmd(
     bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory."),
     split: str = typer.Option("dev", "--split", help="Split to tune on."),
     llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
-    k: List[str] = typer.Option(["3,5"], "--k", help="k values whose mean EM is maximised."),
-    alphas: List[str] = typer.Option(["0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"], "--alphas",
-                                     help="alpha grid; beta = 1 - alpha (only their ratio orders hints)."),
+    k: Optional[List[str]] = option_flag(TUNE_KS, "--k"),
+    alphas: Optional[List[str]] = option_flag(TUNE_ALPHAS, "--alphas", owner="union_freq"),
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
     allow_partial: bool = allow_partial_opt,
 ) -> None:
@@ -33,7 +34,8 @@ def tune_union_cmd(
 
     b = Benchmark(bench)
     ranked, qids = open_run(run, b, split, allow_partial=allow_partial)
-    ks, grid_alphas = parse_list(k, int, flag="k"), parse_list(alphas, float, flag="alphas")
+    ks = parse_list(k, int, flag="k") if k else TUNE_KS.default
+    grid_alphas = parse_list(alphas, float, flag="alphas") if alphas else TUNE_ALPHAS.default
     check_read_options(["union_freq"], ks, grid_alphas)
     model = llm_opener(cache, no_cache)(llm)
     try:

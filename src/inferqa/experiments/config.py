@@ -39,6 +39,7 @@ from ..errors import InputError
 from ..io import read_text
 from ..registry import REQUIRED, Option
 from ..retrieve.diversify import check_diversify
+from ..stage_options import READ_KS
 
 _POSITIVE = Option("value", int, REQUIRED, min=1)
 _BOOL = Option("value", bool, REQUIRED)
@@ -88,7 +89,7 @@ class ExperimentConfig:
     rerankers: tuple[StageSpec, ...] = ()
     readers: tuple[ReaderSpec, ...] = ()
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    ks: tuple[int, ...] = (1, 3, 5)
+    ks: tuple[int, ...] = tuple(READ_KS.default)
     oracles: OracleSpec = OracleSpec()
     metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
     max_questions: int | None = None
@@ -265,7 +266,7 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
         _checked(c, f"strategies[{i}]", None, lambda: registry.get("context", c.string(s, f"strategies[{i}]")))
     for i, reader in enumerate(readers):
         _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
-    ks = tuple(c.positive_int(k, f"ks[{i}]") for i, k in enumerate(c.listing(raw.get("ks", [1, 3, 5]), "ks")))
+    ks = tuple(c.positive_int(k, f"ks[{i}]") for i, k in enumerate(c.listing(raw.get("ks", READ_KS.default), "ks")))
     if readers and (not strategies or not ks):
         raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..errors import InputError
 from ..registry import REQUIRED, Option
 from ..progress import counter
+from ..stage_options import READ_KS, READ_STRATEGIES, TUNE_ALPHAS, TUNE_KS
 from ..evaluate.answers import NO_ANSWER, score_row
 from .context import strategies as context_strategies
 from .evidence import evidence_sets, vote
@@ -44,7 +45,7 @@ def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Seq
 
 
 def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.PathLike", llm: "LLM | str",
-                  strategies: Sequence[str] = ("union_norm",), ks: Sequence[int] = (1, 3, 5), *,
+                  strategies: Sequence[str] = READ_STRATEGIES.default, ks: Sequence[int] = READ_KS.default, *,
                   qids: Iterable[str] | None = None, progress: bool = True, reader: Reader | None = None,
                   **context_options: Any) -> list[dict[str, Any]]:
     """One row per (question, strategy, k): prediction, golds, em, f1, contains, passage ids.
@@ -134,14 +135,14 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: Sequence[str] = ("em", "f
     return out
 
 
-def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = (3, 5), *,
+def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = TUNE_KS.default, *,
                qids: Iterable[str] | None = None, alphas: Sequence[float] | None = None,
                progress: bool = True) -> list[dict[str, Any]]:
     """Grid search of union_freq's alpha on `qids` (beta = 1 - alpha: only the ratio orders hints).
 
     Returns one row per alpha with mean EM over the ks, best first.
     """
-    alphas = list(alphas) if alphas is not None else [round(a / 10, 1) for a in range(11)]
+    alphas = list(alphas if alphas is not None else TUNE_ALPHAS.default)
     qids = list(qids) if qids is not None else list(run)
     out = []
     for a in alphas:

@@ -10,6 +10,7 @@ from ..evaluate.stored import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_l
                                hint_contribution_oracle, hint_contribution_run, load_store, optimal_em)
 from ..formats.answers import STRATEGY_CODES
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
+from ..stage_options import READ_KS
 from .context import strategy as context_strategy
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def union_passage(bench: "Benchmark", pids: Sequence[str], strategy: str = "unio
     return passage_id(qid, tuple(index[t] for t in merged), len(mask), bits)
 
 
-def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = (1, 3, 5),
+def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = READ_KS.default,
                      store: Store | None = None, strategy: str = "union_norm") -> dict[int, float]:
     """EM of `model` reading the `strategy` union of each question's top-k passages of `run`
     (in the run's order), looked up in the stored answers and compared as stored (a question
@@ -62,7 +63,7 @@ def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[in
 
 
 def answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run: "Run | None" = None,
-                 ks: Sequence[int] = (1, 3, 5), store: Store | None = None, min_label: int = 1) -> dict[str, Any]:
+                 ks: Sequence[int] = READ_KS.default, store: Store | None = None, min_label: int = 1) -> dict[str, Any]:
     """One reader's answer-level numbers under the inferqa protocol, from stored answers,
     rounded to 4 decimals: `optimal_em` (labels >= `min_label`), `accuracy_per_label` and,
     with `run` (best passages first, e.g. oracle-reranked), `oracle_reranker_em` per k."""
@@ -76,7 +77,7 @@ def answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run: "Run 
 
 
 def paper_answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run: "Run | None" = None,
-                       ks: Sequence[int] = (1, 3, 5), store: Store | None = None) -> dict[str, Any]:
+                       ks: Sequence[int] = READ_KS.default, store: Store | None = None) -> dict[str, Any]:
     """One reader's answer-level rows as the QUIT authors' scripts print them, from stored
     answers, rounded to 4 decimals:
 
