@@ -230,6 +230,10 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
     (("stored-answers",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); for "
                                                "optimal EM; inferqa protocol only."),
     (("oracle",), "--seed", None, "Shuffle seed of the oracle retriever (an integer, default 0)."),
+    (("read",), "--llm", None, "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, openai:MODEL@URL "
+                               "or transformers:ID_OR_PATH (text, default smollm2)."),
+    (("tune-union",), "--llm", None, "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, "
+                                     "openai:MODEL@URL or transformers:ID_OR_PATH (text, default smollm2)."),
     (("read",), "--strategy", None, "Context strategies: union_norm, union_freq or concat (repeat the flag or "
                                     "comma-separate, default union_norm)."),
     (("read",), "--k", None, "Top-k passages merged into one context, one reading per k (repeat the flag or "

@@ -230,17 +230,18 @@ def test_read_cli_with_smollm2_and_a_cached_rerun(bench, tmp_path):
     assert [json.loads(x) for x in out.read_text().splitlines()] == rows
 
 
-def test_read_and_tune_union_cli_defaults_are_the_declared_ones(scratch, tmp_path, monkeypatch, capsys):
-    """With no --strategy/--k, `inferqa read` reads union_norm at k = 1, 3, 5; `tune-union` with
-    no --k/--alphas tries alpha 0, 0.1, ..., 1 at k = 3, 5 (stage_options, written out here)."""
+def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkeypatch, capsys):
+    """With no --llm/--strategy/--k, `inferqa read` asks smollm2 with union_norm at k = 1, 3, 5;
+    `tune-union` with no --llm/--k/--alphas asks smollm2 at alpha 0, 0.1, ..., 1 and k = 3, 5
+    (stage_options' defaults, written out here)."""
+    import inferqa.cli.read
+    import inferqa.cli.tune_union
     from conftest import run_cli
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.io import iter_jsonl
     from inferqa.llm.base import LLM, GenerationParams
-    from inferqa.registry import plugin
 
-    @plugin("llm", "tidy-says-x", target=False)
     class SaysX(LLM):
         backend, model, mode = "says", "x", "chat"
 
@@ -253,15 +254,18 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(scratch, tmp_pat
         def logprob(self, prompt, continuation):
             return 0.0
 
+    specs = []
+    for module in (inferqa.cli.read, inferqa.cli.tune_union):
+        monkeypatch.setattr(module, "llm_opener", lambda *args: lambda spec: specs.append(spec) or SaysX())
     build_benchmark(load_questions(demo_path())[:3], tmp_path / "b", top_k=3, split=(0.0, 1.0, 0.0))
-    code, _, err = run_cli(monkeypatch, capsys, "read", "optimal", "--bench", tmp_path / "b", "--llm", "tidy-says-x",
-                           "--no-cache", "-o", tmp_path / "answers.jsonl")
+    code, _, err = run_cli(monkeypatch, capsys, "read", "optimal", "--bench", tmp_path / "b",
+                           "-o", tmp_path / "answers.jsonl")
     assert code in (0, None), err
     got = {(row["strategy"], row["k"]) for _, row in iter_jsonl(tmp_path / "answers.jsonl")}
     assert got == {("union_norm", 1), ("union_norm", 3), ("union_norm", 5)}
-    code, out, err = run_cli(monkeypatch, capsys, "tune-union", "--bench", tmp_path / "b", "--llm", "tidy-says-x",
-                             "--no-cache")
+    code, out, err = run_cli(monkeypatch, capsys, "tune-union", "--bench", tmp_path / "b")
     assert code in (0, None), err
+    assert specs == ["smollm2", "smollm2"]
     header = next(line for line in out.splitlines() if "alpha" in line and "beta" in line)
     assert header.split()[1::2] == ["alpha", "beta", "em", "em@3", "em@5"]
     alphas = [line.split()[1] for line in out.splitlines() if line.startswith("│")]

@@ -22,6 +22,8 @@ LEAK_LLM = Option("llm", (str, LLM), "smollm2", "LLM asked whether the hint give
 LABELER = Option("labeler", str, "smollm2", "LLM spec of a labeller; repeat the flag for several")
 MIN_F1 = Option("min_f1", float, 0.5, "token F1 to a gold alias from which an answer the judge rejected is "
                 "contested (so exported too), as is one contained in an alias or containing one", min=0, max=1)
+READER_LLM = Option("llm", str, "smollm2", "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, "
+                    "openai:MODEL@URL or transformers:ID_OR_PATH")
 READ_STRATEGIES = Option("strategies", list, ["union_norm"], "context strategies: union_norm, union_freq or concat")
 READ_KS = Option("ks", list, [1, 3, 5], "top-k passages merged into one context, one reading per k")
 TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")

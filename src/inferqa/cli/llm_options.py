@@ -9,7 +9,6 @@ import typer
 
 from ..errors import InputError
 
-LLM_HELP = "LLM spec: smollm2, gemma3-270m, llama-cpp:/path.gguf, openai:MODEL@URL or transformers:ID_OR_PATH."
 CACHE_HELP = ("SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite or "
               "~/.cache/inferqa/llm.sqlite).")
 RUN_HELP = "A TREC run file, or 'optimal' for every relevant passage sorted by label (the oracle pipeline)."

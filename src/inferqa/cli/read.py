@@ -7,11 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from ..stage_options import READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
+from ..stage_options import READ_KS, READ_STRATEGIES, READER_LLM, UNION_ALPHA, UNION_BETA
 from .app import allow_partial_opt, app
 from .flags import option_flag
 from .output import print_summary
-from .llm_options import (LLM_HELP, RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
+from .llm_options import (RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
 
 
@@ -19,7 +19,7 @@ from .llm_options import (LLM_HELP, RUN_HELP, backend_opt, cache_opt, llm_opener
 def read_cmd(
     run: str = typer.Argument(..., help=RUN_HELP),
     bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory written by `inferqa build`."),
-    llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
+    llm: Optional[str] = option_flag(READER_LLM, "--llm"),
     strategy: Optional[List[str]] = option_flag(READ_STRATEGIES, "--strategy", "-s"),
     k: Optional[List[str]] = option_flag(READ_KS, "--k"),
     out: Path = typer.Option(..., "--out", "-o", help="ANSWERS.jsonl to write (atomically)."),
@@ -44,7 +44,7 @@ def read_cmd(
     ks = parse_list(k, int, flag="k") if k else READ_KS.default
     given = {key: v for key, v in {"alpha": alpha, "beta": beta}.items() if v is not None}
     check_read_options(strategies, ks, **given)
-    model = llm_opener(cache, no_cache, backend, ray_address, num_actors, llm_url)(llm)
+    model = llm_opener(cache, no_cache, backend, ray_address, num_actors, llm_url)(llm or READER_LLM.default)
     try:
         rows = read_with_llm(b, ranked, model, strategies, ks, qids=qids, **given)
     finally:

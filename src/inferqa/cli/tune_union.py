@@ -7,10 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from ..stage_options import TUNE_ALPHAS, TUNE_KS
+from ..stage_options import READER_LLM, TUNE_ALPHAS, TUNE_KS
 from .app import allow_partial_opt, app
 from .flags import option_flag
-from .llm_options import LLM_HELP, RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
+from .llm_options import RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
 
 
 @app.command("tune-union")
@@ -18,7 +18,7 @@ def tune_union_cmd(
     run: str = typer.Argument("optimal", help=RUN_HELP),
     bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory."),
     split: str = typer.Option("dev", "--split", help="Split to tune on."),
-    llm: str = typer.Option("smollm2", "--llm", help=LLM_HELP),
+    llm: Optional[str] = option_flag(READER_LLM, "--llm"),
     k: Optional[List[str]] = option_flag(TUNE_KS, "--k"),
     alphas: Optional[List[str]] = option_flag(TUNE_ALPHAS, "--alphas", owner="union_freq"),
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
@@ -37,7 +37,7 @@ def tune_union_cmd(
     ks = parse_list(k, int, flag="k") if k else TUNE_KS.default
     grid_alphas = parse_list(alphas, float, flag="alphas") if alphas else TUNE_ALPHAS.default
     check_read_options(["union_freq"], ks, grid_alphas)
-    model = llm_opener(cache, no_cache)(llm)
+    model = llm_opener(cache, no_cache)(llm or READER_LLM.default)
     try:
         grid = tune_union(b, ranked, model, ks, qids=qids, alphas=grid_alphas)
     finally:
