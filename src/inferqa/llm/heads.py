@@ -24,6 +24,19 @@ from .base import Message
 T = TypeVar("T")
 
 
+def common_prefix_len(seqs: Sequence[Sequence[Any]]) -> int:
+    """Length of the longest prefix every sequence shares (tokens, or blocks of tokens)."""
+    if not seqs:
+        return 0
+    n = min(len(s) for s in seqs)
+    first = seqs[0]
+    for i in range(n):
+        t = first[i]
+        if any(s[i] != t for s in seqs[1:]):
+            return i
+    return n
+
+
 def chat_head(messages: Sequence[Message]) -> list[Message]:
     return [dict(m) for m in messages[:-1]]
 

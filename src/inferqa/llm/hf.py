@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
-from .heads import block_ends, chat_head, chat_head_end, completion_head_end
+from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, completion_head_end
 
 MAX_PREFIXES = 4  # block-prefix KV caches kept between batches and calls (LRU)
 
@@ -166,9 +166,7 @@ class TransformersLLM(LLM):
             return self._prefixes[blocks]
         best, n = None, 0
         for key, kept in self._prefixes.items():
-            m = 0
-            while m < min(len(key), len(blocks)) and key[m] == blocks[m]:
-                m += 1
+            m = common_prefix_len([key, blocks])
             # a sliding-window layer cannot be cropped back exactly (Cache.is_croppable, transformers 5)
             if m > n and (m == len(key) or getattr(kept, "is_croppable", True)):
                 best, n = key, m

@@ -33,7 +33,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
-from .heads import block_ends, chat_head, chat_head_end, completion_head_end
+from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, completion_head_end
 
 MIN_HEAD = 32  # tokens; a prompt whose head is shorter is evaluated as one block
 MAX_SNAPSHOTS = 4  # head states kept (LRU); deeper blocks are reached by rewinding the context
@@ -55,18 +55,6 @@ def _quiet_stderr() -> Iterator[None]:
         finally:
             os.dup2(fd, 2)
             os.close(fd)
-
-
-def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
-    if not seqs:
-        return 0
-    n = min(len(s) for s in seqs)
-    first = seqs[0]
-    for i in range(n):
-        t = first[i]
-        if any(s[i] != t for s in seqs[1:]):
-            return i
-    return n
 
 
 MODES = ("chat", "completion")
@@ -228,8 +216,7 @@ class LlamaCppLLM(LLM):
         keep = 0
         if self.prefix_reuse:
             most = len(blocks) if self.reuse_scope == "trie" else min(1, len(blocks))
-            while keep < min(most, len(self._blocks)) and self._blocks[keep] == blocks[keep]:
-                keep += 1
+            keep = common_prefix_len([self._blocks, blocks[:most]])
             state = self._snapshots.get(blocks[0]) if blocks and keep == 0 else None
             if state is not None:
                 self._snapshots.move_to_end(blocks[0])
