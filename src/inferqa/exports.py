@@ -34,8 +34,7 @@ def export(target: str, bench: BenchLike, out: str | os.PathLike, split: str | N
                "first_stage and by a Rankify RUN that has reranked_ctxs)"),
         Option("allow_partial", bool, False, "accept a Rankify run of fewer questions than the split"),
         help="a run as Rankify JSON, in the split's dataset order", needs_split=True)
-def rankify(bench, out, split, *, run=None, first_stage=None, with_text=True, reranked=False,
-            allow_partial=False) -> int:
+def rankify(bench, out, split, *, run, first_stage, with_text, reranked, allow_partial) -> int:
     if run is None:
         raise InputError("export rankify needs --run RUN", field="run")
     ranked, titles, was_reranked = read_run_titles(run, bench, split, allow_partial=allow_partial)
