@@ -3,18 +3,20 @@
 Labels the 325 passages (every ordering of every subset of the top 5 hints) of the first
 --n WikiHint test questions (default 4; ../shared/data or $INFERQA_SHARED, never copied
 into the repo) with SmolLM2 through `inferqa.label.label_benchmark` (exact-match judge),
-on one thread, three ways:
+on one thread, four ways (the first three one prompt at a time, parallel=1):
   naive  prefix_reuse=false: every block of every prompt evaluated
   head   reuse_scope=head: the few-shot head once, the rest of every prompt evaluated
-  trie   the default: the longest block prefix kept in context (labelling sends each
-         question's passages depth-first), so each hint prefix is evaluated once
+  trie   the longest block prefix kept in context (labelling sends each question's
+         passages depth-first), so each hint prefix is evaluated once
+  slots  the default: trie reuse, and the answers of `parallel` (4) passages decoded
+         together, one KV sequence each
 It prints the prompt tokens each way evaluated, the trie bound (the tokens of every node
 of the block trie, the shared head once, plus every prompt's tail: the least a backend
 that evaluates each prompt's tail afresh can do), passages/s (wall and CPU of this
 process, where the model runs) and whether the labels (and answers) are the same. The
-trie run is profiled: prompt evaluation, decoding, sampling and the rest (Python).
+trie and slots runs are profiled: prompt evaluation, decoding, sampling and the rest (Python).
 
-    nice python benchmarks/label_throughput.py [--n 4] [--modes naive,head,trie] [--threads 1]
+    nice python benchmarks/label_throughput.py [--n 4] [--modes naive,head,trie,slots] [--threads 1]
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("INFERQA_SHARED", REPO.parent / "shared"))
 WIKIHINT = SHARED / "data" / "wikihint" / "test.json"
-MODES = {"naive": {"prefix_reuse": False}, "head": {"reuse_scope": "head"}, "trie": {}}
+MODES = {"naive": {"prefix_reuse": False, "parallel": 1}, "head": {"reuse_scope": "head", "parallel": 1},
+         "trie": {"parallel": 1}, "slots": {}}
 PASSAGES = 325  # orderings of every subset of 5 hints
 
 
@@ -78,46 +81,25 @@ def trie_bound(llm, bench, qids) -> tuple[int, int, int]:
 
 
 class Profile:
-    """Wall time inside the backend's block evaluation, the tail, decoding and sampling."""
+    """Wall time inside the slot decoder: prompt evaluation (blocks and tails), decoding
+    steps and sampling (the argmax over the logits)."""
 
     def __init__(self, llm):
         self.t = {"prompt": 0.0, "decode": 0.0, "sampling": 0.0}
         self.decoded = 0
-        ll, enter = llm.llama, llm._enter
-        evaluate, sample, complete = ll.eval, ll.sample, ll.create_completion
-        state = {"in_completion": False, "first": False}
+        slots = llm._slots  # made by the warm-up call
+        for name, part in (("_decode", "prompt"), ("_step", "decode"), ("_argmax", "sampling")):
+            setattr(slots, name, self._timed(getattr(slots, name), part))
 
-        def timed_enter(blocks):
+    def _timed(self, fn, part):
+        def timed(*a, **k):
             t0 = time.perf_counter()
-            enter(blocks)
-            self.t["prompt"] += time.perf_counter() - t0
-
-        def timed_eval(tokens):
-            t0 = time.perf_counter()
-            evaluate(tokens)
-            dt = time.perf_counter() - t0
-            if state["in_completion"] and not state["first"]:
-                self.t["decode"] += dt
-                self.decoded += len(tokens)
-            else:  # a block (inside _enter, already timed there) or the tail
-                if state["in_completion"]:
-                    self.t["prompt"] += dt
-                state["first"] = False
-
-        def timed_sample(*a, **k):
-            t0 = time.perf_counter()
-            out = sample(*a, **k)
-            self.t["sampling"] += time.perf_counter() - t0
+            out = fn(*a, **k)
+            self.t[part] += time.perf_counter() - t0
+            if part == "decode":
+                self.decoded += len(a[0])
             return out
-
-        def timed_complete(*a, **k):
-            state.update(in_completion=True, first=True)
-            try:
-                return complete(*a, **k)
-            finally:
-                state["in_completion"] = False
-
-        llm._enter, ll.eval, ll.sample, ll.create_completion = timed_enter, timed_eval, timed_sample, timed_complete
+        return timed
 
 
 def label_once(mode: str, bench_dir: Path, qids, args, profile: bool):
@@ -137,9 +119,9 @@ def label_once(mode: str, bench_dir: Path, qids, args, profile: bool):
     return {"wall": wall, "cpu": cpu, "tokens": tokens, "rows": rows, "profile": prof}
 
 
-def print_profile(t: float, prof: Profile, n: int) -> None:
+def print_profile(mode: str, t: float, prof: Profile, n: int) -> None:
     rest = t - sum(prof.t.values())
-    print(f"  trie profile: prompt {prof.t['prompt']:.1f} s ({prof.t['prompt'] / t:.0%}), decode "
+    print(f"  {mode} profile: prompt {prof.t['prompt']:.1f} s ({prof.t['prompt'] / t:.0%}), decode "
           f"{prof.t['decode']:.1f} s ({prof.t['decode'] / t:.0%}, {prof.decoded:,} tokens, "
           f"{prof.decoded / n:.1f} per passage), sampling {prof.t['sampling']:.1f} s "
           f"({prof.t['sampling'] / t:.0%}), Python and the rest {rest:.1f} s ({rest / t:.0%})", flush=True)
@@ -148,7 +130,7 @@ def print_profile(t: float, prof: Profile, n: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=4, help="WikiHint test questions (325 passages each)")
-    ap.add_argument("--modes", default="naive,head,trie", help="comma-separated subset of naive,head,trie")
+    ap.add_argument("--modes", default="naive,head,trie,slots", help="comma-separated subset of naive,head,trie,slots")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--n-ctx", type=int, default=2048)
     args = ap.parse_args()
@@ -177,12 +159,12 @@ def main() -> None:
               f"({(bound - head) / n:.1f} per passage after the head)", flush=True)
         results = {}
         for mode in modes:
-            r = results[mode] = label_once(mode, bench_dir, qids, args, profile=mode == "trie")
+            r = results[mode] = label_once(mode, bench_dir, qids, args, profile=mode in ("trie", "slots"))
             print(f"  {mode:<5} {r['wall']:7.1f} s wall, {r['cpu']:7.1f} s CPU, {n / r['wall']:.3f} passages/s; "
                   f"{r['tokens']:,} prompt tokens evaluated ({(r['tokens'] - head) / n:.1f} per passage after "
                   f"the head, {r['tokens'] / bound:.2f}× the bound)", flush=True)
             if r["profile"] is not None:
-                print_profile(r["wall"], r["profile"], n)
+                print_profile(mode, r["wall"], r["profile"], n)
     ref = results[modes[0]]["rows"]
     labels = {m: {pid: row["label"] for pid, row in r["rows"].items()} for m, r in results.items()}
     same = sum(all(labels[m][pid] == row["label"] for m in modes) for pid, row in ref.items())
@@ -197,6 +179,9 @@ def main() -> None:
                  f"{results['head']['cpu'] / results['trie']['cpu']:.2f}×" if "trie" in results else ""))
     print(f"load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end ({os.cpu_count()} cores)")
     rate = {m: f"{n / results[m]['wall']:.3f}" if m in results else "-" for m in MODES}
+    if {"slots", "trie"} <= set(results):
+        print(f"slots: {rate['slots']} passages/s, slots/trie {results['trie']['wall'] / results['slots']['wall']:.2f}×"
+              + (f", slots/naive {results['naive']['wall'] / results['slots']['wall']:.2f}×" if "naive" in results else ""))
     ratio = f"{results['head']['wall'] / results['trie']['wall']:.2f}" if {"head", "trie"} <= set(results) else "-"
     tokens = f"{results['trie']['tokens'] / bound:.2f}" if "trie" in results else "-"
     print(f"label: naive {rate['naive']} passages/s, head {rate['head']} passages/s, trie {rate['trie']} passages/s, "

@@ -1,11 +1,13 @@
 """Reader throughput, naive vs optimised, on every LLM backend, with the same prompts.
 
 Every reader prompt starts with the same instruction and five demonstrations (its head).
-  llama-cpp     naive: context reset, every block of every prompt evaluated
-                optimised: the longest block prefix kept (trie reuse), the rest evaluated
+  llama-cpp     naive: context reset, every block of every prompt evaluated, one
+                prompt at a time (prefix_reuse=false, parallel=1)
+                optimised: the defaults: the longest block prefix kept (trie reuse), the
+                rest evaluated, and 4 prompts' answers decoded together (parallel=4)
                 read shape: `inferqa read`'s own workload (per question both unions at
                 k = 1, 3, 5 over five ranked passages, asked once each, in trie order),
-                head reuse (reuse_scope=head) against trie reuse
+                head reuse (reuse_scope=head) against trie reuse, one prompt at a time
   transformers  naive: one `generate` per whole prompt (batch_size=1, prefix_reuse=false)
                 optimised: batches of --batch-size rests on the head's KV cache
   openai        naive: one request at a time, in the caller's order
@@ -126,13 +128,14 @@ def bench_llamacpp(args, items, lines) -> None:
     probe.close()
     print(f"llama-cpp: SmolLM2, {len(items)} prompts of {sum(lens) / len(lens):.0f} tokens on average "
           f"(min {min(lens)}, max {max(lens)}), head {head} tokens, {args.threads} thread(s)", flush=True)
-    report("llama-cpp", len(items), interleaved(args.rounds, {"naive": make(items, prefix_reuse=False),
+    report("llama-cpp", len(items), interleaved(args.rounds, {"naive": make(items, prefix_reuse=False, parallel=1),
                                                               "optimised": make(items)}), lines)
     shaped = read_shaped(args.read_questions)
     print(f"llama-cpp (read shape): {len(shaped)} prompts of {args.read_questions} demo questions (union_norm and "
           "union_freq at k = 1, 3, 5, in trie order), head reuse against trie reuse", flush=True)
     report("llama-cpp (read shape)", len(shaped), interleaved(args.rounds, {
-        "head": make(shaped, reuse_scope="head"), "trie": make(shaped)}), lines, paths=("head", "trie"))
+        "head": make(shaped, reuse_scope="head", parallel=1), "trie": make(shaped, parallel=1)}), lines,
+        paths=("head", "trie"))
 
 
 def smollm2_hf_folder() -> Path | None:

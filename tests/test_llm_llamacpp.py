@@ -92,17 +92,11 @@ FACTS = ("Here are some facts. The Sun is a star. Mars is red. Jupiter is large.
          "Uranus is tilted. Pluto is a dwarf planet.\n\n")
 
 
-def _count_evaluated(llm):
-    """Wrap llama.eval to count the tokens it evaluates (generation steps included)."""
-    counter = {"tokens": 0}
-    inner = llm.llama.eval
-
-    def counting(tokens):
-        counter["tokens"] += len(tokens)
-        return inner(tokens)
-
-    llm.llama.eval = counting
-    return counter
+def _forget_kept_blocks(llm):
+    """Start with nothing counted and no kept blocks or head states (earlier tests leave some)."""
+    if llm._slots is not None:
+        llm._slots.prefix.clear()
+    llm.tokens_evaluated = 0
 
 
 def test_head_is_cut_by_content(smollm2):
@@ -129,30 +123,24 @@ def test_head_reuse_gives_the_naive_answers_in_any_batch(smollm2):
                ("which planet has rings?", "which star is ours?", "which planet is tilted?")]
     other = "Some other notes. " * 12 + "\n\nQuestion: what is this?\nAnswer:"
     params = GenerationParams(max_tokens=4)
-    smollm2._snapshots.clear()
-    smollm2.llama.reset()
-    counter = _count_evaluated(smollm2)
-    try:
-        batch = smollm2.complete(prompts, params)
-        reused = counter["tokens"]
-        # each alone, in another order, between unrelated work (another head, a logprob call)
-        alone = []
-        for p in prompts[::-1]:
-            smollm2.complete([other], params)
-            smollm2.logprob("The sky is", " blue")
-            alone.append(smollm2.complete([p], params)[0])
-    finally:
-        del smollm2.llama.eval
+    _forget_kept_blocks(smollm2)
+    batch = smollm2.complete(prompts, params)
+    reused = smollm2.tokens_evaluated
+    # each alone, in another order, between unrelated work (another head, a logprob call)
+    alone = []
+    for p in prompts[::-1]:
+        smollm2.complete([other], params)
+        smollm2.logprob("The sky is", " blue")
+        alone.append(smollm2.complete([p], params)[0])
     tokens = smollm2._tokens(prompts[0])
     n_head = smollm2._head_len(tokens, prompts[0], len(FACTS.encode()))
-    assert len(smollm2._snapshots) == 2 and tuple(tokens[:n_head]) in smollm2._snapshots
-    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
-    counter = _count_evaluated(naive)
+    kept = smollm2._slots.prefix.snapshots
+    assert len(kept) == 2 and tuple(tokens[:n_head]) in kept
+    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False, parallel=1)
     assert naive.complete(prompts, params) == batch == alone[::-1]
     lengths = [len(naive._tokens(p)) for p in prompts]
     # naive evaluates every prompt whole; reuse evaluates the head once
-    assert counter["tokens"] - reused == pytest.approx(2 * n_head, abs=0)
-    assert counter["tokens"] >= sum(lengths)
+    assert naive.tokens_evaluated == sum(lengths) and reused == sum(lengths) - 2 * n_head
     naive.close()
 
 
@@ -217,8 +205,7 @@ def test_trie_reuse_gives_the_naive_answers_on_every_ordering(smollm2):
     from inferqa.read.reader import Reader
     items = _orderings(2, 3)  # 2 questions x 15 passages
     one_by_one = lambda llm, work: [Reader(llm).read_batch([it])[0].raw for it in work]  # as labelling asks
-    smollm2.llama.reset()
-    smollm2._blocks, smollm2.tokens_evaluated = [], 0
+    _forget_kept_blocks(smollm2)
     trie = one_by_one(smollm2, items)
     trie_tokens = smollm2.tokens_evaluated
     # the least any reuse can evaluate: every distinct block prefix once, plus every tail
@@ -230,11 +217,9 @@ def test_trie_reuse_gives_the_naive_answers_on_every_ordering(smollm2):
                 nodes.add(tuple(blocks[:i + 1]))
                 bound += len(blocks[i])
         bound += len(blocks[-1])
-    head_in_context = len(_blocks(smollm2, chat_messages(*items[0]))[0][0])
-    # the head may still be in context from earlier tests' snapshots; everything else is the bound
-    assert bound - head_in_context <= trie_tokens <= bound
+    assert trie_tokens == bound
     head = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, reuse_scope="head")
-    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False)
+    naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False, parallel=1)
     try:
         assert one_by_one(naive, items) == trie
         assert one_by_one(head, items) == trie
@@ -246,3 +231,63 @@ def test_trie_reuse_gives_the_naive_answers_on_every_ordering(smollm2):
     finally:
         head.close()
         naive.close()
+
+
+def _stock_answers(items, params):
+    """Independent path: llama-cpp-python's own create_completion on a fresh Llama, one prompt
+    at a time, each block evaluated as one chunk first (the cuts the backend makes)."""
+    import llama_cpp
+
+    from inferqa.models import smollm2_path
+    from inferqa.read.prompts import chat_messages
+    probe = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1)
+    ref = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=1024, n_threads=1, n_threads_batch=1,
+                          flash_attn=True, verbose=False)
+    out = []
+    for q, ctx in items:
+        blocks, text = _blocks(probe, chat_messages(q, ctx))
+        _, stop = probe.render_chat(chat_messages(q, ctx))
+        ref.reset()
+        ref._ctx.kv_cache_seq_rm(-1, 0, -1)
+        for b in blocks[:-1]:
+            ref.eval(list(b))
+        r = ref.create_completion(prompt=[t for b in blocks for t in b], max_tokens=params.max_tokens,
+                                  temperature=0.0, top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
+                                  stop=list(stop) + list(params.stop))
+        out.append(r["choices"][0]["text"])
+    probe.close()
+    ref.close()
+    return out
+
+
+@pytest.mark.parametrize("params", [GenerationParams(max_tokens=20), GenerationParams(max_tokens=9, stop=(" the", ","))])
+def test_slots_decode_together_the_stock_answers(params):
+    """Five prompts of two questions on three slots (a slot is reused, answers end at EOS, at a
+    stop string or at max_tokens, at different steps), and on one slot: each answer is
+    llama-cpp-python's own for that prompt alone."""
+    from inferqa.read.prompts import chat_messages
+    items = _orderings(2, 2)[:5]
+    stock = _stock_answers(items, params)
+    for parallel in (3, 1):
+        llm = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, parallel=parallel)
+        assert llm.parallel == parallel
+        try:
+            assert llm.chat([chat_messages(q, c) for q, c in items], params) == stock
+        finally:
+            llm.close()
+
+
+def test_completion_ends_as_create_completion_does():
+    from inferqa.llm.llamacpp_slots import Completion
+    pieces = {1: b"a", 2: b"xyz", 3: b"bc\xc3", 4: b"\xa9", 5: b"b"}
+    detok = lambda toks: b"".join(pieces[t] for t in toks)  # noqa: E731
+    # stops are looked for in the order listed: "z" is listed first, so the cut is before it, not "x"
+    c = Completion(detok, [b"z", b"x"], max_tokens=10)
+    assert not c.push(1, False) and c.push(2, False) and c.answer() == "axy"
+    # max_tokens waits for a character cut in two: "é" is split over two tokens
+    c = Completion(detok, [], max_tokens=2)
+    assert not c.push(1, False) and not c.push(3, False) and c.push(4, False)
+    assert c.answer() == "abcé" and c.tokens == [1, 3, 4]
+    # an end-of-generation token ends the answer and is not part of it
+    c = Completion(detok, [b"q"], max_tokens=10)
+    assert not c.push(5, False) and c.push(9, True) and c.answer() == "b" and c.tokens == [5]

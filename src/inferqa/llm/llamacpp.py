@@ -5,12 +5,16 @@ blocks cut by its own content (inferqa.llm.heads): its head (the few-shot prefix
 line after it (a context line, a hint), then its tail. Each block is evaluated as one
 chunk from its own position. The backend keeps the blocks it evaluated in context; with
 `prefix_reuse` (default) the next prompt rewinds the context (`kv_cache_seq_rm`) to the
-longest block prefix the two share, or loads a kept head snapshot (`Llama.save_state`, a
+longest block prefix the two share, or loads a kept head snapshot (a saved state, a
 small LRU) when that shares more, and evaluates only the blocks after it. Prompts that
 arrive in depth-first order of their hints (labelling, `inferqa read`) so evaluate each
 node of the question's hint trie once. `reuse_scope=head` reuses the head block only (the
 earlier behaviour, kept for comparison); `prefix_reuse=False` resets the context and
 evaluates every block of every prompt (the naive baseline).
+
+Greedy answers are decoded `parallel` prompts at a time, one KV sequence each
+(inferqa.llm.llamacpp_slots), bit for bit the answers one prompt at a time gives; sampled
+answers are drawn one at a time in the Llama's own context, which `logprob` uses too.
 
 Determinism. A greedy answer can flip when the same tokens' KV entries are computed in
 differently cut chunks (float sums in another order): demo question 7 once read
@@ -26,7 +30,6 @@ import contextlib
 import ctypes
 import math
 import os
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -34,9 +37,9 @@ from ..errors import InputError
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, completion_head_end
+from .llamacpp_slots import BlockPrefix, SlotDecoder
 
 MIN_HEAD = 32  # tokens; a prompt whose head is shorter is evaluated as one block
-MAX_SNAPSHOTS = 4  # head states kept (LRU); deeper blocks are reached by rewinding the context
 REUSE_SCOPES = ("trie", "head")
 
 
@@ -68,6 +71,8 @@ LLAMA_CPP_OPTIONS = (
     Option("prefix_reuse", bool, True, "keep the KV state of evaluated blocks and reuse the longest shared prefix"),
     Option("reuse_scope", str, "trie", "with prefix_reuse: trie reuses the longest shared block prefix; "
            "head only the first block (the few-shot head)", choices=REUSE_SCOPES),
+    Option("parallel", int, 4, "greedy answers decoded together, one KV sequence each (answers unchanged; "
+           "the KV cache takes parallel + 1 times n_ctx)", min=1),
     Option("seed", int, 0, "sampling seed"),
 )
 
@@ -78,7 +83,7 @@ class LlamaCppLLM(LLM):
 
     def __init__(self, model_path: str | os.PathLike, *, mode: str = "chat", n_ctx: int = 4096,
                  n_threads: int | None = None, n_batch: int = 512, flash_attn: bool = True,
-                 prefix_reuse: bool = True, reuse_scope: str = "trie", seed: int = 0):
+                 prefix_reuse: bool = True, reuse_scope: str = "trie", parallel: int = 4, seed: int = 0):
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise InputError("GGUF model file not found", file=path)
@@ -93,6 +98,9 @@ class LlamaCppLLM(LLM):
         self.mode = mode
         self.prefix_reuse = bool(prefix_reuse)
         self.reuse_scope = reuse_scope
+        self._parallel = int(parallel)
+        self.n_ctx = int(n_ctx)
+        self._slots: SlotDecoder | None = None  # made on the first greedy batch
         self.tokens_evaluated = 0  # prompt tokens evaluated (blocks and tails; generated ones not)
         threads = int(n_threads) if n_threads else max(1, min(os.cpu_count() or 1, 8))
         try:
@@ -102,10 +110,9 @@ class LlamaCppLLM(LLM):
                                              verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load this model: {exc}", file=self.path) from None
-        # head tokens -> saved state with exactly that head block in context
-        self._snapshots: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-        # the blocks whose KV entries fill the context from position 0, each evaluated as one chunk
-        self._blocks: list[tuple[int, ...]] = []
+        # the blocks in the Llama's own context (sampled answers, logprob)
+        self._prefix = BlockPrefix(self._eval_block, self._rewind, self.llama.save_state, self.llama.load_state,
+                                   self.prefix_reuse, reuse_scope)
         self._formatter = self._head_formatter = None
         if mode == "chat":
             template = self.llama.metadata.get("tokenizer.chat_template")
@@ -121,6 +128,10 @@ class LlamaCppLLM(LLM):
     @property
     def identity(self) -> str:
         return f"llama-cpp:{self.model}:{self.mode}"
+
+    @property
+    def parallel(self) -> int:
+        return self._parallel
 
     # --- tokens -------------------------------------------------------------------
     def _tokens(self, text: str, add_bos: bool = True) -> list[int]:
@@ -209,50 +220,46 @@ class LlamaCppLLM(LLM):
                 cuts.append(n)
         return cuts
 
-    def _enter(self, blocks: list[tuple[int, ...]]) -> None:
-        """Leave exactly `blocks` in context (all but the prompt's tail), each block's KV entries
-        computed as one chunk from its own position; evaluate only what no kept state holds."""
+    def _eval_block(self, tokens: Sequence[int], pos: int) -> None:
+        self.llama.eval(list(tokens))
+
+    def _rewind(self, pos: int) -> None:
         ll = self.llama
-        keep = 0
-        if self.prefix_reuse:
-            most = len(blocks) if self.reuse_scope == "trie" else min(1, len(blocks))
-            keep = common_prefix_len([self._blocks, blocks[:most]])
-            state = self._snapshots.get(blocks[0]) if blocks and keep == 0 else None
-            if state is not None:
-                self._snapshots.move_to_end(blocks[0])
-                ll.load_state(state)
-                self._blocks, keep = [blocks[0]], 1
-        pos = sum(len(b) for b in blocks[:keep])
-        del self._blocks[keep:]
         ll.n_tokens = pos
         ll._ctx.kv_cache_seq_rm(-1, pos, -1)
         ll._requires_eval = True
-        for i in range(keep, len(blocks)):
-            ll.eval(list(blocks[i]))
-            self.tokens_evaluated += len(blocks[i])
-            self._blocks.append(blocks[i])
-            if i == 0 and self.prefix_reuse:
-                self._snapshots[blocks[0]] = ll.save_state()
-                while len(self._snapshots) > MAX_SNAPSHOTS:
-                    self._snapshots.popitem(last=False)
 
     # --- generation -------------------------------------------------------------------
     def _generate(self, batch: list[tuple[list[int], list[int]]], stops: list[list[str]],
                   params: GenerationParams) -> list[str]:
-        """Each prompt as (tokens, block cuts): its blocks, then its tail and the answer."""
-        ll = self.llama
+        """Each prompt as (tokens, block cuts): its blocks, then its tail and the answer.
+        Greedy answers go through the slot decoder, sampled ones through the Llama's own
+        context, one at a time."""
         for tokens, _ in batch:
             self._check_fits(tokens, params.max_tokens)
-        out = []
-        for (tokens, cuts), stop in zip(batch, stops):
+        prompts = []
+        for tokens, cuts in batch:
             bounds = [0, *cuts]
-            self._enter([tuple(tokens[a:b]) for a, b in zip(bounds, bounds[1:])])
+            prompts.append((tokens, [tuple(tokens[a:b]) for a, b in zip(bounds, bounds[1:])]))
+        if params.temperature == 0:
+            if self._slots is None:
+                with _quiet_stderr():
+                    self._slots = SlotDecoder(self.llama, self._parallel, self.n_ctx, self.prefix_reuse,
+                                              self.reuse_scope)
+            answers, evaluated = self._slots.generate(prompts, [list(s) + list(params.stop) for s in stops],
+                                                      params.max_tokens)
+            self.tokens_evaluated += evaluated
+            return answers
+        ll = self.llama
+        out = []
+        for (tokens, blocks), stop in zip(prompts, stops):
+            self.tokens_evaluated += self._prefix.enter(blocks)
             self.tokens_evaluated += len(tokens) - ll.n_tokens  # the tail, evaluated by generate
             if params.seed is not None:
                 ll.set_seed(params.seed)
             r = ll.create_completion(prompt=tokens, max_tokens=params.max_tokens, temperature=params.temperature,
-                                     top_k=40 if params.temperature > 0 else 1, top_p=1.0, min_p=0.0,
-                                     repeat_penalty=1.0, stop=list(stop) + list(params.stop) or None)
+                                     top_k=40, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
+                                     stop=list(stop) + list(params.stop) or None)
             out.append(r["choices"][0]["text"])
         return out
 
@@ -298,17 +305,18 @@ class LlamaCppLLM(LLM):
         # the last prompt token onwards.
         ctx = ll.input_ids[:ll.n_tokens].tolist() if self.prefix_reuse else []
         keep = min(common_prefix_len([ctx, full]) if ctx else 0, len(p_tok) - 1)
+        kept = self._prefix
         if self.prefix_reuse:
-            best = max((k for k in self._snapshots if keep < len(k) <= len(p_tok) - 1
+            best = max((k for k in kept.snapshots if keep < len(k) <= len(p_tok) - 1
                         and tuple(full[:len(k)]) == k), key=len, default=None)
             if best is not None:
-                ll.load_state(self._snapshots[best])
-                self._blocks, keep = [best], len(best)
+                ll.load_state(kept.snapshots[best])
+                kept.blocks, keep = [best], len(best)
         end = 0  # the blocks still whole in context stay reusable
-        for i, b in enumerate(self._blocks):
+        for i, b in enumerate(kept.blocks):
             end += len(b)
             if end > keep:
-                del self._blocks[i:]
+                del kept.blocks[i:]
                 break
         ll.n_tokens = keep
         if keep < len(p_tok) - 1:
@@ -337,8 +345,10 @@ class LlamaCppLLM(LLM):
         return total
 
     def close(self) -> None:
-        self._snapshots.clear()
-        self._blocks = []
+        if self._slots is not None:
+            self._slots.close()
+            self._slots = None
+        self._prefix.clear()
         llama = getattr(self, "llama", None)
         if llama is not None:
             llama.close()
