@@ -15,9 +15,10 @@ Every reader prompt starts with the same instruction and five demonstrations (it
                 server's prefix cache; against llama.cpp's llama-server with
                 --concurrency slots (scripts/build_llama_server.sh) and against
                 llama-cpp-python's one-slot server (--server picks)
-Naive and optimised alternate over --rounds rounds (naive first in odd rounds), each
-round on freshly loaded models (the optimised path pays for its head every round), so a
-machine shared with other jobs slows both alike. Answers are greedy and must agree.
+Each of --rounds rounds loads fresh models (the optimised path pays for its head every
+round); within a round the two paths' calls alternate (llama-cpp: 4 prompts a call; naive
+first in odd rounds), so a machine shared with other jobs, or one whose speed drifts within
+minutes, slows both alike. Answers are greedy and must agree.
 
 The transformers side runs SmolLM2 itself: the bundled GGUF is converted once into a
 transformers folder (needs `pip install gguf accelerate`; skipped with a message if absent).
@@ -42,6 +43,7 @@ from inferqa.read import Reader, union_freq, union_norm
 from inferqa.read.prompts import chat_messages
 from inferqa.read.reader import reading_order
 
+STEP = 4  # llama-cpp: prompts per timed call (the default `parallel`); the paths' calls alternate
 WARM_UP = [[{"role": "user", "content": "Say hello."}]]  # shares no head with reader prompts
 
 
@@ -74,22 +76,32 @@ def read_shaped(n: int) -> list[tuple[str, list[str]]]:
     return [(keys[i][0], list(keys[i][1])) for i in reading_order(keys)]
 
 
-def interleaved(rounds: int, make: dict[str, Callable[[], Callable[[], list[str]]]]) -> dict[str, list]:
-    """For each round and path (order alternating), `make[path]()` builds a fresh runner
-    outside the clock, then the runner is timed. Returns path -> [wall s, CPU s of this
-    process, answers per round]; CPU time (models run in process on one thread) is what
-    the load of other jobs on a shared machine disturbs least."""
+def interleaved(rounds: int, make: dict[str, Callable[[], list[Callable[[], list[str]]]]]) -> dict[str, list]:
+    """For each round, `make[path]()` builds every path's fresh runner outside the clock: a
+    list of steps (calls of a few prompts each). The paths' steps then alternate (which path
+    goes first alternates by round), each timed, so a machine whose speed drifts within
+    minutes slows every path alike. Returns path -> [wall s, CPU s of this process, answers
+    per round]; models run in process on one thread."""
     out: dict[str, list] = {p: [0.0, 0.0, []] for p in make}
     for r in range(rounds):
-        for path in (list(make) if r % 2 == 0 else list(make)[::-1]):
-            run = make[path]()
-            t0, c0 = time.perf_counter(), time.process_time()
-            answers = run()
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        order = list(make) if r % 2 == 0 else list(make)[::-1]
+        steps = {path: make[path]() for path in order}
+        spent = {path: [0.0, 0.0, []] for path in order}
+        for i in range(max(len(s) for s in steps.values())):
+            for path in order:
+                if i < len(steps[path]):
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    answers = steps[path][i]()
+                    spent[path][0] += time.perf_counter() - t0
+                    spent[path][1] += time.process_time() - c0
+                    spent[path][2] += answers
+        for path in order:
+            wall, cpu, answers = spent[path]
             out[path][0] += wall
             out[path][1] += cpu
             out[path][2].append(answers)
             print(f"  round {r + 1} {path:<9} {wall:7.1f} s wall, {cpu:7.1f} s CPU", flush=True)
+        del steps
     return out
 
 
@@ -118,7 +130,8 @@ def bench_llamacpp(args, items, lines) -> None:
         def build():
             llm = load_llm("smollm2", **reuse, **opts)
             llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # page the weights in
-            return lambda: [o for i in range(0, len(work), 16) for o in reader(llm)(work[i:i + 16])]
+            read = reader(llm)
+            return [lambda part=work[i:i + STEP]: read(part) for i in range(0, len(work), STEP)]
         return build
 
     probe = load_llm("smollm2", **opts)
@@ -175,7 +188,7 @@ def bench_transformers(args, items, lines) -> None:
             llm = load_llm(f"transformers:{folder}", cache=None, n_threads=args.threads, dtype="float32",
                            batch_size=batch_size, prefix_reuse=reuse)
             llm.chat(WARM_UP, GenerationParams(max_tokens=2))
-            return lambda: reader(llm)(items)
+            return [lambda: reader(llm)(items)]
         return build
 
     print(f"transformers: SmolLM2 (float32, converted from the GGUF), {len(items)} prompts, "
@@ -203,8 +216,8 @@ def bench_openai(args, items, lines) -> None:
                     llm = load_llm(f"{spec}&concurrency={concurrency}", cache=None)
                     llm.chat(WARM_UP, GenerationParams(max_tokens=2))  # no slot holds the reader's head now
                     if concurrency == 1:  # one request at a time, in the caller's order
-                        return lambda: [reader(llm)([it])[0] for it in items]
-                    return lambda: reader(llm)(items)
+                        return [lambda: [reader(llm)([it])[0] for it in items]]
+                    return [lambda: reader(llm)(items)]
                 return build
 
             print(f"openai: {kind} server (SmolLM2, {args.threads} thread(s), {parallel} slot(s)), {len(items)} "
