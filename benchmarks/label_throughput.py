@@ -3,13 +3,13 @@
 Labels the 325 passages (every ordering of every subset of the top 5 hints) of the first
 --n WikiHint test questions (default 4; ../shared/data or $INFERQA_SHARED, never copied
 into the repo) with SmolLM2 through `inferqa.label.label_benchmark` (exact-match judge),
-on one thread, four ways (the first three one prompt at a time, parallel=1):
+on one thread, four ways (the first three one prompt at a time):
   naive  prefix_reuse=false: every block of every prompt evaluated
   head   reuse_scope=head: the few-shot head once, the rest of every prompt evaluated
-  trie   the longest block prefix kept in context (labelling sends each question's
-         passages depth-first), so each hint prefix is evaluated once
-  slots  the default: trie reuse, and the answers of `parallel` (4) passages decoded
-         together, one KV sequence each
+  trie   the default: the longest block prefix kept in context (labelling sends each
+         question's passages depth-first), so each hint prefix is evaluated once
+  slots  trie reuse, and the answers of 4 passages decoded together (parallel=4), one KV
+         sequence each
 It prints the prompt tokens each way evaluated, the trie bound (the tokens of every node
 of the block trie, the shared head once, plus every prompt's tail: the least a backend
 that evaluates each prompt's tail afresh can do), passages/s (wall and CPU of this
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("INFERQA_SHARED", REPO.parent / "shared"))
 WIKIHINT = SHARED / "data" / "wikihint" / "test.json"
 MODES = {"naive": {"prefix_reuse": False, "parallel": 1}, "head": {"reuse_scope": "head", "parallel": 1},
-         "trie": {"parallel": 1}, "slots": {}}
+         "trie": {"parallel": 1}, "slots": {"parallel": 4}}
 PASSAGES = 325  # orderings of every subset of 5 hints
 
 

@@ -4,7 +4,7 @@ Every reader prompt starts with the same instruction and five demonstrations (it
   llama-cpp     naive: context reset, every block of every prompt evaluated, one
                 prompt at a time (prefix_reuse=false, parallel=1)
                 optimised: the defaults: the longest block prefix kept (trie reuse), the
-                rest evaluated, and 4 prompts' answers decoded together (parallel=4)
+                rest evaluated, blocks without logits, one prompt at a time
                 read shape: `inferqa read`'s own workload (per question both unions at
                 k = 1, 3, 5 over five ranked passages, asked once each, in trie order),
                 head reuse (reuse_scope=head) against trie reuse, one prompt at a time
@@ -43,7 +43,7 @@ from inferqa.read import Reader, union_freq, union_norm
 from inferqa.read.prompts import chat_messages
 from inferqa.read.reader import reading_order
 
-STEP = 4  # llama-cpp: prompts per timed call (the default `parallel`); the paths' calls alternate
+STEP = 4  # llama-cpp: prompts per timed call; the paths' calls alternate
 WARM_UP = [[{"role": "user", "content": "Say hello."}]]  # shares no head with reader prompts
 
 

@@ -59,9 +59,9 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
 class TransformersLLM(LLM):
     backend = "transformers"
 
-    def __init__(self, model: str, *, mode: str = "chat", device: str = "cpu", dtype: str = "auto",
-                 n_threads: int | None = None, batch_size: int = 8, prefix_reuse: bool = True,
-                 reuse_scope: str = "trie"):
+    def __init__(self, model: str, *, mode: str, device: str, dtype: str, n_threads: int | None,
+                 batch_size: int, prefix_reuse: bool, reuse_scope: str):
+        """Settings resolved by the registry (`load_llm`): the plugin's Option table holds the defaults."""
         if not (model.startswith((".", "/", "~")) or Path(model).expanduser().exists()):
             from ..models import hub_model
 

@@ -71,8 +71,8 @@ LLAMA_CPP_OPTIONS = (
     Option("prefix_reuse", bool, True, "keep the KV state of evaluated blocks and reuse the longest shared prefix"),
     Option("reuse_scope", str, "trie", "with prefix_reuse: trie reuses the longest shared block prefix; "
            "head only the first block (the few-shot head)", choices=REUSE_SCOPES),
-    Option("parallel", int, 4, "greedy answers decoded together, one KV sequence each (answers unchanged; "
-           "the KV cache takes parallel + 1 times n_ctx)", min=1),
+    Option("parallel", int, 1, "greedy answers decoded together, one KV sequence each (answers unchanged; "
+           "above 1 the KV cache takes parallel + 1 times n_ctx)", min=1),
     Option("seed", int, 0, "sampling seed"),
 )
 
@@ -81,9 +81,9 @@ LLAMA_CPP_OPTIONS = (
 class LlamaCppLLM(LLM):
     backend = "llama-cpp"
 
-    def __init__(self, model_path: str | os.PathLike, *, mode: str = "chat", n_ctx: int = 4096,
-                 n_threads: int | None = None, n_batch: int = 512, flash_attn: bool = True,
-                 prefix_reuse: bool = True, reuse_scope: str = "trie", parallel: int = 4, seed: int = 0):
+    def __init__(self, model_path: str | os.PathLike, *, mode: str, n_ctx: int, n_threads: int | None,
+                 n_batch: int, flash_attn: bool, prefix_reuse: bool, reuse_scope: str, parallel: int, seed: int):
+        """Settings resolved by the registry (`load_llm`): LLAMA_CPP_OPTIONS holds the defaults."""
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise InputError("GGUF model file not found", file=path)

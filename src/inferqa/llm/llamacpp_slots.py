@@ -117,7 +117,9 @@ class Completion:
 
 
 class SlotDecoder:
-    """One llama.cpp context of `slots + 1` KV streams over a loaded `Llama`'s weights."""
+    """One llama.cpp context over a loaded `Llama`'s weights: `slots + 1` KV streams, or with
+    one slot a single sequence whose tail and answer follow its blocks (no copy), rewound
+    by the next prompt's `enter`."""
 
     def __init__(self, llama: Any, slots: int, n_ctx: int, reuse: bool, scope: str):
         import llama_cpp as L
@@ -125,14 +127,15 @@ class SlotDecoder:
         self._L, self._llama, self.slots = L, llama, int(slots)
         params = L.llama_context_params()
         ctypes.pointer(params)[0] = llama.context_params  # the same settings as the Llama's own context
-        params.n_seq_max = self.slots + 1
+        streams = self.slots + 1 if self.slots > 1 else 1
+        params.n_seq_max = streams
         params.kv_unified = False
-        params.n_ctx = int(n_ctx) * (self.slots + 1)  # a stream gets n_ctx / n_seq_max cells
+        params.n_ctx = int(n_ctx) * streams  # a stream gets n_ctx / n_seq_max cells
         params.n_batch = params.n_ubatch = max(int(params.n_batch), self.slots)
         self.n_batch = int(params.n_batch)
         self.ctx = L.llama_init_from_model(llama.model, params)
         if not self.ctx:
-            raise RuntimeError(f"llama.cpp could not create a context of {self.slots + 1} sequences")
+            raise RuntimeError(f"llama.cpp could not create a context of {streams} sequence(s)")
         self._mem = L.llama_get_memory(self.ctx)
         self._batch = L.llama_batch_init(self.n_batch, 0, 1)
         self._vocab = llama._model.vocab
@@ -197,7 +200,8 @@ class SlotDecoder:
         is_eog = lambda t: bool(L.llama_vocab_is_eog(self._vocab, t))  # noqa: E731
         answers: list[str] = [""] * len(prompts)
         waiting = deque(range(len(prompts)))
-        free = list(range(self.slots, 0, -1))
+        shared = self.slots == 1  # the one slot is sequence 0 itself
+        free = [0] if shared else list(range(self.slots, 0, -1))
         active: dict[int, tuple[int, Completion, int]] = {}  # slot -> (prompt index, completion, next position)
         evaluated = 0
         while waiting or active:
@@ -207,9 +211,10 @@ class SlotDecoder:
                 evaluated += self.prefix.enter(blocks)
                 pos = sum(len(b) for b in blocks)
                 slot = free.pop()
-                L.llama_memory_seq_rm(self._mem, slot, -1, -1)
-                if pos:
-                    L.llama_memory_seq_cp(self._mem, 0, slot, -1, -1)
+                if not shared:
+                    L.llama_memory_seq_rm(self._mem, slot, -1, -1)
+                    if pos:
+                        L.llama_memory_seq_cp(self._mem, 0, slot, -1, -1)
                 self._decode([(t, pos + j, slot) for j, t in enumerate(tokens[pos:])], True)
                 evaluated += len(tokens) - pos
                 done = Completion(detok, [s.encode("utf-8") for s in stops[i]], max_tokens)
@@ -232,7 +237,7 @@ class SlotDecoder:
                     free.append(slot)
                 else:
                     active[slot] = (i, done, pos + 1)
-        for slot in range(1, self.slots + 1):
+        for slot in ([] if shared else range(1, self.slots + 1)):
             L.llama_memory_seq_rm(self._mem, slot, -1, -1)
         return answers, evaluated
 
