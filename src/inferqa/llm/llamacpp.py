@@ -31,7 +31,7 @@ import ctypes
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..errors import InputError
 from ..registry import Option, plugin
