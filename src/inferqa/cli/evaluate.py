@@ -16,6 +16,8 @@ from .output import JSON_DIGITS, echo_json
 
 
 # evaluate and compare read and score runs alike (`scored_run`), so they take the same flags.
+as_json_opt = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
+                           f"{JSON_DIGITS} significant digits).")
 protocol_opt = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                             "plain means over the run's questions, precision over min(k, retrieved), duplicate "
                             "passages kept, with --split a question missing from the run an empty list, round 4); "
@@ -43,8 +45,7 @@ def evaluate_cmd(
                                           "Success@k, hit_rate@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = protocol_opt,
     min_label: Optional[int] = min_label_opt,
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
-                                 f"{JSON_DIGITS} significant digits)."),
+    as_json: bool = as_json_opt,
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
     allow_partial: bool = allow_partial_opt,
 ) -> None:
@@ -117,8 +118,7 @@ def compare_cmd(
     min_label: Optional[int] = min_label_opt,
     protocol: str = protocol_opt,
     seed: int = typer.Option(0, "--seed", help="Seed of the resamples and sign flips."),
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
-                                 f"{JSON_DIGITS} significant digits)."),
+    as_json: bool = as_json_opt,
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
