@@ -245,7 +245,7 @@ def _stock_answers(items, params):
                           flash_attn=True, verbose=False)
     out = []
     for q, ctx in items:
-        blocks, text = _blocks(probe, chat_messages(q, ctx))
+        blocks, _ = _blocks(probe, chat_messages(q, ctx))
         _, stop = probe.render_chat(chat_messages(q, ctx))
         ref.reset()
         ref._ctx.kv_cache_seq_rm(-1, 0, -1)

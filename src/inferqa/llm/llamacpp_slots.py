@@ -1,19 +1,20 @@
 """Greedy answers of several prompts decoded together on llama.cpp, one KV sequence each.
 
-Decoding one token reads every weight once, so on a CPU it is bound by memory bandwidth:
-SmolLM2-135M decodes about 18 ms a token on one thread here but evaluates a prompt at about
-8 ms a token. Decoding `parallel` prompts' next tokens in one call reads the weights once
-for all of them.
+A decoding step reads every weight for the token or tokens it decodes, so where memory
+bandwidth is the limit, decoding `parallel` prompts' next tokens in one call costs little
+more than one. (SmolLM2-135M on one thread of the project's CPU is not that case: a step
+cost 28.9 ms a token alone and 23.0 at 4 sequences, so the backend's default is 1.)
 
 The context holds `parallel + 1` sequences, each in its own KV stream (`kv_unified=False`).
 Sequence 0 holds the block prefix (`BlockPrefix`: the head, then context lines), entered
 as the single-sequence backend enters it. A prompt takes a free slot: its sequence gets a
 copy of sequence 0, then its tail is evaluated there and its answer decoded with the other
-slots'. Each stream lays its cells out in position order, as a context of one sequence
-does, so attention over it sees what it sees there and every logit is bit for bit the one
-a context of one sequence gives (tests/test_llm_llamacpp.py compares the answers with
-`Llama.create_completion`'s). A unified cache does not keep that without flash attention:
-its softmax runs over every sequence's cells.
+slots'. With one slot, sequence 0 is the slot: no copy. Each stream lays its cells out in
+position order, as a context of one sequence does, so attention over it sees what it sees
+there and every logit is bit for bit the one a context of one sequence gives
+(tests/test_llm_llamacpp.py compares the answers with `Llama.create_completion`'s). A
+unified cache does not keep that without flash attention: its softmax runs over every
+sequence's cells.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import ctypes
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
+
+from .heads import common_prefix_len
 
 MAX_SNAPSHOTS = 4  # head states kept (LRU); deeper blocks are reached by rewinding the context
 
@@ -43,8 +46,6 @@ class BlockPrefix:
     def enter(self, blocks: list[tuple[int, ...]]) -> int:
         """Leave exactly `blocks` in the sequence, evaluating only what no kept state holds;
         returns the number of tokens evaluated."""
-        from .heads import common_prefix_len
-
         keep = 0
         if self.reuse:
             most = len(blocks) if self.scope == "trie" else min(1, len(blocks))
@@ -160,30 +161,27 @@ class SlotDecoder:
             raise RuntimeError("llama.cpp could not restore a kept head state")
 
     # --- evaluation ----------------------------------------------------------------------
-    def _decode(self, items: Sequence[tuple[int, int, int]], last_logits: bool) -> None:
-        """One llama_decode of (token, position, sequence) items; logits only for the last
-        item (last_logits) or none, since a block's end predicts nothing we read."""
-        b = self._batch
-        for start in range(0, len(items), self.n_batch):
-            chunk = items[start:start + self.n_batch]
-            b.n_tokens = len(chunk)
-            for i, (tok, pos, seq) in enumerate(chunk):
-                b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = tok, pos, 1, False
-                b.seq_id[i][0] = seq
-            if last_logits and start + len(chunk) == len(items):
-                b.logits[len(chunk) - 1] = True
-            if self._L.llama_decode(self.ctx, b) != 0:
-                raise RuntimeError("llama_decode failed (context full?)")
-
-    def _step(self, items: Sequence[tuple[int, int, int]]) -> None:
-        """One decode of one token per slot, logits for every item."""
+    def _run(self, items: Sequence[tuple[int, int, int]], logits: Sequence[bool]) -> None:
+        """One llama_decode of at most n_batch (token, position, sequence) items."""
         b = self._batch
         b.n_tokens = len(items)
-        for i, (tok, pos, seq) in enumerate(items):
-            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = tok, pos, 1, True
+        for i, ((tok, pos, seq), want) in enumerate(zip(items, logits)):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = tok, pos, 1, want
             b.seq_id[i][0] = seq
         if self._L.llama_decode(self.ctx, b) != 0:
             raise RuntimeError("llama_decode failed (context full?)")
+
+    def _decode(self, items: Sequence[tuple[int, int, int]], last_logits: bool) -> None:
+        """Prompt tokens in chunks of n_batch; logits only for the last item (last_logits) or
+        none, since a block's end predicts nothing we read."""
+        for start in range(0, len(items), self.n_batch):
+            chunk = items[start:start + self.n_batch]
+            last = last_logits and start + len(chunk) == len(items)
+            self._run(chunk, [False] * (len(chunk) - 1) + [last])
+
+    def _step(self, items: Sequence[tuple[int, int, int]]) -> None:
+        """One decoding step, one token per active slot, logits for every item."""
+        self._run(items, [True] * len(items))
 
     def _argmax(self, i: int) -> int:
         import numpy as np
