@@ -151,7 +151,7 @@ class SlotDecoder:
         size = L.llama_state_seq_get_size(self.ctx, 0)
         buf = (ctypes.c_uint8 * size)()
         n = L.llama_state_seq_get_data(self.ctx, buf, size, 0)
-        return bytes(buf[:n])
+        return ctypes.string_at(buf, n)  # bytes(buf[:n]) would build a list of ints first: 60x slower
 
     def _load(self, state: bytes) -> None:
         L = self._L
