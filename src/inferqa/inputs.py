@@ -17,7 +17,7 @@ from typing import Any, Union
 
 from .benchmark import Benchmark
 from .formats import open_qrels, open_run
-from .records import Qrels, Run
+from .records import MIN_LABEL, Qrels, Run
 
 BenchLike = Union[Benchmark, str, os.PathLike]
 RunLike = Union[Run, str, os.PathLike]
@@ -27,7 +27,7 @@ def as_benchmark(bench: BenchLike) -> Benchmark:
     return bench if isinstance(bench, Benchmark) else Benchmark(bench)
 
 
-def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *, min_label: int = 1,
+def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *, min_label: int = MIN_LABEL.default,
            allow_partial: bool = False, allow_duplicates: bool = False) -> Run:
     b = as_benchmark(bench) if bench is not None else None
     if not isinstance(run, Run):

@@ -18,6 +18,8 @@ from . import registry
 from .errors import InputError
 from .io import atomic_open, inner_suffix, iter_lines
 
+MIN_LABEL = registry.Option("min_label", int, 1, "lowest label counted as relevant", min=1)
+
 LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2
 
 
@@ -180,7 +182,7 @@ class Qrels(dict):
                 for pid, label in docs.items():
                     fh.write(f"{qid} 0 {pid} {label}\n")
 
-    def relevant(self, qid: str, min_label: int = 1) -> set[str]:
+    def relevant(self, qid: str, min_label: int = MIN_LABEL.default) -> set[str]:
         return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs import as_qrels
+from ..records import MIN_LABEL
 from .metrics import check_min_label, check_protocol, per_query_scores, scored_run
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
 
@@ -106,7 +107,7 @@ def _named(runs: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequence[str] = COMPARE_METRICS, *,
             split: str | None = None, test: str = "randomisation", correction: str = "holm",
-            min_label: int = 1, protocol: str = "inferqa", allow_partial: bool = False, resamples: int = RESAMPLES,
+            min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False, resamples: int = RESAMPLES,
             seed: int = 0, confidence: float = CONFIDENCE) -> Comparison:
     """Each run against the first: `runs` are `Run`s or run files (a list, or a dict name -> run);
     `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs); every run is read

@@ -191,7 +191,7 @@ def check_protocol(protocol: str) -> None:
 
 
 def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,
-                     min_label: int = 1, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
+                     min_label: int = MIN_LABEL.default, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
     (under `protocol="paper"` only hit and recall with `min_label` >= 2; elsewhere such a
     question counts 0 there)."""
@@ -258,7 +258,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_ME
 
 
 def scored_run(run: Run | str | os.PathLike, bench: Benchmark | None = None, split: str | None = None, *,
-               min_label: int = 1, protocol: str = "inferqa", allow_partial: bool = False) -> Run:
+               min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False) -> Run:
     """The run as `evaluate` and `compare` score it: a `Run`, or a file read by `open_run`
     (`min_label` for `optimal`, `allow_partial` for a Rankify file of fewer questions than
     `split`, duplicate passages kept under the paper protocol), cut to `split`; under the
@@ -275,7 +275,7 @@ def scored_run(run: Run | str | os.PathLike, bench: Benchmark | None = None, spl
 
 
 def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.PathLike,
-             metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = 1, per_query: bool = False,
+             metrics: Sequence[str] = DEFAULT_METRICS, min_label: int = MIN_LABEL.default, per_query: bool = False,
              protocol: str = "inferqa", *, split: str | None = None, allow_partial: bool = False) -> dict:
     """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}` (rounded to 4
     decimals under `protocol="paper"`).

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Collection, Iterable
 
 from ..errors import InputError
 from ..formats.labels import stored_answers
-from ..records import parse_passage_id
+from ..records import MIN_LABEL, parse_passage_id
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -61,7 +61,7 @@ def _counted(lab: int, min_label: int, labels: Collection[int] | None) -> bool:
     return lab in labels if labels is not None else lab >= min_label
 
 
-def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = 1,
+def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = MIN_LABEL.default,
                store: Store | None = None, labels: Collection[int] | None = None) -> float:
     """The paper's "optimal" EM: share of questions with a relevant passage answered correctly.
     Relevant: label >= `min_label`, or, given `labels`, a label in that set."""

@@ -14,11 +14,10 @@ from typing import Iterable
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..records import Qrels, Run
+from ..records import MIN_LABEL, Qrels, Run
 from ..registry import Option, plugin
 
 # Relevant = label >= min_label: for the oracles here, every metric and fine-tuning's positives.
-MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
 ORACLE_SEED = Option("seed", int, 0, "shuffle seed of the oracle retriever")
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .. import registry
 from ..errors import InputError
 from ..io import STDIN, check_file, first_byte
-from ..records import Run, hint_mask, parse_passage_id, run_format_by_name, split_passage_id
+from ..records import MIN_LABEL, Run, hint_mask, parse_passage_id, run_format_by_name, split_passage_id
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -142,7 +142,7 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
 
 
 def open_run(run: str | os.PathLike, bench: "Benchmark | None" = None, split: str | None = None, *,
-             min_label: int = 1, strict: bool = True, allow_partial: bool = False,
+             min_label: int = MIN_LABEL.default, strict: bool = True, allow_partial: bool = False,
              allow_duplicates: bool = False) -> tuple[Run, list[str]]:
     """(run, question ids to work on) for every command that reads a run: a TREC or Rankify
     JSON file (plain or compressed, `-` for stdin), checked against `bench` (ids, questions),

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..evaluate.metrics import evaluate, per_query_scores
 from ..evaluate.stored import HINT_COUNTS, hint_shares
-from ..records import Qrels, Run, parse_passage_id
+from ..records import MIN_LABEL, Qrels, Run, parse_passage_id
 from .release import INDEX, Question, ReaderRecord, stored_answer
 
 
@@ -35,7 +35,7 @@ def check_positions(ranked: Sequence, n_questions: int, file: Path, against: str
 
 
 def ranking_row(index: Sequence[Question], ranked: Sequence[Sequence[str]], columns: Sequence[str],
-                file: Path, min_label: int = 1) -> list[float]:
+                file: Path, min_label: int = MIN_LABEL.default) -> list[float]:
     """The authors' QUIT metrics of one run: its i-th list is judged by the labels of the i-th
     question of index/test/retriever.jsonl (passages of other questions: label 0)."""
     check_positions(ranked, len(index), file)

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 from ..errors import InputError
 from ..evaluate.stored import PAPER_LABEL_ROWS
+from ..records import MIN_LABEL
 from . import compute
 from .release import BASELINE, CORPUS, INDEX, Release
 
@@ -49,7 +50,7 @@ class Grid:
 
 
 def _ranking(rel: Release, table: str, header: str, rows, key: str, columns=RANKING,
-             min_label: int = 1) -> Grid:
+             min_label: int = MIN_LABEL.default) -> Grid:
     grid = Grid(table, header, tuple(columns))
     index = rel.index()
     for label, path in rows:
