@@ -42,11 +42,11 @@ T = TypeVar("T")
 class OpenAILLM(LLM):
     backend = "openai"
 
-    def __init__(self, model: str, base_url: str | None = None, *, api_key: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 3, mode: str = "chat", concurrency: int = 1,
-                 **extra_body: Any):
-        """Options this backend does not know (e.g. `repeat_penalty=1.0` for llama.cpp's
-        server, `top_k`) are sent with every request as server-specific fields."""
+    def __init__(self, model: str, *, base_url: str | None, api_key: str | None, timeout: float,
+                 max_retries: int, mode: str, concurrency: int, **extra_body: Any):
+        """Settings resolved by the registry (`load_llm`), which holds the defaults. Options
+        this backend does not know (e.g. `repeat_penalty=1.0` for llama.cpp's server, `top_k`)
+        are sent with every request as server-specific fields."""
         try:
             import openai
         except ImportError:

@@ -49,7 +49,8 @@ class LLMAnswerJudge:
     An exact match needs no vote; an abstention is never correct.
     """
 
-    def __init__(self, llm: Any = "smollm2", samples: int = 3, temperature: float = 0.7):
+    def __init__(self, *, llm: Any, samples: int, temperature: float):
+        """Settings resolved by the registry (`answer_judge("llm", ...)`), which holds the defaults."""
         if isinstance(llm, str):
             from ..llm import load_llm
 
