@@ -309,7 +309,6 @@ def test_run_reuses_the_indexes_inferqa_index_built(tmp_path, monkeypatch, capsy
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.experiments.runner import run_experiment
-    from inferqa.records import Run
     from inferqa.retrieve.base import Retriever
 
     bench = tmp_path / "bench"

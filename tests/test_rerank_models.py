@@ -12,7 +12,6 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from inferqa.records import Run  # noqa: E402
 from inferqa.formats import load_run
 from inferqa.rerank import get_reranker  # noqa: E402
 from inferqa.rerank.permutation import sliding_windows  # noqa: E402

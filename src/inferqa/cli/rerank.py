@@ -17,8 +17,9 @@ from .llm_options import backend_opt, cache_opt, no_cache_opt, num_actors_opt, r
 RERANKER_HELP = ("llm-pointwise | llm-listwise | upr | cross-encoder | monot5 | rankt5 | lit5 | oracle "
                  "(`inferqa plugins reranker` lists them with their options).")
 LLM_HELP = ("LLM rerankers: LLM spec (smollm2, gemma3-270m, llama-cpp:/x.gguf, openai:MODEL, "
-            "transformers:ID).")
-MODEL_HELP = "cross-encoder and the T5 family: HF id or local folder of the weights."
+            "transformers:ID); default: the reranker's own (`inferqa plugins reranker`).")
+MODEL_HELP = ("cross-encoder and the T5 family: HF id or local folder of the weights; default: the "
+              "reranker's own.")
 
 
 def checkpoint_path(out: Path) -> Path:

@@ -12,7 +12,7 @@ from ..benchmark import Benchmark
 from ..errors import InputError
 from ..formats.oracles import MIN_LABEL, ORACLE_SEED
 from ..options import parse_key_values
-from .app import app, finite
+from .app import app
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
 from .flags import declared_flag, declared_help, option_flag
 

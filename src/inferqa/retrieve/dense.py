@@ -123,8 +123,9 @@ class DenseRetriever(Retriever):
         partial, progress = out_dir / PARTIAL, out_dir / PROGRESS
         state = read_json(progress) if progress.exists() and partial.exists() else None
         if state is None or state.get("n") != n or state.get("dim") != dim:
-            header_only = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float32, shape=(n, dim))
-            del header_only  # rows are written with file I/O: a memory map would keep them resident
+            # writes the .npy header and sizes the file; the map is dropped at once, since rows are
+            # written with file I/O (a memory map would keep them resident)
+            np.lib.format.open_memmap(partial, mode="w+", dtype=np.float32, shape=(n, dim))
             done = 0
         else:
             done = int(state["done"])
