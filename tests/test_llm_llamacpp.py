@@ -9,8 +9,10 @@ import pytest
 
 from inferqa.errors import InputError
 from inferqa.llm import GenerationParams, load_llm
+from inferqa.llm.llamacpp import LLAMA_CPP_OPTIONS
 
 pytestmark = pytest.mark.llm
+FLASH_ATTN = next(o for o in LLAMA_CPP_OPTIONS if o.name == "flash_attn").default  # the backend's
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +27,9 @@ def smollm2():
 
 
 def test_identity_and_chat_template(smollm2):
-    assert smollm2.identity.startswith("llama-cpp:") and smollm2.identity.endswith(":chat")
-    assert ".gguf#" in smollm2.identity
+    backend, weights, *settings = smollm2.identity.split(":")
+    assert backend == "llama-cpp" and ".gguf#" in weights
+    assert settings == ["chat", f"flash_attn={'on' if FLASH_ATTN else 'off'}", "n_batch=512"]
     text, stop = smollm2.render_chat([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
     assert text == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
     assert stop  # the template's end-of-turn token text
@@ -48,7 +51,7 @@ def _reference_logprob(prompt: str, cont: str) -> float:
     import numpy as np
     from inferqa.models import smollm2_path
     ref = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=128, n_threads=1, logits_all=True, verbose=False,
-                          flash_attn=True)  # as the backend; without it both agree too (checked: 1e-6)
+                          flash_attn=FLASH_ATTN)  # as the backend
     p = ref.tokenize(prompt.encode())
     c = ref.tokenize(cont.encode(), add_bos=False)
     ref.eval(p + c)
@@ -77,7 +80,7 @@ def test_completion_mode_and_context_overflow(tmp_path):
         pytest.skip("llama-cpp-python or the bundled SmolLM2 is not installed")
     from inferqa.models import smollm2_path
     llm = load_llm(f"llama-cpp:{smollm2_path()}?mode=completion&n_ctx=64&n_threads=1", cache=None)
-    assert llm.identity.endswith(":completion")
+    assert ":completion:" in llm.identity
     with pytest.raises(InputError, match="completion mode"):
         llm.chat([[{"role": "user", "content": "x"}]])
     out = llm.complete(["1, 2, 3, 4,"], GenerationParams(max_tokens=4, stop=("\n",)))[0]
@@ -161,6 +164,24 @@ def test_answer_does_not_depend_on_the_batch(smollm2):
     assert alone == in_pair == naive
 
 
+def test_numbers_do_not_depend_on_the_thread_count_and_their_settings_are_in_the_identity(smollm2):
+    from inferqa.data import demo_path, load_questions
+    from inferqa.read.prompts import chat_messages
+    from inferqa.read.reader import Reader
+
+    items = [(q.text, [h.text for h in q.hints[:5]]) for q in load_questions(demo_path())[:3]]
+    two = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=2)
+    assert two.identity == smollm2.identity
+    assert [o.raw for o in Reader(two).read_batch(items)] == [o.raw for o in Reader(smollm2).read_batch(items)]
+    prompt = smollm2.render_chat(chat_messages(*items[0]))[0]  # about 500 tokens
+    assert two.logprob(prompt, " Leonardo da Vinci") == smollm2.logprob(prompt, " Leonardo da Vinci")  # bit for bit
+    two.close()
+    for option in ({"flash_attn": not FLASH_ATTN}, {"n_batch": 256}):  # both change the numbers
+        other = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, **option)
+        assert other.identity != smollm2.identity
+        other.close()
+
+
 def _blocks(llm, messages):
     """A reader conversation's blocks as the backend cuts them: token tuples, and the rendered text."""
     from inferqa.llm.heads import chat_head_end
@@ -242,7 +263,7 @@ def _stock_answers(items, params):
     from inferqa.read.prompts import chat_messages
     probe = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1)
     ref = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=1024, n_threads=1, n_threads_batch=1,
-                          flash_attn=True, verbose=False)
+                          flash_attn=FLASH_ATTN, verbose=False)
     out = []
     for q, ctx in items:
         blocks, _ = _blocks(probe, chat_messages(q, ctx))

@@ -12,6 +12,13 @@ node of the question's hint trie once. `reuse_scope=head` reuses the head block 
 earlier behaviour, kept for comparison); `prefix_reuse=False` resets the context and
 evaluates every block of every prompt (the naive baseline).
 
+Flash attention is off by default: llama.cpp's CPU kernel tiles chunks of 64 or more query
+tokens and computes every shorter chunk (a hint line, a tail) one query at a time, which
+made the blocks after the head about 30 % slower than attention by matrix products on this
+project's CPU (benchmarks/reader_throughput.py: optimised 0.759 prompts/s without it,
+0.550 with it). The two settings give different floats, and so does `n_batch` where it cuts
+a block, so both are part of the backend's identity (the call cache's key).
+
 Greedy answers are decoded `parallel` prompts at a time, one KV sequence each
 (inferqa.llm.llamacpp_slots), bit for bit the answers one prompt at a time gives; sampled
 answers are drawn one at a time in the Llama's own context, which `logprob` uses too.
@@ -67,7 +74,8 @@ LLAMA_CPP_OPTIONS = (
     Option("n_ctx", int, 4096, "context window in tokens", min=1),
     Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
     Option("n_batch", int, 512, "tokens evaluated per chunk", min=1),
-    Option("flash_attn", bool, True, "flash attention"),
+    Option("flash_attn", bool, False, "flash attention (llama.cpp's CPU kernel tiles only chunks of 64+ tokens: "
+           "shorter blocks run faster without it; part of the identity)"),
     Option("prefix_reuse", bool, True, "keep the KV state of evaluated blocks and reuse the longest shared prefix"),
     Option("reuse_scope", str, "trie", "with prefix_reuse: trie reuses the longest shared block prefix; "
            "head only the first block (the few-shot head)", choices=REUSE_SCOPES),
@@ -96,6 +104,8 @@ class LlamaCppLLM(LLM):
         # Name and size identify the weights for the cache without hashing gigabytes.
         self.model = f"{self.path.name}#{self.path.stat().st_size}"
         self.mode = mode
+        # settings that change the numbers, hence greedy answers; the thread count does not
+        self._numerics = f"flash_attn={'on' if flash_attn else 'off'}:n_batch={int(n_batch)}"
         self.prefix_reuse = bool(prefix_reuse)
         self.reuse_scope = reuse_scope
         self._parallel = int(parallel)
@@ -127,7 +137,7 @@ class LlamaCppLLM(LLM):
 
     @property
     def identity(self) -> str:
-        return f"llama-cpp:{self.model}:{self.mode}"
+        return f"llama-cpp:{self.model}:{self.mode}:{self._numerics}"
 
     @property
     def parallel(self) -> int:
