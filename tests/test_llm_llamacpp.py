@@ -139,6 +139,8 @@ def test_head_reuse_gives_the_naive_answers_in_any_batch(smollm2):
     n_head = smollm2._head_len(tokens, prompts[0], len(FACTS.encode()))
     kept = smollm2._slots.prefix.snapshots
     assert len(kept) == 2 and tuple(tokens[:n_head]) in kept
+    # one slot decodes in the Llama's own context, which logprob used in between
+    assert smollm2._slots.shares_context and smollm2._slots.ctx is smollm2.llama.ctx
     naive = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1, prefix_reuse=False, parallel=1)
     assert naive.complete(prompts, params) == batch == alone[::-1]
     lengths = [len(naive._tokens(p)) for p in prompts]

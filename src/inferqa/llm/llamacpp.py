@@ -21,7 +21,9 @@ a block, so both are part of the backend's identity (the call cache's key).
 
 Greedy answers are decoded `parallel` prompts at a time, one KV sequence each
 (inferqa.llm.llamacpp_slots), bit for bit the answers one prompt at a time gives; sampled
-answers are drawn one at a time in the Llama's own context, which `logprob` uses too.
+answers are drawn one at a time in the Llama's own context, which `logprob` uses too. With
+`parallel=1` greedy decoding works in that context as well (one KV cache, not two), and
+each side forgets its kept blocks when the other has used the cache.
 
 Determinism. A greedy answer can flip when the same tokens' KV entries are computed in
 differently cut chunks (float sums in another order): demo question 7 once read
@@ -111,6 +113,7 @@ class LlamaCppLLM(LLM):
         self._parallel = int(parallel)
         self.n_ctx = int(n_ctx)
         self._slots: SlotDecoder | None = None  # made on the first greedy batch
+        self._kv_user = "llama"  # with parallel=1: which side's blocks the shared KV cache holds
         self.tokens_evaluated = 0  # prompt tokens evaluated (blocks and tails; generated ones not)
         threads = int(n_threads) if n_threads else max(1, min(os.cpu_count() or 1, 8))
         try:
@@ -239,6 +242,18 @@ class LlamaCppLLM(LLM):
         ll._ctx.kv_cache_seq_rm(-1, pos, -1)
         ll._requires_eval = True
 
+    def _take_kv(self, user: str) -> None:
+        """Before the greedy decoder ("slots") or the Llama's own calls ("llama") use a shared
+        KV cache: if the other side used it last, what this side kept there is gone."""
+        if self._slots is None or not self._slots.shares_context or user == self._kv_user:
+            return
+        if user == "slots":
+            self._slots.prefix.blocks = []
+        else:
+            self._prefix.blocks = []
+            self.llama.n_tokens = 0  # llama-cpp-python's record of what it evaluated
+        self._kv_user = user
+
     # --- generation -------------------------------------------------------------------
     def _generate(self, batch: list[tuple[list[int], list[int]]], stops: list[list[str]],
                   params: GenerationParams) -> list[str]:
@@ -256,10 +271,12 @@ class LlamaCppLLM(LLM):
                 with _quiet_stderr():
                     self._slots = SlotDecoder(self.llama, self._parallel, self.n_ctx, self.prefix_reuse,
                                               self.reuse_scope)
+            self._take_kv("slots")
             answers, evaluated = self._slots.generate(prompts, [list(s) + list(params.stop) for s in stops],
                                                       params.max_tokens)
             self.tokens_evaluated += evaluated
             return answers
+        self._take_kv("llama")
         ll = self.llama
         out = []
         for (tokens, blocks), stop in zip(prompts, stops):
@@ -311,6 +328,7 @@ class LlamaCppLLM(LLM):
             raise InputError("logprob needs a non-empty prompt for a model without a BOS token")
         full = p_tok + c_tok
         self._check_fits(full, 0)
+        self._take_kv("llama")
         # Keep the prefix shared with the context or a snapshot, but always re-decode from
         # the last prompt token onwards.
         ctx = ll.input_ids[:ll.n_tokens].tolist() if self.prefix_reuse else []

@@ -9,7 +9,9 @@ The context holds `parallel + 1` sequences, each in its own KV stream (`kv_unifi
 Sequence 0 holds the block prefix (`BlockPrefix`: the head, then context lines), entered
 as the single-sequence backend enters it. A prompt takes a free slot: its sequence gets a
 copy of sequence 0, then its tail is evaluated there and its answer decoded with the other
-slots'. With one slot, sequence 0 is the slot: no copy. Each stream lays its cells out in
+slots'. With one slot, sequence 0 is the slot: no copy, and no context of its own either:
+the decoder works in the Llama's own context (`shares_context`), so the KV cache is held
+once. Each stream lays its cells out in
 position order, as a context of one sequence does, so attention over it sees what it sees
 there and every logit is bit for bit the one a context of one sequence gives
 (tests/test_llm_llamacpp.py compares the answers with `Llama.create_completion`'s). A
@@ -118,25 +120,30 @@ class Completion:
 
 
 class SlotDecoder:
-    """One llama.cpp context over a loaded `Llama`'s weights: `slots + 1` KV streams, or with
-    one slot a single sequence whose tail and answer follow its blocks (no copy), rewound
-    by the next prompt's `enter`."""
+    """`slots + 1` KV streams in a llama.cpp context of their own over a loaded `Llama`'s
+    weights, or with one slot a single sequence of the Llama's own context whose tail and
+    answer follow its blocks (no copy), rewound by the next prompt's `enter`. A caller that
+    shares the context uses it in between, so it voids `prefix.blocks` when it does."""
 
     def __init__(self, llama: Any, slots: int, n_ctx: int, reuse: bool, scope: str):
         import llama_cpp as L
 
         self._L, self._llama, self.slots = L, llama, int(slots)
-        params = L.llama_context_params()
-        ctypes.pointer(params)[0] = llama.context_params  # the same settings as the Llama's own context
-        streams = self.slots + 1 if self.slots > 1 else 1
-        params.n_seq_max = streams
-        params.kv_unified = False
-        params.n_ctx = int(n_ctx) * streams  # a stream gets n_ctx / n_seq_max cells
-        params.n_batch = params.n_ubatch = max(int(params.n_batch), self.slots)
-        self.n_batch = int(params.n_batch)
-        self.ctx = L.llama_init_from_model(llama.model, params)
-        if not self.ctx:
-            raise RuntimeError(f"llama.cpp could not create a context of {streams} sequence(s)")
+        self.shares_context = self.slots == 1
+        if self.shares_context:
+            self.ctx = llama.ctx
+            self.n_batch = int(llama.context_params.n_batch)
+        else:
+            params = L.llama_context_params()
+            ctypes.pointer(params)[0] = llama.context_params  # the same settings as the Llama's own context
+            params.n_seq_max = self.slots + 1
+            params.kv_unified = False
+            params.n_ctx = int(n_ctx) * (self.slots + 1)  # a stream gets n_ctx / n_seq_max cells
+            params.n_batch = params.n_ubatch = max(int(params.n_batch), self.slots)
+            self.n_batch = int(params.n_batch)
+            self.ctx = L.llama_init_from_model(llama.model, params)
+            if not self.ctx:
+                raise RuntimeError(f"llama.cpp could not create a context of {self.slots + 1} sequences")
         self._mem = L.llama_get_memory(self.ctx)
         self._batch = L.llama_batch_init(self.n_batch, 0, 1)
         self._vocab = llama._model.vocab
@@ -242,6 +249,7 @@ class SlotDecoder:
     def close(self) -> None:
         if getattr(self, "ctx", None):
             self._L.llama_batch_free(self._batch)
-            self._L.llama_free(self.ctx)
+            if not self.shares_context:
+                self._L.llama_free(self.ctx)
             self.ctx = None
         self.prefix.clear()
