@@ -170,15 +170,23 @@ def test_real_server_concurrent_reader_equals_sequential(llama_server):
     """Reader prompts (one few-shot head) sent 3 at a time to the real server give the
     answers of one-at-a-time requests, in the caller's order. (Not on llama.cpp's
     multi-slot llama-server: batching slots together changes its greedy answers, see
-    README: Reader throughput.)"""
+    README: Reader throughput.)
+
+    The server keeps the prefix a prompt shares with the one before and evaluates the rest
+    as one chunk, and floats depend on the chunk: so the hints start with different words
+    (any two prompts part at the same token) and a prompt of the same shape goes first,
+    which makes every prompt's chunk the same in whatever order the requests arrive."""
     from inferqa.read import Reader
 
     items = [("Which planet is red?", ["It is the fourth planet."]),
              ("Which city is the capital of France?", ["The Eiffel Tower stands there."]),
-             ("Which animal barks?", ["It is a pet that fetches sticks."])]
+             ("Which animal barks?", ["A pet that fetches sticks."])]
+    first = ("Which metal is this?", ["Shiny and yellow, it is worth a lot."])
     seq = load_llm(f"openai:smollm2@{llama_server}?repeat_penalty=1.0", cache=None, api_key=SECRET)
+    Reader(seq).read_batch([first])
     one_by_one = [Reader(seq).read_batch([it])[0].raw for it in items]
     conc = load_llm(f"openai:smollm2@{llama_server}?repeat_penalty=1.0&concurrency=3", cache=None, api_key=SECRET)
+    Reader(seq).read_batch([first])
     assert [o.raw for o in Reader(conc).read_batch(items)] == one_by_one
     assert all(one_by_one)
     seq.close()
