@@ -9,10 +9,10 @@ import pytest
 
 from inferqa.errors import InputError
 from inferqa.llm import GenerationParams, load_llm
-from inferqa.llm.llamacpp import LLAMA_CPP_OPTIONS
+from inferqa.llm.llamacpp import FLASH_ATTN as FLASH_ATTN_OPTION
 
 pytestmark = pytest.mark.llm
-FLASH_ATTN = next(o for o in LLAMA_CPP_OPTIONS if o.name == "flash_attn").default  # the backend's
+FLASH_ATTN = FLASH_ATTN_OPTION.default  # the backend's
 
 
 @pytest.fixture(scope="module")

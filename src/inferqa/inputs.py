@@ -27,8 +27,8 @@ def as_benchmark(bench: BenchLike) -> Benchmark:
     return bench if isinstance(bench, Benchmark) else Benchmark(bench)
 
 
-def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *, min_label: int = MIN_LABEL.default,
-           allow_partial: bool = False, allow_duplicates: bool = False) -> Run:
+def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *,
+           min_label: int = MIN_LABEL.default, allow_partial: bool = False, allow_duplicates: bool = False) -> Run:
     b = as_benchmark(bench) if bench is not None else None
     if not isinstance(run, Run):
         loaded, qids = open_run(run, b, split, min_label=min_label, allow_partial=allow_partial,

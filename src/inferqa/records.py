@@ -18,6 +18,7 @@ from . import registry
 from .errors import InputError
 from .io import atomic_open, inner_suffix, iter_lines
 
+# Relevant = label >= min_label: for every metric, the oracles and fine-tuning's positives.
 MIN_LABEL = registry.Option("min_label", int, 1, "lowest label counted as relevant", min=1)
 
 LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2

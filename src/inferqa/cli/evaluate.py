@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from ..formats.oracles import MIN_LABEL
+from ..records import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
 from .flags import option_flag
 from .output import JSON_DIGITS, echo_json

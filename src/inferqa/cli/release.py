@@ -11,7 +11,7 @@ import typer
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..formats.oracles import MIN_LABEL
+from ..records import MIN_LABEL
 from ..stage_options import READ_KS
 from ..options import parse_key_values
 from .app import allow_partial_opt, app

@@ -10,7 +10,8 @@ import typer
 from .. import registry
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..formats.oracles import MIN_LABEL, ORACLE_SEED
+from ..formats.oracles import ORACLE_SEED
+from ..records import MIN_LABEL
 from ..options import parse_key_values
 from .app import app
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N

@@ -107,7 +107,8 @@ def _named(runs: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequence[str] = COMPARE_METRICS, *,
             split: str | None = None, test: str = "randomisation", correction: str = "holm",
-            min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False, resamples: int = RESAMPLES,
+            min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False,
+            resamples: int = RESAMPLES,
             seed: int = 0, confidence: float = CONFIDENCE) -> Comparison:
     """Each run against the first: `runs` are `Run`s or run files (a list, or a dict name -> run);
     `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs); every run is read

@@ -48,8 +48,8 @@ import numpy as np
 from ..benchmark import Benchmark
 from ..errors import InputError
 from ..inputs import as_qrels, as_run
-from ..records import Qrels, Run
-from ..formats.oracles import MIN_LABEL, check_min_label  # noqa: F401 - part of this module's API
+from ..records import MIN_LABEL, Qrels, Run
+from ..formats.oracles import check_min_label  # noqa: F401 - part of this module's API
 
 DEFAULT_METRICS: tuple[str, ...] = (
     "hit@1", "hit@5", "hit@10", "hit@50", "hit@100",
@@ -191,7 +191,8 @@ def check_protocol(protocol: str) -> None:
 
 
 def per_query_scores(run: Run, qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS,
-                     min_label: int = MIN_LABEL.default, protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
+                     min_label: int = MIN_LABEL.default,
+                     protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
     (under `protocol="paper"` only hit and recall with `min_label` >= 2; elsewhere such a
     question counts 0 there)."""

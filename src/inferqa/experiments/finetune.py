@@ -30,7 +30,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..benchmark import Benchmark
 from ..errors import InputError
-from ..formats.oracles import MIN_LABEL
+from ..records import MIN_LABEL
 from ..io import atomic_dir, write_json
 from ..registry import Option, plugin
 

@@ -17,7 +17,6 @@ from ..errors import InputError
 from ..records import MIN_LABEL, Qrels, Run
 from ..registry import Option, plugin
 
-# Relevant = label >= min_label: for the oracles here, every metric and fine-tuning's positives.
 ORACLE_SEED = Option("seed", int, 0, "shuffle seed of the oracle retriever")
 
 

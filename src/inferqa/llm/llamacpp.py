@@ -70,14 +70,15 @@ def _quiet_stderr() -> Iterator[None]:
 
 
 MODES = ("chat", "completion")
+FLASH_ATTN = Option("flash_attn", bool, False, "flash attention (llama.cpp's CPU kernel tiles only chunks of 64+ "
+                    "tokens: shorter blocks run faster without it; part of the identity)")
 # Declared once: the llama-cpp backend and the bundled GGUF models (inferqa.llm.bundled) share them.
 LLAMA_CPP_OPTIONS = (
     Option("mode", str, "chat", "chat: the model's chat template; completion: plain text", choices=MODES),
     Option("n_ctx", int, 4096, "context window in tokens", min=1),
     Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
     Option("n_batch", int, 512, "tokens evaluated per chunk", min=1),
-    Option("flash_attn", bool, False, "flash attention (llama.cpp's CPU kernel tiles only chunks of 64+ tokens: "
-           "shorter blocks run faster without it; part of the identity)"),
+    FLASH_ATTN,
     Option("prefix_reuse", bool, True, "keep the KV state of evaluated blocks and reuse the longest shared prefix"),
     Option("reuse_scope", str, "trie", "with prefix_reuse: trie reuses the longest shared block prefix; "
            "head only the first block (the few-shot head)", choices=REUSE_SCOPES),

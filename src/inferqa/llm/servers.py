@@ -24,10 +24,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError
-from .llamacpp import LLAMA_CPP_OPTIONS
-
-# as the in-process backend runs, so both give the same answers
-FLASH_ATTN = next(o for o in LLAMA_CPP_OPTIONS if o.name == "flash_attn").default
+from .llamacpp import FLASH_ATTN
 
 SERVER_KINDS = ("llama-cpp-python", "llama.cpp")
 PYTHON_SERVER_MODULES = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
@@ -67,12 +64,13 @@ def _command(kind: str, model: Path, port: int, alias: str, n_ctx: int, threads:
         # n_ctx is per slot: the server splits -c over its slots
         return [str(binary or find_llama_server()), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                 "--alias", alias, "-c", str(n_ctx * parallel), "-np", str(parallel), "-t", str(threads),
-                "-tb", str(threads), "-fa", "on" if FLASH_ATTN else "off", "--no-webui", *extra]
+                "-tb", str(threads), "-fa", "on" if FLASH_ATTN.default else "off", "--no-webui", *extra]
     if parallel != 1:
         raise InputError("llama-cpp-python's server has one slot: parallel must be 1", field="parallel")
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
             "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
-            "--n_threads_batch", str(threads), "--model_alias", alias, "--flash_attn", str(FLASH_ATTN).lower(), *extra]
+            "--n_threads_batch", str(threads), "--model_alias", alias,
+            "--flash_attn", str(FLASH_ATTN.default).lower(), *extra]  # as the in-process backend runs
 
 
 @contextmanager
