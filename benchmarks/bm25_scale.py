@@ -245,7 +245,7 @@ def run_side(name: str, args) -> dict | None:
 
 def compare(work: Path, bench_path: Path) -> dict:
     """Identical rankings? Counted per query (see the module docstring)."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.formats import corpus_ids
     from inferqa.hints import group_by_subset
 
@@ -298,7 +298,7 @@ def main(argv=None) -> int:
                 " (or leave it out: --sides dedup,dedup-run)")
 
     if args.side:  # child process: one side, JSON on the last stdout line
-        from inferqa.benchmark import Benchmark
+        from inferqa.formats.benchmark import Benchmark
 
         bench = Benchmark(args.bench)
         res = SIDES[args.side](bench, queries_of(bench, args.queries), ks, args.work)
@@ -314,7 +314,7 @@ def main(argv=None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="bm25-scale-") if args.work is None else None
     args.work = args.work or Path(tmp.name)
     args.work.mkdir(parents=True, exist_ok=True)
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
 
     meta = Benchmark(args.bench).meta.get("counts", {})
     print(f"corpus: {args.bench} ({meta.get('passages', '?'):,} passages), {args.queries} queries, k = {ks}")

@@ -39,7 +39,7 @@ METRICS = ("hit@1", "hit@5", "hit@10", "hit@100", "mrr", "ndcg@10")
 
 
 def build(name: str, source: Path, out: Path, sample: int | None, seed: int = 13):
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
 
@@ -167,7 +167,7 @@ def evaluate_rows(bench, colbert_model: str | None, notes: list[str], key: str) 
 
 def quit_size(path: Path, out: Path) -> dict:
     """Clue index and search at QUIT size (synthetic benchmark): texts encoded vs passages."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.retrieve import question_queries
 
     bench = Benchmark(path)

@@ -42,7 +42,7 @@ def sample_texts(bench_dir: Path, n: int, seed: int = 0) -> list[str]:
     """`n` passages spread evenly over the corpus (every question, every passage length)."""
     import random
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import iter_orders
     from inferqa.records import passage_id
 
@@ -77,7 +77,7 @@ def write_random_index(bench_dir: Path, seed: int = 0) -> Path:
     """pids.npy (the real ids) + embeddings.npy (random unit rows) + retriever.json."""
     import numpy as np
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.io import atomic_open, write_json
     from inferqa.formats import corpus_ids
     from inferqa.retrieve.dense import EMBEDDINGS
@@ -105,7 +105,7 @@ def write_random_index(bench_dir: Path, seed: int = 0) -> Path:
 
 
 def phase_search(bench_dir: Path, k: int) -> dict:
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.retrieve import get_retriever, question_queries
 
     bench = Benchmark(bench_dir)
@@ -126,7 +126,7 @@ def phase_search(bench_dir: Path, k: int) -> dict:
 
 def phase_reuse(bench_dir: Path) -> dict:
     """`index()` again with embeddings.npy present: only the id check runs."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.retrieve import get_retriever
 
     bench = Benchmark(bench_dir)
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     rows += [in_child(bench_dir, "search", str(k)) for k in args.ks]
     rows.append(in_child(bench_dir, "reuse"))
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
 
     from inferqa.io import iter_lines
 

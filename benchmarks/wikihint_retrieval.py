@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     if not args.file.exists():
         print(f"wikihint_retrieval.py: {args.file} not found (the shared WikiHint file; pass --file)")
         return 2
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
     from inferqa.evaluate import evaluate

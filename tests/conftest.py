@@ -83,7 +83,7 @@ def encoder():
 def demo_bench_8q(tmp_path_factory):
     """The first 8 demo questions with their top 3 hints: 8 × 15 = 120 passages. Shared by the
     retriever tests, which only add their own folders under its indexes/."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
@@ -126,7 +126,7 @@ def run_cli(monkeypatch, capsys, *args):
 def random_graded_case(seed: int, n_q: int = 40, n_docs: int = 300, depth: int = 120):
     """A random (run, qrels) with labels 0, 1, 2 and distinct scores (no tie-order issues), every
     question with a passage of label >= 1 (ir_measures drops the others), some with several of 2."""
-    from inferqa.records import Qrels, Run
+    from inferqa.formats import Qrels, Run
 
     rng = random.Random(seed)
     qrels, run = Qrels(), Run()

@@ -28,7 +28,7 @@ from inferqa.annotate import export_sheet, import_sheet
 from inferqa.annotate.candidates import collect_candidates
 from inferqa.formats import open_labels
 from inferqa.annotate.state import VerificationState
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.records import Hint, Question, passage_id
 

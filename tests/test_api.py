@@ -14,8 +14,8 @@ import pytest
 
 import inferqa
 from conftest import REPO
-from inferqa.benchmark import Benchmark
-from inferqa.records import Qrels, Run
+from inferqa.formats.benchmark import Benchmark
+from inferqa.formats import Qrels, Run
 
 EXPORTS = ["build_benchmark", "Benchmark", "load_questions", "get_retriever", "get_reranker", "rerank", "read",
            "evaluate", "compare", "Run", "Qrels", "load_llm", "open_run"]
@@ -54,7 +54,7 @@ def test_every_stage_takes_paths_or_objects(tmp_path, demo_bench_8q):
     bm25 = inferqa.get_retriever("bm25")
     assert bm25.index(path) == bm25.index(bench)  # the README's index("bench") raised AttributeError before
     run = bm25.retrieve(path, split="all", depth=10)
-    run.save(tmp_path / "bm25.trec")
+    run.to_file(tmp_path / "bm25.trec")
     by_path = inferqa.evaluate(tmp_path / "bm25.trec", str(bench.path / "qrels.tsv"), ["mrr", "RR"])
     assert by_path == inferqa.evaluate(run, bench.qrels, ["mrr", "RR"]) == inferqa.evaluate(run, path, ["mrr", "RR"])
     test_q = set(bench.split_qids("test"))

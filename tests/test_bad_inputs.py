@@ -25,8 +25,7 @@ from inferqa.construct import build_benchmark
 from inferqa.cli import main
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
-from inferqa.records import Run
-from inferqa.formats import load_run
+from inferqa.formats import Run
 
 NOT_UTF8 = b"caf\xe9 \xff\xfe\n"
 
@@ -39,11 +38,11 @@ def ws(tmp_path_factory) -> dict[str, Path]:
     build_benchmark(questions[:4], root / "bench", top_k=3, split=(0.5, 0.0, 0.5))
     build_benchmark(questions[4:8], root / "other", top_k=3, split=(0.5, 0.0, 0.5))
     for name in ("bench", "other"):
-        from inferqa.benchmark import Benchmark
+        from inferqa.formats.benchmark import Benchmark
 
         b = Benchmark(root / name)
         Run({qid: [(pid, 1.0 / (i + 1)) for i, pid in enumerate(list(b.qrels[qid])[:5])]
-             for qid in b.questions}).save(root / f"{name}.trec")
+             for qid in b.questions}).to_file(root / f"{name}.trec")
     qid = next(iter(Benchmark(root / "bench").questions))
     row = {"qid": qid, "strategy": "union_norm", "k": 1, "prediction": "x", "golds": ["y"]}
     files = {
@@ -394,10 +393,10 @@ _fuzz = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCh
 
 def _loaders(bench_dir: Path):
     from inferqa.annotate.sheet import read_sheet
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.experiments.config import load_config
     from inferqa.read import open_answers
-    from inferqa.records import Qrels
+    from inferqa.formats import Qrels
 
     bench = Benchmark(bench_dir)
     return {
@@ -405,8 +404,8 @@ def _loaders(bench_dir: Path):
         "questions.json": lambda p: load_questions(p),
         "questions.csv": lambda p: load_questions(p),
         "questions.tsv": lambda p: load_questions(p),
-        "qrels.txt": Qrels.load,
-        "run.trec": load_run,
+        "qrels.txt": Qrels.from_file,
+        "run.trec": Run.from_file,
         "answers.jsonl": lambda p: open_answers(p, bench),
         "sheet.csv": lambda p: read_sheet(p),
         "sheet.jsonl": lambda p: read_sheet(p),
@@ -670,7 +669,7 @@ def test_rerank_leaves_no_checkpoint(ws, line, needle, capsys, monkeypatch):
     if needle is None:
         assert code == 0, err
         assert [p.name for p in work.iterdir()] == ["reranked.trec"]
-        assert set(load_run(o)) == set(load_run(root / "bench.trec"))
+        assert set(Run.from_file(o)) == set(Run.from_file(root / "bench.trec"))
     else:
         _one_error_line(code, err, needle)
         assert not any(work.iterdir())
@@ -702,7 +701,7 @@ def test_written_files_and_folders_get_the_umask_mode(tmp_path, umask, mask):
         fh.write(b"c")
     with atomic_dir(tmp_path / "d") as tmp:
         (tmp / "inside.txt").write_text("x")
-    Run({"q": [("p", 1.0)]}).save(tmp_path / "e.trec")
+    Run({"q": [("p", 1.0)]}).to_file(tmp_path / "e.trec")
     build_benchmark(load_questions(demo_path())[:2], tmp_path / "bench", top_k=2, split=(1.0,))
     file_mode, dir_mode = 0o666 & ~mask, 0o777 & ~mask
     for name in ("a.json", "b.jsonl", "c.bin", "e.trec", "d/inside.txt", "bench/meta.json", "bench/corpus.jsonl"):

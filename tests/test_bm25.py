@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from inferqa.formats import iter_corpus
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError

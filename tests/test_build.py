@@ -8,14 +8,15 @@ from itertools import product
 import pytest
 
 from inferqa.formats import iter_corpus
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark, iter_orders, iter_passages, n_orders
 from inferqa.construct.ranking import rank_hints, select_top
 from inferqa.construct.splits import make_splits, parse_split
 from inferqa.data.quit import LABELS_KEY
 from inferqa.errors import InputError
 from inferqa.io import write_jsonl
-from inferqa.records import Hint, Qrels, Question
+from inferqa.records import Hint, Question
+from inferqa.formats import Qrels
 
 
 def q(qid, n, answers=("zzz",), conv=None):
@@ -89,7 +90,7 @@ def test_build_writes_a_readable_benchmark(tmp_path):
     corpus = list(iter_corpus(bench))
     assert len(corpus) == 650 and len({p.id for p in corpus}) == 650
     assert all(p.text == bench.passage_text(p.id) for p in corpus)
-    qrels = Qrels.load(out / "qrels.tsv")
+    qrels = Qrels.from_file(out / "qrels.tsv")
     assert {pid for pid in qrels["b"]} == {p.id for p in corpus if p.qid == "b"}
     assert set(sum((list(v.values()) for v in qrels.values()), [])) == {1}
     assert sorted(sum(bench.splits.values(), [])) == ["a_1", "b"]
@@ -150,7 +151,7 @@ def test_release_labels_follow_hints_through_leakage_and_ranking(tmp_path):
     rel = Question("r", "?", ["Cobalt"], [Hint("blue."), Hint("cobalt!"), Hint("27.")],
                    metadata={LABELS_KEY: {"0": 1, "2": 2, "20": 2, "02": 1}})  # explicit labels
     meta = build_benchmark([rel], tmp_path / "b", top_k=2, split=(1.0,))
-    assert Qrels.load(tmp_path / "b" / "qrels.tsv") == {"r": {"r_10_0": 1, "r_01_1": 2, "r_11_01": 1, "r_11_10": 2}}
+    assert Qrels.from_file(tmp_path / "b" / "qrels.tsv") == {"r": {"r_10_0": 1, "r_01_1": 2, "r_11_01": 1, "r_11_10": 2}}
     assert meta["id_scheme"] == {"name": "qid_mask_perm", "mask_bits": ["left-to-right"]}
     assert meta["labels"] == {"1": 2, "2": 2} and meta["labelled_by"] == "quit-release"
     assert LABELS_KEY not in Benchmark(tmp_path / "b").questions["r"].metadata

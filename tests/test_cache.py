@@ -80,12 +80,12 @@ def test_load_llm_cache_none_and_unknown_spec(tmp_path):
 SCRIPT = textwrap.dedent('''
     import json, sys, time
     from pathlib import Path
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.io import write_jsonl
     from inferqa.llm import CachedLLM
     from inferqa.llm.base import LLM, GenerationParams
     from inferqa.read import read_with_llm
-    from inferqa.records import Run
+    from inferqa.formats import Run
 
     bench_dir, cache, log, out = map(Path, sys.argv[1:5])
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from conftest import run_cli
 
 

@@ -10,8 +10,8 @@ from inferqa.construct import build_benchmark
 from conftest import one_line_error, run_cli
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
-from inferqa.records import Qrels
-from inferqa.formats import load_run
+from inferqa.formats import Qrels
+from inferqa.formats import Run
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +34,14 @@ def test_index_retrieve_evaluate(bench_dir, tmp_path, monkeypatch, capsys):
         assert code == 0, err
     lines = (tmp_path / "dedup.trec").read_text().splitlines()
     assert len(lines) == 4 * 20 and len(lines[0].split()) == 6 and lines[0].split()[3] == "1"
-    dedup, plain = load_run(tmp_path / "dedup.trec"), load_run(tmp_path / "plain.trec")
+    dedup, plain = Run.from_file(tmp_path / "dedup.trec"), Run.from_file(tmp_path / "plain.trec")
     assert {q: [p for p, _ in r] for q, r in dedup.items()} == {q: [p for p, _ in r] for q, r in plain.items()}
 
     code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "dedup.trec", "--qrels",
                            bench_dir / "qrels.tsv", "--json", "-m", "hit@1,mrr,ndcg@10")
     assert code == 0
     got = json.loads(out)
-    want = evaluate(dedup, Qrels.load(bench_dir / "qrels.tsv"), ["hit@1", "mrr", "ndcg@10"])
+    want = evaluate(dedup, Qrels.from_file(bench_dir / "qrels.tsv"), ["hit@1", "mrr", "ndcg@10"])
     assert got["metrics"] == pytest.approx(want) and got["questions"] == 4
 
     code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "dedup.trec", "--bench", bench_dir)
@@ -64,7 +64,7 @@ def test_oracles_cli(bench_dir, tmp_path, monkeypatch, capsys):
     one_line_error(code, err, "unknown oracle kind")
     code, _, _ = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "retriever", "--seed", "3",
                          "--out", tmp_path / "or.trec")
-    assert code == 0 and len(load_run(tmp_path / "or.trec")) == 2
+    assert code == 0 and len(Run.from_file(tmp_path / "or.trec")) == 2
     code, _, _ = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "reranker", "--run",
                          tmp_path / "or.trec", "--out", tmp_path / "rr.trec")
     assert code == 0
@@ -77,7 +77,7 @@ def _write(path, text):
 
 def test_bad_input_is_one_line(bench_dir, tmp_path, monkeypatch, capsys):
     qrels = bench_dir / "qrels.tsv"
-    good_pid = next(iter(next(iter(Qrels.load(qrels).values()))))
+    good_pid = next(iter(next(iter(Qrels.from_file(qrels).values()))))
     qid, mask, _ = good_pid.rsplit("_", 2)
     other = next(f"{qid}_{'0' * i}1{'0' * (len(mask) - i - 1)}_{i}" for i in range(len(mask))
                  if good_pid != f"{qid}_{'0' * i}1{'0' * (len(mask) - i - 1)}_{i}")

@@ -9,12 +9,11 @@ import re
 import pytest
 
 import inferqa
-from inferqa.formats import load_run
-from inferqa.benchmark import Benchmark
+from inferqa.formats import Run
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
-from inferqa.records import Run
 from conftest import one_line_error, run_cli
 
 
@@ -91,7 +90,7 @@ def _noisy_run(bench: Benchmark) -> Run:
 def test_evaluate_title_fits_and_json_is_rounded(bench, monkeypatch, capsys, tmp_path):
     run = _noisy_run(bench)
     path = tmp_path / "noisy.trec"
-    run.save(path)
+    run.to_file(path)
     want = evaluate(run, bench.qrels, ["mrr", "ndcg@10"])
     assert want["mrr"] == (1 + 1 / 2 + 1 / 3) / 3 and len(repr(want["mrr"])) > 14  # 0.6111111111111112
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "-m", "mrr,ndcg@10",
@@ -183,7 +182,7 @@ def test_doctor_on_bm25_runs_of_wikihint(wikihint_file, monkeypatch, capsys, tmp
     _write_plain(run, tmp_path / "tied.trec")
     code, text, _ = run_cli(monkeypatch, capsys, "doctor", tmp_path / "tied.trec", "--bench", out, "--json")
     report = json.loads(text)
-    kinds = _independent_ties(load_run(tmp_path / "tied.trec"), bench.qrels, 10)
+    kinds = _independent_ties(Run.from_file(tmp_path / "tied.trec"), bench.qrels, 10)
     assert report["info"]["tied_orderings"]["count"] == kinds["orderings"] > 1000
     assert report["info"]["tied_same_label"]["count"] == kinds["one label"]
     assert report["checks"]["tied_score_runs"]["count"] == kinds["mixed"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from inferqa.formats import iter_corpus
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
 from inferqa.retrieve.clue import split_sentences

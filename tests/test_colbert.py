@@ -116,7 +116,7 @@ def test_store_resumes_after_an_interrupted_chunk(tmp_path):
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 

@@ -13,7 +13,7 @@ from conftest import one_line_error, run_cli
 from inferqa.errors import InputError
 from inferqa.evaluate import compare, evaluate
 from inferqa.evaluate.significance import adjust_p, paired_test, paired_tests, randomisation_p
-from inferqa.records import Qrels, Run
+from inferqa.formats import Qrels, Run
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -139,8 +139,8 @@ def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q
 
     r1 = get_retriever("bm25").ensure_index(bench).retrieve(bench, split="all", depth=20)
     r2 = get_retriever("bm25", k1=0.5, b=0.2).ensure_index(bench).retrieve(bench, split="all", depth=20)
-    r1.save(tmp_path / "a.trec")
-    r2.save(tmp_path / "b.trec")
+    r1.to_file(tmp_path / "a.trec")
+    r2.to_file(tmp_path / "b.trec")
     code, out, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "a.trec", f"tuned={tmp_path / 'b.trec'}",
                              "--bench", bench.path, "--metrics", "RR,nDCG@10", "--test", "bootstrap", "--json")
     assert code in (0, None), err
@@ -164,7 +164,7 @@ def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q
 def bench4(tmp_path_factory):
     """4 demo questions, split test = demo_02, demo_03; every passage of a question is labelled 1,
     so another question's passage is a non-relevant one there."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 

@@ -14,9 +14,8 @@ import pytest
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
-from inferqa.formats import load_run
+from inferqa.formats import Run
 from inferqa.io import iter_jsonl, iter_lines, open_input, read_json
-from inferqa.records import Run
 
 from conftest import run_cli
 
@@ -76,7 +75,7 @@ def test_build_from_a_zsd_wikihint_source(wikihint_file, tmp_path, monkeypatch, 
     assert len(want) == 3 and want[0].id == "test_1"
     code, _, err = run_cli(monkeypatch, capsys, "build", tmp_path / "test.zsd", "--top-k", "2", "--out", tmp_path / "B")
     assert code in (0, None), err
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
 
     assert sorted(Benchmark(tmp_path / "B").questions) == sorted(q.id for q in want)
 
@@ -84,14 +83,14 @@ def test_build_from_a_zsd_wikihint_source(wikihint_file, tmp_path, monkeypatch, 
 def test_a_compressed_run_evaluates_as_the_plain_one(tmp_path, monkeypatch, capsys):
     bench = tmp_path / "bench"
     build_benchmark(load_questions(demo_path())[:4], bench, top_k=3, split=(0.5, 0.0, 0.5))
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
 
     b = Benchmark(bench)
     run = Run({qid: [(pid, 1.0 / (i + 1)) for i, pid in enumerate(list(b.qrels[qid])[3:9])] for qid in b.questions})
-    run.save(tmp_path / "run.trec")
+    run.to_file(tmp_path / "run.trec")
     (tmp_path / "run.zsd").write_bytes(zstd((tmp_path / "run.trec").read_bytes()))
     (tmp_path / "run.trec.gz").write_bytes(gzip.compress((tmp_path / "run.trec").read_bytes()))
-    assert load_run(tmp_path / "run.zsd") == load_run(tmp_path / "run.trec.gz") == load_run(tmp_path / "run.trec")
+    assert Run.from_file(tmp_path / "run.zsd") == Run.from_file(tmp_path / "run.trec.gz") == Run.from_file(tmp_path / "run.trec")
     results = []
     for name in ("run.trec", "run.zsd", "run.trec.gz"):
         code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / name, "--bench", bench, "--json")
@@ -102,7 +101,7 @@ def test_a_compressed_run_evaluates_as_the_plain_one(tmp_path, monkeypatch, caps
     qids = b.split_qids("test")
     rankify = [{"question": b.questions[q].text, "ctxs": [{"id": p, "score": s} for p, s in run[q]]} for q in qids]
     (tmp_path / "run.json.zst").write_bytes(zstd(json.dumps(rankify).encode()))
-    assert load_run(tmp_path / "run.json.zst", b, "test") == {q: run[q] for q in qids} and len(qids) == 2
+    assert Run.from_file(tmp_path / "run.json.zst", bench=b, split="test") == {q: run[q] for q in qids} and len(qids) == 2
 
 
 def test_special_files_are_refused_before_they_are_opened(tmp_path):
@@ -119,7 +118,7 @@ def test_special_files_are_refused_before_they_are_opened(tmp_path):
 def test_dash_reads_stdin(tmp_path, monkeypatch):
     text = b"q Q0 p1 1 2.0 t\nq Q0 p2 2 1.0 t\n"
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(zstd(text)))))
-    assert load_run("-") == {"q": [("p1", 2.0), ("p2", 1.0)]}
+    assert Run.from_file("-") == {"q": [("p1", 2.0), ("p2", 1.0)]}
 
 
 def test_read_json_says_truncated(tmp_path):

@@ -7,13 +7,13 @@ from functools import partial
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from conftest import run_cli
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict
-from inferqa.records import Hint, Question, Run, passage_id
-from inferqa.formats import load_run
+from inferqa.records import Hint, passage_id, Question
+from inferqa.formats import Run
 from inferqa.retrieve.diversify import diversify
 from inferqa.retrieve.fusion import fuse
 
@@ -31,8 +31,8 @@ def bench(tmp_path_factory) -> Benchmark:
 
 def as_written(folder, run):
     """`run` as a command writes it: Run.save breaks the ties of diversify's floors for trec_eval."""
-    run.save(folder / "written.trec")
-    return load_run(folder / "written.trec")
+    run.to_file(folder / "written.trec")
+    return Run.from_file(folder / "written.trec")
 
 
 def pid(qid, *order):
@@ -93,8 +93,8 @@ def test_a_dropped_hint_links_nothing(families):
 
 def test_diversified_run_saves_and_loads(bench, tmp_path):
     ranked = [(pid("q1", 0, 1), 0.9), (pid("q1", 1, 0), 0.8), (pid("q1", 2), 0.1)]
-    diversify(Run({"q1": ranked}), bench, 1).save(tmp_path / "d.trec")
-    assert [p for p, _ in load_run(tmp_path / "d.trec")["q1"]] == [pid("q1", 0, 1), pid("q1", 2), pid("q1", 1, 0)]
+    diversify(Run({"q1": ranked}), bench, 1).to_file(tmp_path / "d.trec")
+    assert [p for p, _ in Run.from_file(tmp_path / "d.trec")["q1"]] == [pid("q1", 0, 1), pid("q1", 2), pid("q1", 1, 0)]
     with pytest.raises(InputError, match="positive"):
         diversify(Run({"q1": ranked}), bench, 0)
     with pytest.raises(InputError, match="not in the benchmark"):
@@ -134,14 +134,14 @@ def test_cli_retrieve_diversify_and_fuse(bench, tmp_path, monkeypatch, capsys):
     args = ["retrieve", bench.path, "-r", "bm25", "--split", "all", "--depth", "14"]
     assert run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "plain.trec")[0] == 0
     assert run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "div.trec", "--diversify", "1")[0] == 0
-    plain, div = load_run(tmp_path / "plain.trec"), load_run(tmp_path / "div.trec")
+    plain, div = Run.from_file(tmp_path / "plain.trec"), Run.from_file(tmp_path / "div.trec")
     written = partial(as_written, tmp_path)
     assert div == written(diversify(plain, bench, 1)) and div != plain
     code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "x.trec", "--diversify", "0")
     assert code == 2 and "positive" in err and not (tmp_path / "x.trec").exists()
     assert run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "q.trec", "--diversify", "1",
                    "--diversify-by", "linked")[0] == 0
-    assert load_run(tmp_path / "q.trec") == written(diversify(plain, bench, 1, by="linked"))
+    assert Run.from_file(tmp_path / "q.trec") == written(diversify(plain, bench, 1, by="linked"))
     for bad, why in ((["--diversify-by", "linked"], "needs --diversify"),
                      (["--diversify", "1", "--diversify-by", "qid"], "unknown hint-group")):
         code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "x.trec", *bad)
@@ -149,7 +149,7 @@ def test_cli_retrieve_diversify_and_fuse(bench, tmp_path, monkeypatch, capsys):
     code, out, _ = run_cli(monkeypatch, capsys, "fuse", tmp_path / "plain.trec", tmp_path / "div.trec",
                            "--method", "weighted", "--weights", "1,2", "--out", tmp_path / "f.trec")
     assert code == 0
-    fused, want = load_run(tmp_path / "f.trec"), fuse([plain, div], "weighted", weights=[1, 2])
+    fused, want = Run.from_file(tmp_path / "f.trec"), fuse([plain, div], "weighted", weights=[1, 2])
     assert list(fused) == list(want)
     for q in want:
         assert [p for p, _ in fused[q]] == [p for p, _ in want[q]]
@@ -184,19 +184,19 @@ def test_linked_diversify_through_rerank_cli_and_experiment(families, tmp_path, 
     assert run_cli(monkeypatch, capsys, "index", families.path, "-r", "bm25")[0] == 0
     base = ["retrieve", families.path, "-r", "bm25", "--split", "all", "--depth", "40"]
     assert run_cli(monkeypatch, capsys, *base, "--out", tmp_path / "plain.trec")[0] == 0
-    plain = load_run(tmp_path / "plain.trec")
+    plain = Run.from_file(tmp_path / "plain.trec")
     # rerank (the oracle reranker: no model) then diversify by linked family
     assert run_cli(monkeypatch, capsys, "rerank", tmp_path / "plain.trec", "--bench", families.path, "--split", "all",
                    "-r", "oracle", "--depth", "40", "--diversify", "1", "--diversify-by", "linked",
                    "--out", tmp_path / "r.trec")[0] == 0
     assert run_cli(monkeypatch, capsys, "rerank", tmp_path / "plain.trec", "--bench", families.path, "--split", "all",
                    "-r", "oracle", "--depth", "40", "--out", tmp_path / "o.trec")[0] == 0
-    want = as_written(tmp_path, diversify(load_run(tmp_path / "o.trec"), families, 1, by="linked"))
-    assert load_run(tmp_path / "r.trec") == want and want != load_run(tmp_path / "o.trec")
+    want = as_written(tmp_path, diversify(Run.from_file(tmp_path / "o.trec"), families, 1, by="linked"))
+    assert Run.from_file(tmp_path / "r.trec") == want and want != Run.from_file(tmp_path / "o.trec")
     # the same grain in an experiment file: its stored run is the diversified plain run
     cfg = config_from_dict({"name": "x", "benchmark": {"path": str(families.path)}, "split": "all",
                             "retrievers": [{"name": "fam", "kind": "bm25", "depth": 40, "diversify": 1,
                                             "diversify_by": "linked"}], "oracles": False})
     run_experiment(cfg, tmp_path / "exp", progress=False, log=lambda _: None, write_outputs=False)
-    stored = [load_run(f) for f in (tmp_path / "exp").rglob("run.trec") if "retrieve-fam" in str(f)]
+    stored = [Run.from_file(f) for f in (tmp_path / "exp").rglob("run.trec") if "retrieve-fam" in str(f)]
     assert stored == [as_written(tmp_path, diversify(plain, families, 1, by="linked"))] and stored[0] != plain

@@ -16,7 +16,8 @@ from inferqa import registry
 from inferqa.formats import iter_corpus
 from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
-from inferqa.records import Hint, Question, Run
+from inferqa.records import Hint, Question
+from inferqa.formats import Run
 
 PLUGINS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
 
@@ -43,7 +44,7 @@ def readme_plugins(scratch):
 
 
 def tiny_bench(path: Path):
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
 
     questions = [Question("a", "Which red planet has two moons?", ["Mars"],
                           [Hint("Its two moons are Phobos and Deimos."), Hint("The red planet.")]),
@@ -96,7 +97,7 @@ def test_llm_snippet(readme_plugins):
 def test_cli_error_lines(tmp_path):
     """The `$ command` / `inferqa: error: ...` pairs of the section, run for real."""
     bench = tiny_bench(tmp_path / "bench")
-    Run({"a": [(p.id, 1.0) for p in iter_corpus(bench) if p.qid == "a"]}).save(tmp_path / "run.trec")
+    Run({"a": [(p.id, 1.0) for p in iter_corpus(bench) if p.qid == "a"]}).to_file(tmp_path / "run.trec")
     text = blocks("text")[0].splitlines()
     pairs = [(line[2:], text[i + 1]) for i, line in enumerate(text) if line.startswith("$ ")]
     assert len(pairs) == 2

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.read import NO_ANSWER, evidence_sets, read_with_llm, vote
-from inferqa.records import Hint, Question, Run, passage_id
+from inferqa.records import Hint, passage_id, Question
+from inferqa.formats import Run
 
 
 class FirstWord(LLM):

@@ -17,7 +17,7 @@ from typing import Sequence
 import pytest
 import yaml
 
-from inferqa.formats import load_run
+from inferqa.formats import Run
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict, load_config, shipped_config
 from inferqa.experiments.results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE
@@ -170,7 +170,7 @@ class ScriptedLLM(LLM):
 def scripted(monkeypatch, tmp_path):
     """Patch inferqa.llm.load_llm: 'fake' → ScriptedLLM behind the real SQLite cache."""
     import inferqa.llm as llm_mod
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
 
     made: list[ScriptedLLM] = []
     state = {"fail_after": None, "cache": tmp_path / "llm.sqlite"}
@@ -341,7 +341,7 @@ def test_run_reuses_the_indexes_inferqa_index_built(tmp_path, monkeypatch, capsy
     assert {p.name: p.stat().st_mtime_ns for p in (bench / "indexes").glob("*/*")} == built
     for kind, _, _ in kinds:
         stage = next((tmp_path / "exp" / "stages").glob(f"retrieve-{kind}-*"))
-        ours, theirs = load_run(stage / "run.trec"), load_run(tmp_path / f"{kind}.trec")
+        ours, theirs = Run.from_file(stage / "run.trec"), Run.from_file(tmp_path / f"{kind}.trec")
         assert {q: [p for p, _ in r] for q, r in ours.items()} == {q: [p for p, _ in r] for q, r in theirs.items()}
 
 
@@ -350,7 +350,7 @@ def test_an_index_of_a_rewritten_corpus_is_not_reused(tmp_path):
     corpus) makes the index unfinished; a copy of the same bytes (new mtime) does not."""
     import os
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.retrieve import get_retriever

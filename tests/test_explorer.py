@@ -8,13 +8,14 @@ import re
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
 from inferqa.experiments.explorer import explorer_data, render_explorer, write_explorer
 from inferqa.io import write_jsonl
 from inferqa.read.context import merge
-from inferqa.records import Hint, Question, Run
+from inferqa.records import Hint, Question
+from inferqa.formats import Run
 from inferqa.records import passage_id as _pid
 
 def passage_id(qid, order):
@@ -48,7 +49,7 @@ def bench(tmp_path_factory) -> Benchmark:
     qrels = b.qrels
     for r in rows:
         qrels[r["qid"]][r["pid"]] = 2
-    qrels.save(root / "qrels.tsv")
+    qrels.to_file(root / "qrels.tsv")
     return Benchmark(root)
 
 
@@ -137,7 +138,7 @@ def test_cli_explore(bench, tmp_path):
 
     runs = _runs(bench)
     for name, _, run in runs:
-        run.save(tmp_path / f"{name}.trec", tag=name)
+        run.to_file(tmp_path / f"{name}.trec", tag=name)
     sets = _answers(bench, runs)
     write_jsonl(tmp_path / "good.jsonl", sets[0][2])
     out = tmp_path / "x.html"

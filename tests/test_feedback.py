@@ -8,12 +8,12 @@ import socket
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.records import Run
+from inferqa.formats import Run
 from conftest import one_line_error, run_cli
 
 
@@ -167,7 +167,7 @@ def test_cli_offline_hub_id_is_one_line_and_exit_2(cmd, bench, monkeypatch, caps
     pytest.importorskip("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     run = tmp_path / "r.trec"
-    _first_run(bench).save(run)
+    _first_run(bench).to_file(run)
     args = [a.format(bench=bench.path, run=run, out=tmp_path / "o.trec") for a in cmd]
     code, _, err = run_cli(monkeypatch, capsys, *args)
     one_line_error(code, err, "inferqa-tests/no-such-model", "HF_HUB_OFFLINE")

@@ -12,7 +12,8 @@ from conftest import random_graded_case, run_cli
 from inferqa.formats import iter_corpus
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate, parse_metric
-from inferqa.records import Qrels, Run, trec_scores
+from inferqa.formats import Qrels, Run
+from inferqa.formats.trec import trec_scores
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -71,7 +72,7 @@ def test_trec_eval_order_equals_ours_on_a_tied_run(tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     run = Run({"q": [("a", 1.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)]})
     qrels = Qrels({"q": {"d": 1}})
-    run.save(tmp_path / "r.trec")
+    run.to_file(tmp_path / "r.trec")
     ours = evaluate(tmp_path / "r.trec", qrels, ["RR"])["RR"]
     assert ours == pytest.approx(0.25)
     read = {}
@@ -93,7 +94,7 @@ def test_export_qrels_and_topics_of_a_split(monkeypatch, capsys, tmp_path, demo_
     lines = (tmp_path / "test.qrels").read_text().splitlines()
     assert {line.split()[0] for line in lines} == set(test_q)
     assert len(lines) == sum(len(bench.qrels[q]) for q in test_q)
-    assert Qrels.load(tmp_path / "test.qrels") == {q: bench.qrels[q] for q in test_q}
+    assert Qrels.from_file(tmp_path / "test.qrels") == {q: bench.qrels[q] for q in test_q}
     code, out, err = run_cli(monkeypatch, capsys, "export", "topics", "--bench", bench.path, "--split", "test",
                              "--out", tmp_path / "test.tsv")
     assert code in (0, None), err
@@ -181,7 +182,7 @@ def test_wikihint_bm25_equals_ir_measures_over_exported_qrels(monkeypatch, capsy
     for line in (tmp_path / "bm25.trec").read_text().splitlines():
         q, _, d, _, s, _ = line.split()
         run.setdefault(q, {})[d] = float(s)
-    judged = dict(Qrels.load(tmp_path / "test.qrels"))
+    judged = dict(Qrels.from_file(tmp_path / "test.qrels"))
     per_q = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10", "recip_rank"}).evaluate(run)
     assert sum(v["ndcg_cut_10"] for v in per_q.values()) / len(per_q) == pytest.approx(ours["nDCG@10"], abs=1e-9)
     assert not math.isnan(ours["RR"])
@@ -194,7 +195,7 @@ def test_ir_datasets_serves_what_export_qrels_and_topics_write(tmp_path, monkeyp
     ir_datasets = pytest.importorskip("ir_datasets")
     import shutil
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.irds import register
 
     root = tmp_path / "tabbed"

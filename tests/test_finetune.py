@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.experiments.finetune import (INFO_FILE, LOG_FILE, Example, FinetuneOptions, build_examples,
                                           distinct_question_batches, finetune_reranker, finetune_retriever)

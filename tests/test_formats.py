@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
 from inferqa.evaluate.doctor import diagnose
-from inferqa.formats import iter_corpus, load_run, open_run, optimal
-from inferqa.records import Run
+from inferqa.formats import iter_corpus, Run, open_run, optimal
 
 from conftest import one_line_error, run_cli
 
@@ -31,7 +30,7 @@ def bench(tmp_path_factory):
 def test_optimal_is_a_run_wherever_a_run_is_read(bench, tmp_path, monkeypatch, capsys):
     test = bench.split_qids("test")
     want = optimal(bench, test)
-    run, qids = open_run("optimal", bench, "test")
+    run = open_run("optimal", bench, "test"); qids = run.qids
     assert run == want and qids == test and len(run[test[0]]) == 15  # 15 passages of 3 hints, all relevant
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", "optimal", "--bench", bench.path, "--split", "test",
                              "--json", "-m", "hit@1,mrr,ndcg@10")
@@ -40,7 +39,7 @@ def test_optimal_is_a_run_wherever_a_run_is_read(bench, tmp_path, monkeypatch, c
     code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
                            "--run", "optimal", "--out", tmp_path / "o.json")
     assert code in (0, None), err
-    assert load_run(tmp_path / "o.json", bench, "test") == want
+    assert Run.from_file(tmp_path / "o.json", bench=bench, split="test") == want
     with pytest.raises(InputError, match="give --bench"):
         open_run("optimal")
 
@@ -53,7 +52,7 @@ def test_a_partial_json_run_needs_allow_partial(bench, tmp_path, monkeypatch, ca
                                  "ctxs": [{"id": p, "score": 3.0 - i} for i, p in enumerate(first)]}]))
     with pytest.raises(InputError, match="1 questions in the run but 2 in split 'test'"):
         open_run(path, bench, "test")
-    run, qids = open_run(path, bench, "test", allow_partial=True)
+    run = open_run(path, bench, "test", allow_partial=True); qids = run.qids
     assert qids == [test[0]] and [p for p, _ in run[test[0]]] == first
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "--split", "test",
                              "--allow-partial", "--json", "-m", "hit@1")
@@ -65,8 +64,8 @@ def test_fuse_refuses_runs_of_other_questions_unless_allowed(bench, tmp_path, mo
     qs = list(bench.questions)
     a = Run({q: [(p, 1.0) for p in list(bench.qrels[q])[:2]] for q in qs})
     b = Run({q: [(p, 1.0) for p in list(bench.qrels[q])[1:3]] for q in qs[:3]})
-    a.save(tmp_path / "a.trec")
-    b.save(tmp_path / "b.trec")
+    a.to_file(tmp_path / "a.trec")
+    b.to_file(tmp_path / "b.trec")
     code, _, err = run_cli(monkeypatch, capsys, "fuse", tmp_path / "a.trec", tmp_path / "b.trec", "-o",
                            tmp_path / "f.trec")
     assert code == 2 and "b.trec" in err and f"1 of its questions missing (e.g. {qs[3]})" in err
@@ -74,7 +73,7 @@ def test_fuse_refuses_runs_of_other_questions_unless_allowed(bench, tmp_path, mo
     code, _, err = run_cli(monkeypatch, capsys, "fuse", tmp_path / "a.trec", tmp_path / "b.trec", "-o",
                            tmp_path / "f.trec", "--allow-partial")
     assert code in (0, None), err
-    assert set(load_run(tmp_path / "f.trec")) == set(qs)
+    assert set(Run.from_file(tmp_path / "f.trec")) == set(qs)
 
 
 def test_doctor_is_never_ok_where_evaluate_refuses(bench, tmp_path):
@@ -92,7 +91,7 @@ def test_doctor_is_never_ok_where_evaluate_refuses(bench, tmp_path):
     c = report["checks"]
     assert c["ids_not_in_corpus"]["examples"] == [f"{q} rank 2: {mirrored}"]
     assert c["unsorted_ranks"]["count"] == 1 and c["nan_scores"]["count"] == 1 and not report["ok"]
-    run = open_run(tmp_path / "r.trec", bench, strict=False)[0]
+    run = open_run(tmp_path / "r.trec", bench, strict=False)
     assert [p for p, _ in run[q]] == [pids[0], mirrored, pids[2], pids[3]]  # read past every finding
 
 
@@ -107,11 +106,11 @@ def test_rankify_reading_is_strict_about_its_fields(bench, tmp_path):
                           ({"question": texts[0], "ctxs": [{"id": None}]}, "ctxs[0].id")):
         path.write_text(json.dumps([record, {"question": texts[1], "ctxs": []}]))
         with pytest.raises(InputError) as exc:
-            load_run(path, bench, "test")
+            Run.from_file(path, bench=bench, split="test")
         assert exc.value.field == field and exc.value.record == f"0 (question {test[0]})"
     # the record without a ranking is a finding for the doctor, not an empty ranking
     path.write_text(json.dumps([{"question": texts[0]}, {"question": texts[1], "ctxs": []}]))
-    assert open_run(path, bench, "test", strict=False)[0].findings == {"records_without_ranking": [test[0]]}
+    assert open_run(path, bench, "test", strict=False).findings == {"records_without_ranking": [test[0]]}
 
 
 def test_the_runner_parses_and_evaluates_each_stage_once(tmp_path, monkeypatch):
@@ -122,8 +121,8 @@ def test_the_runner_parses_and_evaluates_each_stage_once(tmp_path, monkeypatch):
     cfg.write_text("name: once\nbenchmark: {demo: true}\nsplit: test\nmax_questions: 4\n"
                    "retrievers: [{name: bm25, kind: bm25}]\noracles: {reranker: true, optimal: true}\n")
     parsed, evaluated = [], []
-    real_load = runner_mod.load_run
-    monkeypatch.setattr(runner_mod, "load_run", lambda path, *a, **k: parsed.append(path) or real_load(path, *a, **k))
+    real_load = Run.from_file
+    monkeypatch.setattr(Run, "from_file", lambda path, *a, **k: parsed.append(path) or real_load(path, *a, **k))
     import inferqa.evaluate as ev
 
     real = ev.evaluate
@@ -164,19 +163,19 @@ def test_a_registered_run_format_is_read_and_written_by_its_suffix(bench, tmp_pa
     _toy_run_format()
     test = bench.split_qids("test")
     run = Run({q: [(p, 3.0 - i) for i, p in enumerate(list(bench.qrels[q])[:3])] for q in test})
-    run.save(tmp_path / "r.tsv")
+    run.to_file(tmp_path / "r.tsv")
     first = list(bench.qrels[test[0]])[:3]
     assert (tmp_path / "r.tsv").read_text().splitlines()[:3] == [f"{test[0]}\t{first[0]}\t3.0",
                                                                  f"{test[0]}\t{first[1]}\t2.0",
                                                                  f"{test[0]}\t{first[2]}\t1.0"]
-    got, qids = open_run(tmp_path / "r.tsv", bench, "test")
+    got = open_run(tmp_path / "r.tsv", bench, "test"); qids = got.qids
     assert got == run and qids == test and got.format == "toy-tsv"
     # compressed, the name before .gz chooses it; a named format wins over the file's ending
     (tmp_path / "r.tsv.gz").write_bytes(gzip.compress((tmp_path / "r.tsv").read_bytes()))
-    assert load_run(tmp_path / "r.tsv.gz") == run
-    run.save(tmp_path / "r.txt", format="toy-tsv")
+    assert Run.from_file(tmp_path / "r.tsv.gz") == run
+    run.to_file(tmp_path / "r.txt", "toy-tsv")
     assert (tmp_path / "r.txt").read_text() == (tmp_path / "r.tsv").read_text()
-    assert load_run(tmp_path / "r.tsv").format == "toy-tsv"
+    assert Run.from_file(tmp_path / "r.tsv").format == "toy-tsv"
     # its runs are checked against the benchmark like any other
     (tmp_path / "bad.tsv").write_text(f"{test[0]}\tnope_101_02\t1.0\n")
     with pytest.raises(InputError, match="unknown passage id"):
@@ -196,18 +195,18 @@ def test_run_formats_are_the_registrys(bench, tmp_path):
     assert "toy-tsv" not in registry.available("run-format")  # the toy of the test above is gone
     run = Run({"q": [("q_1_0", 1.0)]})
     with pytest.raises(InputError, match=r"unknown run-format 'trek' \(did you mean 'trec'\?\)"):
-        run.save(tmp_path / "r.trec", format="trek")
+        run.to_file(tmp_path / "r.trec", "trek")
     with pytest.raises(InputError, match="a Rankify JSON run is written in a split's dataset order"):
-        run.save(tmp_path / "r.json", format="rankify")
+        run.to_file(tmp_path / "r.json", "rankify")
     assert not (tmp_path / "r.json").exists()
-    run.save(tmp_path / "r.json")  # no format claims .json: TREC, as before
+    run.to_file(tmp_path / "r.json")  # no format claims .json: TREC, as before
     assert (tmp_path / "r.json").read_text() == "q Q0 q_1_0 1 1.000000 inferqa\n"
     test = bench.split_qids("test")
     own = Run({test[0]: [(p, 1.0 / (i + 1)) for i, p in enumerate(list(bench.qrels[test[0]])[:2])]})
-    own.save(tmp_path / "own.json", format="rankify", bench=bench, split="test", with_text=False)
+    own.to_file(tmp_path / "own.json", "rankify", bench=bench, split="test", with_text=False)
     data = json.loads((tmp_path / "own.json").read_text())
     assert [c["id"] for c in data[0]["ctxs"]] == [p for p, _ in own[test[0]]] and data[1]["ctxs"] == []
-    assert load_run(tmp_path / "own.json", bench, "test").format == "rankify"
+    assert Run.from_file(tmp_path / "own.json", bench=bench, split="test").format == "rankify"
 
 
 def test_a_registered_export_target_is_run_by_inferqa_export(bench, tmp_path, scratch, monkeypatch, capsys):

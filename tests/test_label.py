@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.label import (apply_parametric_split, fill_convergence, label_benchmark, parametric_test,
                            representative, split_by_parametric)

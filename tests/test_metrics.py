@@ -10,7 +10,7 @@ import pytest
 from conftest import random_graded_case
 from inferqa.errors import InputError
 from inferqa.evaluate import DEFAULT_METRICS, evaluate, parse_metric
-from inferqa.records import Qrels, Run
+from inferqa.formats import Qrels, Run
 
 
 def run_of(d: dict[str, list[str]]) -> Run:

@@ -6,7 +6,7 @@ import pytest
 
 from inferqa.evaluate import evaluate, optimal, oracle_retriever
 from inferqa.rerank import get_reranker
-from inferqa.records import Qrels, Run
+from inferqa.formats import Qrels, Run
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_optimal_reaches_the_ceiling(qrels):
 
 
 def test_oracle_on_a_benchmark(tmp_path):
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 
@@ -68,10 +68,10 @@ def test_oracle_on_a_benchmark(tmp_path):
 def test_oracle_cli_without_seed_or_min_label_uses_the_declared_defaults(tmp_path, monkeypatch, capsys):
     """`inferqa oracle --kind retriever` with neither flag = oracle_retriever(seed=0, min_label=1)."""
     from conftest import run_cli
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
-    from inferqa.formats import load_run
+    from inferqa.formats import Run
 
     build_benchmark(load_questions(demo_path())[:4], tmp_path / "b", top_k=3, split=(1.0,))
     bench = Benchmark(tmp_path / "b")
@@ -79,6 +79,6 @@ def test_oracle_cli_without_seed_or_min_label_uses_the_declared_defaults(tmp_pat
                            "-o", tmp_path / "o.trec")
     assert code in (0, None), err
     want = oracle_retriever(bench, bench.split_qids("test"), seed=0, min_label=1)
-    got = load_run(tmp_path / "o.trec")
+    got = Run.from_file(tmp_path / "o.trec")
     assert {q: [p for p, _ in r] for q, r in got.items()} == {q: [p for p, _ in r] for q, r in want.items()}
     assert want != oracle_retriever(bench, bench.split_qids("test"), seed=1)  # the seed matters here

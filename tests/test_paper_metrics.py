@@ -8,8 +8,7 @@ import pytest
 
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
-from inferqa.formats import load_run
-from inferqa.records import Qrels, Run
+from inferqa.formats import Qrels, Run
 
 from conftest import run_cli
 
@@ -36,8 +35,8 @@ def test_min_label_2_leaves_questions_without_a_label_2_passage_out_of_hit_and_r
 
 def test_evaluate_cli_keeps_duplicates_under_the_paper_protocol_only(tmp_path, monkeypatch, capsys):
     run, qrels = tmp_path / "dup.trec", tmp_path / "qrels.tsv"
-    DUP.save(run)
-    QRELS.save(qrels)
+    DUP.to_file(run)
+    QRELS.to_file(qrels)
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", run, "--qrels", qrels, "--protocol", "paper",
                              "--metrics", "p@4,map@4", "--json")
     assert code in (0, None), err
@@ -47,5 +46,5 @@ def test_evaluate_cli_keeps_duplicates_under_the_paper_protocol_only(tmp_path, m
     code, _, err = run_cli(monkeypatch, capsys, "evaluate", run, "--qrels", qrels, "--metrics", "p@4")
     assert code == 2 and "duplicate passage a" in err and err.count("\n") == 1
     with pytest.raises(InputError, match="duplicate passage"):
-        load_run(run)
-    assert load_run(run, allow_duplicates=True) == DUP
+        Run.from_file(run)
+    assert Run.from_file(run, allow_duplicates=True) == DUP

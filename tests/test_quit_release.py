@@ -11,7 +11,7 @@ from itertools import permutations
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import load_questions
 from inferqa.errors import InputError
@@ -20,10 +20,9 @@ from inferqa.evaluate.answers import clean_answer_paper as clean_answer, paper_e
 from inferqa.evaluate.stored import accuracy_per_label, optimal_em
 from inferqa.read.stored import oracle_reader_em, union_passage
 from inferqa.evaluate.doctor import diagnose
-from inferqa.formats import iter_corpus, load_run, read_rankify, sniff, stored_answers
-from inferqa.records import Run
+from inferqa.formats import iter_corpus, Run, read_rankify, sniff, stored_answers
 from inferqa.formats import read_retriever_jsonl
-from inferqa.runfiles import write_pyserini_collection, write_rankify, write_retriever_jsonl
+from inferqa.formats.authors_files import write_pyserini_collection, write_rankify, write_retriever_jsonl
 
 from conftest import one_line_error, run_cli
 
@@ -143,7 +142,7 @@ PAPER = {
 def test_rankify_run_evaluates_to_hand_worked_paper_numbers(bench, tmp_path, monkeypatch, capsys):
     f = rankify_fixture(tmp_path / "bm25.json")
     assert sniff(f) == "rankify"
-    run = load_run(f, bench, "test")
+    run = Run.from_file(f, bench=bench, split="test")
     assert list(run) == ["Q_test_1", "Q_test_2"] and run["Q_test_2"] == []
     assert evaluate(run, bench.qrels, list(PAPER), protocol="paper") == PAPER
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", f, "--bench", bench.path, "--split", "test",
@@ -151,18 +150,18 @@ def test_rankify_run_evaluates_to_hand_worked_paper_numbers(bench, tmp_path, mon
     assert code in (0, None), err
     assert json.loads(out)["metrics"] == PAPER and json.loads(out)["protocol"] == "paper"
     with pytest.raises(InputError, match="give --bench DIR and --split"):
-        load_run(f)
+        Run.from_file(f)
     with pytest.raises(InputError, match="question text differs"):
-        load_run(f, bench, "train")
+        Run.from_file(f, bench=bench, split="train")
 
 
 def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
     trec = tmp_path / "run.trec"
     Run({"Q_test_2": [("Q_test_2_00100_2", 3.0), ("Q_test_1_10000_0", 2.0)],
-         "Q_test_1": [("Q_test_1_11000_01", 1.5)]}).save(trec)
+         "Q_test_1": [("Q_test_1_11000_01", 1.5)]}).to_file(trec)
     assert sniff(trec) == "trec"
     out = tmp_path / "run.json"
-    assert write_rankify(load_run(trec), bench, "test", out) == 2
+    assert write_rankify(Run.from_file(trec), bench, "test", out) == 2
     data = json.loads(out.read_text())
     assert [d["question"] for d in data] == ["Which thing is Q_test_1 about?", "Which thing is Q_test_2 about?"]
     first = data[0]["ctxs"][0]
@@ -170,7 +169,7 @@ def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
     assert first == {"id": "Q_test_1_11000_01", "score": 1.5, "has_answer": False,
                      "text": "Q_test_1 clue number 0. Q_test_1 clue number 1.", "title": "Q_test_1"}
     back, info = read_rankify(out, bench, "test")
-    assert back == load_run(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
+    assert back == Run.from_file(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
 
 
 def test_retriever_jsonl_and_pyserini_exports(bench, tmp_path):
@@ -257,7 +256,7 @@ def test_release_commands_end_to_end(release, tmp_path, monkeypatch, capsys):
     got = json.loads(text)["models"]["llama-32-1b"]
     assert got == {"optimal_em": 0.5, "accuracy_per_label": {"1": round(192 / 585, 4), "2": round(48 / 65, 4)}}
     trec = tmp_path / "ranked.trec"
-    Run({"Q_test_1": [("Q_test_1_00100_2", 2.0), ("Q_test_1_10000_0", 1.0)]}).save(trec)
+    Run({"Q_test_1": [("Q_test_1_00100_2", 2.0), ("Q_test_1_10000_0", 1.0)]}).to_file(trec)
     code, text, err = run_cli(monkeypatch, capsys, "stored-answers", out, "--split", "test", "--model",
                               "gemma-3-4b", "--run", trec, "--k", "1,2", "--json")
     assert code in (0, None), err
@@ -349,7 +348,7 @@ def test_union_freq_passage_follows_the_authors_scores(bench):
 def test_stored_answers_paper_protocol(bench, tmp_path, monkeypatch, capsys):
     trec = tmp_path / "reranked.trec"
     Run({"Q_test_1": [("Q_test_1_11000_10", 2.0), ("Q_test_1_10010_03", 1.0)],
-         "Q_test_2": [("Q_test_2_10000_0", 1.0)]}).save(trec)
+         "Q_test_2": [("Q_test_2_10000_0", 1.0)]}).to_file(trec)
     code, text, err = run_cli(monkeypatch, capsys, "stored-answers", bench.path, "--split", "test", "--model",
                               "gemma-3-1b", "--run", trec, "--k", "1,2", "--protocol", "paper", "--json")
     assert code in (0, None), err
@@ -416,8 +415,8 @@ def test_export_rankify_keeps_titles_writes_reranked_ctxs_and_tests_answers_in_t
     assert "reranked_ctxs" not in data[0]
     assert diagnose(out, bench, "test")["checks"]["title_disagrees_with_id"]["count"] == 2  # still visible
     first, reranked = tmp_path / "first.trec", tmp_path / "reranked.trec"
-    Run({"Q_test_1": [("Q_test_1_01000_1", 2.0), ("Q_test_1_10000_0", 1.0)]}).save(first)
-    Run({"Q_test_1": [("Q_test_1_10000_0", 2.0), ("Q_test_1_01000_1", 1.0)]}).save(reranked)
+    Run({"Q_test_1": [("Q_test_1_01000_1", 2.0), ("Q_test_1_10000_0", 1.0)]}).to_file(first)
+    Run({"Q_test_1": [("Q_test_1_10000_0", 2.0), ("Q_test_1_01000_1", 1.0)]}).to_file(reranked)
     code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
                            "--run", reranked, "--first-stage", first, "--no-text", "--out", out)
     assert code in (0, None), err
@@ -520,8 +519,8 @@ def test_exports_read_by_the_authors_rules_give_our_paper_numbers(bench, release
     # A reranker's output: each question's own passages, shuffled (the oracle-reranker reader reads them).
     reranked = {q: [(pid, float(60 - r)) for r, pid in enumerate(rng.sample(sorted(bench.qrels[q]), 12))]
                 for q in test}
-    Run(first).save(tmp_path / "first.trec", tag="t")
-    Run(reranked).save(tmp_path / "reranked.trec", tag="t")
+    Run(first).to_file(tmp_path / "first.trec", tag="t")
+    Run(reranked).to_file(tmp_path / "reranked.trec", tag="t")
     for args in (["--run", tmp_path / "first.trec", "--out", tmp_path / "retriever.json"],
                  ["--run", tmp_path / "reranked.trec", "--first-stage", tmp_path / "first.trec",
                   "--out", tmp_path / "reranker.json"]):
@@ -547,7 +546,7 @@ def test_exports_read_by_the_authors_rules_give_our_paper_numbers(bench, release
     assert ours(tmp_path / "first.trec", "--metrics", ",".join(names)) == theirs
     assert ours(tmp_path / "retriever.json", "--metrics", ",".join(names)) == theirs
     # A TREC run cannot list an empty question; the authors' file of it does, and it counts 0.
-    Run({"Q_test_1": first["Q_test_1"]}).save(tmp_path / "one.trec", tag="t")
+    Run({"Q_test_1": first["Q_test_1"]}).to_file(tmp_path / "one.trec", tag="t")
     code, _, err = run_cli(monkeypatch, capsys, "export", "rankify", "--bench", bench.path, "--split", "test",
                            "--run", tmp_path / "one.trec", "--out", tmp_path / "one.json")
     assert code in (0, None), err

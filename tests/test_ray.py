@@ -102,7 +102,7 @@ class GoldOrNotLLM(HashLLM):
 def test_labelling_through_ray_equals_local(tmp_path):
     import shutil
 
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.label import label_benchmark

@@ -9,11 +9,12 @@ import sys
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.read import NO_ANSWER, Reader, read_with_llm
 from inferqa.read.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
-from inferqa.records import Hint, Question, Run, passage_id
+from inferqa.records import Hint, passage_id, Question
+from inferqa.formats import Run
 
 
 class FirstHint(LLM):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.records import (RIGHT_TO_LEFT, Hint, Passage, Qrels, Question, Run, is_old_passage_id, mask_readings,
-                             parse_passage_id, passage_id)
-from inferqa.formats import load_run
+from inferqa.records import Hint, is_old_passage_id, mask_readings, parse_passage_id, Passage, passage_id, Question, RIGHT_TO_LEFT
+from inferqa.formats import Qrels, Run
 
 
 def test_passage_id_spells_a_mask_of_the_kept_hints_then_the_order():
@@ -70,9 +69,9 @@ def test_passage_dict_has_corpus_fields():
 def test_qrels_save_load_round_trip(tmp_path):
     q = Qrels({"q1": {"q1_10_0": 1, "q1_11_10": 2}, "q2": {"q2_01_1": 0}})
     path = tmp_path / "qrels.tsv"
-    q.save(path)
+    q.to_file(path)
     assert path.read_text().splitlines()[1] == "q1 0 q1_11_10 2"
-    back = Qrels.load(path)
+    back = Qrels.from_file(path)
     assert back == q
     assert back.relevant("q1") == {"q1_10_0", "q1_11_10"}
     assert back.relevant("q1", min_label=2) == {"q1_11_10"}
@@ -84,16 +83,16 @@ def test_qrels_bad_lines_are_located(tmp_path, content, field):
     path = tmp_path / "qrels.tsv"
     path.write_text(content)
     with pytest.raises(InputError) as exc:
-        Qrels.load(path)
+        Qrels.from_file(path)
     assert exc.value.record == "line 1" and exc.value.field == field
 
 
 def test_run_save_load_keeps_order_and_scores(tmp_path):
     run = Run({"q1": [("a", 3.0), ("b", 2.5)], "q2": [("c", -1.0)]}, tag="bm25")
     path = tmp_path / "run.trec"
-    run.save(path)
+    run.to_file(path)
     assert path.read_text().splitlines()[0] == "q1 Q0 a 1 3.000000 bm25"
-    back = load_run(path)
+    back = Run.from_file(path)
     assert back == run and back.tag == "bm25"
     assert back.top(1) == {"q1": [("a", 3.0)], "q2": [("c", -1.0)]}
     assert list(back.iter_lines())[1] == ("q1", "b", 2, 2.5)
@@ -110,14 +109,14 @@ def test_run_rejects_inconsistent_files(tmp_path, lines, field):
     path = tmp_path / "run.trec"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as exc:
-        load_run(path)
+        Run.from_file(path)
     assert exc.value.field == field
     assert str(path) in str(exc.value)
 
 
 def test_empty_and_missing_files_are_input_errors(tmp_path):
     (tmp_path / "empty").write_text("\n")
-    for loader in (Qrels.load, load_run):
+    for loader in (Qrels.from_file, Run.from_file):
         with pytest.raises(InputError, match="empty"):
             loader(tmp_path / "empty")
         with pytest.raises(InputError, match="not found"):

@@ -155,7 +155,7 @@ def test_report_series_styles_bold_marks_link_and_timings(full_report, tmp_path,
 
 def test_hit_curve_is_hit_at_every_k_to_the_run_depth():
     from inferqa.experiments.runner import hit_curve
-    from inferqa.records import Qrels, Run
+    from inferqa.formats import Qrels, Run
 
     qrels = Qrels({"q1": {"a": 1, "b": 0}, "q2": {"c": 2}, "q3": {"d": 1}})
     run = Run({"q1": [("b", 3.0), ("a", 2.0), ("x", 1.0)], "q2": [("c", 1.0)], "q3": [("y", 2.0), ("z", 1.0)]})

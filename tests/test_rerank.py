@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.io import write_jsonl
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.records import Hint, Qrels, Question, Run, passage_id
-from inferqa.formats import load_run
+from inferqa.records import Hint, passage_id, Question
+from inferqa.formats import Qrels, Run
 from inferqa import registry
 from inferqa.rerank import get_reranker, listwise_order, parse_permutation, sliding_windows
 from inferqa.rerank.base import Reranker
@@ -38,7 +38,7 @@ def make_bench(tmp_path, n_questions: int = 3, n_hints: int = 3) -> Benchmark:
             for order in permutations(range(n_hints), r):
                 qrels.setdefault(qid, {})[passage_id(qid, order, n_hints)] = 2 if r == n_hints else int(0 in order)
     write_jsonl(tmp_path / "questions.jsonl", [q.to_dict() for q in questions])
-    qrels.save(tmp_path / "qrels.tsv")
+    qrels.to_file(tmp_path / "qrels.tsv")
     return Benchmark(tmp_path)
 
 
@@ -88,8 +88,8 @@ def test_rerank_head_sorted_tail_kept_and_passage_set_kept(tmp_path):
 def test_rerank_output_round_trips_through_trec_file(tmp_path):
     bench = make_bench(tmp_path / "b")
     out = LengthReranker().rerank(make_run(bench), bench, depth=3)
-    out.save(tmp_path / "r.trec")
-    back = load_run(tmp_path / "r.trec")  # load_run rejects unsorted or duplicate lines
+    out.to_file(tmp_path / "r.trec")
+    back = Run.from_file(tmp_path / "r.trec")  # load_run rejects unsorted or duplicate lines
     assert {q: [p for p, _ in r] for q, r in back.items()} == {q: [p for p, _ in r] for q, r in out.items()}
 
 

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'inferqa[llm]')")
 
 from inferqa.errors import InputError  # noqa: E402
-from inferqa.records import Run, passage_id  # noqa: E402
+from inferqa.formats import Run
+from inferqa.records import passage_id  # noqa: E402
 from inferqa.rerank import get_reranker  # noqa: E402
 from inferqa.rerank.llm import POINTWISE_PROMPT, UPR_PROMPT  # noqa: E402
 
@@ -40,7 +41,7 @@ def smollm2(tmp_path_factory):
 def demo(tmp_path_factory):
     """The first 3 demo questions built into a benchmark; a run of 8 short passages each
     (hints 0..3 alone, then 4 two-hint passages) plus 4 more below the reranking depth."""
-    from inferqa.benchmark import Benchmark
+    from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
 

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from inferqa.formats import load_run
+from inferqa.formats import Run
 from inferqa.rerank import get_reranker  # noqa: E402
 from inferqa.rerank.permutation import sliding_windows  # noqa: E402
 
@@ -207,12 +207,12 @@ def test_cli_rerank_writes_run_and_reports_errors(tiny_cross_encoder, tmp_path, 
 
     bench = make_bench(tmp_path / "bench")
     run = make_run(bench, per_question=9)
-    run.save(tmp_path / "in.trec")
+    run.to_file(tmp_path / "in.trec")
     res = CliRunner().invoke(app, ["rerank", str(tmp_path / "in.trec"), "--bench", str(tmp_path / "bench"),
                                    "--reranker", "cross-encoder", "--model", str(tiny_cross_encoder),
                                    "--depth", "6", "--out", str(tmp_path / "out.trec"), "--batch-size", "4"])
     assert res.exit_code == 0, res.output
-    out = load_run(tmp_path / "out.trec")
+    out = Run.from_file(tmp_path / "out.trec")
     rr = get_reranker("cross-encoder", model=str(tiny_cross_encoder))
     for qid in run:
         assert sorted(p for p, _ in out[qid]) == sorted(p for p, _ in run[qid])

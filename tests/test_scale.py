@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.records import Run, parse_passage_id
+from inferqa.formats import Run
+from inferqa.records import parse_passage_id
 from inferqa.rerank import rerank_run
 from inferqa.retrieve.encoding import encode_texts
 from inferqa.scale import load_scaled_llm, map_batches
@@ -250,7 +251,7 @@ def test_cli_rejects_unknown_backend(small_bench, tmp_path):
     import sys
 
     run = first_run(small_bench)
-    run.save(tmp_path / "run.trec")
+    run.to_file(tmp_path / "run.trec")
     for args in (["rerank", str(tmp_path / "run.trec"), "--bench", str(small_bench.path), "--reranker", "upr",
                   "--out", str(tmp_path / "o.trec"), "--backend", "spark"],
                  ["index", str(small_bench.path), "--retriever", "bm25", "--backend", "ray"]):

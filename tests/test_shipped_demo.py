@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from inferqa.benchmark import Benchmark
+from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.data.shipped_demo import DEMO_BUILD, apply_labels, cache_rows_path, labels_path, seed_llm_cache

@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 # exported name -> (module, attribute; None: the module itself)
 _EXPORTS = {
     "build_benchmark": ("inferqa.construct", "build_benchmark"),
-    "Benchmark": ("inferqa.benchmark", "Benchmark"),
+    "Benchmark": ("inferqa.formats", "Benchmark"),
     "load_questions": ("inferqa.data", "load_questions"),
     "get_retriever": ("inferqa.retrieve", "get_retriever"),
     "get_reranker": ("inferqa.rerank", "get_reranker"),
@@ -32,8 +32,8 @@ _EXPORTS = {
     "read": ("inferqa.read", None),
     "evaluate": ("inferqa.evaluate", None),
     "compare": ("inferqa.evaluate", "compare"),
-    "Run": ("inferqa.records", "Run"),
-    "Qrels": ("inferqa.records", "Qrels"),
+    "Run": ("inferqa.formats", "Run"),
+    "Qrels": ("inferqa.formats", "Qrels"),
     "load_llm": ("inferqa.llm", "load_llm"),
     "open_run": ("inferqa.formats", "open_run"),
 }

@@ -11,11 +11,11 @@ from typing import Any
 
 from . import registry
 from .errors import InputError
-from .formats import RANKIFY, read_run_titles
-from .inputs import BenchLike, as_benchmark
+from .formats import RANKIFY, open_run
+from .formats.coerce import as_benchmark, BenchLike
 from .registry import Option, plugin
-from .runfiles import write_pyserini_collection, write_retriever_jsonl
-from .trecfiles import write_qrels, write_topics
+from .formats.authors_files import write_pyserini_collection, write_retriever_jsonl
+from .formats.split_files import write_qrels, write_topics
 
 
 def export(target: str, bench: BenchLike, out: str | os.PathLike, split: str | None = None, **options: Any) -> int:
@@ -37,12 +37,12 @@ def export(target: str, bench: BenchLike, out: str | os.PathLike, split: str | N
 def rankify(bench, out, split, *, run, first_stage, with_text, reranked, allow_partial) -> int:
     if run is None:
         raise InputError("export rankify needs --run RUN", field="run")
-    ranked, titles, was_reranked = read_run_titles(run, bench, split, allow_partial=allow_partial)
-    first, first_titles = None, None
-    if first_stage is not None:
-        first, first_titles, _ = read_run_titles(first_stage, bench, split, allow_partial=allow_partial)
-    ranked.save(out, format=RANKIFY, bench=bench, split=split, with_text=with_text,
-                reranked=reranked or was_reranked, first_stage=first, titles=titles, first_stage_titles=first_titles)
+    # passages listed twice are kept: the authors' files may hold them
+    ranked = open_run(run, bench, split, allow_partial=allow_partial, allow_duplicates=True)
+    first = None if first_stage is None else open_run(first_stage, bench, split, allow_partial=allow_partial,
+                                                      allow_duplicates=True)
+    ranked.to_file(out, RANKIFY, bench=bench, split=split, with_text=with_text, reranked=reranked or ranked.reranked,
+                   first_stage=first, titles=ranked.titles, first_stage_titles=first and first.titles)
     return len(bench.split_qids(split))
 
 

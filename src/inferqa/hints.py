@@ -28,7 +28,7 @@ from .errors import InputError
 from .registry import plugin
 
 if TYPE_CHECKING:
-    from .benchmark import Benchmark
+    from .formats.benchmark import Benchmark
 
 GroupKey = Callable[[str], Hashable]
 

@@ -8,7 +8,7 @@ PyTerrier and any tool that loads datasets by name.
 `inferqa/<name>` holds every question, `inferqa/<name>/<split>` one split's. Each has the
 whole corpus as docs (`GenericDoc(doc_id, text)`: retrieval is over every question's
 passages, as in inferqa), the split's questions as queries (`GenericQuery(query_id,
-text)`) and their judgements as qrels (`TrecQrel`), as `inferqa.trecfiles` (`export
+text)`) and their judgements as qrels (`TrecQrel`), as `inferqa.formats.split_files` (`export
 qrels|topics`) gives them; `docs_store()` looks passages up by
 id without reading the corpus. ir_datasets has no plugin entry point, so a process
 registers the benchmarks it uses (a QUIT build is a benchmark directory like any other).
@@ -20,8 +20,8 @@ from typing import Iterator
 
 from .errors import InputError
 from .formats import iter_corpus
-from .inputs import BenchLike, as_benchmark
-from .trecfiles import split_qrels, split_topics
+from .formats.coerce import as_benchmark, BenchLike
+from .formats.split_files import split_qrels, split_topics
 
 PREFIX = "inferqa"
 LABELS = {0: "another question's passage, or judged not relevant", 1: "a passage of the question (its hints)",

@@ -1,4 +1,4 @@
-"""Typed records passed between the pipeline's stages, and TREC qrels/run files.
+"""Typed records passed between the pipeline's stages: questions, hints, passages, labels.
 
 Passage ids follow the QUIT release: `{qid}_{mask}_{perm}`. `mask` has one 0/1 character
 per kept hint of the question (position i from the left = hint i, as `inferqa build`
@@ -10,16 +10,8 @@ ids are parsed from the right.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
-
-from . import registry
-from .errors import InputError
-from .io import atomic_open, inner_suffix, iter_lines
-
-# Relevant = label >= min_label: for every metric, the oracles and fine-tuning's positives.
-MIN_LABEL = registry.Option("min_label", int, 1, "lowest label counted as relevant", min=1)
+from typing import Any, Iterable, Sequence
 
 LABEL_NONE, LABEL_PARTIAL, LABEL_ANSWERABLE = 0, 1, 2
 
@@ -152,100 +144,3 @@ def is_old_passage_id(pid: str) -> bool:
     except ValueError:
         return False
     return subset.isdigit() and "".join(sorted(perm)) == subset and len(set(perm)) == len(perm)
-
-
-class Qrels(dict):
-    """question id -> passage id -> label (0, 1, 2). Unlisted passages are label 0."""
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Qrels":
-        q = cls()
-        for lineno, line in iter_lines(path):
-            if not line.strip():
-                continue
-            parts = line.split()
-            if len(parts) != 4:
-                cut = "truncated: the last line ends mid-way; " if not line.endswith("\n") else ""
-                raise InputError(f"{cut}expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
-            qid, _, pid, label = parts
-            try:
-                q.setdefault(qid, {})[pid] = int(label)
-            except ValueError:
-                raise InputError(f"label {label!r} is not an integer", file=path,
-                                 record=f"line {lineno}", field="label") from None
-        if not q:
-            raise InputError("qrels file is empty", file=path)
-        return q
-
-    def save(self, path: str | os.PathLike) -> None:
-        with atomic_open(path) as fh:
-            for qid, docs in self.items():
-                for pid, label in docs.items():
-                    fh.write(f"{qid} 0 {pid} {label}\n")
-
-    def relevant(self, qid: str, min_label: int = MIN_LABEL.default) -> set[str]:
-        return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}
-
-
-def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
-    """The score column of one question's ranked list, strictly decreasing even as 32-bit
-    floats: trec_eval (and so pytrec_eval and ir_measures) holds scores as C floats, sorts
-    by them and orders equal ones by descending passage id, not by list order. A score is
-    written with 6 decimals where that lies below the line above as a float32; else (a
-    tie, or a gap below float32 precision) as the next float32 below the line above, in 9
-    significant digits (which round-trip it). The order is kept and only such lines move,
-    by one float32 step (about 1e-7 relative) per tied line."""
-    import numpy as np
-
-    texts = [f"{score:.6f}" for _, score in ranked]
-    if len(texts) < 2:
-        return texts
-    f32 = np.clip(np.array(texts, dtype=np.float64), -3.4028234e38, 3.4028234e38).astype(np.float32)
-    # float32s as integers in the same order, one apart per float32 step (-0.0 and 0.0 equal)
-    bits = f32.view(np.int32).astype(np.int64)
-    keys = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
-    idx = np.arange(len(keys))
-    fixed = np.minimum.accumulate(keys + idx) - idx  # each at most one step below the one above
-    moved = np.flatnonzero(fixed != keys)
-    if moved.size:
-        back = np.where(fixed[moved] >= 0, fixed[moved], (-fixed[moved]) | 0x80000000)
-        values = back.astype(np.uint32).view(np.float32).tolist()
-        for i, v in zip(moved.tolist(), values):
-            texts[i] = f"{v:.9g}"
-    return texts
-
-
-def run_format_by_name(path: str | os.PathLike) -> str | None:
-    """The run format (`inferqa plugins run-format`) whose declared `suffixes` hold the
-    ending of `path` (before .gz/.zst/.zsd), if any: how reading and writing pick one by name."""
-    return registry.claimed("run-format", "suffixes", inner_suffix(path))
-
-
-class Run(dict):
-    """question id -> ranked list of (passage id, score), best first. Run files are read by
-    `inferqa.formats.open_run`."""
-
-    def __init__(self, *args: Any, tag: str = "inferqa", **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.tag = tag
-
-    def save(self, path: str | os.PathLike, tag: str | None = None, *, format: str | None = None,
-             **context: Any) -> None:
-        """The run written by run format `format` (default: the one whose declared suffixes
-        hold the path's ending, else `trec`: in list order, with strictly decreasing scores,
-        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split)."""
-        fmt = format or run_format_by_name(path) or "trec"
-        registry.create("run-format", fmt).write(self, path, tag=tag, **context)
-
-    def top(self, k: int) -> "Run":
-        return Run({qid: ranked[:k] for qid, ranked in self.items()}, tag=self.tag)
-
-    def only(self, qids: Iterable[str], fill: bool = False) -> "Run":
-        """The rankings of `qids`, in that order; with `fill`, a question the run lacks gets an
-        empty ranking, else it is left out."""
-        return Run({q: self.get(q, []) for q in qids if fill or q in self}, tag=self.tag)
-
-    def iter_lines(self) -> Iterator[tuple[str, str, int, float]]:
-        for qid, ranked in self.items():
-            for rank, (pid, score) in enumerate(ranked, 1):
-                yield qid, pid, rank, score

@@ -17,10 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import iter_jsonl, sha256_file, write_json, write_jsonl
-from ..records import LABEL_ANSWERABLE, Qrels
+from ..records import LABEL_ANSWERABLE
+from ..formats import Qrels
 from ..text import normalize_answer
 from .candidates import collect_candidates
 from ..formats.labels import LabelRow, answer_key, open_labels, resolve_copies
@@ -203,7 +204,7 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
 
     with staged_files(bench.path) as staged:
         write_jsonl(staged.path("labels.jsonl"), (r.to_dict() for r in rows if kept(r.pid)))
-        qrels.save(staged.path("qrels.tsv"))
+        qrels.to_file(staged.path("qrels.tsv"))
         write_jsonl(staged.path("questions.jsonl"),
                     (q for qid, q in raw_questions.items() if qid not in drops.questions))
         if drops.any:

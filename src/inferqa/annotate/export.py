@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from .candidates import collect_candidates
 from ..formats.labels import open_labels
 from ..stage_options import MIN_F1

@@ -27,7 +27,7 @@ def evaluate_answers_cmd(
                                  "answer cleaning, then exact case-sensitive EM (inferqa.evaluate.answers)."),
 ) -> None:
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..errors import InputError
     from ..read import open_answers, score_answers
     from ..evaluate.metrics import check_protocol

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from ..records import MIN_LABEL
+from ..defaults import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
 from .flags import option_flag
 from .output import JSON_DIGITS, echo_json
@@ -52,7 +52,7 @@ def evaluate_cmd(
     """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
     from ..evaluate import DEFAULT_METRICS, check_min_label, evaluate
     from ..evaluate.metrics import check_protocol, scored_run
-    from ..formats import open_qrels
+    from ..formats import Qrels
 
     if qrels_file is None and bench_dir is None:
         raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
@@ -60,11 +60,11 @@ def evaluate_cmd(
         raise InputError("--split needs --bench DIR (the split's questions come from it)", field="split")
     bench = None
     if bench_dir is not None:
-        from ..benchmark import Benchmark
+        from ..formats.benchmark import Benchmark
 
         bench = Benchmark(bench_dir)
     check_protocol(protocol)
-    qrels = open_qrels(qrels_file) if qrels_file is not None else bench.qrels
+    qrels = Qrels.from_file(qrels_file) if qrels_file is not None else bench.qrels
     min_label = check_min_label(min_label, qrels)
     run = scored_run(run_file, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
@@ -123,7 +123,7 @@ def compare_cmd(
 ) -> None:
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
     the corrected p-value of a paired test (README: Comparing runs)."""
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..evaluate import COMPARE_METRICS, check_min_label, compare
     from ..evaluate.significance import check_correction, check_test
 

@@ -89,7 +89,7 @@ def explore_command(
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Write explorer.html: one offline page to study runs and answers question by question."""
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..experiments.explorer import explorer_data, write_explorer
     from ..formats import open_answers, open_run
     from ..io import check_output
@@ -99,7 +99,7 @@ def explore_command(
     loaded = []
     for item in runs or []:
         name, path = named_path(item)
-        loaded.append((name, "run", open_run(path, b, split, allow_partial=allow_partial)[0]))
+        loaded.append((name, "run", open_run(path, b, split, allow_partial=allow_partial)))
     sets = []
     for item in answers:
         name, path = named_path(item)

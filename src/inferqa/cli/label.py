@@ -32,7 +32,7 @@ def label_cmd(
     """Label an existing benchmark with LLMs, as `inferqa build --label` does while building."""
     from rich.console import Console
 
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..io import check_output
     from ..label.hook import relabel
 

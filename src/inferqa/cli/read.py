@@ -32,21 +32,21 @@ def read_cmd(
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..formats import open_run
     from ..io import check_output, write_jsonl
     from ..read import check_read_options, read_with_llm
 
     check_output(out)
     b = Benchmark(bench)
-    ranked, qids = open_run(run, b, split, allow_partial=allow_partial)
+    ranked = open_run(run, b, split, allow_partial=allow_partial)
     strategies = parse_list(strategy, flag="strategy") if strategy else READ_STRATEGIES.default
     ks = parse_list(k, int, flag="k") if k else READ_KS.default
     given = {key: v for key, v in {"alpha": alpha, "beta": beta}.items() if v is not None}
     check_read_options(strategies, ks, **given)
     model = llm_opener(cache, no_cache, backend, ray_address, num_actors, llm_url)(llm or READER_LLM.default)
     try:
-        rows = read_with_llm(b, ranked, model, strategies, ks, qids=qids, **given)
+        rows = read_with_llm(b, ranked, model, strategies, ks, qids=ranked.qids, **given)
     finally:
         model.close()
     write_jsonl(out, rows)

@@ -9,9 +9,9 @@ from typing import List, Optional
 import typer
 
 from .. import registry
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..records import MIN_LABEL
+from ..defaults import MIN_LABEL
 from ..stage_options import READ_KS
 from ..options import parse_key_values
 from .app import allow_partial_opt, app
@@ -105,7 +105,7 @@ def import_answers_cmd(
     """Store the file's per-passage reader answers (`rag_answers`) in the benchmark's labels.jsonl."""
     from ..io import check_output
     from ..formats import read_retriever_jsonl
-    from ..runfiles import merge_reader_answers
+    from ..formats.authors_files import merge_reader_answers
 
     check_output(bench_dir / "labels.jsonl")
     bench = Benchmark(bench_dir)
@@ -151,9 +151,8 @@ def stored_answers_cmd(
     if run_file is not None:  # read (and its ids checked) before the stored answers
         from ..formats import open_run
 
-        run, run_qids = open_run(run_file, bench, split, allow_partial=allow_partial, allow_duplicates=paper)
-        kept = run.only(run_qids)
-        ranked = kept if paper else oracle_rerank(kept, bench)
+        run = open_run(run_file, bench, split, allow_partial=allow_partial, allow_duplicates=paper)
+        ranked = run if paper else oracle_rerank(run, bench)
     store = load_store(bench, qids)
     models = parse_list(model) or stored_models(store)
     if not models:

@@ -54,7 +54,7 @@ def rerank_cmd(
     from rich.console import Console
 
     from .. import registry
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..formats import open_run
     from ..io import check_output
     from ..rerank import rerank_run
@@ -73,15 +73,15 @@ def rerank_cmd(
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
     per_group, grouping = check_diversify(diversify, diversify_by, ("--diversify", "--diversify-by"))
     benchmark = Benchmark(bench)
-    run, qids = open_run(run_file, benchmark, split, allow_partial=allow_partial)
+    run = open_run(run_file, benchmark, split, allow_partial=allow_partial)
     ckpt = checkpoint_path(out)
     t0 = time.perf_counter()
-    reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=qids, checkpoint=ckpt,
+    reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=run.qids, checkpoint=ckpt,
                           progress=True, executor=executor)
     seconds = time.perf_counter() - t0
     if per_group is not None:
         reranked = diversify_run(reranked, benchmark, per_group, grouping)
-    reranked.save(out)
+    reranked.to_file(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)
     Console().print(f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {reranker} "

@@ -8,10 +8,10 @@ from typing import List, Optional
 import typer
 
 from .. import registry
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..formats.oracles import ORACLE_SEED
-from ..records import MIN_LABEL
+from ..defaults import MIN_LABEL
 from ..options import parse_key_values
 from .app import app
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
@@ -108,7 +108,7 @@ def retrieve_cmd(
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
     if per_group is not None:
         run = diversify_run(run, bench, per_group, grouping)
-    run.save(out)
+    run.to_file(out)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 
 
@@ -137,13 +137,13 @@ def oracle_cmd(
     if oracle.meta.get("needs_run"):
         if run_file is None:
             raise InputError(f"--kind {kind} needs --run RUN.trec", field="run")
-        result = oracle.create()(bench, None, open_run(run_file, bench)[0])
+        result = oracle.create()(bench, None, open_run(run_file, bench))
     else:
         if run_file is not None:
             raise InputError(f"--run applies to --kind reranker only, not {kind}", field="run")
         given = {k: v for k, v in {"seed": seed, "min_label": min_label}.items() if k in oracle.options}
         result = oracle.create(**given)(bench, bench.split_qids(split), None)
-    result.save(out)
+    result.to_file(out)
     typer.echo(f"{kind} oracle: {len(result)} questions → {out}")
 
 
@@ -168,9 +168,9 @@ def fuse_cmd(
     check_output(out)
     fusion_method(method, rrf_k=rrf_k, norm=norm)  # option errors before any run is read
     ws = None if weights is None else check_weights(weights.split(","), len(runs))
-    loaded = [open_run(r)[0] for r in runs]
+    loaded = [open_run(r) for r in runs]
     if not allow_partial:
         check_same_questions(loaded, runs)
     fused = fuse(loaded, method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
-    fused.save(out)
+    fused.to_file(out)
     typer.echo(f"{len(runs)} runs fused ({method}): {len(fused)} questions → {out}")

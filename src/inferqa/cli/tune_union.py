@@ -28,21 +28,21 @@ def tune_union_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..formats import open_run
     from ..read import check_read_options, tune_union
 
     b = Benchmark(bench)
-    ranked, qids = open_run(run, b, split, allow_partial=allow_partial)
+    ranked = open_run(run, b, split, allow_partial=allow_partial)
     ks = parse_list(k, int, flag="k") if k else TUNE_KS.default
     grid_alphas = parse_list(alphas, float, flag="alphas") if alphas else TUNE_ALPHAS.default
     check_read_options(["union_freq"], ks, grid_alphas)
     model = llm_opener(cache, no_cache)(llm or READER_LLM.default)
     try:
-        grid = tune_union(b, ranked, model, ks, qids=qids, alphas=grid_alphas)
+        grid = tune_union(b, ranked, model, ks, qids=ranked.qids, alphas=grid_alphas)
     finally:
         model.close()
-    table = Table(title=f"union_freq grid on {split} ({len(qids)} questions)")
+    table = Table(title=f"union_freq grid on {split} ({len(ranked.qids)} questions)")
     cols = list(grid[0])
     for c in cols:
         table.add_column(c, justify="right")

@@ -8,7 +8,7 @@ from itertools import combinations, permutations
 from math import comb, factorial
 from typing import Iterator
 
-from ..benchmark import HINT_SEPARATOR
+from ..formats.benchmark import HINT_SEPARATOR
 from ..records import LEFT_TO_RIGHT, Passage, Question, passage_id
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import iter_lines
 

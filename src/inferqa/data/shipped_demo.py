@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..io import iter_jsonl, write_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, Qrels, parse_passage_id
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, parse_passage_id
+from ..formats import Qrels
 
 # 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
 DEMO_BUILD: dict[str, Any] = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
@@ -66,7 +67,7 @@ def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.P
     """Rewrite qrels.tsv and write labels.jsonl from the shipped rows (a `post_build` hook)."""
     bench_dir = Path(bench_dir)
     shipped = {(row["qid"], row["order"]): row for _, row in iter_jsonl(Path(rows_file) if rows_file else labels_path())}
-    qrels = Qrels.load(bench_dir / "qrels.tsv")
+    qrels = Qrels.from_file(bench_dir / "qrels.tsv")
     label_rows, counts = [], {}
     for qid, labels in qrels.items():
         for pid, label in labels.items():
@@ -77,7 +78,7 @@ def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.P
                 label_rows.append({"pid": pid, "qid": qid, "label": label, "answers": row["answers"],
                                    "correct": row["correct"], "copied_from": None})
             counts[str(label)] = counts.get(str(label), 0) + 1
-    qrels.save(bench_dir / "qrels.tsv")
+    qrels.to_file(bench_dir / "qrels.tsv")
     write_jsonl(bench_dir / "labels.jsonl", label_rows)
     identities = sorted({who for r in label_rows for who in r["answers"]})
     meta["labelling"] = {"labelers": identities, "mode": "full", "judge": "exact_match",

@@ -7,7 +7,7 @@ The package is also its stage's function: `inferqa.evaluate(run, qrels, metrics)
 from __future__ import annotations
 
 from ..formats import OPTIMAL, check_run_ids, open_run, optimal, oracle_retriever
-from ..stage_call import make_callable
+from ..callable_module import make_callable
 from .comparison import COMPARE_METRICS, Comparison, compare
 from .metrics import (ALIASES, DEFAULT_METRICS, MIN_LABEL, Metric, check_min_label, evaluate, parse_metric,
                       per_query_scores)

@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..inputs import as_qrels
-from ..records import MIN_LABEL
+from ..formats.coerce import as_qrels
+from ..defaults import MIN_LABEL
 from .metrics import check_min_label, check_protocol, per_query_scores, scored_run
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
 

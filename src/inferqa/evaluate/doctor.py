@@ -22,7 +22,7 @@ from ..formats import open_run
 from ..records import split_passage_id
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
 
 EXAMPLES = 5
 # Always in the report; the reader adds unsorted_ranks, nan_scores, records_without_ranking when met.
@@ -63,7 +63,7 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
              ) -> dict[str, Any]:
     """A JSON-ready report: `format`, `questions`, and per check `count` and `examples`."""
     path = Path(path)
-    run, _ = open_run(path, bench, split, strict=False)
+    run = open_run(path, bench, split, strict=False)
     fmt, titles = run.format, run.info
     checks = {name: Finding() for name in CHECKS}
     for kind, examples in run.findings.items():  # what the reader and the id check met

@@ -45,10 +45,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..inputs import as_qrels, as_run
-from ..records import MIN_LABEL, Qrels, Run
+from ..formats.coerce import as_qrels, as_run
+from ..defaults import MIN_LABEL
+from ..formats import Qrels, Run
 from ..formats.oracles import check_min_label  # noqa: F401 - part of this module's API
 
 DEFAULT_METRICS: tuple[str, ...] = (

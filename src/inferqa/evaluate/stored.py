@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Collection, Iterable
 
 from ..errors import InputError
 from ..formats.labels import stored_answers
-from ..records import MIN_LABEL, parse_passage_id
+from ..defaults import MIN_LABEL
+from ..records import parse_passage_id
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
-    from ..records import Run
+    from ..formats.benchmark import Benchmark
+    from ..formats import Run
 
 Store = dict  # pid -> model -> stored answer (readers' and labellers'), see `load_store`
 

@@ -25,11 +25,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..formats import open_labels, resolve_copies
 from ..io import atomic_open
 from ..read.context import strategies
-from ..records import Run, parse_passage_id
+from ..formats import Run
+from ..records import parse_passage_id
 
 DEPTH = 10
 

@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..records import MIN_LABEL
+from ..defaults import MIN_LABEL
 from ..io import atomic_dir, write_json
 from ..registry import Option, plugin
 
@@ -122,7 +122,7 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
     if Path(source).is_file():
         from ..formats import open_run
 
-        run = open_run(source, bench, opts.split)[0]  # ids checked: an unknown passage is one line, not a KeyError
+        run = open_run(source, bench, opts.split)  # ids checked: an unknown passage is one line, not a KeyError
     elif source in ("bm25", "dense"):
         from ..retrieve import get_retriever, question_queries
         retriever = get_retriever(source).ensure_index(bench)

@@ -52,7 +52,7 @@ def check_experiment(config: ExperimentConfig, out_dir: str | Path | None = None
 def _benchmark(config: ExperimentConfig, checked: Callable) -> None:
     spec = config.benchmark
     if spec.path is not None and (spec.path / "questions.jsonl").exists() or not spec.demo:
-        from ..benchmark import Benchmark
+        from ..formats.benchmark import Benchmark
 
         bench = checked("benchmark.path", lambda: Benchmark(spec.path))
         qids = checked("split", lambda: bench.split_qids(config.split))

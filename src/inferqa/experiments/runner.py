@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..formats import load_run, open_answers
+from ..formats import open_answers
 from ..io import atomic_open, check_output, open_input, read_text, write_json, write_jsonl
-from ..records import Run
+from ..formats import Run
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
@@ -166,7 +166,7 @@ class _Runner:
                 retriever.index(self.bench, index_dir)
                 self.store.executed.append(f"index-{index_dir.name}")
             run = retriever.search(question_queries(self.bench, self.qids), spec.depth)
-            self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)
+            self.diversified(run, spec).to_file(tmp / RUN_FILE, tag=spec.name)
 
         out = self.stage(f"retrieve-{spec.name}", inputs, compute, self.metric_line)
         return self.ranked(PIPELINE, spec.name, None, out)
@@ -209,7 +209,7 @@ class _Runner:
             reranker = self.reranker(spec)
             run = reranker.rerank(upstream.run, self.bench, depth=spec.depth, checkpoint=partial,
                                   progress=self.progress)
-            self.diversified(run, spec).save(tmp / RUN_FILE, tag=spec.name)
+            self.diversified(run, spec).to_file(tmp / RUN_FILE, tag=spec.name)
             partial.unlink(missing_ok=True)
 
         out = self.stage(name, inputs, compute, self.metric_line)
@@ -220,7 +220,7 @@ class _Runner:
 
         def compute(tmp: Path, _h: str) -> None:
             out = get_reranker("oracle").rerank(upstream.run, self.bench, depth=depth)
-            out.save(tmp / RUN_FILE, tag=ORACLE)
+            out.to_file(tmp / RUN_FILE, tag=ORACLE)
 
         out = self.stage(f"rerank-{upstream.retriever}-oracle", {"upstream": upstream.stage.hash, "kind": ORACLE,
                                                                "depth": depth}, compute, self.metric_line)
@@ -230,7 +230,7 @@ class _Runner:
         from ..evaluate import oracle_retriever
 
         def compute(tmp: Path, _h: str) -> None:
-            oracle_retriever(self.bench, self.qids, seed=self.cfg.seed).save(tmp / RUN_FILE, tag=ORACLE)
+            oracle_retriever(self.bench, self.qids, seed=self.cfg.seed).to_file(tmp / RUN_FILE, tag=ORACLE)
 
         out = self.stage("retrieve-oracle", {"bench": self.fp, "qids": self.qids_hash, "kind": ORACLE,
                                              "seed": self.cfg.seed}, compute)
@@ -240,7 +240,7 @@ class _Runner:
         from ..evaluate import optimal
 
         def compute(tmp: Path, _h: str) -> None:
-            optimal(self.bench, self.qids).save(tmp / RUN_FILE, tag=OPTIMAL)
+            optimal(self.bench, self.qids).to_file(tmp / RUN_FILE, tag=OPTIMAL)
 
         out = self.stage("retrieve-optimal", {"bench": self.fp, "qids": self.qids_hash, "kind": OPTIMAL},
                          compute)
@@ -252,7 +252,7 @@ class _Runner:
         if out.path not in self._parsed:
             from ..evaluate import DEFAULT_METRICS, evaluate
 
-            run = load_run(out.path / RUN_FILE)
+            run = Run.from_file(out.path / RUN_FILE)
             ev = evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
             self._parsed[out.path] = run, ev, hit_curve(run, self.bench.qrels)
         return self._parsed[out.path]

@@ -13,7 +13,7 @@ from ..io import first_byte, iter_jsonl
 from .rankify import read_question_array
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from .benchmark import Benchmark
 
 STRATEGY_CODES = {"un": "union_norm", "uf": "union_freq"}  # the authors' reader-output keys
 

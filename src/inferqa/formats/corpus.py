@@ -18,7 +18,7 @@ from ..io import iter_jsonl, open_input
 from ..records import Passage, parse_passage_id
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from .benchmark import Benchmark
 
 CORPUS = "corpus.jsonl"
 _ID = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')

@@ -23,7 +23,7 @@ from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, answerability_label
 from ..text import normalize_answer
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from .benchmark import Benchmark
 
 # Reader outputs that mean "no answer" are never candidates for review.
 NO_ANSWER_KEYS = frozenset({"", "no answer", "noanswer", "none", "unknown", "i dont know"})

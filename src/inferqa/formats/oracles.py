@@ -12,9 +12,11 @@ from __future__ import annotations
 import random
 from typing import Iterable
 
-from ..benchmark import Benchmark
+from .benchmark import Benchmark
 from ..errors import InputError
-from ..records import MIN_LABEL, Qrels, Run
+from ..defaults import MIN_LABEL
+from .qrels import Qrels
+from .runs import Run
 from ..registry import Option, plugin
 
 ORACLE_SEED = Option("seed", int, 0, "shuffle seed of the oracle retriever")

@@ -1,13 +1,56 @@
-"""Qrels files given by the user (`evaluate --qrels`, the API): TREC `qid 0 pid label`, plain
-or compressed, parsed by `Qrels.load` (the parser a benchmark's own qrels.tsv uses too)."""
+"""Qrels files: TREC `qid 0 pid label`, plain or compressed, read and written by `Qrels`
+(a benchmark's own qrels.tsv, `evaluate --qrels` and the API alike)."""
 
 from __future__ import annotations
 
 import os
+import re
 
-from ..records import Qrels
+from ..defaults import MIN_LABEL
+from ..errors import InputError
+from ..io import atomic_open, iter_lines
+
+QRELS_KINDS = ("trec",)
+_INTEGER = re.compile(r"-?[0-9]+")  # int() also takes "1_0", "+1" and non-ASCII digits
 
 
-def open_qrels(path: str | os.PathLike) -> Qrels:
-    """The qrels of a TREC qrels file; a malformed or truncated line is one error naming it."""
-    return Qrels.load(path)
+def _check_kind(kind: str | None, path: str | os.PathLike) -> None:
+    if kind not in (None, *QRELS_KINDS):
+        raise InputError(f"unknown qrels format {kind!r} (have: {', '.join(QRELS_KINDS)})", file=path, field="kind")
+
+
+class Qrels(dict):
+    """question id -> passage id -> label (0, 1, 2). Unlisted passages are label 0."""
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, kind: str | None = None) -> "Qrels":
+        """The qrels of a TREC qrels file; a malformed, truncated or non-integer line is one
+        InputError naming file, line and field."""
+        _check_kind(kind, path)
+        q = cls()
+        for lineno, line in iter_lines(path):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 4:
+                cut = "truncated: the last line ends mid-way; " if not line.endswith("\n") else ""
+                raise InputError(f"{cut}expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
+            qid, _, pid, label = parts
+            if not _INTEGER.fullmatch(label):
+                raise InputError(f"label {label!r} is not an integer", file=path,
+                                 record=f"line {lineno}", field="label")
+            q.setdefault(qid, {})[pid] = int(label)
+        if not q:
+            raise InputError("qrels file is empty", file=path)
+        return q
+
+    def to_file(self, path: str | os.PathLike, kind: str | None = None) -> None:
+        """TREC qrels at `path`, atomically."""
+        _check_kind(kind, path)
+        with atomic_open(path) as fh:
+            for qid, docs in self.items():
+                for pid, label in docs.items():
+                    fh.write(f"{qid} 0 {pid} {label}\n")
+
+    def relevant(self, qid: str, min_label: int = MIN_LABEL.default) -> set[str]:
+        return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..io import atomic_open, read_json
-from ..records import Run
+from .runs import Run
 from ..registry import plugin
 from ..text import answer_in_text
 from .runs import RANKED_KEYS, RANKIFY, Findings, RunFormat, Titles, split_order
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from .benchmark import Benchmark
 
 
 def read_question_array(path: str | os.PathLike) -> list:

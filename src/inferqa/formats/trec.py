@@ -8,12 +8,39 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..io import atomic_open, iter_lines
-from ..records import Run, trec_scores
 from ..registry import plugin
-from .runs import TREC, Findings, RunFormat
+from .runs import TREC, Findings, Run, RunFormat
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from .benchmark import Benchmark
+
+
+def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
+    """The score column of one question's ranked list, strictly decreasing even as 32-bit
+    floats: trec_eval (and so pytrec_eval and ir_measures) holds scores as C floats, sorts
+    by them and orders equal ones by descending passage id, not by list order. A score is
+    written with 6 decimals where that lies below the line above as a float32; else (a
+    tie, or a gap below float32 precision) as the next float32 below the line above, in 9
+    significant digits (which round-trip it). The order is kept and only such lines move,
+    by one float32 step (about 1e-7 relative) per tied line."""
+    import numpy as np
+
+    texts = [f"{score:.6f}" for _, score in ranked]
+    if len(texts) < 2:
+        return texts
+    f32 = np.clip(np.array(texts, dtype=np.float64), -3.4028234e38, 3.4028234e38).astype(np.float32)
+    # float32s as integers in the same order, one apart per float32 step (-0.0 and 0.0 equal)
+    bits = f32.view(np.int32).astype(np.int64)
+    keys = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
+    idx = np.arange(len(keys))
+    fixed = np.minimum.accumulate(keys + idx) - idx  # each at most one step below the one above
+    moved = np.flatnonzero(fixed != keys)
+    if moved.size:
+        back = np.where(fixed[moved] >= 0, fixed[moved], (-fixed[moved]) | 0x80000000)
+        values = back.astype(np.uint32).view(np.float32).tolist()
+        for i, v in zip(moved.tolist(), values):
+            texts[i] = f"{v:.9g}"
+    return texts
 
 
 def read_trec(path: str | os.PathLike, findings: Findings | None = None, *, allow_duplicates: bool = False) -> Run:
@@ -58,7 +85,7 @@ def read_trec(path: str | os.PathLike, findings: Findings | None = None, *, allo
 
 
 def write_trec(run: Run, path: str | os.PathLike, tag: str | None = None) -> None:
-    """A TREC run in list order, with scores that strictly decrease (`records.trec_scores`),
+    """A TREC run in list order, with scores that strictly decrease (`trec_scores`),
     so trec_eval, pytrec_eval and ir_measures, which sort by score, keep this order."""
     tag = tag or run.tag
     with atomic_open(path) as fh:

@@ -106,7 +106,7 @@ def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: boo
         flags = parametric_test(bench_dir, llms, judge=judge, meta=meta)
         if split_by:
             if dev_share is None or seed is None:
-                from ..benchmark import Benchmark
+                from ..formats.benchmark import Benchmark
 
                 opts = Benchmark(bench_dir).meta.get("options", {})
                 dev_share = dev_share_of(opts.get("split")) if dev_share is None else dev_share
@@ -121,7 +121,7 @@ def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Cal
     """`inferqa label`: label an existing benchmark in place with the LLMs named by `labelers`
     (default smollm2), each opened by `open_llm` (here, or on Ray). Options are checked
     before any model loads. Returns the labelling record."""
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
 
     Benchmark(bench_dir)
     check_split_by(split_by)

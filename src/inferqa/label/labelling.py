@@ -27,13 +27,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..progress import counter
 from ..read.answers import answer_judge
 from ..read.reader import Reader, reading_order
-from ..records import Qrels, answerability_label, parse_passage_id
+from ..formats import Qrels
+from ..records import answerability_label, parse_passage_id
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -117,7 +118,7 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
             rows[-1]["not_asked"] = [] if copied else not_asked[src]
     path = Path(bench_dir)
     write_jsonl(path / "labels.jsonl", rows)
-    new_qrels.save(path / "qrels.tsv")
+    new_qrels.to_file(path / "qrels.tsv")
     counts: dict[str, int] = {}
     for docs in new_qrels.values():
         for lab in docs.values():

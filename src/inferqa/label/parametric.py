@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..read.reader import Reader

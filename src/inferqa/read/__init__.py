@@ -5,7 +5,7 @@ The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` 
 `read_with_llm(...)` (benchmark, run and LLM as objects, paths or an LLM spec).
 """
 
-from ..stage_call import make_callable
+from ..callable_module import make_callable
 
 from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm

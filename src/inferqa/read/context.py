@@ -18,7 +18,7 @@ from ..registry import Option, plugin
 from ..stage_options import UNION_ALPHA, UNION_BETA
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
 
 Strategy = Callable[[Sequence[Sequence[str]]], list[str]]
 

@@ -21,7 +21,7 @@ from ..text import normalize_answer
 from ..evaluate.answers import is_abstention
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
 
 STRATEGY = "evidence_vote"
 

@@ -15,9 +15,9 @@ from .evidence import evidence_sets, vote
 from .reader import Reader, ReaderOutput, reading_order
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
     from ..llm.base import LLM
-    from ..records import Run
+    from ..formats import Run
 
 
 
@@ -57,7 +57,7 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
     Identical prompts (e.g. k=1 under every strategy) are asked once. Interrupted runs
     resume from the LLM cache: a restart repeats no backend call.
     """
-    from ..inputs import as_benchmark, as_run
+    from ..formats.coerce import as_benchmark, as_run
 
     bench = as_benchmark(bench)
     run = as_run(run, bench)

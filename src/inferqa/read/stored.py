@@ -14,8 +14,8 @@ from ..stage_options import READ_KS
 from .context import strategy as context_strategy
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
-    from ..records import Run
+    from ..formats.benchmark import Benchmark
+    from ..formats import Run
 
 
 

@@ -16,7 +16,9 @@ import numpy as np
 from ..errors import InputError
 from ..evaluate.metrics import evaluate, per_query_scores
 from ..evaluate.stored import HINT_COUNTS, hint_shares
-from ..records import MIN_LABEL, Qrels, Run, parse_passage_id
+from ..defaults import MIN_LABEL
+from ..formats import Qrels, Run
+from ..records import parse_passage_id
 from .release import INDEX, Question, ReaderRecord, stored_answer
 
 

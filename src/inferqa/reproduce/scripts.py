@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 
 from ..errors import InputError
 from ..evaluate.stored import PAPER_LABEL_ROWS
-from ..records import MIN_LABEL
+from ..defaults import MIN_LABEL
 from . import compute
 from .release import BASELINE, CORPUS, INDEX, Release
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import registry
-from ..stage_call import make_callable
+from ..callable_module import make_callable
 from .base import Reranker
 from .permutation import listwise_order, parse_permutation, sliding_windows
 from .run import rerank_run

@@ -14,9 +14,9 @@ import os
 from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..records import Run
+from ..formats import Run
 
 _BIG = 1e30
 

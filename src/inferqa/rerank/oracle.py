@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..records import Qrels, Run
+from ..formats import Qrels, Run
 from ..registry import Option, plugin
 from .base import Reranker
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import registry
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..inputs import as_benchmark, as_run
+from ..formats.coerce import as_benchmark, as_run
 from ..io import atomic_open
-from ..records import Run
+from ..formats import Run
 from ..scale.backends import LOCAL, Executor
 
 

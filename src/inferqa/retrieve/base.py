@@ -16,11 +16,11 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..inputs import BenchLike, as_benchmark
+from ..formats.coerce import as_benchmark, BenchLike
 from ..io import read_json, sha256_file, write_json
-from ..records import Run
+from ..formats import Run
 
 MANIFEST = "retriever.json"
 CORPUS = "corpus.jsonl"

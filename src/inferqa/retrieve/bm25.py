@@ -20,11 +20,11 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..hints import Groups, group_by_subset, group_first_position
 from ..io import atomic_open, read_json
-from ..records import Run
+from ..formats import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
 from .ranking import save_array, top_groups, top_k_positions

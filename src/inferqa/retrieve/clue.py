@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..hints import UnitSets, hint_unit_sets
 from ..io import read_json, write_json
 from ..models import MINILM, check_model_ref
-from ..records import Run
+from ..formats import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
 from .dense import load_encoder

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..hints import hint_unit_sets
 from ..io import atomic_open
 from ..models import COLBERT
-from ..records import Run
+from ..formats import Run
 from ..registry import Option, plugin
 from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert

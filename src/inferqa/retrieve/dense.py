@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmark import Benchmark
+from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import read_json, temp_beside, write_json
 from ..models import MINILM, check_model_ref, resolve_embedding_model
-from ..records import Run
+from ..formats import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus

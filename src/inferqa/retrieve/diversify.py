@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Callable, Hashable
 
 from ..errors import InputError
 from ..hints import check_grouping, hint_group_key
-from ..records import Run
+from ..formats import Run
 from ..registry import REQUIRED, Option
 
 if TYPE_CHECKING:
-    from ..benchmark import Benchmark
+    from ..formats.benchmark import Benchmark
 
 PER_GROUP = Option("diversify", int, REQUIRED, "at most N passages of one hint-group in the head; the rest "
                    "follow in order", min=1)

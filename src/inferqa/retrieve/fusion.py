@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import registry
 from ..errors import InputError
-from ..records import Run
+from ..formats import Run
 from ..registry import Option, plugin
 
 NORMS = ("minmax", "zscore", "none")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .formats.corpus import iter_corpus
-from .formats.labels import LabelRow, stored_answers
-from .formats.rankify import write_rankify
-from .io import write_jsonl
+from .corpus import iter_corpus
+from .labels import LabelRow, stored_answers
+from .rankify import write_rankify
+from ..io import write_jsonl
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -47,7 +47,7 @@ def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> in
 def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]) -> dict[str, int]:
     """Write imported `rag_answers` into labels.jsonl as `reader_answers` (a passage without a
     row gets one with its qrels label); labels are never changed, disagreements are counted."""
-    from .records import LABEL_PARTIAL
+    from ..records import LABEL_PARTIAL
 
     rows = stored_answers(bench)
     qrels = bench.qrels

@@ -10,16 +10,23 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Any, Mapping
 
-from .errors import InputError
-from .io import iter_jsonl, iter_lines, read_json
-from .records import ID_SCHEME, Qrels, Question, is_old_passage_id, parse_passage_id
+from ..errors import InputError
+from ..io import iter_jsonl, iter_lines, read_json
+from ..records import ID_SCHEME, Question, hint_mask, is_old_passage_id, parse_passage_id, split_passage_id
+from .findings import Findings
+from .qrels import Qrels
 
 HINT_SEPARATOR = " "
 REBUILD = "rebuild it with `inferqa build`"
 
 
 class Benchmark:
+    """A benchmark directory written by `inferqa build` (or a converted release), read lazily:
+    each attribute reads its file on first use. Refused at once when the directory lacks
+    questions.jsonl or qrels.tsv, or uses passage ids of another scheme."""
+
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if not self.path.is_dir():
@@ -43,6 +50,7 @@ class Benchmark:
 
     @cached_property
     def questions(self) -> dict[str, Question]:
+        """question id -> `Question` (text, gold answers, kept hints), in questions.jsonl's order."""
         out: dict[str, Question] = {}
         f = self.path / "questions.jsonl"
         for lineno, obj in iter_jsonl(f):
@@ -55,15 +63,18 @@ class Benchmark:
 
     @cached_property
     def qrels(self) -> Qrels:
-        return Qrels.load(self.path / "qrels.tsv")
+        """question id -> passage id -> label (qrels.tsv); unlisted passages are label 0."""
+        return Qrels.from_file(self.path / "qrels.tsv")
 
     @cached_property
     def splits(self) -> dict[str, list[str]]:
+        """split name -> its question ids (splits.json; without it, one split `all`)."""
         f = self.path / "splits.json"
         return read_json(f) if f.exists() else {"all": list(self.questions)}
 
     @cached_property
     def meta(self) -> dict:
+        """What built the benchmark (meta.json: sources, options, id scheme); {} without it."""
         f = self.path / "meta.json"
         return read_json(f) if f.exists() else {}
 
@@ -74,6 +85,8 @@ class Benchmark:
         return bits[0] if len(bits) == 1 else None
 
     def split_qids(self, split: str | None) -> list[str]:
+        """The question ids of `split`, in split order (None or "all": every question); an
+        unknown split is an InputError naming the splits there are."""
         if split in (None, "all"):
             return list(self.questions)
         if split not in self.splits:
@@ -94,3 +107,47 @@ class Benchmark:
     def passage_text(self, pid: str) -> str:
         """The hints in passage order, joined by one space, stripped (as the QUIT authors build it)."""
         return HINT_SEPARATOR.join(self.hints_of(pid)).strip()
+
+    def check(self, run: Mapping[str, Any], *, strict: bool = True, file: str | os.PathLike | None = None) -> Findings:
+        """The problems of `run` against this benchmark: a malformed passage id, one of an
+        unknown question or naming a hint the question does not keep. Strict: the first is an
+        InputError (naming `file`, the run's record and field); else they are collected by kind
+        (`questions_not_in_benchmark`, `ids_not_in_corpus`) in the returned findings."""
+        findings = Findings(strict)
+        check_run_ids(run, self, file, findings)
+        return findings
+
+
+def check_run_ids(run: Mapping[str, Any], bench: Benchmark, file: str | os.PathLike | None = None,
+                  findings: Findings | None = None) -> None:
+    """Raise InputError on the first passage id that is malformed, of an unknown question, or
+    names a hint the question does not keep (the corpus holds every ordering of kept hints).
+    Lenient `findings` collect `questions_not_in_benchmark` and `ids_not_in_corpus` instead."""
+    findings = Findings() if findings is None else findings
+    questions = bench.questions
+    n_hints = {qid: len(q.hints) for qid, q in questions.items()}
+    one_reading = bench.mask_bits
+    seen_ok: set[str] = set()
+    for qid, ranked in run.items():
+        if qid not in questions:
+            findings.add("questions_not_in_benchmark", qid, InputError(
+                f"question {qid!r} is not in the benchmark {bench.path} (a run made on another benchmark?)",
+                file=file, record=f"{qid} rank 1", field="qid"))
+        for rank, (pid, _) in enumerate(ranked, 1):
+            if pid in seen_ok:
+                continue
+            example = f"{qid} rank {rank}: {pid}"
+            try:
+                pq, order = parse_passage_id(pid)
+            except ValueError as exc:
+                findings.add("ids_not_in_corpus", example, InputError(
+                    f"unknown passage id: {exc}", file=file, record=f"{qid} rank {rank}", field="pid"))
+                continue
+            n = n_hints.get(pq)
+            mask = split_passage_id(pid)[1]
+            if n is None or len(mask) != n or (one_reading and mask != hint_mask(order, n, one_reading)):
+                findings.add("ids_not_in_corpus", example, InputError(
+                    f"unknown passage id {pid!r} (not in the corpus of {bench.path})", file=file,
+                    record=f"{qid} rank {rank}", field="pid"))
+                continue
+            seen_ok.add(pid)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 
-from .inputs import BenchLike, as_benchmark
-from .io import atomic_open
-from .records import Qrels
-from .text import normalize_whitespace
+from .coerce import as_benchmark, BenchLike
+from ..io import atomic_open
+from .qrels import Qrels
+from ..text import normalize_whitespace
 
 
 def split_qrels(bench: BenchLike, split: str | None = None) -> Qrels:
@@ -32,7 +32,7 @@ def split_topics(bench: BenchLike, split: str | None = None) -> dict[str, str]:
 def write_qrels(bench: BenchLike, split: str | None, path: str | os.PathLike) -> int:
     """TREC qrels of `split` at `path` (atomically); returns the questions written."""
     qrels = split_qrels(bench, split)
-    qrels.save(path)
+    qrels.to_file(path)
     return len(qrels)
 
 
