@@ -25,7 +25,7 @@ from inferqa.construct import build_benchmark
 from inferqa.cli import main
 from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
-from inferqa.formats import Run
+from inferqa.formats import Qrels, Run
 
 NOT_UTF8 = b"caf\xe9 \xff\xfe\n"
 
@@ -904,3 +904,33 @@ def test_a_full_disk_while_writing_is_one_line_and_leaves_no_temp(tmp_path, code
             raise FileNotFoundError(errno.ENOENT, "No such file", "some-input.json")
     assert not isinstance(other.value, InputError)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("cut", ["last", "middle"])
+def test_a_corpus_cut_mid_record_is_one_line_and_no_index(tmp_path, cut, capsys):
+    questions = load_questions(demo_path())
+    build_benchmark(questions[:4], tmp_path / "b", top_k=3, split=(0.5, 0.0, 0.5))
+    corpus = tmp_path / "b" / "corpus.jsonl"
+    lines = corpus.read_bytes().split(b"\n")
+    if cut == "last":  # a copy that stopped: the file ends inside its last record
+        corpus.write_bytes(b"\n".join(lines)[:-25])
+        line = len([x for x in lines if x])
+    else:  # a record cut and the next one written after it: its id is whole, its text is not
+        lines[1] = lines[1][: len(lines[1]) // 2]
+        corpus.write_bytes(b"\n".join(lines))
+        line = 2
+    before = _tree(tmp_path / "b")
+    code = main_code(["index", str(tmp_path / "b")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"{corpus}: record line {line}:" in err and ("cut" in err or "truncated" in err)
+    assert _tree(tmp_path / "b") == before
+
+
+@pytest.mark.parametrize("label", ["1.5", "x", "1_0", "+1", "\u0661"])
+def test_a_non_integer_qrels_label_is_one_error_naming_line_and_field(tmp_path, label):
+    path = tmp_path / "q.txt"
+    path.write_text(f"q1 0 p1 1\nq1 0 p2 {label}\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        Qrels.from_file(path)
+    assert str(exc.value) == f"{path}: record line 2: field 'label': label {label!r} is not an integer"

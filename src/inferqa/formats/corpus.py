@@ -80,11 +80,11 @@ def corpus_ids(source: "Benchmark | str | os.PathLike") -> np.ndarray:
             if first == 0:
                 carry += block
                 continue
-            parts.append(_ids_of_block(memoryview(carry + block[:first]), path))
+            parts.append(_ids_of_block(memoryview(carry + block[:first]), path, lines + 1))
             cut = block.rfind(b"\n") + 1
             with memoryview(block)[first:cut] as view:
                 if len(view):
-                    parts.append(_ids_of_block(view, path))
+                    parts.append(_ids_of_block(view, path, lines + 2))
             lines += block.count(b"\n", 0, cut)
             carry = block[cut:]
     if carry.strip():
@@ -93,23 +93,32 @@ def corpus_ids(source: "Benchmark | str | os.PathLike") -> np.ndarray:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"truncated: the last record ends mid-way ({getattr(exc, 'msg', exc)})", file=path,
                              record=f"line {lines + 1}") from None
-        parts.append(_ids_of_block(memoryview(carry + b"\n"), path))
+        parts.append(_ids_of_block(memoryview(carry + b"\n"), path, lines + 1))
     parts = [p for p in parts if len(p)]
     if not parts:
         raise InputError(f"{path.name} holds no passages", file=path)
     return np.concatenate(parts)
 
 
-def _ids_of_block(block: memoryview, path: Path) -> np.ndarray:
+def _ids_of_block(block: memoryview, path: Path, first_line: int) -> np.ndarray:
+    """The ids of a block of whole lines (the first is line `first_line` of the file). The
+    regex pass is trusted where each line holds one id and ends its JSON object; else the
+    lines are parsed, and a cut or malformed record is an error naming its line."""
     found = _ID.findall(block)
-    lines = int(np.count_nonzero(np.frombuffer(block, np.uint8) == 10)) + (block[-1:] != b"\n")
-    if len(found) != lines:
+    data = bytes(block)
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    closed = data.count(b"}\n") + data.rstrip(b"\n").endswith(b"}") * (not data.endswith(b"\n"))
+    if len(found) != lines or closed != lines:
         found = []
-        for line in bytes(block).split(b"\n"):
+        for i, line in enumerate(data.split(b"\n")):
             if not line.strip():
                 continue
+            where = {"file": path, "record": f"line {first_line + i}"}
             try:
-                found.append(str(json.loads(line)["id"]).encode())
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise InputError("corpus line without a passage id", file=path, field="id") from None
+                obj = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise InputError(f"malformed or cut JSON record ({getattr(exc, 'msg', exc)})", **where) from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+                raise InputError("corpus line without a passage id", field="id", **where)
+            found.append(obj["id"].encode())
     return np.array(found, dtype=f"S{max(map(len, found))}") if found else np.array([], dtype="S1")

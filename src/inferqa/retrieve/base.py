@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
@@ -104,9 +105,15 @@ class Retriever(ABC):
         self.executor = executor
         self.attach(bench, index_dir)
         assert self.index_dir is not None
+        created = [d for d in (self.index_dir, *self.index_dir.parents) if not d.exists()]
         self.index_dir.mkdir(parents=True, exist_ok=True)
         (self.index_dir / MANIFEST).unlink(missing_ok=True)  # a rebuild in progress is not a finished index
-        facts = self._build(bench, self.index_dir)
+        try:
+            facts = self._build(bench, self.index_dir)
+        except InputError:  # a bad corpus leaves nothing behind it
+            if created:
+                shutil.rmtree(created[-1], ignore_errors=True)
+            raise
         write_json(self.index_dir / MANIFEST, {"retriever": self.name, "options": self.index_options(),
                                                "benchmark": str(bench.path), "corpus": corpus_stamp(bench),
                                                **facts})

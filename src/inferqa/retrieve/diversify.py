@@ -19,11 +19,11 @@ Its two options are declared once (`OPTIONS`) and checked once (`check_diversify
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from ..errors import InputError
 from ..hints import check_grouping, hint_group_key
-from ..formats import Run
+from ..formats import Run, as_run
 from ..registry import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -73,8 +73,9 @@ def diversify_ranking(ranked: list[tuple[str, float]], per_group: int,
     return out
 
 
-def diversify(run: Run, bench: "Benchmark", per_group: int, by: str = "set") -> Run:
-    """`run` with at most `per_group` passages of each hint-group ahead of the rest."""
+def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = "set") -> Run:
+    """`run` (anything `as_run` takes) with at most `per_group` passages of each hint-group ahead of the rest."""
     check_per_group(per_group)
+    run = as_run(run)
     key = hint_group_key(bench, by)
     return Run({qid: diversify_ranking(ranked, per_group, key) for qid, ranked in run.items()}, tag=run.tag)

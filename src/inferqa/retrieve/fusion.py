@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import registry
 from ..errors import InputError
-from ..formats import Run
+from ..formats import Run, as_run
 from ..registry import Option, plugin
 
 NORMS = ("minmax", "zscore", "none")
@@ -83,7 +83,7 @@ def fusion_method(method: str, **options: Any):
     return registry.create("fusion", method, **{k: v for k, v in options.items() if v is not None})
 
 
-def fuse(runs: Sequence[Run], method: str = "rrf", *, weights: Sequence[float] | None = None,
+def fuse(runs: Sequence[Any], method: str = "rrf", *, weights: Sequence[float] | None = None,
          depth: int | None = None, k: int | None = None, **options: Any) -> Run:
     """Fuse `runs` (each cut to its top `depth` when given) into one run of up to `k` per question.
     `options` are the method's (rrf: rrf_k; weighted: norm)."""
@@ -91,6 +91,7 @@ def fuse(runs: Sequence[Run], method: str = "rrf", *, weights: Sequence[float] |
     if len(runs) < 2:
         raise InputError("fusion needs at least two runs", field="runs")
     weights = check_weights(weights, len(runs))
+    runs = [as_run(r) for r in runs]
     out = Run(tag=f"fuse-{method}")
     for qid in dict.fromkeys(q for r in runs for q in r):
         fused: dict[str, float] = {}
