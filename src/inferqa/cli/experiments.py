@@ -1,4 +1,4 @@
-"""`inferqa run CONFIG`, `inferqa demo` and `inferqa finetune retriever|colbert|reranker`."""
+"""`inferqa run CONFIG`, `inferqa demo` and `inferqa explore`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
-from ..experiments.finetune import OPTIONS as FINETUNE
 from .app import allow_partial_opt, app, named_path
-from .flags import option_flag
 
 
 def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answers: bool = False) -> None:
@@ -110,40 +108,3 @@ def explore_command(
     qids = b.split_qids(split) if split else None
     page = write_explorer(explorer_data(b, loaded, sets, qids=qids, depth=depth), out)
     typer.echo(f"explorer: {page} ({page.stat().st_size / 1e6:.2f} MB)")
-
-
-@app.command("finetune")
-def finetune_command(
-    kind: str = typer.Argument(..., help="retriever, colbert or reranker: `inferqa plugins fine-tuner` says what "
-                               "each trains."),
-    bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
-    split: Optional[str] = option_flag(FINETUNE["split"], "--split"),
-    model: str = typer.Option("minilm", "--model", help="Initial weights: minilm, an HF id or a folder."),
-    positives: Optional[int] = option_flag(FINETUNE["positives"], "--positives"),
-    negatives: Optional[int] = option_flag(FINETUNE["negatives"], "--negatives"),
-    min_label: Optional[int] = option_flag(FINETUNE["min_label"], "--min-label"),
-    negatives_from: Optional[str] = option_flag(FINETUNE["negatives_from"], "--negatives-from"),
-    epochs: Optional[int] = option_flag(FINETUNE["epochs"], "--epochs"),
-    batch_size: Optional[int] = option_flag(FINETUNE["batch_size"], "--batch-size"),
-    lr: Optional[float] = option_flag(FINETUNE["lr"], "--lr"),
-    max_questions: Optional[int] = option_flag(FINETUNE["max_questions"], "--max-questions"),
-    max_steps: Optional[int] = option_flag(FINETUNE["max_steps"], "--max-steps"),
-    seed: Optional[int] = option_flag(FINETUNE["seed"], "--seed"),
-) -> None:
-    """Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split."""
-    from ..experiments.finetune import FinetuneOptions
-    from ..io import check_output
-
-    check_output(out, kind="dir")
-    from .. import registry
-
-    if kind not in registry.available("fine-tuner"):
-        raise InputError(f"finetune KIND must be retriever, colbert or reranker, not {kind!r} "
-                         "(`inferqa plugins fine-tuner`)", field="kind")
-    trainer = registry.get("fine-tuner", kind).factory
-    opts = FinetuneOptions.given(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
-                                 epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
-                                 max_steps=max_steps, seed=seed, min_label=min_label)
-    path = trainer(bench, out, model=model, options=opts)
-    typer.echo(f"model: {path}")
