@@ -20,7 +20,7 @@ from inferqa.evaluate.answers import clean_answer_paper as clean_answer, paper_e
 from inferqa.evaluate.stored import accuracy_per_label, optimal_em
 from inferqa.read.stored import oracle_reader_em, union_passage
 from inferqa.evaluate.doctor import diagnose
-from inferqa.formats import iter_corpus, Run, read_rankify, sniff, stored_answers
+from inferqa.formats import iter_corpus, Run, sniff, stored_answers
 from inferqa.formats import read_retriever_jsonl
 from inferqa.formats.authors_files import write_pyserini_collection, write_rankify, write_retriever_jsonl
 
@@ -168,7 +168,7 @@ def test_rankify_written_from_a_trec_run_round_trips(bench, tmp_path):
     # has_answer: the answer-in-text test of the authors' files (no hint names "Basalt"), not label 2.
     assert first == {"id": "Q_test_1_11000_01", "score": 1.5, "has_answer": False,
                      "text": "Q_test_1 clue number 0. Q_test_1 clue number 1.", "title": "Q_test_1"}
-    back, info = read_rankify(out, bench, "test")
+    back = Run.from_file(out, bench=bench, split="test"); info = back.info
     assert back == Run.from_file(trec) and info[1]["titles"] == ["Q_test_2", "Q_test_1"]
 
 

@@ -1,26 +1,31 @@
-"""The one reading layer for domain files: runs, qrels, answers, labels and the corpus (and
-the run formats' writers, beside their readers).
+"""The one reading and writing layer for domain files: runs, qrels, benchmarks, answers,
+labels and the corpus.
 
-Every command reads these through here, so each rule (special files refused, compressed
-files opened, truncated and mistyped records located, ids checked against the benchmark)
-is written once. Bytes and text come from `inferqa.io`.
+`Run.from_file` / `run.to_file` and `Qrels.from_file` / `qrels.to_file` are the gateways
+(every run format of the `run-format` registry kind behind them, sniffed by its declared
+suffixes and first bytes); `bench.check(run)` validates a run against a benchmark;
+`open_run` does both and cuts to a split; `as_run` / `as_qrels` / `as_benchmark` take what
+stage functions are given. Each rule (special files refused, compressed files opened,
+truncated and mistyped records located, ids checked) is written once. Bytes and text come
+from `inferqa.io`.
 """
 
 from __future__ import annotations
 
 from .answers import iter_answer_rows, open_answers, read_retriever_jsonl
+from .benchmark import Benchmark, check_run_ids
+from .coerce import as_benchmark, as_qrels, as_run, open_run
 from .corpus import corpus_ids, iter_corpus
+from .findings import Findings
 from .labels import LabelRow, open_labels, resolve_copies, stored_answers
 from .oracles import optimal, oracle_retriever
-from .benchmark import Benchmark
-from .coerce import as_benchmark, as_qrels, as_run, open_run
-from .findings import Findings
 from .qrels import Qrels
-from .rankify import read_rankify, write_rankify
-from .benchmark import check_run_ids
+from .rankify import write_rankify
 from .runs import OPTIMAL, RANKED_KEYS, RANKIFY, TREC, Run, RunFormat, Titles, check_same_questions, sniff
-from .trec import read_trec, write_trec
+from .trec import write_trec
 
-__all__ = ["Benchmark", "Qrels", "Run", "as_benchmark", "as_qrels", "as_run", "LabelRow", "open_labels", "resolve_copies", "stored_answers", "OPTIMAL", "RANKED_KEYS", "RANKIFY", "TREC", "Findings", "RunFormat", "Titles", "check_run_ids", "check_same_questions",
-           "corpus_ids", "iter_answer_rows", "iter_corpus", "open_answers", "read_retriever_jsonl", "open_run", "optimal", "oracle_retriever", "read_rankify",
-           "read_trec", "sniff", "write_rankify", "write_trec"]
+__all__ = ["Benchmark", "Findings", "LabelRow", "OPTIMAL", "Qrels", "RANKED_KEYS", "RANKIFY", "Run", "RunFormat",
+           "TREC", "Titles", "as_benchmark", "as_qrels", "as_run", "check_run_ids", "check_same_questions",
+           "corpus_ids", "iter_answer_rows", "iter_corpus", "open_answers", "open_labels", "open_run", "optimal",
+           "oracle_retriever", "read_retriever_jsonl", "resolve_copies", "sniff", "stored_answers", "write_rankify",
+           "write_trec"]
