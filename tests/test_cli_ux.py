@@ -127,7 +127,7 @@ def _independent_ties(run: Run, qrels, tie_length: int):
 
 
 def _write_plain(run, path):
-    """A TREC run with 6-decimal scores, ties kept (as other tools write them; Run.save breaks ties)."""
+    """A TREC run with 6-decimal scores, ties kept (as other tools write them; Run.to_file breaks ties)."""
     path.write_text("".join(f"{q} Q0 {pid} {r} {score:.6f} x\n" for q, ranked in run.items()
                             for r, (pid, score) in enumerate(ranked, 1)))
 

@@ -30,7 +30,7 @@ def bench(tmp_path_factory) -> Benchmark:
 
 
 def as_written(folder, run):
-    """`run` as a command writes it: Run.save breaks the ties of diversify's floors for trec_eval."""
+    """`run` as a command writes it: Run.to_file breaks the ties of diversify's floors for trec_eval."""
     run.to_file(folder / "written.trec")
     return Run.from_file(folder / "written.trec")
 

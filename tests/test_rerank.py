@@ -89,7 +89,7 @@ def test_rerank_output_round_trips_through_trec_file(tmp_path):
     bench = make_bench(tmp_path / "b")
     out = LengthReranker().rerank(make_run(bench), bench, depth=3)
     out.to_file(tmp_path / "r.trec")
-    back = Run.from_file(tmp_path / "r.trec")  # load_run rejects unsorted or duplicate lines
+    back = Run.from_file(tmp_path / "r.trec")  # Run.from_file rejects unsorted or duplicate lines
     assert {q: [p for p, _ in r] for q, r in back.items()} == {q: [p for p, _ in r] for q, r in out.items()}
 
 
