@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
 from ..benchmark import Benchmark
+from ..defaults import RETRIEVE_DEPTH
 from ..errors import InputError
 from ..inputs import BenchLike, as_benchmark
 from ..io import read_json, sha256_file, write_json
@@ -161,7 +162,7 @@ class Retriever(ABC):
         return run
 
 
-    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = 1000,
+    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = RETRIEVE_DEPTH.default,
                  index_dir: str | Path | None = None) -> Run:
         """The top `depth` passages for each question of `split` (None or "all": every
         question) from the index of `bench` (attached here unless already attached to it)."""
