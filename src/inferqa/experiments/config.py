@@ -41,13 +41,13 @@ from ..formats.oracles import ORACLE_SEED
 from ..io import read_text
 from ..registry import REQUIRED, Option
 from ..retrieve.diversify import GROUPING, check_diversify
-from ..stage_options import READ_KS
+from ..stage_options import READ_KS, READ_STRATEGIES
 
 _POSITIVE = Option("value", int, REQUIRED, min=1)
 _BOOL = Option("value", bool, REQUIRED)
 _SEED = replace(ORACLE_SEED, help="seed of the oracle retriever's shuffle and the paired tests")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-DEFAULT_STRATEGIES = ("union_norm", "union_freq")
+DEFAULT_STRATEGIES = tuple(READ_STRATEGIES.default)
 
 
 @dataclass(frozen=True)
