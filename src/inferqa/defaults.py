@@ -24,3 +24,5 @@ NUM_ACTORS = Option("num_actors", int, 1, "Ray actors (with --backend ray), each
                     min=1)
 # The hint-group of diversification (`inferqa.hints`): passages with the same hint texts.
 HINT_GROUPING = "set"
+# The seed of the paired tests' resamples and sign flips (`inferqa compare`, the experiment's tables).
+TEST_SEED = 0
