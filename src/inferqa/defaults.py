@@ -1,9 +1,31 @@
-"""Defaults shared by several stages, each declared once as a registry Option that every
-signature, flag and schema reads."""
+"""The defaults several stages share, each written once; every signature, plugin option,
+experiment-file key and command-line flag that takes one reads it from here.
+
+Stage-level options stay beside their stage (`inferqa.stage_options`, the plugins); these
+are the ones that low layers (retrieve, rerank, scale, the experiment file) need alike.
+"""
 
 from __future__ import annotations
 
+from .models import MINILM, SMOLLM2
 from .registry import Option
 
 # Relevant = label >= min_label: for every metric, the oracles and fine-tuning's positives.
 MIN_LABEL = Option("min_label", int, 1, "lowest label counted as relevant", min=1)
+
+# The sentence-transformers model of every encoder (dense and clue retrieval, the embedding
+# leak judge, fine-tuning's starting weights): the bundled MiniLM, which loads offline.
+DEFAULT_ENCODER = MINILM
+# The LLM of every stage that asks one (reader, labeller, leak judge, LLM rerankers, answer judge).
+DEFAULT_LLM = SMOLLM2
+
+RETRIEVE_DEPTH = Option("depth", int, 1000, "passages per question in the run", min=1)
+RERANK_DEPTH = Option("depth", int, 100, "the top DEPTH passages of each question are reranked; the rest "
+                      "stays below in its order", min=1)
+# Each actor loads its own copy of the model: one fits on any machine, more are asked for.
+NUM_ACTORS = Option("num_actors", int, 1, "Ray actors (with --backend ray), each with its own copy of the model",
+                    min=1)
+# The hint-group of diversification (`inferqa.hints`): passages with the same hint texts.
+HINT_GROUPING = "set"
+# The seed of the paired tests' resamples and sign flips (`inferqa compare`, the experiment's tables).
+TEST_SEED = 0

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Hashable
 import numpy as np
 
 from . import registry
+from .defaults import HINT_GROUPING
 from .errors import InputError
 from .registry import plugin
 
@@ -193,7 +194,7 @@ def check_grouping(by: object) -> str:
     return str(by)
 
 
-def hint_group_key(bench: "Benchmark", by: str = "set") -> GroupKey:
+def hint_group_key(bench: "Benchmark", by: str = HINT_GROUPING) -> GroupKey:
     """A passage id → its hint-group (`by`: a hint-group plugin, `inferqa plugins hint-group`);
     each passage looked up once."""
     key = registry.create("hint-group", check_grouping(by))(bench)

@@ -9,6 +9,7 @@ default and its help are written only here. List defaults are shared: read them,
 
 from __future__ import annotations
 
+from .defaults import DEFAULT_LLM
 from .llm.base import LLM
 from .registry import Option
 
@@ -18,11 +19,11 @@ SPLIT = Option("split", str, "0.7,0.1,0.2", "the train,dev,test split: fractions
 SEED = Option("seed", int, 13, "seed of the split shuffle")
 LEAK_THRESHOLD = Option("threshold", float, 0.85, "cosine from which a hint span leaks", min=0, max=1,
                         min_open=True)
-LEAK_LLM = Option("llm", (str, LLM), "smollm2", "LLM asked whether the hint gives the answer")
-LABELER = Option("labeler", str, "smollm2", "LLM spec of a labeller; repeat the flag for several")
+LEAK_LLM = Option("llm", (str, LLM), DEFAULT_LLM, "LLM asked whether the hint gives the answer")
+LABELER = Option("labeler", str, DEFAULT_LLM, "LLM spec of a labeller; repeat the flag for several")
 MIN_F1 = Option("min_f1", float, 0.5, "token F1 to a gold alias from which an answer the judge rejected is "
                 "contested (so exported too), as is one contained in an alias or containing one", min=0, max=1)
-READER_LLM = Option("llm", str, "smollm2", "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, "
+READER_LLM = Option("llm", str, DEFAULT_LLM, "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, "
                     "openai:MODEL@URL or transformers:ID_OR_PATH")
 READ_STRATEGIES = Option("strategies", list, ["union_norm"], "context strategies: union_norm, union_freq or concat")
 READ_KS = Option("ks", list, [1, 3, 5], "top-k passages merged into one context, one reading per k")
@@ -31,3 +32,10 @@ TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
                      "alpha grid; beta = 1 - alpha (only their ratio orders hints)")
 UNION_ALPHA = Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0)
 UNION_BETA = Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0)
+LABEL_MATCH = Option("label_match", str, "exact", "QUIT release labels: exact (the authors' rule: a labeller's "
+                    "answer is in answers, case-sensitive) or normalized (our SQuAD-style normalised match); "
+                    "recorded in meta.json", choices=("exact", "normalized"))
+# The LLM answer judge (GPT-Eval style) of labelling, reading and evaluate-answers.
+JUDGE_SAMPLES = Option("samples", int, 3, "votes of the LLM judge; the majority decides", min=1)
+JUDGE_TEMPERATURE = Option("temperature", float, 0.7, "sampling temperature of the LLM judge (0: one greedy vote)",
+                           min=0)

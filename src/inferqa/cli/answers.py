@@ -7,7 +7,9 @@ from typing import Optional
 
 import typer
 
-from .app import app, finite
+from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
+from .app import app
+from .flags import option_flag
 from .llm_options import cache_opt, llm_opener
 from .output import print_summary
 
@@ -19,9 +21,8 @@ def evaluate_answers_cmd(
     bench: Optional[Path] = typer.Option(None, "--bench", "-b",
                                          help="Re-score against this benchmark's gold answers (default: the rows' golds)."),
     judge: Optional[str] = typer.Option(None, "--judge", help="LLM spec of an answer-equivalence judge (GPT-Eval style)."),
-    judge_samples: int = typer.Option(3, "--judge-samples", min=1, help="Judge samples; the majority decides."),
-    judge_temperature: float = typer.Option(0.7, "--judge-temperature", parser=finite,
-                                            help="Sampling temperature of the judge."),
+    judge_samples: int = option_flag(JUDGE_SAMPLES, "--judge-samples", filled=True),
+    judge_temperature: float = option_flag(JUDGE_TEMPERATURE, "--judge-temperature", filled=True),
     cache: Optional[Path] = cache_opt,
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa: normalised EM | paper: the QUIT authors' "
                                  "answer cleaning, then exact case-sensitive EM (inferqa.evaluate.answers)."),

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import InputError
-from ..stage_options import LABELER, LEAK_LLM, LEAK_THRESHOLD, SEED, SPLIT, TOP_K
+from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, SEED, SPLIT, TOP_K
 from .app import app
 from .flags import option_flag
 
@@ -54,9 +54,7 @@ def build_cmd(
     stop_at_first_correct: bool = typer.Option(False, "--labellers-stop-at-first-correct", help="With --label: ask "
                                                "the labellers in turn and stop at the first that is right (same "
                                                "labels; skipped labellers recorded as not asked)."),
-    label_match: str = typer.Option("exact", "--label-match", help="QUIT release labels: exact (the authors' "
-                                    "rule: a labeller's answer is in answers, case-sensitive) | normalized "
-                                    "(our SQuAD-style normalised match); recorded in meta.json."),
+    label_match: str = option_flag(LABEL_MATCH, "--label-match", filled=True),
     parametric: bool = typer.Option(False, "--parametric", help="Ask each labeller every question with no context; "
                                     "write parametric.jsonl."),
     split_by: Optional[str] = typer.Option(None, "--split-by", help="parametric: parametric questions to train, the "

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..defaults import TEST_SEED
 from ..errors import InputError
 from ..defaults import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
@@ -117,7 +118,7 @@ def compare_cmd(
                                    "per metric."),
     min_label: Optional[int] = min_label_opt,
     protocol: str = protocol_opt,
-    seed: int = typer.Option(0, "--seed", help="Seed of the resamples and sign flips."),
+    seed: int = typer.Option(TEST_SEED, "--seed", help="Seed of the resamples and sign flips."),
     as_json: bool = as_json_opt,
     allow_partial: bool = allow_partial_opt,
 ) -> None:

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
 from ..experiments.finetune import OPTIONS as FINETUNE
 from .app import app
@@ -20,7 +21,7 @@ def finetune_command(
     bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
     split: Optional[str] = option_flag(FINETUNE["split"], "--split"),
-    model: str = typer.Option("minilm", "--model", help="Initial weights: minilm, an HF id or a folder."),
+    model: str = typer.Option(DEFAULT_ENCODER, "--model", help="Initial weights: minilm, an HF id or a folder."),
     positives: Optional[int] = option_flag(FINETUNE["positives"], "--positives"),
     negatives: Optional[int] = option_flag(FINETUNE["negatives"], "--negatives"),
     min_label: Optional[int] = option_flag(FINETUNE["min_label"], "--min-label"),

@@ -32,13 +32,18 @@ def option_help(opt: Any) -> str:
     return f"{opt.help} ({takes}{default})"
 
 
-def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | None = None) -> Any:
+def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | None = None,
+                filled: bool = False) -> Any:
     """A typer option for one declared Option: not given = None. With `owner` (the plugin that
     declares it) the help reads 'embedding: cosine from which ... (..., default 0.85).', as
-    declared_help words it, without importing the plugin's module; `note` follows it."""
+    declared_help words it, without importing the plugin's module; `note` follows it.
+    `filled`: not given = the declared default itself, its range checked as the flag is read
+    (for a function argument that takes no None)."""
     text = f"{owner}: {option_help(opt)}" if owner else option_help(opt)[0].upper() + option_help(opt)[1:]
-    return typer.Option(None, *decls, help=text + (f"; {note}" if note else "") + ".",
-                        parser=finite if opt.types == (float,) else None)
+    parser = finite if opt.types == (float,) else None
+    bounds = {"min": opt.min, "max": opt.max} if filled and parser is None and opt.types == (int,) else {}
+    return typer.Option(opt.default if filled else None, *decls, help=text + (f"; {note}" if note else "") + ".",
+                        parser=parser, show_default=not filled, **bounds)
 
 
 def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:

@@ -7,7 +7,9 @@ from typing import Callable, List, Optional
 
 import typer
 
+from ..defaults import NUM_ACTORS
 from ..errors import InputError
+from .flags import option_flag
 
 CACHE_HELP = ("SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite or "
               "~/.cache/inferqa/llm.sqlite).")
@@ -18,7 +20,7 @@ cache_opt = typer.Option(None, "--cache", help=CACHE_HELP)
 no_cache_opt = typer.Option(False, "--no-cache", help="Call the backend for every prompt.")
 backend_opt = typer.Option("local", "--backend", help=BACKEND_HELP)
 ray_address_opt = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001 (default: start Ray here).")
-num_actors_opt = typer.Option(2, "--num-actors", help="Ray actors, each with its own copy of the model.")
+num_actors_opt = option_flag(NUM_ACTORS, "--num-actors", filled=True)
 llm_url_opt = typer.Option(None, "--llm-url", help="With --backend ray and an openai: spec: one server URL per "
                            "repeat; actors take them round-robin.")
 
@@ -42,7 +44,7 @@ def parse_list(values: List[str] | None, cast=str, flag: str | None = None) -> l
 
 
 def llm_opener(cache: Optional[Path], no_cache: bool = False, backend: str = "local",
-               ray_address: Optional[str] = None, num_actors: int = 1,
+               ray_address: Optional[str] = None, num_actors: int = NUM_ACTORS.default,
                llm_urls: Optional[List[str]] = None) -> Callable[[str], object]:
     """spec -> LLM with the given cache and execution backend (inferqa.scale.load_scaled_llm)."""
     from ..io import check_output

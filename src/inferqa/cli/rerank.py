@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..defaults import RERANK_DEPTH
 from ..options import parse_key_values
 from .app import allow_partial_opt, app
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
@@ -34,8 +35,7 @@ def rerank_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Reranked TREC run to write (atomically)."),
     llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
     model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
-    depth: int = typer.Option(100, "--depth", min=1, help="Rerank the top DEPTH of each question; the rest "
-                                                          "stays below in its order."),
+    depth: int = option_flag(RERANK_DEPTH, "--depth", filled=True),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size (cross-encoder, T5 family)."),
     split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split "
                                                               "(the output holds only them)."),

@@ -9,6 +9,7 @@ import typer
 
 from .. import registry
 from ..formats.benchmark import Benchmark
+from ..defaults import NUM_ACTORS, RETRIEVE_DEPTH
 from ..errors import InputError
 from ..formats.oracles import ORACLE_SEED
 from ..defaults import MIN_LABEL
@@ -65,7 +66,7 @@ def index_cmd(
     backend: str = typer.Option("local", "--backend", help="Dense: local, or ray: passages encoded on a pool "
                                 "of Ray actors (README: Scaling)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001."),
-    num_actors: int = typer.Option(2, "--num-actors", help="Dense with --backend ray: encoder actors."),
+    num_actors: int = option_flag(NUM_ACTORS, "--num-actors", filled=True, note="dense: encoder actors"),
 ) -> None:
     """Build (or resume, or reuse) a retriever's index of the benchmark's corpus."""
     from ..io import check_output
@@ -85,7 +86,7 @@ def retrieve_cmd(
     bench_dir: Path = typer.Argument(..., help="Benchmark directory written by `inferqa build`."),
     out: Path = typer.Option(..., "--out", "-o", help="TREC run file to write (qid Q0 pid rank score tag)."),
     split: str = typer.Option("test", "--split", help="Questions to retrieve for: train | dev | test | all."),
-    depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question."),
+    depth: int = option_flag(RETRIEVE_DEPTH, "--depth", filled=True),
     retriever: str = _retr, model: Optional[str] = _model, no_dedup: Optional[bool] = _no_dedup,
     k1: Optional[float] = _k1, b: Optional[float] = _b, query_prefix: Optional[str] = _qp,
     passage_prefix: Optional[str] = _pp, batch_size: Optional[int] = _bs, index_type: Optional[str] = _it,
@@ -158,7 +159,7 @@ def fuse_cmd(
     weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weight ≥ 0 per run (default 1 each)."),
     rrf_k: Optional[float] = declared_flag("fusion", "rrf_k", "--rrf-k"),
     norm: Optional[str] = declared_flag("fusion", "norm", "--norm"),
-    depth: int = typer.Option(1000, "--depth", min=1, help="Passages per question in the fused run."),
+    depth: int = option_flag(RETRIEVE_DEPTH, "--depth", filled=True, note="of the fused run"),
 ) -> None:
     """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
     from ..formats import check_same_questions, open_run

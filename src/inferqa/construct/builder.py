@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..io import atomic_dir, sha256_file
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
-from ..stage_options import SEED, SPLIT, TOP_K
+from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import iter_corpus_lines, n_orders
 from .ranking import select_top
@@ -110,7 +110,7 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
                     leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
                     split: Any = SPLIT.default, seed: int = SEED.default, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
-                    show_progress: bool = False, label_match: str = "exact") -> dict:
+                    show_progress: bool = False, label_match: str = LABEL_MATCH.default) -> dict:
     """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
     from `questions` (`Question`s, or source files read with `inferqa.load_questions`, which
     are then the recorded `sources` unless given)

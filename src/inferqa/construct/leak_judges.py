@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Sequence
 
+from ..defaults import DEFAULT_ENCODER
 from ..registry import Option, plugin
 from ..stage_options import LEAK_LLM, LEAK_THRESHOLD
 
@@ -58,7 +59,7 @@ def hint_spans(hint: str, max_words: int) -> list[str]:
 
 
 @plugin("leak-judge", "embedding",
-        Option("model", (str, object), "minilm", "sentence-transformers model (id, folder, "
+        Option("model", (str, object), DEFAULT_ENCODER, "sentence-transformers model (id, folder, "
                "minilm) or instance"),
         LEAK_THRESHOLD,
         Option("max_extra_words", int, 1, "span length beyond the answer's", min=0),

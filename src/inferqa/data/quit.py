@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import InputError
 from ..io import inner_path
 from ..records import MASK_BITS, Hint, Question, answerability_label, mask_readings
+from ..stage_options import LABEL_MATCH
 from ..text import normalize_answer
 from ._common import answers_field, check_unique, convergence_field, expect_list, get, record_name, text_field
 
@@ -32,7 +33,7 @@ LABELLERS = ("gemma-3-1b", "qwen-3-4b", "llama-31-8b")
 READERS = ("llama-32-1b", "gemma-3-4b", "qwen-3-8b")
 LABELS_KEY = "passage_labels"  # metadata key: {perm: explicit label}, perm = source hint indices in passage order
 ANSWERS_KEY = "passage_answers"  # metadata key: {perm: {model: answer}}, every ordering the release lists
-LABEL_MATCHES = ("exact", "normalized")
+LABEL_MATCHES = LABEL_MATCH.choices
 MASK_BITS_KEY = "mask_bits"  # metadata key: the file's bit order of subset masks (records.MASK_BITS)
 
 
@@ -61,7 +62,7 @@ def ordering_entry(entry: Any, *, file: Path, record: str, field: str) -> tuple[
     return label, answers
 
 
-def labeller_correct(answers: dict[str, str], gold: list[str], match: str = "exact") -> dict[str, bool]:
+def labeller_correct(answers: dict[str, str], gold: list[str], match: str = LABEL_MATCH.default) -> dict[str, bool]:
     """Per labelling model present: is its answer a gold answer (exact membership, or normalised)?"""
     if match not in LABEL_MATCHES:
         raise InputError(f"label match must be one of {', '.join(LABEL_MATCHES)}, not {match!r}",
@@ -72,7 +73,8 @@ def labeller_correct(answers: dict[str, str], gold: list[str], match: str = "exa
     return {m: normalize_answer(answers[m]) in golds for m in LABELLERS if m in answers}
 
 
-def release_label(explicit: int | None, answers: dict[str, str], gold: list[str], match: str = "exact") -> int:
+def release_label(explicit: int | None, answers: dict[str, str], gold: list[str],
+                  match: str = LABEL_MATCH.default) -> int:
     if explicit is not None:
         return int(explicit)
     return answerability_label(labeller_correct(answers, gold, match).values())

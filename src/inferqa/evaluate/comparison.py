@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..defaults import TEST_SEED
 from ..errors import InputError
 from ..formats.coerce import as_qrels
 from ..defaults import MIN_LABEL
@@ -109,7 +110,7 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
             split: str | None = None, test: str = "randomisation", correction: str = "holm",
             min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False,
             resamples: int = RESAMPLES,
-            seed: int = 0, confidence: float = CONFIDENCE) -> Comparison:
+            seed: int = TEST_SEED, confidence: float = CONFIDENCE) -> Comparison:
     """Each run against the first: `runs` are `Run`s or run files (a list, or a dict name -> run);
     `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs); every run is read
     as `evaluate` reads it (`scored_run`: `min_label`, `protocol`, `allow_partial`)."""

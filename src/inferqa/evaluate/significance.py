@@ -36,6 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..defaults import TEST_SEED
 from ..errors import InputError
 
 RESAMPLES = 10_000
@@ -78,7 +79,7 @@ def _percentiles(means: np.ndarray, defined_rows: np.ndarray, confidence: float)
 
 
 def bootstrap_cis(values, *, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
-                  seed: int = 0) -> np.ndarray:
+                  seed: int = TEST_SEED) -> np.ndarray:
     """(rows × 2) percentile-bootstrap intervals of each row's mean (NaN = left out).
 
     `values` is one vector or a (rows × questions) matrix aligned on the same questions;
@@ -146,7 +147,7 @@ def _randomisation_ps(d: np.ndarray, resamples: int, seed: int) -> tuple[np.ndar
     return p, exact
 
 
-def randomisation_p(diffs: Sequence[float], *, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, bool]:
+def randomisation_p(diffs: Sequence[float], *, resamples: int = RESAMPLES, seed: int = TEST_SEED) -> tuple[float, bool]:
     """Two-sided sign-flip p-value of mean(diffs) = 0, and whether it was exact."""
     d = np.asarray(diffs, dtype=float)
     p, exact = _randomisation_ps(d[None, :], resamples, seed)
@@ -171,7 +172,7 @@ def _t_tests(d: np.ndarray, keep: np.ndarray, n: np.ndarray, confidence: float):
     return p, np.stack([mean - half, mean + half], axis=1)
 
 
-def paired_tests(a, b, *, test: str = "randomisation", resamples: int = RESAMPLES, seed: int = 0,
+def paired_tests(a, b, *, test: str = "randomisation", resamples: int = RESAMPLES, seed: int = TEST_SEED,
                  confidence: float = CONFIDENCE) -> list[PairedTest]:
     """Row i of `a` against row i of `b` (vectors or rows × questions matrices, per question
     aligned; NaN = undefined): one `PairedTest` per row, by `test` (module docstring)."""
@@ -208,7 +209,7 @@ def paired_tests(a, b, *, test: str = "randomisation", resamples: int = RESAMPLE
 
 
 def paired_test(a: Sequence[float], b: Sequence[float], *, test: str = "randomisation",
-                resamples: int = RESAMPLES, seed: int = 0, confidence: float = CONFIDENCE) -> PairedTest:
+                resamples: int = RESAMPLES, seed: int = TEST_SEED, confidence: float = CONFIDENCE) -> PairedTest:
     """One paired test of two per-question vectors (see `paired_tests`)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:

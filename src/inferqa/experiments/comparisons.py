@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..defaults import TEST_SEED
 from ..evaluate.significance import RESAMPLES, bootstrap_cis, paired_tests
 from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 
@@ -57,7 +58,7 @@ def _pairs(results: ExperimentResults) -> list[tuple[str, int, int, str]]:
 
 
 def add_statistics(results: ExperimentResults, ranking_scores: Sequence[dict[str, np.ndarray]],
-                   reader_scores: Sequence[np.ndarray], *, seed: int = 0,
+                   reader_scores: Sequence[np.ndarray], *, seed: int = TEST_SEED,
                    resamples: int = RESAMPLES) -> ExperimentResults:
     """A copy of `results` with 95 % CIs on every score and the paired tests in `tests`.
 

@@ -31,21 +31,23 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..defaults import RERANK_DEPTH, RETRIEVE_DEPTH
 from ..errors import InputError
+from ..formats.oracles import ORACLE_SEED
 from ..io import read_text
 from ..registry import REQUIRED, Option
-from ..retrieve.diversify import check_diversify
-from ..stage_options import READ_KS
+from ..retrieve.diversify import GROUPING, check_diversify
+from ..stage_options import READ_KS, READ_STRATEGIES
 
 _POSITIVE = Option("value", int, REQUIRED, min=1)
 _BOOL = Option("value", bool, REQUIRED)
-_SEED = Option("seed", int, 13, "seed of the oracle retriever's shuffle and the paired tests")
+_SEED = replace(ORACLE_SEED, help="seed of the oracle retriever's shuffle and the paired tests")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-DEFAULT_STRATEGIES = ("union_norm", "union_freq")
+DEFAULT_STRATEGIES = tuple(READ_STRATEGIES.default)
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class StageSpec:
     depth: int
     options: dict[str, Any] = field(default_factory=dict)
     diversify: int | None = None  # at most N passages of one hint-group in the head (retrieve.diversify)
-    diversify_by: str = "set"  # the hint-group: set | linked
+    diversify_by: str = GROUPING.default  # the hint-group: set | linked
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ def _checked(c: _Checker, field: str, record: object, check) -> Any:
         raise c.fail(exc.message, field, record) from None
 
 
-def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: str) -> tuple[StageSpec, ...]:
+def _stages(c: _Checker, raw: Any, field: str, depth_option: Option, plugin_kind: str) -> tuple[StageSpec, ...]:
     from .. import registry
 
     out, seen = [], set()
@@ -192,7 +194,7 @@ def _stages(c: _Checker, raw: Any, field: str, default_depth: int, plugin_kind: 
         if name in seen:
             raise c.fail(f"duplicate name {name!r}", f"{field}[{i}].name", record=i)
         seen.add(name)
-        depth = c.positive_int(item.get("depth", default_depth), f"{field}[{i}].depth", record=i)
+        depth = c.declared(item.get("depth", depth_option.default), depth_option, f"{field}[{i}].depth", record=i)
         options = c.options(item.get("options"), f"{field}[{i}].options", i)
         plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
         _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
@@ -248,10 +250,10 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
         raise c.fail("give a benchmark 'path' or 'demo: true'", "benchmark")
     benchmark = BenchmarkSpec(path=bpath, demo=demo)
 
-    retrievers = _stages(c, raw["retrievers"], "retrievers", default_depth=100, plugin_kind="retriever")
+    retrievers = _stages(c, raw["retrievers"], "retrievers", depth_option=RETRIEVE_DEPTH, plugin_kind="retriever")
     if not retrievers:
         raise c.fail("at least one retriever is needed", "retrievers")
-    rerankers = _stages(c, raw.get("rerankers"), "rerankers", default_depth=100, plugin_kind="reranker")
+    rerankers = _stages(c, raw.get("rerankers"), "rerankers", depth_option=RERANK_DEPTH, plugin_kind="reranker")
     taken = {s.name for s in retrievers}
     for i, s in enumerate(rerankers):
         if s.name in taken:

@@ -24,11 +24,12 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..formats.benchmark import Benchmark
+from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
 from ..defaults import MIN_LABEL
 from ..io import atomic_dir, write_json
@@ -57,26 +58,17 @@ OPTIONS = {o.name: o for o in (
 )}
 
 
-@dataclass(frozen=True)
-class FinetuneOptions:
-    split: str = OPTIONS["split"].default
-    positives: int = OPTIONS["positives"].default
-    negatives: int = OPTIONS["negatives"].default
-    negatives_from: str = OPTIONS["negatives_from"].default
-    min_label: int = OPTIONS["min_label"].default
-    epochs: int = OPTIONS["epochs"].default
-    batch_size: int = OPTIONS["batch_size"].default
-    lr: float = OPTIONS["lr"].default
-    warmup_ratio: float = OPTIONS["warmup_ratio"].default
-    max_length: int = OPTIONS["max_length"].default
-    max_questions: int | None = OPTIONS["max_questions"].default
-    max_steps: int | None = OPTIONS["max_steps"].default
-    seed: int = OPTIONS["seed"].default
+def _given(cls, **options: object) -> "FinetuneOptions":
+    """The options that were given (None: not given), checked by their declarations."""
+    return cls(**{k: OPTIONS[k].check(v, "finetune") for k, v in options.items() if v is not None})
 
-    @classmethod
-    def given(cls, **options: object) -> "FinetuneOptions":
-        """The options that were given (None: not given), checked by their declarations."""
-        return cls(**{k: OPTIONS[k].check(v, "finetune") for k, v in options.items() if v is not None})
+
+# One field per declared option, with its default: the dataclass is made from OPTIONS, not written beside it.
+FinetuneOptions = make_dataclass(
+    "FinetuneOptions",
+    [(o.name, o.types[0] | None if o.allows_none else o.types[0], field(default=o.default)) for o in OPTIONS.values()],
+    frozen=True, namespace={"given": classmethod(_given), "__module__": __name__,
+                            "__doc__": "Every fine-tuner's options (OPTIONS), checked by `given`."})
 
 
 @dataclass(frozen=True)
@@ -282,7 +274,8 @@ def _losses_module():
 
 
 @plugin("fine-tuner", "retriever", help="bi-encoder: in-batch negatives plus n positives and n hard negatives per question")
-def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
+def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
+                       model: str = DEFAULT_ENCODER,
                        options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
     """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
     from sentence_transformers import SentenceTransformer
@@ -306,7 +299,7 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
 
 
 @plugin("fine-tuner", "reranker", help="cross-encoder, binary relevance")
-def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
+def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
                       options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
     """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
     import torch
@@ -332,7 +325,7 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
 
 
 @plugin("fine-tuner", "colbert", help="late interaction (ColBERT), the retriever's examples")
-def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = "minilm",
+def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
                      options: FinetuneOptions = FinetuneOptions(), device: str | None = None, dim: int = 128) -> Path:
     """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
     projection to `dim`, or further from a ColBERT folder; MaxSim scores, in-batch + hard negatives."""

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..formats.benchmark import Benchmark
+from ..defaults import RERANK_DEPTH
 from ..errors import InputError
 from ..formats import open_answers
 from ..io import atomic_open, check_output, open_input, read_text, write_json, write_jsonl
 from ..formats import Run
+from ..retrieve.diversify import GROUPING
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
@@ -317,7 +319,7 @@ class _Runner:
         for base in first:
             ranked += [self.rerank(base, spec, PIPELINE) for spec in cfg.rerankers]
         if cfg.oracles.reranker:
-            depth = max((s.depth for s in cfg.rerankers), default=100)
+            depth = max((s.depth for s in cfg.rerankers), default=RERANK_DEPTH.default)
             ranked += [self.oracle_rerank(base, depth) for base in first]
         if cfg.oracles.retriever and cfg.rerankers:
             oracle_base = self.oracle_retrieve()
@@ -363,7 +365,8 @@ def _diversify_input(spec: StageSpec) -> dict[str, Any]:
     # Only when set, so the hashes of stages cached before the options existed still hold.
     if spec.diversify is None:
         return {}
-    return {"diversify": spec.diversify, **({} if spec.diversify_by == "set" else {"diversify_by": spec.diversify_by})}
+    by = {} if spec.diversify_by == GROUPING.default else {"diversify_by": spec.diversify_by}
+    return {"diversify": spec.diversify, **by}
 
 
 def _read_summary(path: Path) -> list[dict]:

@@ -35,6 +35,7 @@ from ..read.answers import answer_judge
 from ..read.reader import Reader, reading_order
 from ..formats import Qrels
 from ..records import answerability_label, parse_passage_id
+from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -52,7 +53,8 @@ def representative(pid: str) -> str:
     return f"{pid.rsplit('_', 1)[0]}_{''.join(str(i) for i in sorted(order))}"
 
 
-def judge_for(judge: "LLM | None", samples: int = 3, temperature: float = 0.7) -> Any:
+def judge_for(judge: "LLM | None", samples: int = JUDGE_SAMPLES.default,
+              temperature: float = JUDGE_TEMPERATURE.default) -> Any:
     """The answer judge of a labelling run: exact match, or an LLM's majority vote."""
     if judge is None:
         return answer_judge("exact-match")
@@ -60,7 +62,8 @@ def judge_for(judge: "LLM | None", samples: int = 3, temperature: float = 0.7) -
 
 
 def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = "full", *,
-                    judge: "LLM | None" = None, judge_samples: int = 3, judge_temperature: float = 0.7,
+                    judge: "LLM | None" = None, judge_samples: int = JUDGE_SAMPLES.default,
+                    judge_temperature: float = JUDGE_TEMPERATURE.default,
                     qids: Sequence[str] | None = None, meta: dict | None = None,
                     progress: bool = True, stop_at_first_correct: bool = False) -> dict[str, Any]:
     """Label the passages of `bench_dir` in place: rewrite qrels.tsv, write labels.jsonl.

@@ -15,7 +15,7 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..read.reader import Reader
-from ..stage_options import SEED
+from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE, SEED
 from .labelling import judge_for
 
 if TYPE_CHECKING:
@@ -25,7 +25,8 @@ NO_CONTEXT = ("(no hints)",)
 
 
 def parametric_test(bench_dir: str | os.PathLike, models: Sequence["LLM"], *, judge: "LLM | None" = None,
-                    judge_samples: int = 3, judge_temperature: float = 0.7, meta: dict | None = None,
+                    judge_samples: int = JUDGE_SAMPLES.default,
+                    judge_temperature: float = JUDGE_TEMPERATURE.default, meta: dict | None = None,
                     progress: bool = True) -> dict[str, bool]:
     """Ask every model every question without hints; write parametric.jsonl; qid -> parametric."""
     from ..progress import counter

@@ -72,10 +72,12 @@ def _quiet_stderr() -> Iterator[None]:
 MODES = ("chat", "completion")
 FLASH_ATTN = Option("flash_attn", bool, False, "flash attention (llama.cpp's CPU kernel tiles only chunks of 64+ "
                     "tokens: shorter blocks run faster without it; part of the identity)")
+# The same window in process and on the local servers (llm/servers.py): a prompt that fits one fits the other.
+N_CTX = Option("n_ctx", int, 4096, "context window in tokens", min=1)
 # Declared once: the llama-cpp backend and the bundled GGUF models (inferqa.llm.bundled) share them.
 LLAMA_CPP_OPTIONS = (
     Option("mode", str, "chat", "chat: the model's chat template; completion: plain text", choices=MODES),
-    Option("n_ctx", int, 4096, "context window in tokens", min=1),
+    N_CTX,
     Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
     Option("n_batch", int, 512, "tokens evaluated per chunk", min=1),
     FLASH_ATTN,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError
-from .llamacpp import FLASH_ATTN
+from .llamacpp import FLASH_ATTN, N_CTX
 
 SERVER_KINDS = ("llama-cpp-python", "llama.cpp")
 PYTHON_SERVER_MODULES = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
@@ -75,7 +75,7 @@ def _command(kind: str, model: Path, port: int, alias: str, n_ctx: int, threads:
 
 @contextmanager
 def local_server(model: str | os.PathLike, kind: str = "llama-cpp-python", *, alias: str = "smollm2",
-                 n_ctx: int = 2048, threads: int = 1, parallel: int = 1, extra_args: tuple[str, ...] = (),
+                 n_ctx: int = N_CTX.default, threads: int = 1, parallel: int = 1, extra_args: tuple[str, ...] = (),
                  log: str | os.PathLike | None = None, start_timeout: float = 180.0) -> Iterator[str]:
     """Start a server for the GGUF `model`, yield its base URL (…/v1), stop it on exit.
     `extra_args` go to the server's command line as they are."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..evaluate.answers import paper_exact_match, score_row
 from ..evaluate.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
+from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 from .answers import answer_judge
 
 if TYPE_CHECKING:
@@ -15,8 +16,9 @@ if TYPE_CHECKING:
 METRICS = ("em", "f1", "contains")
 
 
-def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *, judge_samples: int = 3,
-                  judge_temperature: float = 0.7, protocol: str = "inferqa") -> tuple[str, ...]:
+def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *,
+                  judge_samples: int = JUDGE_SAMPLES.default,
+                  judge_temperature: float = JUDGE_TEMPERATURE.default, protocol: str = "inferqa") -> tuple[str, ...]:
     """Add em, f1, contains (and `judge`, the LLM judge's verdict) to every row, in place;
     returns the metric names set. `protocol="paper"`: EM as the QUIT authors compute it, exact
     membership of the answer in the golds, where the answer is a row's raw generation (`raw`,

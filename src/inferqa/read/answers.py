@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from ..defaults import DEFAULT_LLM
 from ..evaluate.answers import exact_match, is_abstention
 from ..llm.base import LLM
 from ..registry import Option, plugin
+from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 
 
 JUDGE_PROMPT = (
@@ -39,9 +41,8 @@ class ExactMatchAnswerJudge:
 
 
 @plugin("answer-judge", "llm",
-        Option("llm", (str, LLM), "smollm2", "LLM spec or instance that votes"),
-        Option("samples", int, 3, "votes; the majority decides", min=1),
-        Option("temperature", float, 0.7, "sampling temperature (0: one greedy vote)", min=0))
+        Option("llm", (str, LLM), DEFAULT_LLM, "LLM spec or instance that votes"),
+        JUDGE_SAMPLES, JUDGE_TEMPERATURE)
 class LLMAnswerJudge:
     """GPT-Eval style: majority vote of `samples` yes/no judgements (one at temperature 0).
 

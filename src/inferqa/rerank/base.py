@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
+from ..defaults import RERANK_DEPTH
 from ..errors import InputError
 from ..formats import Run
 
@@ -65,7 +66,8 @@ class Reranker(ABC):
         scores = [min(max(float(s), -_BIG), _BIG) for s in scores]  # keep +-inf out of the run file
         return sorted(enumerate(scores), key=lambda t: -t[1])
 
-    def rerank(self, run: Run, bench: Benchmark, depth: int = 100, qids: Iterable[str] | None = None, *,
+    def rerank(self, run: Run, bench: Benchmark, depth: int = RERANK_DEPTH.default,
+               qids: Iterable[str] | None = None, *,
                checkpoint: str | os.PathLike | None = None, progress: bool = False,
                executor: Any = None) -> Run:
         """Rerank the top `depth` passages of each question of `run` (all, or `qids`), here or

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..defaults import DEFAULT_LLM
 from ..llm.base import LLM, GenerationParams
 from ..registry import Option, plugin
 from .base import Reranker
@@ -33,7 +34,7 @@ LISTWISE_FINAL = ("Question: {query}\nRank the {n} passages above from most to l
 
 # What every LLM reranker takes besides its own options.
 LLM_OPTIONS = (
-    Option("llm", (str, LLM), "smollm2", "LLM spec (smollm2, llama-cpp:PATH, openai:MODEL@URL, ...) or instance"),
+    Option("llm", (str, LLM), DEFAULT_LLM, "LLM spec (smollm2, llama-cpp:PATH, openai:MODEL@URL, ...) or instance"),
     Option("llm_options", dict, None, "keyword options of load_llm, e.g. {\"cache\": null}"),
 )
 

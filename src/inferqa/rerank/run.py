@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
+from ..defaults import RERANK_DEPTH
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..io import atomic_open
@@ -25,7 +26,8 @@ from ..scale.backends import LOCAL, Executor
 
 
 def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLike, reranker: Any, *,
-               options: dict[str, Any] | None = None, depth: int = 100, qids: Iterable[str] | None = None,
+               options: dict[str, Any] | None = None, depth: int = RERANK_DEPTH.default,
+               qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
                progress: bool = False, batch_size: int = 1) -> Run:
     """Rerank the top `depth` passages of each question of `run` (all, or `qids`).

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
 from ..formats.benchmark import Benchmark
+from ..defaults import RETRIEVE_DEPTH
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, BenchLike
 from ..io import read_json, sha256_file, write_json
@@ -168,7 +169,7 @@ class Retriever(ABC):
         return run
 
 
-    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = 1000,
+    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = RETRIEVE_DEPTH.default,
                  index_dir: str | Path | None = None) -> Run:
         """The top `depth` passages for each question of `split` (None or "all": every
         question) from the index of `bench` (attached here unless already attached to it)."""

@@ -33,6 +33,7 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..hints import UnitSets, hint_unit_sets
 from ..io import read_json, write_json
+from ..defaults import DEFAULT_ENCODER
 from ..models import MINILM, check_model_ref
 from ..formats import Run
 from .base import Retriever
@@ -54,7 +55,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 @plugin("retriever", "clue",
-        Option("model", str, "minilm", "sentence-transformers model for the clue units: HF id, folder or minilm"),
+        Option("model", str, DEFAULT_ENCODER, "sentence-transformers model for the clue units: HF id, folder or "
+               "minilm"),
         Option("compose", str, "mean-embedding", "how a passage's unit scores combine", choices=COMPOSITIONS),
         Option("units", str, "hints", "clue units: the questions' hints, or sentences of the passage text",
                choices=UNIT_KINDS),

@@ -20,6 +20,7 @@ import numpy as np
 from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import read_json, temp_beside, write_json
+from ..defaults import DEFAULT_ENCODER
 from ..models import MINILM, check_model_ref, resolve_embedding_model
 from ..formats import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
@@ -43,7 +44,7 @@ def load_encoder(model: str, device: str | None = None):
 
 
 @plugin("retriever", "dense",
-        Option("model", str, "minilm", "sentence-transformers model: HF id, local folder or minilm (bundled)"),
+        Option("model", str, DEFAULT_ENCODER, "sentence-transformers model: HF id, local folder or minilm (bundled)"),
         Option("query_model", str, None, "separate query encoder (DPR); passages and the index use `model`"),
         Option("query_prefix", str, "", "text put before each query (e.g. 'query: ')"),
         Option("passage_prefix", str, "", "text put before each passage (e.g. 'passage: ')"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
+from ..defaults import HINT_GROUPING
 from ..errors import InputError
 from ..hints import check_grouping, hint_group_key
 from ..formats import Run, as_run
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 PER_GROUP = Option("diversify", int, REQUIRED, "at most N passages of one hint-group in the head; the rest "
                    "follow in order", min=1)
-GROUPING = Option("diversify_by", str, "set", "the hint-groups: set (the same hint texts) or linked (joined by "
+GROUPING = Option("diversify_by", str, HINT_GROUPING, "the hint-groups: set (the same hint texts) or linked (joined by "
                   "shared hint texts: a question's whole family of passages); `inferqa plugins hint-group`")
 OPTIONS = (PER_GROUP, GROUPING)
 
@@ -73,7 +74,7 @@ def diversify_ranking(ranked: list[tuple[str, float]], per_group: int,
     return out
 
 
-def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = "set") -> Run:
+def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = GROUPING.default) -> Run:
     """`run` (anything `as_run` takes) with at most `per_group` passages of each hint-group ahead of the rest."""
     check_per_group(per_group)
     run = as_run(run)

@@ -6,10 +6,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..defaults import DEFAULT_ENCODER
 from ..scale.backends import WorkerFactory, imap_batches
 
 
-def embedding_worker(model: str = "minilm", *, normalize: bool = True, device: str | None = None,
+def embedding_worker(model: str = DEFAULT_ENCODER, *, normalize: bool = True, device: str | None = None,
                      threads: int | None = None) -> WorkerFactory:
     """A factory for `texts -> unit (or raw) float32 vectors` with a sentence-transformers model."""
 
@@ -35,7 +36,7 @@ def embedding_worker(model: str = "minilm", *, normalize: bool = True, device: s
     return make
 
 
-def encode_texts(texts: Iterable[str], model: str = "minilm", *, out: np.ndarray | None = None,
+def encode_texts(texts: Iterable[str], model: str = DEFAULT_ENCODER, *, out: np.ndarray | None = None,
                  normalize: bool = True, device: str | None = None, threads: int | None = None,
                  **map_options: Any) -> np.ndarray:
     """Embed `texts` in order. With `out` (an array or `np.lib.format.open_memmap`) rows are

@@ -15,6 +15,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from ..defaults import NUM_ACTORS
 from ..errors import InputError
 from ..progress import counter
 
@@ -38,7 +39,7 @@ class Executor:
 
     backend: str = "local"
     ray_address: str | None = None
-    num_actors: int = 1
+    num_actors: int = NUM_ACTORS.default
     num_cpus_per_actor: float = 1
     num_gpus_per_actor: float = 0
 
@@ -79,7 +80,7 @@ def imap_batches(
     *,
     backend: str = "local",
     batch_size: int = 32,
-    num_actors: int = 1,
+    num_actors: int = NUM_ACTORS.default,
     ray_address: str | None = None,
     num_cpus_per_actor: float = 1,
     num_gpus_per_actor: float = 0,

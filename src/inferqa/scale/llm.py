@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Sequence
 
+from ..defaults import NUM_ACTORS
 from ..errors import InputError
 from ..llm import DEFAULT_CACHE
 from ..llm.base import LLM, GenerationParams, Message
@@ -87,7 +88,8 @@ class RayLLM(LLM):
 
     backend = "ray"
 
-    def __init__(self, llm: str | LLMFactory, *, num_actors: int = 1, ray_address: str | None = None,
+    def __init__(self, llm: str | LLMFactory, *, num_actors: int = NUM_ACTORS.default,
+                 ray_address: str | None = None,
                  num_cpus_per_actor: float = 1, num_gpus_per_actor: float = 0,
                  base_urls: Sequence[str] = (), **llm_options: Any):
         if num_actors < 1:
@@ -158,7 +160,8 @@ class RayLLM(LLM):
         self._actors = []
 
 
-def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = 1, ray_address: str | None = None,
+def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = NUM_ACTORS.default,
+                    ray_address: str | None = None,
                     base_urls: Sequence[str] = (), cache: Any = DEFAULT_CACHE, num_cpus_per_actor: float = 1,
                     num_gpus_per_actor: float = 0, **options: Any) -> LLM:
     """`inferqa.llm.load_llm` for either backend; on Ray the driver keeps the cache.
