@@ -128,6 +128,8 @@ def _unknown(name: str, base: str) -> InputError:
 def parse_measure(name: Any) -> Measure:
     """`"nDCG(gain=exp)@10"`, `"p@5"`, `"RR(rel=2)"`, `"ndcg_cut_10"`, or an ir_measures measure
     object (read through its str); keyed as spelled."""
+    if isinstance(name, Measure):
+        return name
     spelled = str(name).strip()
     m = _NAME.match(spelled.replace(" ", ""))
     if not m:

@@ -68,7 +68,7 @@ def check_protocol(protocol: str) -> None:
 
 def resolve(metrics: Any, min_label: int = MIN_LABEL.default, protocol: str = "inferqa") -> list[Measure]:
     """The measures asked for, keyed as spelled; two spellings of one measure are computed once
-    (both keys are kept), with a warning naming them."""
+    (both keys are kept), with a warning naming them (to the caller of the caller)."""
     parsed = [parse_measure(m) for m in metric_names(metrics)]
     defaults = provider(protocol).defaults
     seen: dict[str, list[str]] = {}
@@ -87,7 +87,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
     (Success and R without a relevant passage under `inferqa`; under `paper` only with rel >= 2)."""
     source = provider(protocol)
-    parsed = resolve(metrics, min_label, protocol)
+    parsed = [parse_measure(m) for m in metric_names(metrics)]
     if not parsed:
         raise InputError("give at least one metric", field="metrics")
     if not qrels:
@@ -144,9 +144,10 @@ def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.P
     (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
     A mean over no defined question is NaN.
     """
+    measures = resolve(metrics, min_label, protocol)
     qrels, bench = as_qrels(qrels)
     run = scored_run(run, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
-    qids, scores = per_query_scores(run, qrels, metrics, min_label, protocol)
+    qids, scores = per_query_scores(run, qrels, measures, min_label, protocol)
     source = provider(protocol)
     means = {}
     for name, v in scores.items():
