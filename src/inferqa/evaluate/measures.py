@@ -3,7 +3,8 @@
 A measure is a family, parameters and a cutoff, written as ir_measures writes them:
 `nDCG@10`, `nDCG(gain=exp)@10`, `P(rel=2)@5`, `RR(rel=2)`, `AP`, `Judged@10`. A name is read
 without regard to letter case, and the spellings of ranx (`ndcg@10`, `ndcg_burges@10`,
-`hit_rate@10`, `hits@10`, `mrr@10`, `recall@100`, `precision@5`, `map@100`, `r-precision`) and
+`hit_rate@10`, `hits@10`, `mrr@10`, `recall@100`, `precision@5`, `map@100`, `r-precision`, a
+relevance level written `precision@5-l2`) and
 trec_eval (`ndcg_cut_10`, `recip_rank`, `P_5`, `recall_100`, `map_cut_100`, `success_10`) are
 other spellings of the same families, meaning what they mean in those tools.
 """
@@ -78,7 +79,8 @@ SPELLINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "judged": ("Judged", {}),
 }
 
-_NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(?:\(([^()]*)\))?(?:@(\d+)|_(\d+))?$")
+# family, (parameters), @k or trec_eval's _k, ranx's relevance level -lN
+_NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(?:\(([^()]*)\))?(?:@(\d+)|_(\d+))?(?:-l(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -135,13 +137,13 @@ def parse_measure(name: Any) -> Measure:
     if not m:
         raise _unknown(spelled, spelled)
     base, args, k = m.group(1), m.group(2), m.group(3) or m.group(4)
-    if base.lower() not in SPELLINGS and m.group(4) is not None:  # a name ending in _<digits>, e.g. map_cut
-        raise _unknown(spelled, base)
     if base.lower() not in SPELLINGS:
         raise _unknown(spelled, base)
     family_name, fixed = SPELLINGS[base.lower()]
     family = FAMILIES[family_name]
     given = dict(fixed)
+    if m.group(5) is not None:
+        args = ",".join(filter(None, [args, f"rel={m.group(5)}"]))
     for arg in (args or "").split(","):
         if not arg.strip():
             continue

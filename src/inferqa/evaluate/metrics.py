@@ -75,7 +75,7 @@ def resolve(metrics: Any, min_label: int = MIN_LABEL.default, protocol: str = "i
     for m in parsed:
         seen.setdefault(m.canonical(min_label, defaults.get(m.family, {})), []).append(m.name)
     for canonical, names in seen.items():
-        if len(set(names)) > 1:
+        if len(names) > 1:
             warnings.warn(f"{', '.join(dict.fromkeys(names))} are one measure ({canonical}): computed once, "
                           "reported under each name", stacklevel=3)
     return parsed
