@@ -166,7 +166,7 @@ def metric_names(metrics: Any) -> list[Any]:
     """What `evaluate`/`compare` take as `metrics`: one name (`"RR"`), a comma-separated string,
     an ir_measures measure, or a sequence of them."""
     if isinstance(metrics, str):
-        return [m.strip() for m in metrics.split(",") if m.strip()]
+        return [m.strip() for m in re.split(r",(?![^()]*\))", metrics) if m.strip()]  # not inside (...)
     if not isinstance(metrics, Iterable):
         return [metrics]
     out: list[Any] = []
