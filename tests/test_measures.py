@@ -127,3 +127,14 @@ def test_paper_provider_keeps_its_own_ndcg_gain():
     run, qrels = random_graded_case(10)
     paper = evaluate(run, qrels, ["ndcg@10", "ndcg_exp@10", "nDCG(gain=lin)@10"], protocol="paper")
     assert paper["ndcg@10"] == paper["ndcg_exp@10"] != paper["nDCG(gain=lin)@10"]
+
+
+def test_ideal_ranking_is_cut_at_k_when_every_list_is_shorter():
+    from ir_measures import nDCG
+
+    qrels = Qrels({"q1": {"a": 1, "b": 2, "c": 1, "d": 2}, "q2": {"e": 1, "f": 1}})
+    run = Run({"q1": [("a", 2.0), ("x", 1.0)], "q2": [("f", 1.0)]})
+    theirs = _ir([nDCG @ 10, nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10, nDCG], run, qrels)
+    ours = evaluate(run, qrels, ["nDCG@10", "ndcg_exp@10", "nDCG"])
+    assert ours == pytest.approx({"nDCG@10": theirs[nDCG @ 10], "nDCG": theirs[nDCG],
+                                  "ndcg_exp@10": theirs[nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10]}, abs=1e-12)

@@ -92,7 +92,9 @@ def _gain(labels: np.ndarray, gain: str) -> np.ndarray:
     return labels if gain == "lin" else 2.0 ** labels - 1.0
 
 
-def _ndcg(gains: np.ndarray, ideal: np.ndarray, k: int) -> np.ndarray:
+def _ndcg(gains: np.ndarray, ideal: np.ndarray, k: int | None) -> np.ndarray:
+    # the ideal ranking is cut at k, not at the run's longest list; no cutoff: all of it
+    k = max(gains.shape[1], ideal.shape[1]) if k is None else k
     idcg = _dcg(ideal, k)
     return np.where(idcg > 0, _dcg(gains, k) / np.where(idcg > 0, idcg, 1.0), 0.0)
 
@@ -111,7 +113,7 @@ INFERQA: dict[str, Compute] = {
     "RR": lambda L, m, p: _rr(L, m.k, p["rel"]),
     "AP": lambda L, m, p: _ap(L, m.k, p["rel"]),
     "nDCG": lambda L, m, p: _ndcg(np.where(L.rel(p["rel"]), _gain(L.labels, p["gain"]), 0.0),
-                                  _gain(L.ideal(p["rel"])[0], p["gain"]), L.cut(m.k)),
+                                  _gain(L.ideal(p["rel"])[0], p["gain"]), m.k),
     "Rprec": lambda L, m, p: _rprec(L, p["rel"]),
     "Judged": lambda L, m, p: _judged(L, m.k),
 }
@@ -155,7 +157,7 @@ PAPER: dict[str, Compute] = {
     "R": lambda L, m, p: _paper_judged_only(L.at(m.k, p["rel"], once=True) / L.n_rel(p["rel"]), L, p["rel"]),
     "P": lambda L, m, p: L.at(m.k, p["rel"], once=True) / np.maximum(1, np.minimum(m.k, L.retrieved)),
     # every label gains, whatever rel; the ideal from all of the question's labels
-    "nDCG": lambda L, m, p: _ndcg(_gain(L.labels, p["gain"]), _gain(L.ideal(0)[0], p["gain"]), L.cut(m.k)),
+    "nDCG": lambda L, m, p: _ndcg(_gain(L.labels, p["gain"]), _gain(L.ideal(0)[0], p["gain"]), m.k),
 }
 
 
