@@ -104,7 +104,7 @@ def test_names_and_parameters():
     assert parse_measure("P@5").canonical(min_label=2) == "P(rel=2)@5"
     for bad, says in {"RR@0": "at least 1", "R": "needs a cutoff", "Rprec@5": "takes no cutoff",
                       "nDCG(gain=log)@10": "lin or exp", "P(rel=0)@5": ">= 1", "Judged(rel=2)@5": "no parameter",
-                      "ndgc@10": "did you mean ndcg", "hitrate@10": "did you mean hit_rate", "bpref": "unknown"}.items():
+                      "ndgc@10": "did you mean ndcg@10", "hitrate@10": "did you mean hit_rate@10", "bpref": "unknown"}.items():
         with pytest.raises(InputError, match=says):
             parse_measure(bad)
 
@@ -138,3 +138,22 @@ def test_ideal_ranking_is_cut_at_k_when_every_list_is_shorter():
     ours = evaluate(run, qrels, ["nDCG@10", "ndcg_exp@10", "nDCG"])
     assert ours == pytest.approx({"nDCG@10": theirs[nDCG @ 10], "nDCG": theirs[nDCG],
                                   "ndcg_exp@10": theirs[nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10]}, abs=1e-12)
+
+
+def test_cli_keeps_every_spelling_with_a_note_and_suggests_names(tmp_path, monkeypatch, capsys):
+    import json
+
+    from conftest import run_cli
+
+    run, qrels = random_graded_case(11)
+    run.save(tmp_path / "run.trec")
+    (tmp_path / "qrels.tsv").write_text("".join(f"{q} 0 {d} {lab}\n" for q, docs in qrels.items()
+                                                for d, lab in docs.items()))
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--qrels", tmp_path / "qrels.tsv",
+                             "-m", "nDCG@10,ndcg@10,P(rel=2)@5", "--json")
+    got = json.loads(out)["metrics"]
+    assert code == 0 and list(got) == ["nDCG@10", "ndcg@10", "P(rel=2)@5"] and got["nDCG@10"] == got["ndcg@10"]
+    assert err.strip() == "note: nDCG@10, ndcg@10 are one measure (nDCG@10): computed once, reported under each name"
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--qrels", tmp_path / "qrels.tsv",
+                           "-m", "hitrate@10")
+    assert code == 2 and "did you mean hit_rate@10 or hit@10?" in err

@@ -121,8 +121,9 @@ def known_names() -> list[str]:
 
 
 def _unknown(name: str, base: str) -> InputError:
+    rest = name[len(base):] if name.startswith(base) else ""  # the parameters and cutoff, kept
     close = difflib.get_close_matches(base.lower(), SPELLINGS, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    hint = f"; did you mean {' or '.join(c + rest for c in close)}?" if close else ""
     return InputError(f"unknown metric {name!r}{hint} (known: {', '.join(known_names())}; e.g. nDCG@10, "
                       "nDCG(gain=exp)@10, P(rel=2)@5, RR, Judged@10, ndcg_cut_10)", field="metrics")
 
