@@ -45,7 +45,7 @@ def test_index_retrieve_evaluate(bench_dir, tmp_path, monkeypatch, capsys):
     assert got["metrics"] == pytest.approx(want) and got["questions"] == 4
 
     code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "dedup.trec", "--bench", bench_dir)
-    assert code == 0 and "hit@100" in out and "ndcg@10" in out
+    assert code == 0 and "hit@100" in out and "ndcg_exp@10" in out
     code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "dedup.trec", "--bench", bench_dir,
                            "--per-query", "--json", "-m", "mrr")
     assert set(json.loads(out)["per_query"]) == set(dedup)
@@ -56,7 +56,7 @@ def test_oracles_cli(bench_dir, tmp_path, monkeypatch, capsys):
                            "--out", tmp_path / "opt.trec")
     assert code == 0, err
     code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "opt.trec", "--bench", bench_dir, "--json")
-    assert json.loads(out)["metrics"]["ndcg@10"] == pytest.approx(1.0)
+    assert json.loads(out)["metrics"]["ndcg_exp@10"] == pytest.approx(1.0)
     assert json.loads(out)["questions"] == 2
     code, _, err = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "reranker", "--out", tmp_path / "x")
     one_line_error(code, err, "--run")

@@ -28,7 +28,7 @@ def toy():
 def test_hand_worked_min_label_1(toy):
     run, qrels = toy
     res = evaluate(run, qrels, ["hit@1", "hit@2", "recall@2", "recall@4", "mrr", "mrr@1", "map", "p@2",
-                                "ndcg@2", "ndcg@4"])
+                                "ndcg_exp@2", "ndcg_exp@4"])
     # hit/recall average over q1, q2 (q3 has no relevant passage).
     assert res["hit@1"] == 0.0
     assert res["hit@2"] == pytest.approx(0.5)
@@ -40,19 +40,19 @@ def test_hand_worked_min_label_1(toy):
     assert res["map"] == pytest.approx(((1 / 2 + 2 / 4) / 2) / 3)
     assert res["p@2"] == pytest.approx((1 / 2) / 3)
     idcg = 3 / math.log2(2) + 1 / math.log2(3)  # ideal: d (gain 3), b (gain 1)
-    assert res["ndcg@2"] == pytest.approx((1 / math.log2(3)) / idcg / 3)
-    assert res["ndcg@4"] == pytest.approx((1 / math.log2(3) + 3 / math.log2(5)) / idcg / 3)
+    assert res["ndcg_exp@2"] == pytest.approx((1 / math.log2(3)) / idcg / 3)
+    assert res["ndcg_exp@4"] == pytest.approx((1 / math.log2(3) + 3 / math.log2(5)) / idcg / 3)
 
 
 def test_hand_worked_min_label_2(toy):
     run, qrels = toy
-    res = evaluate(run, qrels, ["hit@2", "hit@4", "recall@4", "mrr", "ndcg@4"], min_label=2)
+    res = evaluate(run, qrels, ["hit@2", "hit@4", "recall@4", "mrr", "ndcg_exp@4"], min_label=2)
     assert res["hit@2"] == 0.0
     assert res["hit@4"] == pytest.approx(0.5)  # q1 via d at rank 4; q2 misses
     assert res["recall@4"] == pytest.approx(0.5)
     assert res["mrr"] == pytest.approx((1 / 4) / 3)
     # b (label 1) gains nothing with min_label 2: ideal is d alone.
-    assert res["ndcg@4"] == pytest.approx((3 / math.log2(5)) / 3 / 3)
+    assert res["ndcg_exp@4"] == pytest.approx((3 / math.log2(5)) / 3 / 3)
 
 
 def test_per_query_and_undefined(toy):
@@ -70,11 +70,11 @@ def test_no_relevant_anywhere_gives_nan_hit():
 
 
 def test_metric_names():
-    assert parse_metric("Hit@10").name == "hit@10"
+    assert parse_metric("Hit@10").name == "Hit@10" and parse_metric("Hit@10").family == "Success"
     assert parse_metric("mrr").k is None and parse_metric("mrr@10").k == 10
-    assert parse_metric("precision@5").name == "precision@5" and parse_metric("P@5").name == "p@5"
+    assert parse_metric("precision@5").name == "precision@5" and parse_metric("P@5").name == "P@5"
     assert parse_metric("map@50").k == 50
-    for bad in ("hit", "precision", "precision@0", "ndcg@0", "foo@3", "recall@x"):
+    for bad in ("hit", "precision", "precision@0", "ndcg_exp@0", "foo@3", "recall@x"):
         with pytest.raises(InputError):
             parse_metric(bad)
     with pytest.raises(InputError):
@@ -99,7 +99,7 @@ def test_against_ir_measures(seed):
             "mrr": RR(rel=min_label), "mrr@10": RR(rel=min_label) @ 10, "map": AP(rel=min_label),
             "map@20": AP(rel=min_label) @ 20,
             "p@5": P(rel=min_label) @ 5,
-            "ndcg@10": nDCG(gains=gains) @ 10, "ndcg@100": nDCG(gains=gains) @ 100,
+            "ndcg_exp@10": nDCG(gains=gains) @ 10, "ndcg_exp@100": nDCG(gains=gains) @ 100,
         }
         # Queries without any label >= min_label: ir_measures keeps them at 0 for all measures,
         # we leave them out of hit/recall; compare only over queries with a relevant passage.
@@ -117,7 +117,7 @@ def test_against_ir_measures(seed):
 
 def test_default_metrics_are_the_papers():
     assert DEFAULT_METRICS == ("hit@1", "hit@5", "hit@10", "hit@50", "hit@100", "recall@5", "recall@10",
-                               "recall@50", "mrr", "ndcg@10", "ndcg@100")
+                               "recall@50", "mrr", "ndcg_exp@10", "ndcg_exp@100")
     run, qrels = random_graded_case(4)
     res = evaluate(run, qrels)
     assert set(res) == set(DEFAULT_METRICS)
@@ -131,7 +131,7 @@ def test_paper_protocol_differs_from_ours_on_a_hand_worked_case():
     # q1: c(0) a(2) e(unjudged) b(1); relevant a, b, d -> 3. q2: nothing relevant. q3: an empty list.
     qrels = Qrels({"q1": {"a": 2, "b": 1, "c": 0, "d": 1}, "q2": {"x": 0}, "q3": {"y": 2}})
     run = Run({"q1": [("c", 4.0), ("a", 3.0), ("e", 2.0), ("b", 1.0)], "q2": [("x", 1.0)], "q3": []})
-    names = ["hit@1", "hit@2", "recall@2", "precision@5", "p@2", "mrr@10", "map@3", "ndcg@3"]
+    names = ["hit@1", "hit@2", "recall@2", "precision@5", "p@2", "mrr@10", "map@3", "ndcg_exp@3"]
     ours = evaluate(run, qrels, names)
     paper = evaluate(run, qrels, names, protocol="paper")
     dcg = 3 / math.log2(3)                        # a (gain 3) at rank 2
@@ -139,12 +139,16 @@ def test_paper_protocol_differs_from_ours_on_a_hand_worked_case():
     # Ours: hit/recall over q1 and q3 (q2 has no relevant passage); precision@5 divides by 5.
     assert ours == pytest.approx({"hit@1": 0.0, "hit@2": 1 / 2, "recall@2": (1 / 3) / 2, "precision@5": (2 / 5) / 3,
                                   "p@2": (1 / 2) / 3, "mrr@10": (1 / 2) / 3, "map@3": ((1 / 2) / 3) / 3,
-                                  "ndcg@3": ndcg_q1 / 3})
+                                  "ndcg_exp@3": ndcg_q1 / 3})
     # Paper: every question in the denominator; precision@5 divides by the 4 retrieved; round(x, 4).
     assert paper == {"hit@1": 0.0, "hit@2": 0.3333, "recall@2": 0.1111, "precision@5": 0.1667, "p@2": 0.1667,
-                     "mrr@10": 0.1667, "map@3": 0.0556, "ndcg@3": 0.1527}
+                     "mrr@10": 0.1667, "map@3": 0.0556, "ndcg_exp@3": 0.1527}
     # With only label 2 relevant: ours gains label 2 only (ideal: a alone); the paper gains every label.
-    assert evaluate(run, qrels, ["ndcg@3"], min_label=2)["ndcg@3"] == pytest.approx((dcg / 3) / 3)
+    assert evaluate(run, qrels, ["ndcg_exp@3"], min_label=2)["ndcg_exp@3"] == pytest.approx((dcg / 3) / 3)
     assert evaluate(run, qrels, ["ndcg@3"], min_label=2, protocol="paper") == {"ndcg@3": 0.1527}
+    # The paper's nDCG gains 2^label - 1 unless told otherwise; gain=lin gains the label.
+    lin = evaluate(run, qrels, ["nDCG(gain=lin)@3", "ndcg_exp@3"], protocol="paper")
+    assert lin == {"nDCG(gain=lin)@3": round((2 / math.log2(3)) / (2 + 1 / math.log2(3) + 1 / 2) / 3, 4),
+                   "ndcg_exp@3": 0.1527}
     with pytest.raises(InputError, match="protocol"):
         evaluate(run, qrels, names, protocol="trec")

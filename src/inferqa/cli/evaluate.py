@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional
 
@@ -26,6 +28,16 @@ protocol_opt = typer.Option("inferqa", "--protocol", help="inferqa (ours) | pape
 min_label_opt = option_flag(MIN_LABEL, "--min-label", note="at most the largest label; 2: fully relevant only")
 
 
+@contextmanager
+def _warnings_as_notes():
+    """A warning of the computation (two spellings of one measure, ...) as one line on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        typer.echo(f"note: {w.message}", err=True)
+
+
 def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.2f}"
 
@@ -40,17 +52,18 @@ def evaluate_cmd(
                                              "are checked against its corpus."),
     split: Optional[str] = typer.Option(None, "--split", help="Split the run covers: a JSON run's questions are "
                                         "that split's, by position; a TREC run is cut to it."),
-    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated: hit@k, recall@k, "
-                                          "precision@k (p@k), mrr, mrr@k, map, map@k, ndcg@k, or ir_measures / "
-                                          "ranx / trec_eval names: RR, R@k, P@k, AP, nDCG@k (linear gain), "
-                                          "Success@k, hit_rate@k, ndcg_cut_k, ... (default: the paper's set)."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated, any case, as "
+                                          "ir_measures / ranx / trec_eval name them: hit@k (Success@k), recall@k "
+                                          "(R@k), P@k, mrr (RR), mrr@k, map (AP), map@k, nDCG@k (gain = label), "
+                                          "ndcg_exp@k (gain 2^label-1, also nDCG(gain=exp)@k), Judged@k, "
+                                          "P(rel=2)@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = protocol_opt,
     min_label: Optional[int] = min_label_opt,
     as_json: bool = as_json_opt,
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
     allow_partial: bool = allow_partial_opt,
 ) -> None:
-    """Hit@k, Recall@k, MRR, nDCG@k (gain 2^label-1), MAP, P@k over the run's questions."""
+    """Hit@k, Recall@k, MRR, nDCG@k, MAP, P@k, ... over the run's questions."""
     from ..evaluate import DEFAULT_METRICS, check_min_label, evaluate
     from ..evaluate.metrics import check_protocol, scored_run
     from ..formats import Qrels
@@ -68,8 +81,9 @@ def evaluate_cmd(
     qrels = Qrels.from_file(qrels_file) if qrels_file is not None else bench.qrels
     min_label = check_min_label(min_label, qrels)
     run = scored_run(run_file, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
-    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
-    res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
+    with _warnings_as_notes():
+        res = evaluate(run, qrels, metrics or DEFAULT_METRICS, min_label=min_label, per_query=per_query,
+                       protocol=protocol)
     means = res["mean"] if per_query else res
     if as_json:
         payload = {"run": str(run_file), "questions": len(run), "min_label": min_label, "protocol": protocol,
@@ -110,7 +124,7 @@ def compare_cmd(
     bench_dir: Path = typer.Option(..., "--bench", help="Benchmark directory (its qrels; run ids are checked)."),
     split: Optional[str] = typer.Option(None, "--split", help="Only the questions of this split."),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated, as for evaluate "
-                                          "(default: hit@10,mrr,ndcg@10)."),
+                                          "(default: hit@10,mrr,ndcg_exp@10)."),
     test: str = typer.Option("randomisation", "--test", help="randomisation (paired sign flips; CI: percentile "
                              "bootstrap) | t (paired t-test; CI: t interval) | bootstrap (percentile bootstrap, "
                              "p from the same resamples)."),
@@ -136,10 +150,10 @@ def compare_cmd(
         if name in named:
             raise InputError(f"two runs are named {name!r}; name them NAME=PATH", field="runs")
         named[name] = path
-    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(COMPARE_METRICS)
-    result = compare(named, Benchmark(bench_dir), names, split=split, test=test, correction=correction,
-                     min_label=check_min_label(min_label), protocol=protocol, allow_partial=allow_partial,
-                     seed=seed)
+    with _warnings_as_notes():
+        result = compare(named, Benchmark(bench_dir), metrics or COMPARE_METRICS, split=split, test=test,
+                         correction=correction, min_label=check_min_label(min_label), protocol=protocol,
+                         allow_partial=allow_partial, seed=seed)
     if as_json:
         echo_json(result.to_dict())
         return

@@ -19,10 +19,10 @@ from ..defaults import TEST_SEED
 from ..errors import InputError
 from ..formats.coerce import as_qrels
 from ..defaults import MIN_LABEL
-from .metrics import check_min_label, check_protocol, per_query_scores, scored_run
+from .metrics import check_min_label, check_protocol, per_query_scores, resolve, scored_run
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
 
-COMPARE_METRICS = ("hit@10", "mrr", "ndcg@10")
+COMPARE_METRICS = ("hit@10", "mrr", "ndcg_exp@10")
 
 
 @dataclass
@@ -106,7 +106,7 @@ def _named(runs: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequence[str] = COMPARE_METRICS, *,
+def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Any = COMPARE_METRICS, *,
             split: str | None = None, test: str = "randomisation", correction: str = "holm",
             min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False,
             resamples: int = RESAMPLES,
@@ -120,7 +120,8 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
     named = _named(runs)
     if len(named) < 2:
         raise InputError("compare needs at least two runs (the first is the baseline)", field="runs")
-    if not metrics:
+    measures = resolve(metrics, min_label, protocol)  # names as in `evaluate`
+    if not measures:
         raise InputError("give at least one metric", field="metrics")
     qrels, bench = as_qrels(qrels)
     check_min_label(min_label, qrels)
@@ -134,7 +135,7 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Sequen
     for _, run in loaded:
         aligned = run.only(qids, fill=True)
         missing.append(sum(q not in run for q in qids))
-        scores.append(per_query_scores(aligned, qrels, metrics, min_label, protocol)[1])
+        scores.append(per_query_scores(aligned, qrels, measures, min_label, protocol)[1])
     names = list(scores[0])  # the metrics as keyed (the spelling asked for)
     rows = [{"run": loaded[0][0], "missing": missing[0],
              "metrics": {m: {"mean": _mean(scores[0][m])} for m in names}}]

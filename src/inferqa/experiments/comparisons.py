@@ -20,7 +20,7 @@ from ..defaults import TEST_SEED
 from ..evaluate.significance import RESAMPLES, bootstrap_cis, paired_tests
 from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 
-HEADLINE = ("hit@10", "mrr", "ndcg@10")
+HEADLINE = ("hit@10", "mrr", "ndcg_exp@10")
 
 
 def tested_metrics(metrics: Sequence[str]) -> list[str]:

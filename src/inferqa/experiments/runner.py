@@ -264,7 +264,7 @@ class _Runner:
 
     def metric_line(self, out: StageOutput) -> str:
         m = {k: float(v) for k, v in self.parsed(out)[1]["mean"].items()}
-        shown = [k for k in ("hit@1", "hit@10", "mrr", "ndcg@10") if k in m] or list(m)[:4]
+        shown = [k for k in ("hit@1", "hit@10", "mrr", "ndcg_exp@10") if k in m] or list(m)[:4]
         return " ".join(f"{k}={100 * m[k]:.2f}" for k in shown)
 
     def read(self, ranked: RankedRun, reader: ReaderSpec) -> list[ReaderResult]:

@@ -56,8 +56,15 @@ def baseline_row(baseline: Sequence[dict[str, int]], ranked: Sequence[Sequence[s
             if pid not in baseline[i]:
                 raise InputError(f"passage {pid} has no label in baselines/baseline.json", file=file, record=i,
                                  field=f"{key}[{r}].id")
-    _, scores = per_query_scores(_run(ranked), _qrels(baseline[: len(ranked)]), columns, min_label=1)
-    return [round(float(np.nan_to_num(scores[c], nan=0.0).mean()), 4) for c in columns]
+    names = [_gain_exp(c) for c in columns]
+    _, scores = per_query_scores(_run(ranked), _qrels(baseline[: len(ranked)]), names, min_label=1)
+    return [round(float(np.nan_to_num(scores[c], nan=0.0).mean()), 4) for c in names]
+
+
+def _gain_exp(column: str) -> str:
+    """The authors' ndcg@k column gains 2^label - 1: inferqa's ndcg_exp@k (the paper protocol's
+    nDCG does so by default, inferqa's is linear)."""
+    return column.replace("ndcg@", "ndcg_exp@", 1) if column.startswith("ndcg@") else column
 
 
 def em_row(file: Path, records: Sequence[ReaderRecord], readers: Sequence[str], method: str) -> list[float]:

@@ -1,0 +1,176 @@
+"""Measure names: one table of measure families and their parameters, and the parser.
+
+A measure is a family, parameters and a cutoff, written as ir_measures writes them:
+`nDCG@10`, `nDCG(gain=exp)@10`, `P(rel=2)@5`, `RR(rel=2)`, `AP`, `Judged@10`. A name is read
+without regard to letter case, and the spellings of ranx (`ndcg@10`, `ndcg_burges@10`,
+`hit_rate@10`, `hits@10`, `mrr@10`, `recall@100`, `precision@5`, `map@100`, `r-precision`, a
+relevance level written `precision@5-l2`) and
+trec_eval (`ndcg_cut_10`, `recip_rank`, `P_5`, `recall_100`, `map_cut_100`, `success_10`) are
+other spellings of the same families, meaning what they mean in those tools.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..errors import InputError
+from ..defaults import MIN_LABEL
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    choices: tuple[str, ...] | None  # None: a whole number >= 1
+    default: str | int
+    help: str
+
+    def read(self, text: str, measure: str) -> str | int:
+        value = text.strip().lower()
+        if self.choices is None:
+            if not value.isdigit() or int(value) < 1:
+                raise InputError(f"metric {measure!r}: {self.name} must be a whole number >= 1", field="metrics")
+            return int(value)
+        if value not in self.choices:
+            raise InputError(f"metric {measure!r}: {self.name} must be {' or '.join(self.choices)}", field="metrics")
+        return value
+
+
+PARAMS = {p.name: p for p in (
+    # The default relevance level is the call's min_label, itself MIN_LABEL unless given.
+    Param("rel", None, MIN_LABEL.default, "lowest label that counts as relevant"),
+    Param("gain", ("lin", "exp"), "lin", "nDCG's gain: the label (lin) or 2^label - 1 (exp)"),
+)}
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # as ir_measures spells it: the canonical name
+    cutoff: str  # "required", "optional" (none: the whole list) or "none"
+    params: tuple[str, ...]
+    means: str
+
+
+FAMILIES = {f.name: f for f in (
+    Family("Success", "required", ("rel",), "1 if a relevant passage is in the top k"),
+    Family("Hits", "required", ("rel",), "relevant passages in the top k (a count)"),
+    Family("R", "required", ("rel",), "relevant in the top k / all relevant"),
+    Family("P", "required", ("rel",), "relevant in the top k / k"),
+    Family("RR", "optional", ("rel",), "1 / rank of the first relevant passage (within the top k)"),
+    Family("AP", "optional", ("rel",), "average precision (within the top k)"),
+    Family("nDCG", "optional", ("rel", "gain"), "normalised discounted cumulative gain"),
+    Family("Rprec", "none", ("rel",), "precision at rank R, R = the number of relevant passages"),
+    Family("Judged", "required", (), "judged passages in the top k / passages ranked there"),
+)}
+
+# Every spelling, in lower case -> (family, parameters the spelling fixes).
+SPELLINGS: dict[str, tuple[str, dict[str, Any]]] = {
+    **{s: ("Success", {}) for s in ("success", "hit", "hit_rate")},
+    "hits": ("Hits", {}),
+    **{s: ("R", {}) for s in ("r", "recall")},
+    **{s: ("P", {}) for s in ("p", "precision")},
+    **{s: ("RR", {}) for s in ("rr", "mrr", "recip_rank")},
+    **{s: ("AP", {}) for s in ("ap", "map", "map_cut")},
+    **{s: ("nDCG", {}) for s in ("ndcg", "ndcg_cut")},
+    **{s: ("nDCG", {"gain": "exp"}) for s in ("ndcg_exp", "ndcg_burges")},
+    **{s: ("Rprec", {}) for s in ("rprec", "r-precision", "r_precision")},
+    "judged": ("Judged", {}),
+}
+
+# family, (parameters), @k or trec_eval's _k, ranx's relevance level -lN
+_NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(?:\(([^()]*)\))?(?:@(\d+)|_(\d+))?(?:-l(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure as asked for: `spelled` is the name the result is keyed by."""
+
+    family: str
+    cutoff: int | None
+    given: tuple[tuple[str, Any], ...]  # parameters fixed by the name
+    spelled: str
+
+    @property
+    def name(self) -> str:
+        return self.spelled
+
+    @property
+    def k(self) -> int | None:
+        return self.cutoff
+
+    def params(self, min_label: int = MIN_LABEL.default, defaults: Mapping[str, Any] = {}) -> dict[str, Any]:
+        """Every parameter of the family: given, else the provider's default, else the table's
+        (rel: the call's `min_label`)."""
+        given = dict(self.given)
+        out = {}
+        for p in FAMILIES[self.family].params:
+            fallback = min_label if p == "rel" else PARAMS[p].default
+            out[p] = given.get(p, defaults.get(p, fallback))
+        return out
+
+    def canonical(self, min_label: int = MIN_LABEL.default, defaults: Mapping[str, Any] = {}) -> str:
+        """The resolved measure, every parameter that differs from the table's default written out."""
+        shown = [f"{p}={v}" for p, v in self.params(min_label, defaults).items() if v != PARAMS[p].default]
+        return self.family + (f"({','.join(shown)})" if shown else "") + ("" if self.cutoff is None else f"@{self.cutoff}")
+
+
+def known_names() -> list[str]:
+    return sorted(SPELLINGS)
+
+
+def _unknown(name: str, base: str) -> InputError:
+    rest = name[len(base):] if name.startswith(base) else ""  # the parameters and cutoff, kept
+    close = difflib.get_close_matches(base.lower(), SPELLINGS, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(c + rest for c in close)}?" if close else ""
+    return InputError(f"unknown metric {name!r}{hint} (known: {', '.join(known_names())}; e.g. nDCG@10, "
+                      "nDCG(gain=exp)@10, P(rel=2)@5, RR, Judged@10, ndcg_cut_10)", field="metrics")
+
+
+def parse_measure(name: Any) -> Measure:
+    """`"nDCG(gain=exp)@10"`, `"p@5"`, `"RR(rel=2)"`, `"ndcg_cut_10"`, or an ir_measures measure
+    object (read through its str); keyed as spelled."""
+    if isinstance(name, Measure):
+        return name
+    spelled = str(name).strip()
+    m = _NAME.match(spelled.replace(" ", ""))
+    if not m:
+        raise _unknown(spelled, spelled)
+    base, args, k = m.group(1), m.group(2), m.group(3) or m.group(4)
+    if base.lower() not in SPELLINGS:
+        raise _unknown(spelled, base)
+    family_name, fixed = SPELLINGS[base.lower()]
+    family = FAMILIES[family_name]
+    given = dict(fixed)
+    if m.group(5) is not None:
+        args = ",".join(filter(None, [args, f"rel={m.group(5)}"]))
+    for arg in (args or "").split(","):
+        if not arg.strip():
+            continue
+        key, eq, value = arg.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in family.params:
+            raise InputError(f"metric {spelled!r}: {family_name} takes "
+                             + (", ".join(f"{p}=" for p in family.params) or "no parameter"), field="metrics")
+        given[key] = PARAMS[key].read(value, spelled)
+    if k is None and family.cutoff == "required":
+        raise InputError(f"metric {spelled!r} needs a cutoff, e.g. {base}@10", field="metrics")
+    if k is not None and family.cutoff == "none":
+        raise InputError(f"metric {spelled!r} takes no cutoff", field="metrics")
+    if k is not None and int(k) < 1:
+        raise InputError(f"metric {spelled!r}: cutoff must be at least 1", field="metrics")
+    return Measure(family_name, None if k is None else int(k), tuple(sorted(given.items())), spelled)
+
+
+def metric_names(metrics: Any) -> list[Any]:
+    """What `evaluate`/`compare` take as `metrics`: one name (`"RR"`), a comma-separated string,
+    an ir_measures measure, or a sequence of them."""
+    if isinstance(metrics, str):
+        return [m.strip() for m in re.split(r",(?![^()]*\))", metrics) if m.strip()]  # not inside (...)
+    if not isinstance(metrics, Iterable):
+        return [metrics]
+    out: list[Any] = []
+    for m in metrics:
+        out += metric_names(m) if isinstance(m, str) else [m]
+    return out
