@@ -69,6 +69,9 @@ def evaluate_cmd(
     run = scored_run(run_file, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else list(DEFAULT_METRICS)
     res = evaluate(run, qrels, names, min_label=min_label, per_query=per_query, protocol=protocol)
+    if run and qrels and not any(q in qrels for q in run):
+        typer.echo(f"inferqa: warning: the run's {len(run)} questions and the qrels' {len(qrels)} share none: "
+                   "every value is 0 or undefined", err=True)
     means = res["mean"] if per_query else res
     if as_json:
         payload = {"run": str(run_file), "questions": len(run), "min_label": min_label, "protocol": protocol,
