@@ -13,6 +13,7 @@ from inferqa.formats import Run
 from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
+from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
 from conftest import one_line_error, run_cli
 
@@ -262,3 +263,74 @@ def test_cli_start_up_imports_no_read_label_annotate_or_construct_module():
            "(['inferqa', 'read'], ['inferqa', 'label'], ['inferqa', 'construct'], ['inferqa', 'annotate'])))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- messages that name the fix ------------------------------------------------------------
+
+def test_evaluate_warns_in_one_line_when_run_and_qrels_share_no_question(bench, monkeypatch, capsys, tmp_path):
+    run = _noisy_run(bench)
+    run.to_file(tmp_path / "run.trec")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--bench", bench.path,
+                             "-m", "mrr")
+    assert code in (0, None) and err == ""  # questions shared: no word
+    other = {f"x{qid}": labels for qid, labels in bench.qrels.items()}  # the same labels, other question ids
+    (tmp_path / "other.tsv").write_text("".join(f"{q} 0 {p} {lab}\n" for q, labels in other.items()
+                                                for p, lab in labels.items()))
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--qrels",
+                             tmp_path / "other.tsv", "-m", "mrr,hit@1", "--json")
+    lines = err.strip().splitlines()
+    assert code in (0, None) and len(lines) == 1
+    assert lines[0] == f"inferqa: warning: the run's {len(run)} questions and the qrels' {len(other)} share none: " \
+                       "every value is 0 or undefined"
+    assert json.loads(out)["metrics"] == {"mrr": 0.0, "hit@1": None}  # as evaluate() gives them: 0 and NaN
+
+
+def test_unknown_strategy_is_called_a_strategy_with_a_did_you_mean(bench, monkeypatch, capsys, tmp_path):
+    _noisy_run(bench).to_file(tmp_path / "run.trec")
+    code, _, err = run_cli(monkeypatch, capsys, "read", tmp_path / "run.trec", "--bench", bench.path,
+                           "-s", "union_nrom", "-o", tmp_path / "a.jsonl")
+    one_line_error(code, err, "unknown strategy 'union_nrom'", "(did you mean 'union_norm'?)")
+    assert "context" not in err and not (tmp_path / "a.jsonl").exists()
+
+
+def test_too_few_hints_names_the_top_k_that_builds(monkeypatch, capsys, tmp_path):
+    src = _jsonl(tmp_path / "three.jsonl", [_row("a", 3), _row("b", 3), _row("c", 2)])
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "b", "--split", "1,0,1")
+    one_line_error(code, err, "no question has 5 usable hints", "the most any has is 3", "--top-k 3")
+    assert not (tmp_path / "b").exists()
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "b", "--split", "1,0,1",
+                           "--top-k", "3")
+    assert code in (0, None), err
+    assert list(Benchmark(tmp_path / "b").questions) == ["a", "b"]
+
+
+def test_a_bare_hub_id_is_a_transformers_model():
+    from inferqa.llm import parse_spec
+
+    spec = parse_spec("Qwen/Qwen2.5-0.5B-Instruct")
+    assert (spec.backend, spec.target, spec.options) == ("transformers", "Qwen/Qwen2.5-0.5B-Instruct", {})
+    spec = parse_spec("HuggingFaceTB/SmolLM2-135M-Instruct?device=cuda&batch_size=4")
+    assert (spec.backend, spec.target) == ("transformers", "HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert spec.options == {"device": "cuda", "batch_size": "4"}
+    assert parse_spec("transformers:Qwen/Qwen2.5-0.5B-Instruct") == parse_spec("Qwen/Qwen2.5-0.5B-Instruct")
+    assert parse_spec("smollm2").backend == "smollm2"  # backend names win: none holds a slash
+    for bad in ("Qwen/Qwen2.5/extra", "/Qwen2.5", "Qwen/", "nope:x"):
+        with pytest.raises(InputError, match="unknown LLM spec .*or a Hugging Face id ORG/NAME"):
+            parse_spec(bad)
+
+
+def test_a_bare_hub_id_offline_names_the_id_and_the_cache(bench, monkeypatch, capsys, tmp_path):
+    import huggingface_hub.constants
+
+    from inferqa.llm import load_llm
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
+    want = "model 'Qwen/Qwen2.5-0.5B-Instruct' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
+    with pytest.raises(InputError, match=re.escape(want)):
+        load_llm("Qwen/Qwen2.5-0.5B-Instruct", cache=None)
+    _noisy_run(bench).to_file(tmp_path / "run.trec")
+    code, _, err = run_cli(monkeypatch, capsys, "read", tmp_path / "run.trec", "--bench", bench.path,
+                           "--llm", "Qwen/Qwen2.5-0.5B-Instruct", "--no-cache", "-o", tmp_path / "a.jsonl")
+    one_line_error(code, err, want)
+    assert not (tmp_path / "a.jsonl").exists()

@@ -44,7 +44,7 @@ def test_concat_keeps_repeats():
 
 
 def test_merge_rejects_unknown_strategy():
-    with pytest.raises(InputError, match="unknown context 'union_magic' \\(did you mean 'union_norm'\\?\\); available: concat, evidence_vote, union_freq, union_norm"):
+    with pytest.raises(InputError, match="unknown strategy 'union_magic' \\(did you mean 'union_norm'\\?\\); available: concat, evidence_vote, union_freq, union_norm"):
         merge([["a"]], "union_magic")
 
 

@@ -84,6 +84,9 @@ def evaluate_cmd(
     with _warnings_as_notes():
         res = evaluate(run, qrels, metrics or DEFAULT_METRICS, min_label=min_label, per_query=per_query,
                        protocol=protocol)
+    if run and qrels and not any(q in qrels for q in run):
+        typer.echo(f"inferqa: warning: the run's {len(run)} questions and the qrels' {len(qrels)} share none: "
+                   "every value is 0 or undefined", err=True)
     means = res["mean"] if per_query else res
     if as_json:
         payload = {"run": str(run_file), "questions": len(run), "min_label": min_label, "protocol": protocol,

@@ -20,6 +20,7 @@ from .flags import declared_flag, declared_help, option_flag
 
 RETRIEVER_HELP = " | ".join(registry.available("retriever")) + " (`inferqa plugins retriever NAME`: its options)."
 INDEX_DIR_HELP = "Index directory (default: BENCH/indexes/<retriever>-<hash of options>/)."
+FUSION_WEIGHTED = ", ".join(p.name for p in registry.plugins("fusion") if p.meta.get("weights"))
 OPT_HELP = "Extra retriever option KEY=VALUE (repeatable), e.g. --opt hnsw_m=48."
 
 
@@ -154,22 +155,30 @@ def fuse_cmd(
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Fuse runs over different questions (each "
                                        "question from the runs that have it); refused by default."),
     out: Path = typer.Option(..., "--out", "-o", help="Fused TREC run to write."),
-    method: str = typer.Option("rrf", "--method", help="rrf (reciprocal rank) or weighted (normalised scores); "
-                               "`inferqa plugins fusion` lists them."),
-    weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weight ≥ 0 per run (default 1 each)."),
+    bench_dir: Optional[Path] = typer.Option(None, "--bench", help="Benchmark directory: the runs' question and "
+                                             "passage ids are checked against it."),
+    split: Optional[str] = typer.Option(None, "--split", help="Fuse only the questions of this split (needs --bench)."),
+    method: str = typer.Option("rrf", "--method", help=" | ".join(registry.available("fusion")) +
+                               " (`inferqa plugins fusion`: what each computes)."),
+    weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weight ≥ 0 per run (default 1 "
+                                          f"each): {FUSION_WEIGHTED}."),
     rrf_k: Optional[float] = declared_flag("fusion", "rrf_k", "--rrf-k"),
     norm: Optional[str] = declared_flag("fusion", "norm", "--norm"),
     depth: int = option_flag(RETRIEVE_DEPTH, "--depth", filled=True, note="of the fused run"),
 ) -> None:
-    """Fuse runs by reciprocal rank fusion or a weighted sum of normalised scores."""
-    from ..formats import check_same_questions, open_run
+    """Fuse runs: reciprocal rank, inverse square rank, CombSUM, CombMNZ, CombMAX or a weighted sum."""
+    from ..formats import check_same_questions
+    from ..formats import as_run
     from ..io import check_output
     from ..retrieve.fusion import check_weights, fuse, fusion_method
 
     check_output(out)
-    fusion_method(method, rrf_k=rrf_k, norm=norm)  # option errors before any run is read
+    if split is not None and bench_dir is None:
+        raise InputError("--split needs --bench DIR (the split's questions come from it)", field="split")
     ws = None if weights is None else check_weights(weights.split(","), len(runs))
-    loaded = [open_run(r) for r in runs]
+    fusion_method(method, ws, rrf_k=rrf_k, norm=norm)  # option errors before any run is read
+    bench = Benchmark(bench_dir) if bench_dir is not None else None
+    loaded = [as_run(r, bench, split, allow_partial=allow_partial) for r in runs]
     if not allow_partial:
         check_same_questions(loaded, runs)
     fused = fuse(loaded, method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)

@@ -105,6 +105,13 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
     return selected, {"counts": counts, "details": details}
 
 
+def _most_usable_hints(questions: Sequence[Question], details: dict) -> int:
+    """The most hints any question keeps after the leakage filter (`select_questions`' details)."""
+    gone = set(details["dropped_questions"])
+    return max((len(q.hints) - len(details["dropped_hints"].get(q.id, ())) for q in questions if q.id not in gone),
+               default=0)
+
+
 def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence[str | os.PathLike],
                     out_dir: str | os.PathLike, *, top_k: int = TOP_K.default,
                     leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
@@ -136,7 +143,10 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
     judge = leak_judge or StringLeakJudge()
     selected, info = select_questions(questions, top_k, leak_policy, judge, strict)
     if not selected:
-        raise InputError(f"no question has {top_k} usable hints after the leakage filter; nothing to build")
+        most = _most_usable_hints(questions, info["details"])
+        fix = f" (the most any has is {most}: --top-k {most} builds from them)" if most else ""
+        raise InputError(f"no question has {top_k} usable hints after the leakage filter{fix}; nothing to build",
+                         field="top-k")
     kept = [s.question for s in selected]
     splits = make_splits(kept, split_spec, seed)
     labels = Counter()

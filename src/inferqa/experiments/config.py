@@ -260,12 +260,11 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
             raise c.fail(f"name {s.name!r} is already a retriever's", f"rerankers[{i}].name", i)
     readers = _readers(c, raw.get("readers"))
 
-    from .. import registry
-    from ..read.context import strategies as context_strategies
+    from ..read.context import strategies as context_strategies, strategy_plugin
 
     strategies = tuple(c.listing(raw.get("strategies", list(DEFAULT_STRATEGIES)), "strategies"))
     for i, s in enumerate(strategies):
-        _checked(c, f"strategies[{i}]", None, lambda: registry.get("context", c.string(s, f"strategies[{i}]")))
+        _checked(c, f"strategies[{i}]", None, lambda: strategy_plugin(c.string(s, f"strategies[{i}]")))
     for i, reader in enumerate(readers):
         _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
     ks = tuple(c.positive_int(k, f"ks[{i}]") for i, k in enumerate(c.listing(raw.get("ks", READ_KS.default), "ks")))

@@ -1,18 +1,25 @@
 """Parse backend spec strings (see inferqa.llm.base for the grammar).
 
 Names come from the plugin registry: `NAME` for a plugin that needs no model (declared
-with `target=False`, e.g. smollm2), `NAME:MODEL` for the others. Query values stay text;
-the registry converts and checks them against the backend's declared options.
+with `target=False`, e.g. smollm2), `NAME:MODEL` for the others. A bare Hugging Face id
+`ORG/NAME` is short for `transformers:ORG/NAME`. Query values stay text; the registry
+converts and checks them against the backend's declared options.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
 from .. import registry
 from ..errors import InputError
+
+
+# A hub id: owner and repository name, one slash (no backend name has one, so none is shadowed).
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+HUB_BACKEND = "transformers"
 
 
 @dataclass
@@ -50,13 +57,15 @@ def parse_spec(spec: str) -> LLMSpec:
     if "?" in spec:
         head, query = spec.rsplit("?", 1)
     options = dict(parse_qsl(query, keep_blank_values=True))
+    if HUB_ID.fullmatch(head):
+        return LLMSpec(backend=HUB_BACKEND, target=head, options=options)
     backend, sep, rest = head.partition(":")
     try:
         plugin = registry.get("llm", backend)
     except InputError:
         bare, with_model = _names()
-        raise InputError(f"unknown LLM spec {spec!r}: expected one of {', '.join(bare)} or BACKEND:MODEL "
-                         f"with BACKEND in {', '.join(with_model)}", field="llm") from None
+        raise InputError(f"unknown LLM spec {spec!r}: expected one of {', '.join(bare)}, BACKEND:MODEL "
+                         f"with BACKEND in {', '.join(with_model)}, or a Hugging Face id ORG/NAME", field="llm") from None
     needs_model = plugin.meta.get("target", True)
     if not needs_model:
         if sep:

@@ -10,6 +10,7 @@ passage first) to the context's lines; `inferqa.registry` binds its declared opt
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .. import registry
@@ -60,9 +61,19 @@ def concat(hint_lists: Sequence[Sequence[str]], separator: str = _SEPARATOR.defa
     return [separator.join(hints) for hints in hint_lists]
 
 
+def strategy_plugin(name: str) -> registry.Plugin:
+    """The context plugin NAME; an unknown one is reported as what `-s` and the YAML call it."""
+    known = registry.available("context")
+    if name not in known:
+        close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InputError(f"unknown strategy {name!r}{hint}; available: {', '.join(known)}", field="strategy")
+    return registry.get("context", name)
+
+
 def strategy(name: str, **options: Any) -> Strategy:
     """Context strategy NAME with its options bound (checked by the registry)."""
-    return registry.create("context", name, **options)
+    return strategy_plugin(name).create(**options)
 
 
 def strategies(names: Sequence[str], options: Mapping[str, Any] | None = None, *,
@@ -70,7 +81,7 @@ def strategies(names: Sequence[str], options: Mapping[str, Any] | None = None, *
     """One strategy per name; each of `options` goes to the strategies that declare it (a
     reader's alpha applies to union_freq). With `strict`, one that none of them declares is
     an error (a typo); without, it is dropped (settings shared by every strategy's display)."""
-    plugins = {n: registry.get("context", n) for n in dict.fromkeys(names)}
+    plugins = {n: strategy_plugin(n) for n in dict.fromkeys(names)}
     options = dict(options or {})
     for key in options:
         if strict and not any(key in p.options for p in plugins.values()):

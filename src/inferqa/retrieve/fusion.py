@@ -1,13 +1,26 @@
-"""Fusion of ranked runs: reciprocal rank fusion, or a weighted sum of normalised scores.
+"""Fusion of ranked runs: each method scores a passage from every run's ranking of a question.
 
-- `rrf`: score(p) = Σ_runs w_r / (rrf_k + rank_r(p)), rank 1-based; a run that did not
-  return p adds nothing (Cormack et al., 2009; rrf_k = 60 by default).
-- `weighted`: score(p) = Σ_runs w_r · norm_r(score_r(p)), each run's scores normalised per
-  question (`minmax` to [0, 1], `zscore`, or `none`); a run that did not return p adds its
-  lowest normalised score for that question (it ranked p below everything it returned).
+Rank-based (scores ignored):
+- `rrf`: Σ_r w_r / (rrf_k + rank_r(p)), rank 1-based (Cormack et al., 2009; rrf_k = 60);
+- `isr`: (Σ_r 1 / rank_r(p)²) · n(p), n(p) the number of runs that returned p (Mourão et al., 2015).
 
-The methods are `fusion` plugins (`inferqa plugins fusion`). Ties: fused score descending,
-then the best rank p had in any run, then the order of the runs given, then passage id.
+Score-based, each run's scores normalised per question first (`norm`, below):
+- `combsum`: Σ_r w_r · s_r(p), a run that did not return p adds 0 (Fox and Shaw, 1993);
+- `combmnz`: (Σ_r s_r(p)) · (Σ w_r over the runs that returned p): CombSUM times n(p) when
+  unweighted;
+- `combmax`: max_r s_r(p) over the runs that returned p;
+- `weighted`: Σ_r w_r · s_r(p), where a run that did not return p adds its lowest
+  normalised score for that question (it ranked p below everything it returned).
+
+Norms: `minmax` (s - min) / (max - min), 1 where every score is equal; `max` s / max (left
+as it is where max ≤ 0); `sum` (s - min) / Σ(s - min), 1/n where every score is equal;
+`zscore` (s - mean) / std (population), 0 where every score is equal; `rank` 1 - (rank - 1) / n;
+`none`. These are ranx's `min-max`, `max`, `sum`, `zmuv`, `rank` and None, except where ranx
+divides by 1e-9 because every score is equal.
+
+The methods are `fusion` plugins (`inferqa plugins fusion`); those without weights refuse
+them. Ties: fused score descending, then the best rank p had in any run, then the order of
+the runs given, then passage id.
 """
 
 from __future__ import annotations
@@ -22,38 +35,96 @@ from ..errors import InputError
 from ..formats import Run, as_run
 from ..registry import Option, plugin
 
-NORMS = ("minmax", "zscore", "none")
+NORMS = ("minmax", "max", "sum", "zscore", "rank", "none")
+NORM = Option("norm", str, "minmax", "per-question score normalisation of each run", choices=NORMS)
+RRF_K = Option("rrf_k", float, 60.0, "constant k in w / (k + rank)", min=0)
 
-# A method scores one run's ranking of one question: (contribution per passage, what a
-# passage the run did not return adds).
-Contribution = tuple[dict[str, float], float]
-
-
-@plugin("fusion", "rrf", Option("rrf_k", float, 60.0, "constant k in w / (k + rank)", min=0),
-        help="reciprocal rank fusion: each run adds w / (k + rank)")
-def rrf(ranked: list[tuple[str, float]], weight: float, *, rrf_k: float) -> Contribution:
-    return {pid: weight / (rrf_k + rank) for rank, (pid, _) in enumerate(ranked, 1)}, 0.0
+# One question: each run's ranking (best first) and the runs' weights → fused score per passage.
+Ranking = Sequence[tuple[str, float]]
 
 
-@plugin("fusion", "weighted", Option("norm", str, "minmax", "per-question score normalisation", choices=NORMS),
-        help="weighted sum of per-question normalised scores")
-def weighted(ranked: list[tuple[str, float]], weight: float, *, norm: str) -> Contribution:
-    normed = weight * _normalise(np.array([s for _, s in ranked], dtype=np.float64), norm)
-    return dict(zip((pid for pid, _ in ranked), normed.tolist())), float(normed.min()) if len(normed) else 0.0
+@plugin("fusion", "rrf", RRF_K, weights=True, help="reciprocal rank fusion: each run adds w / (k + rank)")
+def rrf(rankings: Sequence[Ranking], weights: Sequence[float], *, rrf_k: float) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for ranked, w in zip(rankings, weights):
+        for rank, (pid, _) in enumerate(ranked, 1):
+            out[pid] = out.get(pid, 0.0) + w / (rrf_k + rank)
+    return out
+
+
+@plugin("fusion", "isr", help="inverse square rank: the sum of 1 / rank² times the number of runs that returned it")
+def isr(rankings: Sequence[Ranking], weights: Sequence[float]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for ranked in rankings:
+        for rank, (pid, _) in enumerate(ranked, 1):
+            total[pid] = total.get(pid, 0.0) + 1.0 / rank ** 2
+            count[pid] = count.get(pid, 0) + 1
+    return {pid: s * count[pid] for pid, s in total.items()}
+
+
+@plugin("fusion", "combsum", NORM, weights=True, help="CombSUM: weighted sum of normalised scores, 0 where missing")
+def combsum(rankings: Sequence[Ranking], weights: Sequence[float], *, norm: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for ranked, w in zip(rankings, weights):
+        for pid, s in _normalised(ranked, norm).items():
+            out[pid] = out.get(pid, 0.0) + w * s
+    return out
+
+
+@plugin("fusion", "combmnz", NORM, weights=True,
+        help="CombMNZ: sum of normalised scores times the (summed weights of the) runs that returned it")
+def combmnz(rankings: Sequence[Ranking], weights: Sequence[float], *, norm: str) -> dict[str, float]:
+    total: dict[str, float] = {}
+    weight: dict[str, float] = {}
+    for ranked, w in zip(rankings, weights):
+        for pid, s in _normalised(ranked, norm).items():
+            total[pid] = total.get(pid, 0.0) + s
+            weight[pid] = weight.get(pid, 0.0) + w
+    return {pid: s * weight[pid] for pid, s in total.items()}
+
+
+@plugin("fusion", "combmax", NORM, help="CombMAX: the highest normalised score any run gave it")
+def combmax(rankings: Sequence[Ranking], weights: Sequence[float], *, norm: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for ranked in rankings:
+        for pid, s in _normalised(ranked, norm).items():
+            out[pid] = max(out.get(pid, -math.inf), s)
+    return out
+
+
+@plugin("fusion", "weighted", NORM, weights=True,
+        help="weighted sum of normalised scores, a run's lowest where it did not return the passage")
+def weighted(rankings: Sequence[Ranking], weights: Sequence[float], *, norm: str) -> dict[str, float]:
+    parts = [(w, _normalised(ranked, norm)) for ranked, w in zip(rankings, weights)]
+    floors = [w * min(scores.values()) if scores else 0.0 for w, scores in parts]
+    pids = dict.fromkeys(p for _, scores in parts for p in scores)
+    return {pid: sum(w * scores[pid] if pid in scores else floor for (w, scores), floor in zip(parts, floors))
+            for pid in pids}
 
 
 def methods() -> list[str]:
     return registry.available("fusion")
 
 
-def _normalise(scores: np.ndarray, norm: str) -> np.ndarray:
-    if norm == "none" or len(scores) == 0:
-        return scores
-    if norm == "minmax":
-        span = scores.max() - scores.min()
-        return (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
-    std = scores.std()
-    return (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
+def _normalised(ranked: Ranking, norm: str) -> dict[str, float]:
+    """One run's scores of one question, normalised (`NORMS`), keyed by passage."""
+    s = np.array([score for _, score in ranked], dtype=np.float64)
+    n = len(s)
+    if n == 0 or norm == "none":
+        pass
+    elif norm == "rank":
+        s = 1.0 - np.arange(n) / n
+    elif norm == "max":
+        s = s / s.max() if s.max() > 0 else s
+    elif norm == "zscore":
+        std = s.std()
+        s = (s - s.mean()) / std if std > 0 else np.zeros(n)
+    else:  # minmax, sum: shifted to start at 0
+        shifted = s - s.min()
+        scale = shifted.max() if norm == "minmax" else shifted.sum()
+        s = shifted / scale if scale > 0 else np.full(n, 1.0 if norm == "minmax" else 1.0 / n)
+    return dict(zip((pid for pid, _ in ranked), s.tolist()))
 
 
 def check_weights(weights: Sequence[Any] | None, n_runs: int) -> list[float]:
@@ -76,34 +147,35 @@ def check_weights(weights: Sequence[Any] | None, n_runs: int) -> list[float]:
     return out
 
 
-def fusion_method(method: str, **options: Any):
-    """The fusion METHOD with its checked options (`inferqa plugins fusion`); None means default."""
+def fusion_method(method: str, weights: Sequence[Any] | None = None, **options: Any):
+    """The fusion METHOD with its checked options (`inferqa plugins fusion`; None means
+    default); weights given to a method that takes none are an error."""
     if method not in methods():
-        raise InputError(f"unknown fusion method {method!r} (use {' or '.join(methods())})", field="method")
-    return registry.create("fusion", method, **{k: v for k, v in options.items() if v is not None})
+        raise InputError(f"unknown fusion method {method!r} (use {', '.join(methods())})", field="method")
+    plugin_ = registry.get("fusion", method)
+    if weights is not None and not plugin_.meta.get("weights"):
+        takes = ", ".join(p.name for p in registry.plugins("fusion") if p.meta.get("weights"))
+        raise InputError(f"fusion method {method!r} takes no weights (these do: {takes})", field="weights")
+    return plugin_.create(**{k: v for k, v in options.items() if v is not None})
 
 
 def fuse(runs: Sequence[Any], method: str = "rrf", *, weights: Sequence[float] | None = None,
          depth: int | None = None, k: int | None = None, **options: Any) -> Run:
     """Fuse `runs` (each cut to its top `depth` when given) into one run of up to `k` per question.
-    `options` are the method's (rrf: rrf_k; weighted: norm)."""
-    score = fusion_method(method, **options)
+    `options` are the method's (rrf: rrf_k; combsum, combmnz, combmax, weighted: norm)."""
+    score = fusion_method(method, weights, **options)
     if len(runs) < 2:
         raise InputError("fusion needs at least two runs", field="runs")
     weights = check_weights(weights, len(runs))
     runs = [as_run(r) for r in runs]
     out = Run(tag=f"fuse-{method}")
     for qid in dict.fromkeys(q for r in runs for q in r):
-        fused: dict[str, float] = {}
+        rankings = [run.get(qid, [])[:depth] if depth else run.get(qid, []) for run in runs]
         best: dict[str, tuple[int, int]] = {}
-        parts = []
-        for r_i, (run, w) in enumerate(zip(runs, weights)):
-            ranked = run.get(qid, [])[:depth] if depth else run.get(qid, [])
-            parts.append(score(ranked, w))
+        for r_i, ranked in enumerate(rankings):
             for rank, (pid, _) in enumerate(ranked, 1):
                 best[pid] = min(best.get(pid, (rank, r_i)), (rank, r_i))
-        for pid in best:
-            fused[pid] = sum(contrib.get(pid, floor) for contrib, floor in parts)
+        fused = score(rankings, weights)
         order = sorted(fused, key=lambda p: (-fused[p], best[p], p))
         out[qid] = [(p, fused[p]) for p in (order[:k] if k else order)]
     return out
