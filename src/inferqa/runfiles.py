@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .formats.answers import RetrieverContext, RetrieverRecord, write_retriever_records
 from .formats.corpus import iter_corpus
