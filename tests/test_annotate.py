@@ -26,7 +26,7 @@ import pytest
 from inferqa.formats import iter_corpus
 from inferqa.annotate import export_sheet, import_sheet
 from inferqa.annotate.candidates import collect_candidates
-from inferqa.formats import open_labels
+from inferqa.formats import Labels
 from inferqa.annotate.state import VerificationState
 from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
@@ -300,7 +300,7 @@ def test_copied_rows_follow_their_source(tmp_path, bench):
             r.update(answers={}, correct={}, copied_from="p_110_01")
     with open(bench / "labels.jsonl", "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows)
-    cands = collect_candidates(open_labels(bench / "labels.jsonl"), Benchmark(bench).questions,
+    cands = collect_candidates(Labels.from_file(bench / "labels.jsonl"), Benchmark(bench).questions,
                                VerificationState())
     red = cands[("p", "red planet")]
     assert "p_110_10" in red.passages  # copied from an ordering that starts with h0

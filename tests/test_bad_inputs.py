@@ -395,8 +395,7 @@ def _loaders(bench_dir: Path):
     from inferqa.annotate.sheet import read_sheet
     from inferqa.formats.benchmark import Benchmark
     from inferqa.experiments.config import load_config
-    from inferqa.read import open_answers
-    from inferqa.formats import Qrels
+    from inferqa.formats import Answers, Qrels
 
     bench = Benchmark(bench_dir)
     return {
@@ -406,7 +405,7 @@ def _loaders(bench_dir: Path):
         "questions.tsv": lambda p: load_questions(p),
         "qrels.txt": Qrels.from_file,
         "run.trec": Run.from_file,
-        "answers.jsonl": lambda p: open_answers(p, bench),
+        "answers.jsonl": lambda p: Answers.from_file(p, bench),
         "sheet.csv": lambda p: read_sheet(p),
         "sheet.jsonl": lambda p: read_sheet(p),
         "config.yaml": load_config,
@@ -934,3 +933,21 @@ def test_a_non_integer_qrels_label_is_one_error_naming_line_and_field(tmp_path, 
     with pytest.raises(InputError) as exc:
         Qrels.from_file(path)
     assert str(exc.value) == f"{path}: record line 2: field 'label': label {label!r} is not an integer"
+
+
+# -- a release tree: a special file under a released name is refused, not skipped ------------
+
+@pytest.mark.parametrize("rel", ["retriever/bm25/retriever.zsd", "index/test/retriever.zsd"])
+def test_a_fifo_inside_a_release_tree_is_one_line_naming_it(tmp_path, rel, capsys, monkeypatch):
+    from conftest import run_cli
+    from test_reproduce import make_tree
+
+    results = make_tree(tmp_path)
+    fifo = results / rel
+    fifo.unlink()
+    os.mkfifo(fifo)  # opening it would block until a writer comes; listing it "absent" would hide it
+    out = tmp_path / "tables"
+    code, _, err = run_cli(monkeypatch, capsys, "reproduce", results, "--out", out)
+    line = _one_error_line(code, err, str(fifo))
+    assert "FIFO" in line
+    assert not out.exists()

@@ -289,3 +289,110 @@ def test_a_plugin_distribution_adds_an_export_target_and_a_run_format(tmp_path):
     res = cli("evaluate", tmp_path / "r.tsv", "--qrels", tmp_path / "q.qrels")
     assert res.returncode == 2 and res.stderr.strip() == f"inferqa: error: {tmp_path / 'r.tsv'}: run format " \
         "'toy-tsv' cannot be read", res.stderr
+
+
+# -- labels, answers and the corpus: each read and written by one gateway ---------------------
+
+def test_labels_written_then_read_are_equal(bench, tmp_path):
+    from inferqa.formats import LabelRow, Labels
+    from inferqa.formats.labels import read_order_labels, write_order_labels
+
+    pids = list(bench.qrels[next(iter(bench.qrels))])[:3]
+    qid = pids[0].rsplit("_", 2)[0]
+    rows = Labels([
+        LabelRow(pids[0], qid, 2, {"m": "Paris"}, {"m": True}, reader_answers={"r": "Rome"}),
+        LabelRow(pids[1], qid, 1, {}, {}, copied_from=pids[0], extra={"not_asked": ["m2"]}),
+        LabelRow(pids[2], qid, 1, {"m": "Nîmes \"x\""}, {"m": False}),
+    ])
+    f = tmp_path / "labels.jsonl"
+    assert rows.to_file(f) == 3
+    back = Labels.from_file(f)
+    assert back == rows and isinstance(back, Labels)
+    assert json.loads(f.read_text().splitlines()[1]) == {"pid": pids[1], "qid": qid, "label": 1, "answers": {},
+                                                         "correct": {}, "copied_from": pids[0], "not_asked": ["m2"]}
+    assert Labels.from_file(f, [qid]).by_pid()[pids[2]].answers == {"m": "Nîmes \"x\""}
+    assert Labels.from_file(f, ["other"]) == []
+    portable = tmp_path / "demo_labels.jsonl"
+    assert write_order_labels(portable, [rows[0]]) == 1
+    order = "".join(pids[0].rsplit("_", 1)[1])
+    shipped = read_order_labels(portable)
+    assert list(shipped) == [(qid, order)] and shipped[qid, order].answers == {"m": "Paris"}
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("label", 3, "label 3 is not 1 or 2"),
+    ("correct", {"m": "yes"}, "true/false"),
+    ("answers", ["Paris"], "labeller -> answer string"),
+    ("reader_answers", {"r": 1}, "reader model -> answer string"),
+])
+def test_a_label_row_field_of_the_wrong_type_is_one_error_naming_it(tmp_path, field, value, needle):
+    from inferqa.formats import Labels
+
+    good = {"pid": "q_1_0", "qid": "q", "label": 1, "answers": {"m": "x"}, "correct": {"m": False}}
+    f = tmp_path / "labels.jsonl"
+    f.write_text(json.dumps(good) + "\n" + json.dumps({**good, field: value}) + "\n")
+    with pytest.raises(InputError) as exc:
+        Labels.from_file(f)
+    msg = str(exc.value)
+    assert needle in msg and str(f) in msg and "line 2" in msg and field in msg and "\n" not in msg
+
+
+def test_answers_written_then_read_are_equal(bench, tmp_path):
+    from inferqa.formats import Answers
+
+    qid = bench.split_qids("test")[0]
+    q = bench.questions[qid]
+    rows = Answers([{"qid": qid, "strategy": "union_norm", "k": 3, "prediction": "x", "em": 0.0,
+                     "golds": q.answers, "question": q.text, "pids": ["a", "b"]},
+                    {"qid": qid, "strategy": "union_freq", "k": 1, "prediction": "", "em": 1,
+                     "golds": q.answers, "question": q.text}])
+    f = tmp_path / "ANSWERS.jsonl"
+    assert rows.to_file(f) == 2
+    assert Answers.from_file(f) == rows == Answers.from_file(f, bench, scored=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(rows[0]) + "\n" + json.dumps({**rows[1], "k": 1.5}) + "\n")
+    with pytest.raises(InputError) as exc:
+        Answers.from_file(bad)
+    msg = str(exc.value)
+    assert str(bad) in msg and "line 2" in msg and "k" in msg and "positive integer" in msg
+
+
+def test_retriever_records_written_then_read_are_equal(tmp_path):
+    from inferqa.formats import RetrieverContext, RetrieverRecord, read_retriever_records
+    from inferqa.formats.answers import write_retriever_records
+
+    recs = [RetrieverRecord("Where?", ["Paris"], [RetrieverContext("q_1_0", 2, {"r": "Paris"}, "a clue"),
+                                                  RetrieverContext("q_10_1", 1, {}, "b clue")]),
+            RetrieverRecord("Who?", ["Ann"], [])]
+    f = tmp_path / "retriever.jsonl"
+    assert write_retriever_records(f, recs) == 2
+    assert read_retriever_records(f, complete=True) == recs
+    assert json.loads(f.read_text().splitlines()[0])["contexts"][0] == {"id": "q_1_0", "text": "a clue", "label": 2,
+                                                                         "rag_answers": {"r": "Paris"}}
+    f.write_text(json.dumps({"question": "Where?", "answers": ["P"], "contexts": [{"id": "q_1_0", "label": "2"}]}) + "\n")
+    with pytest.raises(InputError) as exc:
+        read_retriever_records(f)
+    assert str(f) in str(exc.value) and "line 1" in str(exc.value) and "contexts[0].label" in str(exc.value)
+
+
+def test_the_corpus_written_then_read_is_equal(bench, tmp_path):
+    from inferqa.construct.passages import order_table
+    from inferqa.formats import write_corpus
+    from inferqa.formats.corpus import corpus_writer
+
+    passages = list(iter_corpus(bench))
+    f = tmp_path / "corpus.jsonl"
+    assert write_corpus(f, passages) == len(passages)
+    assert list(iter_corpus(f)) == passages
+    assert f.read_bytes() == (bench.path / "corpus.jsonl").read_bytes()  # the builder's bytes, the same writer
+    # a question's passages at once: the same bytes, hints padded with whitespace too
+    g = tmp_path / "one.jsonl"
+    hints = [" a \"b\"", "c\n", "d"]
+    with corpus_writer(g) as out:
+        ids = [pid for _, pid in out.write_question("q", hints, order_table(3))]
+    got = list(iter_corpus(g))
+    assert [p.id for p in got] == ids and len(ids) == 15
+    assert [p.text for p in got] == [" ".join(hints[i] for i in p.order).strip() for p in got]
+    h = tmp_path / "again.jsonl"
+    write_corpus(h, got)
+    assert h.read_bytes() == g.read_bytes()

@@ -181,7 +181,8 @@ def test_retriever_jsonl_and_pyserini_exports(bench, tmp_path):
     assert ctx["label"] == 1 and ctx["rag_answers"] == {"llama-32-1b": "Basalt", "gemma-3-4b": "Basalt",
                                                          "qwen-3-8b": "NO ANSWER"}
     imported = read_retriever_jsonl(f, bench, "test")
-    assert imported["Q_test_1_11110_3210"] == {"label": 1, "reader_answers": ctx["rag_answers"]}
+    got = imported["Q_test_1_11110_3210"]
+    assert (got.label, got.reader_answers, got.text) == (1, ctx["rag_answers"], ctx["text"])
     col = tmp_path / "collection.jsonl"
     assert write_pyserini_collection(bench, col) == 5 * 325
     first = json.loads(col.read_text().splitlines()[0])

@@ -24,7 +24,8 @@ from ..records import LABEL_ANSWERABLE
 from ..formats import Qrels
 from ..text import normalize_answer
 from .candidates import collect_candidates
-from ..formats.labels import LabelRow, answer_key, open_labels, resolve_copies
+from ..formats.corpus import iter_corpus, write_corpus
+from ..formats.labels import LabelRow, Labels, answer_key, resolve_copies
 from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
 from .sheet import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
 from .staging import staged_files
@@ -148,7 +149,7 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     meta = dict(bench.meta)
     state = VerificationState.from_meta(meta)
     verdicts = read_sheet(sheet, fmt)  # the file given is checked first
-    rows = open_labels(bench.path / "labels.jsonl")
+    rows = Labels.from_file(bench.path / "labels.jsonl")
     decided, gone = _validate(verdicts, bench, rows, state, sheet)
 
     summary = ImportSummary(leak_action=leak_action_of(meta, leak_action))
@@ -203,15 +204,14 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     meta[META_KEY] = state.to_dict()
 
     with staged_files(bench.path) as staged:
-        write_jsonl(staged.path("labels.jsonl"), (r.to_dict() for r in rows if kept(r.pid)))
+        Labels(r for r in rows if kept(r.pid)).to_file(staged.path("labels.jsonl"))
         qrels.to_file(staged.path("qrels.tsv"))
         write_jsonl(staged.path("questions.jsonl"),
                     (q for qid, q in raw_questions.items() if qid not in drops.questions))
         if drops.any:
             corpus = bench.path / "corpus.jsonl"
             if corpus.exists():
-                write_jsonl(staged.path("corpus.jsonl"),
-                            (obj for _, obj in iter_jsonl(corpus) if kept(str(obj.get("id")))))
+                write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if kept(p.id)))
         splits = None
         if drops.questions and (bench.path / "splits.json").exists():
             splits = {s: [q for q in qs if q not in drops.questions] for s, qs in bench.splits.items()}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..formats.benchmark import Benchmark
 from .candidates import collect_candidates
-from ..formats.labels import open_labels
+from ..formats.labels import Labels
 from ..stage_options import MIN_F1
 from .sheet import guess_format, sheet_rows, write_sheet
 from .state import VerificationState
@@ -37,7 +37,7 @@ def export_sheet(bench_dir: str | os.PathLike, out: str | os.PathLike, *, split:
     bench = Benchmark(bench_dir)
     state = VerificationState.from_meta(bench.meta)
     qids = bench.split_qids(split)
-    cands = collect_candidates(open_labels(bench.path / "labels.jsonl"), bench.questions, state,
+    cands = collect_candidates(Labels.from_file(bench.path / "labels.jsonl"), bench.questions, state,
                                qids=qids, min_f1=min_f1)
     order = {qid: i for i, qid in enumerate(qids)}
     chosen = sorted((c for c in cands.values() if c.exportable),

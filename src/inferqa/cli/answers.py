@@ -30,7 +30,8 @@ def evaluate_answers_cmd(
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
     from ..formats.benchmark import Benchmark
     from ..errors import InputError
-    from ..read import open_answers, score_answers
+    from ..formats import Answers
+    from ..read import score_answers
     from ..evaluate.metrics import check_protocol
 
     check_protocol(protocol)
@@ -38,7 +39,7 @@ def evaluate_answers_cmd(
     b = Benchmark(bench) if bench else None
     if judge and b is None:
         raise InputError("--judge needs --bench (the judge reads the question)", field="judge")
-    rows = open_answers(answers, b)
+    rows = Answers.from_file(answers, b)
     model = llm_opener(cache)(judge) if judge else None
     try:
         metrics = score_answers(rows, model, judge_samples=judge_samples, judge_temperature=judge_temperature,

@@ -89,7 +89,7 @@ def explore_command(
     """Write explorer.html: one offline page to study runs and answers question by question."""
     from ..formats.benchmark import Benchmark
     from ..experiments.explorer import explorer_data, write_explorer
-    from ..formats import open_answers, open_run
+    from ..formats import Answers, open_run
     from ..io import check_output
 
     check_output(out)
@@ -102,7 +102,7 @@ def explore_command(
     for item in answers:
         name, path = named_path(item)
         run_name = name if any(name == r[0] for r in loaded) else None
-        sets.append((name, run_name, open_answers(path, b, scored=True)))
+        sets.append((name, run_name, Answers.from_file(path, b, scored=True)))
     if not loaded and not sets:
         raise InputError("give at least one run or --answers file", field="runs")
     qids = b.split_qids(split) if split else None

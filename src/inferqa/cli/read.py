@@ -33,8 +33,8 @@ def read_cmd(
 ) -> None:
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
     from ..formats.benchmark import Benchmark
-    from ..formats import open_run
-    from ..io import check_output, write_jsonl
+    from ..formats import Answers, open_run
+    from ..io import check_output
     from ..read import check_read_options, read_with_llm
 
     check_output(out)
@@ -49,7 +49,7 @@ def read_cmd(
         rows = read_with_llm(b, ranked, model, strategies, ks, qids=ranked.qids, **given)
     finally:
         model.close()
-    write_jsonl(out, rows)
+    Answers(rows).to_file(out)
     print_summary(rows, ("em", "f1", "contains"), f"{out} ({len(rows)} rows, percent)")
     stats = getattr(model, "stats", None)
     if stats is not None:

@@ -19,12 +19,14 @@ from typing import Any, Callable, Sequence
 from .. import __version__
 from ..data.quit import ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct
 from ..errors import InputError
-from ..io import atomic_dir, sha256_file
+from ..formats.corpus import corpus_writer
+from ..formats.labels import LabelRow, Labels
+from ..io import atomic_dir, atomic_open, sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
 from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
-from .passages import iter_corpus_lines, n_orders
+from .passages import n_orders, order_table
 from .ranking import select_top
 from .splits import make_splits, parse_split
 
@@ -40,7 +42,7 @@ def _source_entry(src: Any) -> dict:
     return entry
 
 
-def _release_row(sel: "Selected", pid: str, source_order: Sequence[int], match: str) -> tuple[int, dict | None]:
+def _release_row(sel: "Selected", pid: str, source_order: Sequence[int], match: str) -> tuple[int, LabelRow | None]:
     """A release passage's label and its labels.jsonl row (None where the release lists no answers)."""
     perm = "".join(map(str, source_order))
     explicit = (sel.release_labels or {}).get(perm)
@@ -52,10 +54,8 @@ def _release_row(sel: "Selected", pid: str, source_order: Sequence[int], match: 
     label = int(explicit) if explicit is not None else answerability_label(correct.values())
     if label not in (1, 2):
         return label, None
-    row = {"pid": pid, "qid": q.id, "label": label,
-           "answers": {m: a for m, a in answers.items() if m in LABELLERS},
-           "correct": correct, "copied_from": None,
-           "reader_answers": {m: a for m, a in answers.items() if m not in LABELLERS}}
+    row = LabelRow(pid=pid, qid=q.id, label=label, answers={m: a for m, a in answers.items() if m in LABELLERS},
+                   correct=correct, reader_answers={m: a for m, a in answers.items() if m not in LABELLERS})
     return label, row
 
 
@@ -153,32 +153,29 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
     passages = stored_rows = 0
     from_release = any(s.release_labels or s.release_answers for s in selected)
     with atomic_dir(out_dir) as tmp:
-        with open(tmp / "questions.jsonl", "w", encoding="utf-8") as fq, \
-                open(tmp / "corpus.jsonl", "w", encoding="utf-8") as fc, \
-                open(tmp / "qrels.tsv", "w", encoding="utf-8") as fr, \
-                open(tmp / "labels.jsonl", "w", encoding="utf-8") as fl:
+        with atomic_open(tmp / "questions.jsonl") as fq, corpus_writer(tmp / "corpus.jsonl") as corpus, \
+                atomic_open(tmp / "qrels.tsv") as fr, Labels.writer(tmp / "labels.jsonl") as write_label:
             for sel in track(selected, "Building passages", show_progress, transient=True):
                 q, source_idx = sel.question, sel.source_indices
                 release = bool(sel.release_labels or sel.release_answers)
                 fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
                 n_before = passages
-                for order, pid, line in iter_corpus_lines(q, sel.mask_bits):
+                orders = order_table(len(q.hints), sel.mask_bits)
+                for order, pid in corpus.write_question(q.id, [h.text for h in q.hints], orders):
                     label = LABEL_PARTIAL
                     if release:
                         label, row = _release_row(sel, pid, [source_idx[i] for i in order], label_match)
                         labels[label] += 1
                         if row is not None:
-                            fl.write(json.dumps(row, ensure_ascii=False) + "\n")
+                            write_label(row)
                             stored_rows += 1
-                    fc.write(line)
                     fr.write(f"{q.id} 0 {pid} {label}\n")
                     passages += 1
                 if not release:
                     labels[LABEL_PARTIAL] += passages - n_before
         if not stored_rows:
             (tmp / "labels.jsonl").unlink()
-        with open(tmp / "splits.json", "w", encoding="utf-8") as fs:
-            json.dump(splits, fs, indent=1)
+        write_json(tmp / "splits.json", splits)
         meta = {
             "inferqa_version": __version__,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -198,7 +195,5 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
                                  "stored_answers": stored_rows}
         if post_build is not None:
             post_build(tmp, meta)
-        with open(tmp / "meta.json", "w", encoding="utf-8") as fm:
-            json.dump(meta, fm, indent=2, ensure_ascii=False)
-            fm.write("\n")
+        write_json(tmp / "meta.json", meta)
     return meta

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from itertools import combinations, permutations
 from math import comb, factorial
@@ -37,22 +36,3 @@ def iter_passages(question: Question, bits: str = LEFT_TO_RIGHT) -> Iterator[Pas
     for order, suffix in order_table(len(texts), bits):
         yield Passage(id=question.id + suffix, qid=question.id, order=order,
                       text=HINT_SEPARATOR.join(texts[i] for i in order).strip())
-
-
-def iter_corpus_lines(question: Question, bits: str = LEFT_TO_RIGHT) -> Iterator[tuple[tuple[int, ...], str, str]]:
-    """(order, passage id, corpus.jsonl line) — the same bytes as `json.dumps(passage.to_dict())`,
-    built from each hint's JSON escape computed once (escaping commutes with joining)."""
-    texts = [h.text for h in question.hints]
-    escaped = [json.dumps(t, ensure_ascii=False)[1:-1] for t in texts]
-    # A verbatim release hint may start or end with whitespace, which the passage's strip removes
-    # (escaped text cannot be stripped: "\n" is two characters there).
-    padded = any(t != t.strip() for t in texts)
-    qid_json = json.dumps(question.id, ensure_ascii=False)
-    sep = json.dumps(HINT_SEPARATOR)[1:-1]
-    for order, suffix in order_table(len(escaped), bits):
-        pid = question.id + suffix
-        if padded:
-            text = json.dumps(HINT_SEPARATOR.join(texts[i] for i in order).strip(), ensure_ascii=False)[1:-1]
-        else:
-            text = sep.join([escaped[i] for i in order])
-        yield order, pid, f'{{"id": {json.dumps(pid, ensure_ascii=False)}, "text": "{text}", "qid": {qid_json}}}\n'

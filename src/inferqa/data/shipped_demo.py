@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..formats.labels import LABELS, Labels, read_order_labels, write_order_labels
 from ..io import iter_jsonl, write_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, parse_passage_id
+from ..records import parse_passage_id
 from ..formats import Qrels
 
 # 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
@@ -54,33 +56,26 @@ def cache_rows_path() -> Path:
 
 def export_labels(bench_dir: str | os.PathLike, out: str | os.PathLike) -> int:
     """labels.jsonl of a labelled benchmark → the shipped, id-format-free rows; returns the count."""
-    rows = []
-    for _, row in iter_jsonl(Path(bench_dir) / "labels.jsonl"):
-        qid, order = parse_passage_id(row["pid"])
-        rows.append({"qid": qid, "order": "".join(map(str, order)), "label": row["label"],
-                     "answers": row.get("answers") or {}, "correct": row.get("correct") or {}})
-    write_jsonl(out, rows)
-    return len(rows)
+    return write_order_labels(out, Labels.from_file(Path(bench_dir) / LABELS))
 
 
 def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.PathLike | None = None) -> None:
     """Rewrite qrels.tsv and write labels.jsonl from the shipped rows (a `post_build` hook)."""
     bench_dir = Path(bench_dir)
-    shipped = {(row["qid"], row["order"]): row for _, row in iter_jsonl(Path(rows_file) if rows_file else labels_path())}
+    shipped = read_order_labels(Path(rows_file) if rows_file else labels_path())
     qrels = Qrels.from_file(bench_dir / "qrels.tsv")
-    label_rows, counts = [], {}
+    label_rows, counts = Labels(), {}
     for qid, labels in qrels.items():
         for pid, label in labels.items():
             q, order = parse_passage_id(pid)
             row = shipped.get((q, "".join(map(str, order))))
             if row is not None:
-                label = labels[pid] = LABEL_ANSWERABLE if row["label"] == LABEL_ANSWERABLE else LABEL_PARTIAL
-                label_rows.append({"pid": pid, "qid": qid, "label": label, "answers": row["answers"],
-                                   "correct": row["correct"], "copied_from": None})
+                label = labels[pid] = row.label
+                label_rows.append(replace(row, pid=pid, qid=qid))
             counts[str(label)] = counts.get(str(label), 0) + 1
     qrels.to_file(bench_dir / "qrels.tsv")
-    write_jsonl(bench_dir / "labels.jsonl", label_rows)
-    identities = sorted({who for r in label_rows for who in r["answers"]})
+    label_rows.to_file(bench_dir / LABELS)
+    identities = sorted({who for r in label_rows for who in r.answers})
     meta["labelling"] = {"labelers": identities, "mode": "full", "judge": "exact_match",
                          "passages_labelled": len(label_rows), "note": LABELLING_NOTE}
     meta["labels"] = dict(sorted(counts.items()))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
-from ..formats import open_labels, resolve_copies
+from ..formats import Labels, resolve_copies
 from ..io import atomic_open
 from ..read.context import strategies
 from ..formats import Run
@@ -151,9 +151,8 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
         out_sets.append({"name": name, "run": run_name, "keys": keys, "rows": table})
 
-    label_file = bench.path / "labels.jsonl"
-    label_rows = open_labels(label_file) if label_file.exists() else []
-    labels = {r.pid: r for r in label_rows}
+    label_rows = Labels.of(bench, qids)  # only the rows of these questions are shown
+    labels = label_rows.by_pid()
     source = resolve_copies(label_rows)  # the row whose answers decide each passage
     labellers: list[str] = []
     lab_out: list[dict | None] = []

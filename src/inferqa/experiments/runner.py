@@ -23,8 +23,8 @@ from typing import Any, Callable
 from ..formats.benchmark import Benchmark
 from ..defaults import RERANK_DEPTH
 from ..errors import InputError
-from ..formats import open_answers
-from ..io import atomic_open, check_output, open_input, read_text, write_json, write_jsonl
+from ..formats import Answers
+from ..io import atomic_open, check_output, open_input, read_text, write_json
 from ..formats import Run
 from ..retrieve.diversify import GROUPING
 from .config import ExperimentConfig, ReaderSpec, StageSpec
@@ -278,7 +278,7 @@ class _Runner:
             rows = read_with_llm(self.bench, ranked.run.top(max(self.cfg.ks)), self.llm(reader.llm),
                             list(self.cfg.strategies), list(self.cfg.ks), qids=self.qids, progress=self.progress,
                             **reader.options)
-            write_jsonl(tmp / ROWS_FILE, rows)
+            Answers(rows).to_file(tmp / ROWS_FILE)
             write_json(tmp / "summary.json", summarize(rows))
 
         summaries: dict[Path, list[dict]] = {}
@@ -417,4 +417,4 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
 
 def stage_answers(stage_dir: str | Path, bench: Benchmark) -> list[dict]:
     """The reader rows a read stage wrote (read like any answers file)."""
-    return open_answers(Path(stage_dir) / ROWS_FILE, bench, scored=True)
+    return Answers.from_file(Path(stage_dir) / ROWS_FILE, bench, scored=True)

@@ -1,5 +1,5 @@
 """The one reading and writing layer for domain files: runs, qrels, benchmarks, answers,
-labels and the corpus.
+labels and the corpus, each format's writer beside its reader.
 
 `Run.from_file` / `run.to_file` and `Qrels.from_file` / `qrels.to_file` are the gateways
 (every run format of the `run-format` registry kind behind them, sniffed by its declared
@@ -12,20 +12,22 @@ from `inferqa.io`.
 
 from __future__ import annotations
 
-from .answers import iter_answer_rows, open_answers, read_retriever_jsonl
+from .answers import (Answers, ReaderRecord, RetrieverContext, RetrieverRecord, iter_answer_rows, read_reader_output,
+                      read_retriever_jsonl, read_retriever_records, write_retriever_records)
 from .benchmark import Benchmark, check_run_ids
 from .coerce import as_benchmark, as_qrels, as_run, open_run
-from .corpus import corpus_ids, iter_corpus
+from .corpus import corpus_ids, iter_corpus, write_corpus
 from .findings import Findings
-from .labels import LabelRow, open_labels, resolve_copies, stored_answers
+from .labels import LabelRow, Labels, read_baseline_labels, resolve_copies, stored_answers
 from .oracles import optimal, oracle_retriever
 from .qrels import Qrels
 from .rankify import write_rankify
 from .runs import OPTIMAL, RANKED_KEYS, RANKIFY, TREC, Run, RunFormat, Titles, check_same_questions, sniff
 from .trec import write_trec
 
-__all__ = ["Benchmark", "Findings", "LabelRow", "OPTIMAL", "Qrels", "RANKED_KEYS", "RANKIFY", "Run", "RunFormat",
-           "TREC", "Titles", "as_benchmark", "as_qrels", "as_run", "check_run_ids", "check_same_questions",
-           "corpus_ids", "iter_answer_rows", "iter_corpus", "open_answers", "open_labels", "open_run", "optimal",
-           "oracle_retriever", "read_retriever_jsonl", "resolve_copies", "sniff", "stored_answers", "write_rankify",
-           "write_trec"]
+__all__ = ["Answers", "Benchmark", "Findings", "LabelRow", "Labels", "OPTIMAL", "Qrels", "RANKED_KEYS", "RANKIFY",
+           "ReaderRecord", "RetrieverContext", "RetrieverRecord", "Run", "RunFormat", "TREC", "Titles", "as_benchmark",
+           "as_qrels", "as_run", "check_run_ids", "check_same_questions", "corpus_ids", "iter_answer_rows",
+           "iter_corpus", "open_run", "optimal", "oracle_retriever", "read_baseline_labels", "read_reader_output",
+           "read_retriever_jsonl", "read_retriever_records", "resolve_copies", "sniff", "stored_answers",
+           "write_corpus", "write_rankify", "write_retriever_records", "write_trec"]

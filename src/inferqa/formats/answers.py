@@ -1,15 +1,23 @@
-"""Answers files: our ANSWERS.jsonl (what `read_with_llm` writes), an authors' reader output
-(Rankify JSON with `predicted_answer`) and the authors' `retriever.jsonl`, read and checked
-field by field (and against a benchmark) in one place."""
+"""Answers files, read and checked field by field (and against a benchmark) in one place, and
+written here too:
+
+- our ANSWERS.jsonl (what `inferqa read` writes) and an authors' reader output (Rankify JSON
+  with `predicted_answer`): `Answers.from_file` / `answers.to_file`;
+- the authors' reader output as it is, one `ReaderRecord` per question (`read_reader_output`);
+- the authors' `retriever.jsonl`, each question's own passages with their label and stored
+  reader answers (`rag_answers`): `RetrieverRecord`s of `RetrieverContext`s, read by
+  `read_retriever_records` (as they are) or `read_retriever_jsonl` (matched to a split) and
+  written by `write_retriever_records`.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..errors import InputError
-from ..io import first_byte, iter_jsonl
+from ..io import first_byte, iter_jsonl, write_jsonl
 from .rankify import read_question_array
 
 if TYPE_CHECKING:
@@ -31,17 +39,34 @@ class ReaderRecord:
     answers: list | None
     predicted: dict[str, dict[str, Any]]
 
+    def stored_answer(self, model: str, method: str, path: Any, record: int) -> str:
+        """`predicted_answer[model][f"{id}_{method}"]` (`method`: `un_1`...), as stored; `path`
+        and `record` (its index) name it in an error."""
+        field = f"predicted_answer.{model}"
+        answers = self.predicted.get(model)
+        if not isinstance(answers, dict):
+            raise InputError(f"no answers of reader {model}", file=path, record=record, field=field)
+        key = f"{self.qid}_{method}"
+        answer = answers.get(key)
+        if not isinstance(answer, str):
+            raise InputError("no answer string" if answer is None else f"{answer!r} is not a string", file=path,
+                             record=record, field=f"{field}.{key}")
+        return answer
 
-def read_reader_output(path: str | os.PathLike) -> list[ReaderRecord]:
+
+def read_reader_output(path: str | os.PathLike, *, complete: bool = False) -> list[ReaderRecord]:
     """Every record of an authors' reader output (Rankify JSON with `predicted_answer`); the
-    answers themselves are checked where they are used."""
+    answers themselves are checked where they are used. `complete`: each record must hold
+    its `id` and gold `answers` (as the QUIT release's do)."""
     out = []
     for i, obj in enumerate(read_question_array(path)):
         qid = obj.get("id") if isinstance(obj, dict) else None
         if qid is not None and not isinstance(qid, str):
             raise InputError(f"expected a string, got {_type(qid)}", file=path, record=str(i), field="id")
+        if qid is None and complete:
+            raise InputError("expected an object with a string id", file=path, record=i, field="id")
         answers = obj.get("answers") if isinstance(obj, dict) else None
-        if answers is not None and not isinstance(answers, list):
+        if (answers is None and complete) or (answers is not None and not isinstance(answers, list)):
             raise InputError("expected a list of answer strings", file=path, record=str(i), field="answers")
         predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
         if not isinstance(predicted, dict):
@@ -88,11 +113,26 @@ def _text(row: dict, key: str, file: Any, where: str) -> str:
     return value
 
 
-def open_answers(path: str | os.PathLike, bench: "Benchmark | None" = None, *,
-                 scored: bool = False) -> list[dict[str, Any]]:
-    """Every row of an answers file, each field checked; with `bench`, each question must be
-    one of its questions and the golds and question text come from it (else from the rows).
-    `scored`: each row must also hold its `em` (as `inferqa read` writes it)."""
+class Answers(list):
+    """The rows of an answers file, `{"qid", "strategy", "k", "prediction", "golds", "question",
+    ...}` each (`inferqa read` adds `em`, `pids`, `raw`...): `Answers.from_file` reads and
+    checks them, `to_file` writes them as ANSWERS.jsonl, atomically."""
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, bench: "Benchmark | None" = None, *,
+                  scored: bool = False) -> "Answers":
+        """Every row of an answers file (ANSWERS.jsonl or an authors' reader output), each field
+        checked; with `bench`, each question must be one of its questions and the golds and
+        question text come from it (else from the rows). `scored`: each row must also hold its
+        `em` (as `inferqa read` writes it)."""
+        return cls(_checked_rows(path, bench, scored))
+
+    def to_file(self, path: str | os.PathLike) -> int:
+        """The rows as ANSWERS.jsonl at `path` (replaced atomically); returns the rows written."""
+        return write_jsonl(path, self)
+
+
+def _checked_rows(path: str | os.PathLike, bench: "Benchmark | None", scored: bool) -> list[dict[str, Any]]:
     rows = []
     for where, row in iter_answer_rows(path):
         qid, strategy = _text(row, "qid", path, where), _text(row, "strategy", path, where)
@@ -124,9 +164,16 @@ def open_answers(path: str | os.PathLike, bench: "Benchmark | None" = None, *,
 
 @dataclass(frozen=True)
 class RetrieverContext:
+    """One passage of a question in `retriever.jsonl` (its `contexts`)."""
+
     id: str
     label: int | None
     reader_answers: dict[str, str]  # `rag_answers`: reader -> its stored answer
+    text: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, **({} if self.text is None else {"text": self.text}), "label": self.label,
+                "rag_answers": self.reader_answers}
 
 
 @dataclass(frozen=True)
@@ -136,6 +183,12 @@ class RetrieverRecord:
     question: str | None
     answers: list | None
     contexts: list[RetrieverContext]
+
+    def labels(self) -> dict[str, int | None]:
+        return {c.id: c.label for c in self.contexts}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "answers": self.answers, "contexts": [c.to_dict() for c in self.contexts]}
 
 
 def retriever_record(obj: dict, **where: Any) -> RetrieverRecord:
@@ -165,17 +218,36 @@ def retriever_record(obj: dict, **where: Any) -> RetrieverRecord:
         stored = ctx.get("rag_answers") or {}
         if not isinstance(stored, dict) or not all(isinstance(a, str) for a in stored.values()):
             raise InputError("expected an object of reader -> answer string", field=f"{f}.rag_answers", **where)
-        out.append(RetrieverContext(pid, label, stored))
+        passage = ctx.get("text")
+        if passage is not None and not isinstance(passage, str):
+            raise InputError(f"expected a string, got {_type(passage)}", field=f"{f}.text", **where)
+        out.append(RetrieverContext(pid, label, dict(stored), passage))
     return RetrieverRecord(text, answers, out)
 
 
-def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
-                         ) -> dict[str, dict[str, Any]]:
-    """pid -> {"label", "reader_answers"} from a `retriever.jsonl` of `split`, matched by position
-    (question text checked) and by passage id (each id must be a passage of that question).
-    Every field is type-checked; the file must cover the split unless it says otherwise."""
+def read_retriever_records(path: str | os.PathLike, *, complete: bool = False) -> list[RetrieverRecord]:
+    """Every line of a `retriever.jsonl`, as it is (matched to no benchmark). `complete`: each
+    line must hold its gold `answers` and every passage its label (as the QUIT release's do)."""
+    out = []
+    for lineno, obj in iter_jsonl(path):
+        where = {"file": path, "record": f"line {lineno}"}
+        rec = retriever_record(obj, **where)
+        if complete:
+            if rec.answers is None:
+                raise InputError("expected a list of answer strings", field="answers", **where)
+            for j, ctx in enumerate(rec.contexts):
+                if ctx.label is None:
+                    raise InputError("expected an integer label, got null", field=f"contexts[{j}].label", **where)
+        out.append(rec)
+    return out
+
+
+def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str) -> dict[str, RetrieverContext]:
+    """pid -> its passage of a `retriever.jsonl` of `split`, matched by position (question text
+    checked) and by passage id (each id must be a passage of that question). Every field is
+    type-checked; the file must cover the split unless it says otherwise."""
     qids = bench.split_qids(split)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, RetrieverContext] = {}
     for i, (lineno, obj) in enumerate(iter_jsonl(path)):
         if i >= len(qids):
             raise InputError(f"more lines than split {split!r} has questions ({len(qids)})", file=path,
@@ -191,5 +263,10 @@ def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str
         for j, ctx in enumerate(rec.contexts):
             if ctx.id not in own:
                 raise InputError(f"passage {ctx.id} is not one of {qid}'s", field=f"contexts[{j}].id", **where)
-            out[ctx.id] = {"label": ctx.label, "reader_answers": ctx.reader_answers}
+            out[ctx.id] = ctx
     return out
+
+
+def write_retriever_records(path: str | os.PathLike, records: Iterable[RetrieverRecord]) -> int:
+    """`records` as a `retriever.jsonl` at `path` (replaced atomically); returns the lines written."""
+    return write_jsonl(path, (r.to_dict() for r in records))

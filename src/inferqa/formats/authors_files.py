@@ -11,10 +11,11 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
+from .answers import RetrieverContext, RetrieverRecord, write_retriever_records
 from .corpus import iter_corpus
-from .labels import LabelRow, stored_answers
+from .labels import LABELS, LabelRow, Labels, stored_answers
 from .rankify import write_rankify
 from ..io import write_jsonl
 
@@ -22,21 +23,21 @@ if TYPE_CHECKING:
     from .benchmark import Benchmark
 
 
-def iter_retriever_lines(bench: "Benchmark", split: str) -> Iterator[dict[str, Any]]:
-    """`retriever.jsonl` objects of `split`: each question's own passages, with stored reader answers."""
+def iter_retriever_records(bench: "Benchmark", split: str) -> Iterator[RetrieverRecord]:
+    """`retriever.jsonl` records of `split`: each question's own passages, with stored reader answers."""
     qids = bench.split_qids(split)
     stored = stored_answers(bench, qids)
     qrels = bench.qrels
     for qid in qids:
         q = bench.questions[qid]
-        contexts = [{"id": pid, "text": bench.passage_text(pid), "label": label,
-                     "rag_answers": (stored[pid].reader_answers or {}) if pid in stored else {}}
+        contexts = [RetrieverContext(pid, label, (stored[pid].reader_answers or {}) if pid in stored else {},
+                                     bench.passage_text(pid))
                     for pid, label in qrels.get(qid, {}).items() if label > 0]
-        yield {"question": q.text, "answers": q.answers, "contexts": contexts}
+        yield RetrieverRecord(q.text, q.answers, contexts)
 
 
 def write_retriever_jsonl(bench: "Benchmark", split: str, path: str | os.PathLike) -> int:
-    return write_jsonl(path, iter_retriever_lines(bench, split))
+    return write_retriever_records(path, iter_retriever_records(bench, split))
 
 
 def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> int:
@@ -44,7 +45,7 @@ def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> in
     return write_jsonl(path, ({"id": p.id, "contents": p.text, "title": p.qid} for p in iter_corpus(bench)))
 
 
-def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]) -> dict[str, int]:
+def merge_reader_answers(bench: "Benchmark", imported: dict[str, RetrieverContext]) -> dict[str, int]:
     """Write imported `rag_answers` into labels.jsonl as `reader_answers` (a passage without a
     row gets one with its qrels label); labels are never changed, disagreements are counted."""
     from ..records import LABEL_PARTIAL
@@ -55,16 +56,16 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, dict[str, Any]]
     for pid, got in imported.items():
         qid = pid.rsplit("_", 2)[0]
         label = qrels.get(qid, {}).get(pid, LABEL_PARTIAL)
-        if got.get("label") is not None and got["label"] != label:
+        if got.label is not None and got.label != label:
             disagree += 1
         row = rows.get(pid)
         if row is None:
             row = rows[pid] = LabelRow(pid=pid, qid=qid, label=label, answers={}, correct={})
             added += 1
-        row.reader_answers = {**(row.reader_answers or {}), **got["reader_answers"]}
-    write_jsonl(bench.path / "labels.jsonl", (r.to_dict() for r in rows.values()))
+        row.reader_answers = {**(row.reader_answers or {}), **got.reader_answers}
+    Labels(rows.values()).to_file(bench.path / LABELS)
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}
 
 
-__all__ = ["iter_retriever_lines", "merge_reader_answers", "write_pyserini_collection", "write_rankify",
+__all__ = ["iter_retriever_records", "merge_reader_answers", "write_pyserini_collection", "write_rankify",
            "write_retriever_jsonl"]

@@ -122,3 +122,62 @@ def _ids_of_block(block: memoryview, path: Path, first_line: int) -> np.ndarray:
                 raise InputError("corpus line without a passage id", field="id", **where)
             found.append(obj["id"].encode())
     return np.array(found, dtype=f"S{max(map(len, found))}") if found else np.array([], dtype="S1")
+
+
+# -- writing ---------------------------------------------------------------------------------
+import contextlib  # noqa: E402  (the writer's own imports, kept beside it)
+from typing import Any, Iterable, Sequence  # noqa: E402
+
+from ..io import atomic_open  # noqa: E402
+
+
+class CorpusWriter:
+    """Lines of a corpus.jsonl being written (see `corpus_writer`), passage by passage or a
+    question's passages at once."""
+
+    def __init__(self, fh: Any):
+        self._fh = fh
+        self.count = 0
+
+    def write(self, passage: Passage) -> None:
+        self._fh.write(json.dumps(passage.to_dict(), ensure_ascii=False) + "\n")
+        self.count += 1
+
+    def write_question(self, qid: str, hints: Sequence[str],
+                       orders: Iterable[tuple[tuple[int, ...], str]]) -> Iterator[tuple[tuple[int, ...], str]]:
+        """Write the passage of each (hint order, id suffix) of `orders` of question `qid`, whose
+        hint texts are `hints`, yielding (order, passage id) as each is written. The same bytes as
+        `write(Passage)` (text: the hints joined by one space, stripped), built from each hint's
+        JSON escape computed once (escaping commutes with joining)."""
+        from .benchmark import HINT_SEPARATOR  # the benchmark's passage rule
+
+        escaped = [json.dumps(t, ensure_ascii=False)[1:-1] for t in hints]
+        # A verbatim release hint may start or end with whitespace, which the passage's strip removes
+        # (escaped text cannot be stripped: "\n" is two characters there).
+        padded = any(t != t.strip() for t in hints)
+        qid_json = json.dumps(qid, ensure_ascii=False)
+        sep = json.dumps(HINT_SEPARATOR)[1:-1]
+        for order, suffix in orders:
+            pid = qid + suffix
+            if padded:
+                text = json.dumps(HINT_SEPARATOR.join(hints[i] for i in order).strip(), ensure_ascii=False)[1:-1]
+            else:
+                text = sep.join([escaped[i] for i in order])
+            self._fh.write(f'{{"id": {json.dumps(pid, ensure_ascii=False)}, "text": "{text}", "qid": {qid_json}}}\n')
+            self.count += 1
+            yield order, pid
+
+
+@contextlib.contextmanager
+def corpus_writer(path: str | os.PathLike) -> Iterator[CorpusWriter]:
+    """A `CorpusWriter` of a corpus.jsonl at `path`, which it replaces only when the block succeeds."""
+    with atomic_open(path) as fh:
+        yield CorpusWriter(fh)
+
+
+def write_corpus(path: str | os.PathLike, passages: Iterable[Passage]) -> int:
+    """`passages` as a corpus.jsonl at `path` (replaced atomically); returns the passages written."""
+    with corpus_writer(path) as out:
+        for p in passages:
+            out.write(p)
+    return out.count

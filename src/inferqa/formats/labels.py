@@ -1,4 +1,5 @@
-"""labels.jsonl, the labeller's per-passage record, read as typed rows and rewritten without loss.
+"""labels.jsonl, the labeller's per-passage record: `Labels`, its one reader and writer, holds
+typed rows and writes them back without loss.
 
 One row per labelled passage: `{"pid", "qid", "label": 1|2, "answers": {labeller: answer},
 "correct": {labeller: bool}, "copied_from": pid | null}` (a QUIT release adds
@@ -6,24 +7,30 @@ One row per labelled passage: `{"pid", "qid", "label": 1|2, "answers": {labeller
 `copied_from` is set and whose `answers` is empty takes its label from that source passage (a
 passage of the same question): `resolve_copies` follows the chain, the one place that does.
 `stored_answers` is a benchmark's rows by passage, the stored answers the paper's
-answer-level numbers are computed from.
+answer-level numbers are computed from. `read_baseline_labels` reads the QUIT release's
+labels of its comparison corpus (`baselines/baseline.json`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..errors import InputError
-from ..io import iter_jsonl
-from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, answerability_label
+from ..io import atomic_open, iter_jsonl, write_jsonl
+from ..records import LABEL_ANSWERABLE, LABEL_PARTIAL, answerability_label, parse_passage_id
 from ..text import normalize_answer
+from .rankify import read_question_array
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
+
+LABELS = "labels.jsonl"
 
 # Reader outputs that mean "no answer" are never candidates for review.
 NO_ANSWER_KEYS = frozenset({"", "no answer", "noanswer", "none", "unknown", "i dont know"})
@@ -98,30 +105,59 @@ def _row(obj: dict, path: Path, lineno: int) -> LabelRow:
                     extra={k: v for k, v in obj.items() if k not in known})
 
 
-def open_labels(path: str | os.PathLike, qids: Iterable[str] | None = None) -> list[LabelRow]:
-    """Every row of a labels.jsonl (only those of `qids`, when given), each field checked; a
-    `copied_from` must name a labelled passage."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("labels.jsonl is missing: label the benchmark first (inferqa build --label)", file=path)
-    wanted = None if qids is None else set(qids)
-    # a full release holds millions of rows: only the rows asked for are typed and kept
-    rows = [_row(obj, path, lineno) for lineno, obj in iter_jsonl(path)
-            if wanted is None or "qid" not in obj or str(obj["qid"]) in wanted]
-    pids = {r.pid for r in rows}
-    for r in rows:
-        # a copy's source is of the same question, so it is kept whenever the copy is
-        if r.follows_source and r.copied_from not in pids:
-            raise InputError(f"copied_from {r.copied_from!r} is not a labelled passage", file=path,
-                             record=r.pid, field="copied_from")
-    return rows
+class Labels(list):
+    """The rows of a labels.jsonl, typed (`LabelRow`): `Labels.from_file` reads and checks
+    them, `to_file` (or `Labels.writer`, row by row) writes them atomically."""
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, qids: Iterable[str] | None = None) -> "Labels":
+        """Every row of a labels.jsonl (only those of `qids`, when given), each field checked; a
+        `copied_from` must name a labelled passage."""
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"{LABELS} is missing: label the benchmark first (inferqa build --label)", file=path)
+        wanted = None if qids is None else set(qids)
+        # a full release holds millions of rows: only the rows asked for are typed and kept
+        rows = cls(_row(obj, path, lineno) for lineno, obj in iter_jsonl(path)
+                   if wanted is None or "qid" not in obj or str(obj["qid"]) in wanted)
+        pids = {r.pid for r in rows}
+        for r in rows:
+            # a copy's source is of the same question, so it is kept whenever the copy is
+            if r.follows_source and r.copied_from not in pids:
+                raise InputError(f"copied_from {r.copied_from!r} is not a labelled passage", file=path,
+                                 record=r.pid, field="copied_from")
+        return rows
+
+    @classmethod
+    def of(cls, bench: "Benchmark", qids: Iterable[str] | None = None) -> "Labels":
+        """The benchmark's labels.jsonl rows (of `qids`); none where it has no labels.jsonl."""
+        path = bench.path / LABELS
+        return cls.from_file(path, qids) if path.exists() else cls()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def writer(path: str | os.PathLike) -> Iterator[Callable[[LabelRow], None]]:
+        """`write(row)` appends one row; the file replaces `path` only when the block succeeds."""
+        with atomic_open(path) as fh:
+            def write(row: LabelRow) -> None:
+                fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+            yield write
+
+    def to_file(self, path: str | os.PathLike) -> int:
+        """Write every row at `path` atomically; returns the rows written."""
+        with self.writer(path) as write:
+            for row in self:
+                write(row)
+        return len(self)
+
+    def by_pid(self) -> dict[str, LabelRow]:
+        return {r.pid: r for r in self}
 
 
 def stored_answers(bench: "Benchmark", qids: Iterable[str] | None = None) -> dict[str, LabelRow]:
     """pid -> its labels.jsonl row, for the passages of `qids` (every passage without); empty
     without labels.jsonl. Read afresh on each call."""
-    path = bench.path / "labels.jsonl"
-    return {r.pid: r for r in open_labels(path, qids)} if path.exists() else {}
+    return Labels.of(bench, qids).by_pid()
 
 
 def resolve_copies(rows: Iterable[LabelRow]) -> dict[str, LabelRow]:
@@ -136,4 +172,49 @@ def resolve_copies(rows: Iterable[LabelRow]) -> dict[str, LabelRow]:
                 raise InputError(f"copied_from cycle through passage {src.pid}", record=r.pid, field="copied_from")
             seen.add(src.pid)
         out[r.pid] = src
+    return out
+
+
+def read_order_labels(path: str | os.PathLike) -> dict[tuple[str, str], LabelRow]:
+    """Labels in their id-free form (the demo's shipped demo_labels.jsonl): `{"qid", "order",
+    "label", "answers", "correct"}` per passage, keyed by question and hint order (`"021"`),
+    not by passage id, so they survive a change of the id format. (qid, order) -> its row,
+    each field checked as in labels.jsonl; the rows' `pid` is empty until a benchmark's is
+    given (`dataclasses.replace`)."""
+    out = {}
+    for lineno, obj in iter_jsonl(path):
+        order = obj.pop("order", None)
+        if not isinstance(order, str) or not order.isdigit():
+            raise InputError(f"expected the hint order as a string of digits, got {order!r}", file=path,
+                             record=f"line {lineno}", field="order")
+        row = _row({**obj, "pid": ""}, path, lineno)
+        out[(row.qid, order)] = row
+    return out
+
+
+def write_order_labels(path: str | os.PathLike, rows: Iterable[LabelRow]) -> int:
+    """`rows` in the id-free form `read_order_labels` reads, atomically; returns the rows written."""
+    def portable(r: LabelRow) -> dict[str, Any]:
+        qid, order = parse_passage_id(r.pid)
+        return {"qid": qid, "order": "".join(map(str, order)), "label": r.label, "answers": r.answers,
+                "correct": r.correct}
+    return write_jsonl(path, map(portable, rows))
+
+
+def read_baseline_labels(path: str | os.PathLike) -> list[dict[str, int]]:
+    """The QUIT release's `baselines/baseline.json`: per question (a JSON array, in the split's
+    order), `ctxs` as passage id -> `{"label", ...}`, read as passage id -> label."""
+    out = []
+    for i, obj in enumerate(read_question_array(path)):
+        ctxs = obj.get("ctxs") if isinstance(obj, dict) else None
+        if not isinstance(ctxs, dict):
+            raise InputError("expected an object passage id -> {label, ...}", file=path, record=i, field="ctxs")
+        labels = {}
+        for pid, ctx in ctxs.items():
+            label = ctx.get("label") if isinstance(ctx, dict) else None
+            if not isinstance(label, int) or isinstance(label, bool):
+                raise InputError(f"label {label!r} is not an integer", file=path, record=i,
+                                 field=f"ctxs.{pid}.label")
+            labels[pid] = label
+        out.append(labels)
     return out

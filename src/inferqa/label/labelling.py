@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..io import write_json, write_jsonl
+from ..formats.labels import LabelRow, Labels
+from ..io import write_json
 from ..progress import counter
 from ..read.answers import answer_judge
 from ..read.reader import Reader, reading_order
@@ -109,18 +110,18 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
                     correct[pid][llm.identity] = judged.correct(q.text, out.answer, q.answers)
                 bar.update(len(chunk))
     label_of = {pid: answerability_label(correct[pid].values()) for pid in asked}
-    rows = []
+    rows = Labels()
     new_qrels = Qrels({qid: dict(docs) for qid, docs in qrels.items()})
     for pid, src in source.items():
         qid, _ = parse_passage_id(pid)
         new_qrels[qid][pid] = label_of[src]
         copied = src != pid  # a copied row holds no answers of its own: they sit on `copied_from`
-        rows.append({"pid": pid, "qid": qid, "label": label_of[src], "answers": {} if copied else answers[src],
-                     "correct": {} if copied else correct[src], "copied_from": src if copied else None})
-        if stop_at_first_correct:
-            rows[-1]["not_asked"] = [] if copied else not_asked[src]
+        extra = {"not_asked": [] if copied else not_asked[src]} if stop_at_first_correct else {}
+        rows.append(LabelRow(pid=pid, qid=qid, label=label_of[src], answers={} if copied else answers[src],
+                             correct={} if copied else correct[src], copied_from=src if copied else None,
+                             extra=extra))
     path = Path(bench_dir)
-    write_jsonl(path / "labels.jsonl", rows)
+    rows.to_file(path / "labels.jsonl")
     new_qrels.to_file(path / "qrels.tsv")
     counts: dict[str, int] = {}
     for docs in new_qrels.values():

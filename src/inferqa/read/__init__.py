@@ -9,7 +9,7 @@ from ..callable_module import make_callable
 
 from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
-from ..formats.answers import open_answers
+from ..formats.answers import Answers
 from .answer_rows import score_answers
 from .prompts import NO_ANSWER
 from .reader import Reader, ReaderOutput
@@ -20,7 +20,7 @@ from .stored import oracle_reader_em, union_passage
 __all__ = ["union_norm", "union_freq", "concat", "merge", "build_context", "format_context", "strategy", "strategies",
            "Reader", "ReaderOutput", "NO_ANSWER", "read_with_llm", "summarize", "tune_union",
            "answer_judge", "ExactMatchAnswerJudge", "LLMAnswerJudge",
-           "check_read_options", "open_answers", "score_answers", "evidence_sets", "vote",
+           "check_read_options", "Answers", "score_answers", "evidence_sets", "vote",
            "oracle_reader_em", "union_passage"]
 
 make_callable(__name__, read_with_llm)

@@ -1,4 +1,4 @@
-"""Scoring the rows of an answers file (read by `inferqa.formats.open_answers`)."""
+"""Scoring the rows of an answers file (read by `inferqa.formats.Answers.from_file`)."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def em_row(file: Path, records: Sequence[ReaderRecord], readers: Sequence[str], 
 
 
 def _stored(q: Question, ctx_index: int, model: str, file: str, record: int) -> str:
-    answer = q.contexts[ctx_index].answers.get(model)
+    answer = q.contexts[ctx_index].reader_answers.get(model)
     if not isinstance(answer, str):
         raise InputError("no answer string", file=file, record=f"line {record + 1}",
                          field=f"contexts[{ctx_index}].rag_answers.{model}")

@@ -3,10 +3,10 @@
 Every file is named as the scripts open it (`retriever/bm25/retriever.json`) and found on
 disk as the hub stores it (`retriever/bm25/retriever.zsd`; `.zst`, `.gz` and the plain name
 are accepted too). A file that is not there is noted once in `absent` and the rows that
-need it are left out. Every file is read through `inferqa.formats` (which opens it through
-`inferqa.io`: compressed or not), so a file of the wrong shape is the same one-line
-InputError naming file, record and field as anywhere else; here only the checks of what
-the tables need are added. The last few parsed files are kept, since several tables read the same run (a
+need it are left out; a name taken by something other than a regular file (a folder, a
+FIFO, a device) is an InputError naming it. Every file is read through `inferqa.formats`
+(which opens it through `inferqa.io`: compressed or not), so a file of the wrong shape is
+the same one-line InputError naming file, record and field as anywhere else. The last few parsed files are kept, since several tables read the same run (a
 retriever's run of the release is 1,000 passages for each of 1,728 questions: not all
 of them stay in memory).
 """
@@ -14,15 +14,15 @@ of them stay in memory).
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..formats.answers import ReaderRecord, read_reader_output, retriever_record
+from ..formats.answers import ReaderRecord, RetrieverRecord, read_reader_output, read_retriever_records
 from ..formats.corpus import iter_collection
-from ..formats.rankify import iter_rankings, passage_id, read_question_array
-from ..io import iter_jsonl
+from ..formats.labels import read_baseline_labels
+from ..formats.rankify import iter_rankings, passage_id
+from ..io import check_file
 
 KEEP = 8  # parsed files kept (the index and the baseline labels always among them)
 INDEX = "index/test/retriever.jsonl"
@@ -35,20 +35,7 @@ def stored_name(rel: str) -> str:
     return str(Path(rel).with_suffix(".zsd"))
 
 
-@dataclass(frozen=True)
-class Context:
-    id: str
-    label: int
-    answers: dict[str, str]  # reader -> stored answer (`rag_answers`)
-
-
-@dataclass(frozen=True)
-class Question:
-    answers: list[str]
-    contexts: list[Context]
-
-    def labels(self) -> dict[str, int]:
-        return {c.id: c.label for c in self.contexts}
+Question = RetrieverRecord  # a test question of the index: its answers and own passages
 
 
 class Release:
@@ -69,6 +56,8 @@ class Release:
                      Path(f"{self.root / rel}.zst"), Path(f"{self.root / rel}.gz"), stem.with_suffix(".gz")):
             if path.is_file():
                 return path
+            if path.exists():  # a folder, FIFO or device under a released name: refused, never skipped
+                check_file(path)
         name = stored_name(rel)
         if name not in self.absent:
             self.absent.append(name)
@@ -87,14 +76,14 @@ class Release:
 
     def index(self) -> list[Question] | None:
         """index/test/retriever.jsonl: each test question's answers and own passages."""
-        return self._cached((INDEX,), _read_index)
+        return self._cached((INDEX,), lambda p: read_retriever_records(p, complete=True))
 
     def ranking(self, rel: str, key: str) -> list[list[str]] | None:
         """The passage ids of `key` (`ctxs` or `reranked_ctxs`) of each question of a run file."""
         return self._cached((rel, key), lambda p: _read_ranking(p, key))
 
     def reader(self, rel: str) -> tuple[Path, list[ReaderRecord]] | None:
-        return self._cached((rel, "reader"), lambda p: (p, _read_reader(p)))
+        return self._cached((rel, "reader"), lambda p: (p, read_reader_output(p, complete=True)))
 
     def word_counts(self, rel: str, depth: int | None = None) -> list[int] | None:
         """`len(text.split(" "))` of every passage of a run file (its `ctxs[:depth]`) or of
@@ -113,7 +102,7 @@ class Release:
 
     def baseline(self) -> list[dict[str, int]] | None:
         """baselines/baseline.json: per question, the label of every comparison-corpus passage."""
-        return self._cached((BASELINE,), _read_baseline)
+        return self._cached((BASELINE,), read_baseline_labels)
 
 
 def _words(text: Any, path: Path, record: object, field: str) -> int:
@@ -122,61 +111,11 @@ def _words(text: Any, path: Path, record: object, field: str) -> int:
     return len(text.split(" "))
 
 
-def _read_index(path: Path) -> list[Question]:
-    out = []
-    for lineno, obj in iter_jsonl(path):
-        where = {"file": path, "record": f"line {lineno}"}
-        rec = retriever_record(obj, **where)
-        if rec.answers is None:
-            raise InputError("expected a list of answer strings", field="answers", **where)
-        for j, ctx in enumerate(rec.contexts):
-            if ctx.label is None:
-                raise InputError("expected an integer label, got null", field=f"contexts[{j}].label", **where)
-        out.append(Question(rec.answers, [Context(c.id, c.label, c.reader_answers) for c in rec.contexts]))
-    return out
-
-
 def _read_ranking(path: Path, key: str) -> list[list[str]]:
     return [[passage_id(ctx, f"{key}[{r}]", path, i) for r, ctx in enumerate(ctxs)]
             for i, ctxs in iter_rankings(path, key)]
 
 
-def _read_reader(path: Path) -> list[ReaderRecord]:
-    out = read_reader_output(path)
-    for i, rec in enumerate(out):
-        if rec.qid is None:
-            raise InputError("expected an object with a string id", file=path, record=i, field="id")
-        if rec.answers is None:
-            raise InputError("expected a list of answer strings", file=path, record=i, field="answers")
-    return out
-
-
 def stored_answer(path: Path, record: int, rec: ReaderRecord, model: str, method: str) -> str:
     """`predicted_answer[model][f"{id}_{method}"]` of one rag.json record, as stored."""
-    field = f"predicted_answer.{model}"
-    answers = rec.predicted.get(model)
-    if not isinstance(answers, dict):
-        raise InputError(f"no answers of reader {model}", file=path, record=record, field=field)
-    key = f"{rec.qid}_{method}"
-    answer = answers.get(key)
-    if not isinstance(answer, str):
-        raise InputError("no answer string" if answer is None else f"{answer!r} is not a string", file=path,
-                         record=record, field=f"{field}.{key}")
-    return answer
-
-
-def _read_baseline(path: Path) -> list[dict[str, int]]:
-    out = []
-    for i, obj in enumerate(read_question_array(path)):
-        ctxs = obj.get("ctxs") if isinstance(obj, dict) else None
-        if not isinstance(ctxs, dict):
-            raise InputError("expected an object passage id -> {label, ...}", file=path, record=i, field="ctxs")
-        labels = {}
-        for pid, ctx in ctxs.items():
-            label = ctx.get("label") if isinstance(ctx, dict) else None
-            if not isinstance(label, int) or isinstance(label, bool):
-                raise InputError(f"label {label!r} is not an integer", file=path, record=i,
-                                 field=f"ctxs.{pid}.label")
-            labels[pid] = label
-        out.append(labels)
-    return out
+    return rec.stored_answer(model, method, path, record)
