@@ -13,8 +13,11 @@ head's real scores.
 nDCG rewards the redundant head (several relevant orderings of the same hints); Hit@k and
 MRR reward the spread: report both (`inferqa evaluate` shows both by default).
 
-Its two options are declared once (`OPTIONS`) and checked once (`check_diversify`) for
-`inferqa retrieve`, `inferqa rerank` and the experiment file.
+Its options are declared once (`OPTIONS`); the two of `inferqa retrieve`, `inferqa rerank` and
+the experiment file are checked once (`check_diversify`). `diversify_margin` makes it adaptive
+(library only so far): a query is diversified only when its top group leads the next group's
+best score by less than the margin, so confident heads keep their redundant evidence (nDCG)
+and uncertain ones get the spread (Hit@k, MRR).
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ PER_GROUP = Option("diversify", int, REQUIRED, "at most N passages of one hint-g
                    "follow in order", min=1)
 GROUPING = Option("diversify_by", str, HINT_GROUPING, "the hint-groups: set (the same hint texts) or linked (joined by "
                   "shared hint texts: a question's whole family of passages); `inferqa plugins hint-group`")
-OPTIONS = (PER_GROUP, GROUPING)
+MARGIN = Option("diversify_margin", float, None, "adaptive: diversify a query only when its top hint-group's "
+                 "score leads the next group's best score by less than this (unset: every query)", min=0.0)
+OPTIONS = (PER_GROUP, GROUPING, MARGIN)
 
 
 def check_per_group(per_group: object) -> int:
@@ -74,9 +79,25 @@ def diversify_ranking(ranked: list[tuple[str, float]], per_group: int,
     return out
 
 
-def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = GROUPING.default) -> Run:
-    """`run` (anything `as_run` takes) with at most `per_group` passages of each hint-group ahead of the rest."""
+def group_margin(ranked: list[tuple[str, float]], group: Callable[[str], Hashable]) -> float:
+    """The top passage's score minus the best score of any other hint-group (inf: one group)."""
+    if not ranked:
+        return float("inf")
+    top = group(ranked[0][0])
+    for pid, score in ranked[1:]:
+        if group(pid) != top:
+            return ranked[0][1] - score
+    return float("inf")
+
+
+def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = GROUPING.default,
+              margin: float | None = None) -> Run:
+    """`run` (anything `as_run` takes) with at most `per_group` passages of each hint-group ahead
+    of the rest; with `margin`, only the queries whose top group leads the next by less than `margin`."""
     check_per_group(per_group)
+    if margin is not None:
+        margin = MARGIN.check(margin, "diversify_margin")
     run = as_run(run)
     key = hint_group_key(bench, by)
-    return Run({qid: diversify_ranking(ranked, per_group, key) for qid, ranked in run.items()}, tag=run.tag)
+    return Run({qid: ranked if margin is not None and group_margin(ranked, key) >= margin
+                else diversify_ranking(ranked, per_group, key) for qid, ranked in run.items()}, tag=run.tag)
