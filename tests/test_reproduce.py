@@ -203,6 +203,16 @@ def test_reranker_tables_read_reranked_ctxs(tree, monkeypatch, capsys):
           {"ndcg@1": (1 / 3 + 1) / 2, **{f"ndcg@{k}": ndcg5 for k in (5, 10, 20, 50, 100, 326)}})
     check(cells, "ft_reranker/reranker", "50", {f"ndcg@{k}": ndcg5 for k in (5, 10, 20, 50, 100)})
     assert ("ft_reranker/reranker", "50", "ndcg@326") not in cells  # that script stops at 100
+    # every reranker table has the retriever table's columns: all 4 + 3 passages are relevant
+    # (labels 1 and 2), every one retrieved, so hit, MRR, MAP and P@k are 1
+    full = {"hit@1": 1, "hit@10": 1, "mrr@100": 1, "map@100": 1, "precision@5": 1,
+            "recall@1": (1 / 4 + 1 / 3) / 2, "recall@5": 1}
+    check(cells, "reranker/reranker", "upr-gpt2-large", full)
+    check(cells, "ft_reranker/reranker", "50", full)
+    columns = lambda table: {c for t, _, c in cells if t == table}  # noqa: E731
+    every = set(ranking((0, 0), (0, 0), (0, 0), 0, 0, (0, 0)))
+    assert columns("reranker/reranker") == every | {"ndcg@326"}
+    assert columns("ft_reranker/reranker") == every
     # bge + monot5: Q1 = d a c b (ideal), Q2 = x1 e f; its ctxs (x1 alone) must not be read
     check(cells, "retriever_reranker/retriever_reranker:bge", "monot5-monot5-base-msmarco-10k",
           {"hit@1": 1 / 2, "recall@1": (1 / 4) / 2, "recall@5": (1 + 2 / 3) / 2, "precision@5": (1 + 2 / 3) / 2,
