@@ -368,14 +368,18 @@ def test_the_paper_page_runs_as_written(tmp_path):
     assert offline.returncode == 2 and len(offline.stderr.splitlines()) == 1 and "offline" in offline.stderr
     assert list(tmp_path.iterdir()) == []
     make_tree(tmp_path / "quit")  # where the download would have put it
+    printed = []
     for code in blocks[1:]:
         done = run(code)
         assert done.returncode == 0, done.stderr[-3000:]
+        printed.append(done.stdout)
     cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
     assert {"table": "retriever/retriever", "row": "bge", "column": "hit@100", "value": 1.0,
             "published": 0.3023} in cells
     quoted = re.search(r"prints\n`(\{.*?\})`", PAGE.read_text(encoding="utf-8"), re.S).group(1)
     assert json.loads(quoted) in cells
+    grepped = [line for line in printed[0].splitlines() if line.startswith("{")]  # the rest: the tables
+    assert grepped == [quoted], "the grep prints the one line quoted"
     assert (tmp_path / "quit-tables" / "rag" / "rag.md").exists() and (tmp_path / "quit-bench" / "meta.json").exists()
 
 
@@ -383,6 +387,11 @@ def test_a_folder_without_any_released_file_is_one_line(tmp_path, monkeypatch, c
     code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tmp_path)
     assert code == 2 and printed == "" and len(err.splitlines()) == 1
     assert "index/test/retriever.zsd among them" in err
+
+
+def test_a_missing_results_dir_is_not_found(tmp_path, monkeypatch, capsys):
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tmp_path / "nowhere")
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "not found" in err, err
 
 
 def test_out_must_be_a_folder(tree, tmp_path, monkeypatch, capsys):
