@@ -20,6 +20,8 @@ REBUILD = "rebuild it with `inferqa build`"
 
 
 class Benchmark:
+    """A benchmark directory (questions.jsonl, corpus.jsonl, qrels.tsv, meta.json), read on first use."""
+
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if not self.path.is_dir():
