@@ -1,6 +1,6 @@
 """inferqa: a toolkit for Inferential Question Answering (QUIT-style benchmarks).
 
-The stages, each taking paths or objects (docs: getting-started.md#the-same-in-python, api.md):
+The stages, each taking paths or objects (docs/getting-started.md#the-same-in-python, docs/api.md):
 
     import inferqa
     inferqa.build_benchmark(inferqa.load_questions("hints.json"), "bench")
