@@ -436,3 +436,34 @@ def test_a_released_file_is_read_with_the_reading_layers_errors(tree, tmp_path, 
     code, _, err = run_cli(monkeypatch, capsys, "reproduce", copy)
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "index/corpus.zsd: record line 2: field 'contents': expected a string, got int" in err
+
+
+def test_the_shipped_example_reproduces_what_its_generator_recorded(monkeypatch, capsys, tmp_path):
+    """`inferqa reproduce --example`: the package's synthetic tree (scripts/reproduce_example.py),
+    recomputed here, gives the Hit@1, Hit@10 and MRR the generator derived from its ranks; the
+    generator run again writes the same files."""
+    from inferqa.reproduce import EXAMPLE
+
+    cells, err = reproduced(monkeypatch, capsys, "--example")
+    recorded = json.loads((EXAMPLE.parent / "expected.json").read_text(encoding="utf-8"))
+    assert len(recorded) == 9
+    for cell in recorded:
+        assert cells[cell["table"], cell["row"], cell["column"]]["value"] == pytest.approx(cell["value"], abs=1e-4)
+    assert cells["retriever/retriever", "bge", "hit@1"]["published"] == 0.1285  # published-style: beside the paper's
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import reproduce_example
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    reproduce_example.write(tmp_path)
+    shipped = sorted(p.relative_to(EXAMPLE.parent) for p in EXAMPLE.parent.rglob("*") if p.is_file())
+    assert shipped == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    for rel in shipped:
+        assert (tmp_path / rel).read_bytes() == (EXAMPLE.parent / rel).read_bytes(), rel
+
+
+def test_example_and_results_dir_exclude_each_other(tree, monkeypatch, capsys):
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--example")
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "not both" in err
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce")
+    assert code == 2 and printed == "" and "missing RESULTS_DIR" in err
