@@ -5,8 +5,8 @@ executed here: shell blocks line by line with `bash -e` in a fresh folder (the v
 `inferqa` first on PATH, offline, a private LLM cache), Python blocks with `exec` in the
 same folder. Blocks of one page run in order in one folder, so a later block may use what
 an earlier one wrote. The paragraph right after a block, when it says what the block prints
-("Both print nDCG@10 0.3230, ..."), is checked too: every decimal figure in it must be one
-the block printed, to the digits given. A page may read `data/wikihint/test.json`: the test links the real
+("Both print nDCG@10 0.3230, ..."), is checked too: every decimal figure in it (in its
+`code` spans, where it has any) must be one the block printed, to the digits given. A page may read `data/wikihint/test.json`: the test links the real
 WikiHint file there when it is present and skips the page otherwise."""
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def printed_figures(page: Path) -> list[list[str]]:
     out = []
     for m in BLOCK.finditer(text):
         para = AFTER.match(text, m.end()).group(1)
-        out.append(FIGURE.findall(para) if SAYS_PRINTED.match(para) else [])
+        quoted = re.findall(r"`([^`]+)`", para)  # with code spans, the figures in them; the prose may reason
+        out.append(FIGURE.findall(" ".join(quoted) if quoted else para) if SAYS_PRINTED.match(para) else [])
     return out
 
 
