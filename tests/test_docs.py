@@ -4,11 +4,15 @@ A fenced block right after a `<!-- runnable -->` line, in README.md or docs/*.md
 executed here: shell blocks line by line with `bash -e` in a fresh folder (the venv's
 `inferqa` first on PATH, offline, a private LLM cache), Python blocks with `exec` in the
 same folder. Blocks of one page run in order in one folder, so a later block may use what
-an earlier one wrote. A page may read `data/wikihint/test.json`: the test links the real
+an earlier one wrote. The paragraph right after a block, when it says what the block prints
+("Both print nDCG@10 0.3230, ..."), is checked too: every decimal figure in it (in its
+`code` spans, where it has any) must be one the block printed, to the digits given. A page may read `data/wikihint/test.json`: the test links the real
 WikiHint file there when it is present and skips the page otherwise."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
@@ -22,11 +26,43 @@ from conftest import REPO, WIKIHINT
 
 MARK = "<!-- runnable -->"
 BLOCK = re.compile(r"^" + re.escape(MARK) + r"\n```(\w+)[^\n]*\n(.*?)^```", re.M | re.S)
+AFTER = re.compile(r"\n*(.*?)(?:\n\s*\n|\Z)", re.S)  # the paragraph after a block's closing fence
+SAYS_PRINTED = re.compile(r"^\W*(?:\w+\s+){0,3}prints?\b")
+FIGURE = re.compile(r"[-+\u2212]?\d+\.\d+")
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def runnable_blocks(page: Path) -> list[tuple[str, str]]:
     return [(lang, code) for lang, code in BLOCK.findall(page.read_text(encoding="utf-8"))]
+
+
+def printed_figures(page: Path) -> list[list[str]]:
+    """Per runnable block, the decimal figures the paragraph after it says it prints ([] if none)."""
+    text = page.read_text(encoding="utf-8")
+    out = []
+    for m in BLOCK.finditer(text):
+        para = AFTER.match(text, m.end()).group(1)
+        quoted = re.findall(r"`([^`]+)`", para)  # with code spans, the figures in them; the prose may reason
+        out.append(FIGURE.findall(" ".join(quoted) if quoted else para) if SAYS_PRINTED.match(para) else [])
+    return out
+
+
+def _value(figure: str) -> float:
+    return float(figure.replace("\u2212", "-"))
+
+
+def missing_figures(figures: list[str], printed: str) -> list[str]:
+    """The figures no number in `printed` rounds to, at the figure's own number of decimals."""
+    values = [_value(f) for f in FIGURE.findall(printed)]
+    return [f for f in figures
+            if not any(abs(v - _value(f)) <= 0.5 * 10 ** -len(f.partition(".")[2]) + 1e-12 for v in values)]
+
+
+def test_printed_figures_are_checked_against_output():
+    assert missing_figures(["0.3230", "0.4285"], "nDCG@10\t0.32297\nRR\t0.428512") == []
+    assert missing_figures(["0.3220"], "nDCG@10\t0.3230") == ["0.3220"]
+    assert missing_figures(["-0.0297", "0.062"], "MRR -0.0297 p=0.0620") == []
+    assert ["0.3230", "0.4285", "0.5719"] in printed_figures(REPO / "docs" / "field.md")
 
 
 def test_marks_are_all_parsed():
@@ -67,16 +103,22 @@ def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch, llm_cache
     monkeypatch.chdir(tmp_path)
     for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "INFERQA_LLM_CACHE"):
         monkeypatch.setenv(k, env[k])
-    for i, (lang, code) in enumerate(blocks):
+    for i, ((lang, code), figures) in enumerate(zip(blocks, printed_figures(page))):
         where = f"{page.name} runnable block {i + 1}"
         if lang in ("bash", "sh", "console"):
             proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=tmp_path, env=env,
                                   capture_output=True, text=True, timeout=900)
             assert proc.returncode == 0, f"{where} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+            printed = proc.stdout
         elif lang == "python":
-            exec(compile(code, where, "exec"), {"__name__": "docs_block"})
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                exec(compile(code, where, "exec"), {"__name__": "docs_block"})
+            printed = buffer.getvalue()
         else:
             pytest.fail(f"{where}: cannot run a {lang!r} block")
+        missing = missing_figures(figures, printed)
+        assert not missing, f"{where}: the text after it quotes {missing}, which it does not print:\n{printed[-2000:]}"
 
 
 def test_mkdocs_builds_strictly(tmp_path: Path):

@@ -203,6 +203,16 @@ def test_reranker_tables_read_reranked_ctxs(tree, monkeypatch, capsys):
           {"ndcg@1": (1 / 3 + 1) / 2, **{f"ndcg@{k}": ndcg5 for k in (5, 10, 20, 50, 100, 326)}})
     check(cells, "ft_reranker/reranker", "50", {f"ndcg@{k}": ndcg5 for k in (5, 10, 20, 50, 100)})
     assert ("ft_reranker/reranker", "50", "ndcg@326") not in cells  # that script stops at 100
+    # every reranker table has the retriever table's columns: all 4 + 3 passages are relevant
+    # (labels 1 and 2), every one retrieved, so hit, MRR, MAP and P@k are 1
+    full = {"hit@1": 1, "hit@10": 1, "mrr@100": 1, "map@100": 1, "precision@5": 1,
+            "recall@1": (1 / 4 + 1 / 3) / 2, "recall@5": 1}
+    check(cells, "reranker/reranker", "upr-gpt2-large", full)
+    check(cells, "ft_reranker/reranker", "50", full)
+    columns = lambda table: {c for t, _, c in cells if t == table}  # noqa: E731
+    every = set(ranking((0, 0), (0, 0), (0, 0), 0, 0, (0, 0)))
+    assert columns("reranker/reranker") == every | {"ndcg@326"}
+    assert columns("ft_reranker/reranker") == every
     # bge + monot5: Q1 = d a c b (ideal), Q2 = x1 e f; its ctxs (x1 alone) must not be read
     check(cells, "retriever_reranker/retriever_reranker:bge", "monot5-monot5-base-msmarco-10k",
           {"hit@1": 1 / 2, "recall@1": (1 / 4) / 2, "recall@5": (1 + 2 / 3) / 2, "precision@5": (1 + 2 / 3) / 2,
@@ -348,7 +358,8 @@ PAGE = REPO / "docs" / "paper.md"
 @pytest.mark.slow
 def test_the_paper_page_runs_as_written(tmp_path):
     """Its first block offline (one line, exit 2, nothing written), the others on the tree."""
-    blocks = re.findall(r"^```bash\n(.*?)^```", PAGE.read_text(encoding="utf-8"), re.M | re.S)
+    # the `<!-- runnable -->` block (the shipped example) runs in tests/test_docs.py
+    blocks = re.findall(r"(?<!<!-- runnable -->\n)^```bash\n(.*?)^```", PAGE.read_text(encoding="utf-8"), re.M | re.S)
     assert len(blocks) == 3 and "inferqa download" in blocks[0] and "inferqa reproduce" in blocks[1]
     env = {**os.environ, "HF_HUB_OFFLINE": "1",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -358,14 +369,18 @@ def test_the_paper_page_runs_as_written(tmp_path):
     assert offline.returncode == 2 and len(offline.stderr.splitlines()) == 1 and "offline" in offline.stderr
     assert list(tmp_path.iterdir()) == []
     make_tree(tmp_path / "quit")  # where the download would have put it
+    printed = []
     for code in blocks[1:]:
         done = run(code)
         assert done.returncode == 0, done.stderr[-3000:]
+        printed.append(done.stdout)
     cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
     assert {"table": "retriever/retriever", "row": "bge", "column": "hit@100", "value": 1.0,
             "published": 0.3023} in cells
     quoted = re.search(r"prints\n`(\{.*?\})`", PAGE.read_text(encoding="utf-8"), re.S).group(1)
     assert json.loads(quoted) in cells
+    grepped = [line for line in printed[0].splitlines() if line.startswith("{")]  # the rest: the tables
+    assert grepped == [quoted], "the grep prints the one line quoted"
     assert (tmp_path / "quit-tables" / "rag" / "rag.md").exists() and (tmp_path / "quit-bench" / "meta.json").exists()
 
 
@@ -373,6 +388,11 @@ def test_a_folder_without_any_released_file_is_one_line(tmp_path, monkeypatch, c
     code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tmp_path)
     assert code == 2 and printed == "" and len(err.splitlines()) == 1
     assert "index/test/retriever.zsd among them" in err
+
+
+def test_a_missing_results_dir_is_not_found(tmp_path, monkeypatch, capsys):
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tmp_path / "nowhere")
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "not found" in err, err
 
 
 def test_out_must_be_a_folder(tree, tmp_path, monkeypatch, capsys):
@@ -417,3 +437,34 @@ def test_a_released_file_is_read_with_the_reading_layers_errors(tree, tmp_path, 
     code, _, err = run_cli(monkeypatch, capsys, "reproduce", copy)
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "index/corpus.zsd: record line 2: field 'contents': expected a string, got int" in err
+
+
+def test_the_shipped_example_reproduces_what_its_generator_recorded(monkeypatch, capsys, tmp_path):
+    """`inferqa reproduce --example`: the package's synthetic tree (scripts/reproduce_example.py),
+    recomputed here, gives the Hit@1, Hit@10 and MRR the generator derived from its ranks; the
+    generator run again writes the same files."""
+    from inferqa.reproduce import EXAMPLE
+
+    cells, err = reproduced(monkeypatch, capsys, "--example")
+    recorded = json.loads((EXAMPLE.parent / "expected.json").read_text(encoding="utf-8"))
+    assert len(recorded) == 9
+    for cell in recorded:
+        assert cells[cell["table"], cell["row"], cell["column"]]["value"] == pytest.approx(cell["value"], abs=1e-4)
+    assert cells["retriever/retriever", "bge", "hit@1"]["published"] == 0.1285  # published-style: beside the paper's
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import reproduce_example
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    reproduce_example.write(tmp_path)
+    shipped = sorted(p.relative_to(EXAMPLE.parent) for p in EXAMPLE.parent.rglob("*") if p.is_file())
+    assert shipped == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    for rel in shipped:
+        assert (tmp_path / rel).read_bytes() == (EXAMPLE.parent / rel).read_bytes(), rel
+
+
+def test_example_and_results_dir_exclude_each_other(tree, monkeypatch, capsys):
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--example")
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "not both" in err
+    code, printed, err = run_cli(monkeypatch, capsys, "reproduce")
+    assert code == 2 and printed == "" and "missing RESULTS_DIR" in err

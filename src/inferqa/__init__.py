@@ -1,6 +1,6 @@
 """inferqa: a toolkit for Inferential Question Answering (QUIT-style benchmarks).
 
-The stages, each taking paths or objects (README: Python API):
+The stages, each taking paths or objects (docs/getting-started.md#the-same-in-python, docs/api.md):
 
     import inferqa
     inferqa.build_benchmark(inferqa.load_questions("hints.json"), "bench")
@@ -11,7 +11,7 @@ The stages, each taking paths or objects (README: Python API):
     inferqa.compare([run, "other.trec"], "bench", split="test")
 
 `rerank`, `read` and `evaluate` are the stage packages themselves, callable as their
-stage's function (`inferqa.rerank.rerank_run`, `inferqa.read.read_run`,
+stage's function (`inferqa.rerank.rerank_run`, `inferqa.read.read_with_llm`,
 `inferqa.evaluate.evaluate`). Names load on first use, so `import inferqa` stays light.
 """
 

@@ -24,7 +24,7 @@ as_json_opt = typer.Option(False, "--json", help=f"Print JSON instead of a table
 protocol_opt = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                             "plain means over the run's questions, precision over min(k, retrieved), duplicate "
                             "passages kept, with --split a question missing from the run an empty list, round 4); "
-                            "README: Reproducing the paper.")
+                            "docs/paper.md.")
 min_label_opt = option_flag(MIN_LABEL, "--min-label", note="at most the largest label; 2: fully relevant only")
 
 
@@ -140,7 +140,7 @@ def compare_cmd(
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
-    the corrected p-value of a paired test (README: Comparing runs)."""
+    the corrected p-value of a paired test (docs/field.md#comparing-runs)."""
     from ..formats.benchmark import Benchmark
     from ..evaluate import COMPARE_METRICS, check_min_label, compare
     from ..evaluate.significance import check_correction, check_test

@@ -14,7 +14,7 @@ from .flags import option_flag
 CACHE_HELP = ("SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite or "
               "~/.cache/inferqa/llm.sqlite).")
 RUN_HELP = "A TREC run file, or 'optimal' for every relevant passage sorted by label (the oracle pipeline)."
-BACKEND_HELP = "local, or ray: run the model on a pool of Ray actors (README: Scaling)."
+BACKEND_HELP = "local, or ray: run the model on a pool of Ray actors (docs/scaling.md)."
 
 cache_opt = typer.Option(None, "--cache", help=CACHE_HELP)
 no_cache_opt = typer.Option(False, "--no-cache", help="Call the backend for every prompt.")

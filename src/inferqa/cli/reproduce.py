@@ -14,8 +14,10 @@ from .app import app
 
 @app.command("reproduce")
 def reproduce_cmd(
-    results_dir: Path = typer.Argument(..., help="The release's results/ folder (or the folder holding it), "
-                                       "e.g. from `inferqa download quit --what results`."),
+    results_dir: Optional[Path] = typer.Argument(None, help="The release's results/ folder (or the folder "
+                                                 "holding it), e.g. from `inferqa download quit --what results`."),
+    example: bool = typer.Option(False, "--example", help="Reproduce the small synthetic tree shipped with "
+                                 "inferqa instead (offline; docs/paper.md#reproducing-the-paper)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write each table as md, csv and tex "
                                        "there, with cells.jsonl and absent.txt."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON line per table cell: table, row, column, "
@@ -23,9 +25,14 @@ def reproduce_cmd(
 ) -> None:
     """Every table the authors' results/**/*.py scripts print, from the files present."""
     from ..io import check_output
-    from ..reproduce import reproduce
+    from ..errors import InputError
+    from ..reproduce import EXAMPLE, reproduce
     from ..reproduce.output import cells, to_table, write
 
+    if example == (results_dir is not None):
+        raise InputError("give RESULTS_DIR or --example, not both" if example else "missing RESULTS_DIR (or --example)")
+    if example:
+        results_dir = EXAMPLE
     if out is not None:
         check_output(out, kind="dir")
     grids, absent = reproduce(results_dir)

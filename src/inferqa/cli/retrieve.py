@@ -65,7 +65,7 @@ def index_cmd(
     passage_prefix: Optional[str] = _pp, batch_size: Optional[int] = _bs, index_type: Optional[str] = _it,
     opt: Optional[List[str]] = _opt, index_dir: Optional[Path] = _idx,
     backend: str = typer.Option("local", "--backend", help="Dense: local, or ray: passages encoded on a pool "
-                                "of Ray actors (README: Scaling)."),
+                                "of Ray actors (docs/scaling.md)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster: auto, ray://HEAD:10001."),
     num_actors: int = option_flag(NUM_ACTORS, "--num-actors", filled=True, note="dense: encoder actors"),
 ) -> None:

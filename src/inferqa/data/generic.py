@@ -1,4 +1,4 @@
-"""The documented generic formats for users' own data (see README "Data formats").
+"""The documented generic formats for users' own data (docs/build.md#data-formats).
 
 JSONL, one object per line:
   {"id": str, "question": str, "answers": [canonical, alias, ...] or one string,

@@ -12,6 +12,9 @@ from ..errors import InputError
 from .release import INDEX, Release, stored_name
 from .scripts import Grid, tables
 
+# A synthetic results/ tree (scripts/reproduce_example.py wrote it) for `inferqa reproduce --example`.
+EXAMPLE = Path(__file__).with_name("example") / "results"
+
 
 def reproduce(results_dir: str | Path) -> tuple[list[Grid], list[str]]:
     """(every table the files allow, the files looked for and absent); a folder holding none
@@ -24,4 +27,4 @@ def reproduce(results_dir: str | Path) -> tuple[list[Grid], list[str]]:
     return grids, release.absent
 
 
-__all__ = ["Grid", "Release", "reproduce"]
+__all__ = ["EXAMPLE", "Grid", "Release", "reproduce"]

@@ -41,6 +41,8 @@ Question = RetrieverRecord  # a test question of the index: its answers and own 
 class Release:
     def __init__(self, root: str | Path):
         root = Path(root)
+        if not root.exists():
+            raise InputError("not found (expected the results/ folder of the QUIT release)", file=root)
         if not root.is_dir():
             raise InputError("expected the results/ folder of the QUIT release (a directory)", file=root)
         # `inferqa download quit --what results --out DIR` puts the tree under DIR/results.

@@ -183,7 +183,7 @@ def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
                               [(r, f"retriever/{r}/rag.json") for r in R], u)
     yield lambda: _ranking(rel, "reranker/reranker", "reranker",
                            [(x, f"reranker/{x}/reranker.json") for x in X], "reranked_ctxs",
-                           tuple(f"ndcg@{k}" for k in (*_K, 326)))
+                           (*RANKING, "ndcg@326"))
     for u in UNIONS:
         yield lambda u=u: _em(rel, f"reranker/reranker_rag:{u}", "rerank", [(x, f"reranker/{x}/rag.json") for x in X], u)
     for r in R:
@@ -202,7 +202,7 @@ def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
                               [(r, f"ft_retriever/{r}/100_positive/rag.json") for r in FT_RETRIEVERS], u)
     yield lambda: _ranking(rel, "ft_reranker/reranker", "reranker",
                            [(p, f"ft_reranker/{p}_positive/reranker.json") for p in FT_RERANKER_POSITIVES],
-                           "reranked_ctxs", tuple(f"ndcg@{k}" for k in _K))
+                           "reranked_ctxs")
     for u in UNIONS:
         yield lambda u=u: _em(rel, f"ft_reranker/reranker_rag:{u}", "rerank",
                               [(p, f"ft_reranker/{p}_positive/rag.json") for p in FT_RERANKER_POSITIVES], u)

@@ -2,7 +2,7 @@
 
 sentence-transformers 6 has its own late-interaction family (`MultiVectorEncoder`: token
 projection, query expansion, punctuation skiplist, MaxSim, contrastive losses) and reads
-PyLate checkpoints; PyLate itself cannot be installed beside it here (see the README). The
+PyLate checkpoints; PyLate itself cannot be installed beside it here (docs/retrieve.md). The
 folder is therefore written the way PyLate 1.x writes one (`modules.json` = Transformer +
 `pylate.models.Dense.Dense`, PyLate's keys in `config_sentence_transformers.json`), so
 either library loads it, and sentence-transformers runs it.
