@@ -6,8 +6,7 @@ import os
 from collections import Counter, defaultdict
 
 from ..formats.benchmark import Benchmark
-from ..errors import InputError
-from ..io import iter_lines
+from ..formats.qrels import iter_qrels
 
 
 def benchmark_stats(path: str | os.PathLike) -> dict:
@@ -15,14 +14,8 @@ def benchmark_stats(path: str | os.PathLike) -> dict:
     Passages are counted from qrels.tsv (one line per passage of a question); "all" comes first."""
     bench = Benchmark(path)
     per_question: dict[str, Counter] = defaultdict(Counter)
-    qrels_file = bench.path / "qrels.tsv"
-    for lineno, line in iter_lines(qrels_file):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
-            raise InputError("expected 'qid 0 pid label'", file=qrels_file, record=f"line {lineno}")
-        per_question[parts[0]][int(parts[3])] += 1
+    for qid, _, label in iter_qrels(bench.path / "qrels.tsv"):
+        per_question[qid][label] += 1
     splits = {"all": list(bench.questions), **{k: v for k, v in bench.splits.items() if k != "all"}}
     out = {}
     for name, qids in splits.items():

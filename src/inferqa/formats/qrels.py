@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Iterator
 
 from ..defaults import MIN_LABEL
 from ..errors import InputError
@@ -28,18 +29,8 @@ class Qrels(dict):
         InputError naming file, line and field."""
         _check_kind(kind, path)
         q = cls()
-        for lineno, line in iter_lines(path):
-            if not line.strip():
-                continue
-            parts = line.split()
-            if len(parts) != 4:
-                cut = "truncated: the last line ends mid-way; " if not line.endswith("\n") else ""
-                raise InputError(f"{cut}expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
-            qid, _, pid, label = parts
-            if not _INTEGER.fullmatch(label):
-                raise InputError(f"label {label!r} is not an integer", file=path,
-                                 record=f"line {lineno}", field="label")
-            q.setdefault(qid, {})[pid] = int(label)
+        for qid, pid, label in iter_qrels(path):
+            q.setdefault(qid, {})[pid] = label
         if not q:
             raise InputError("qrels file is empty", file=path)
         return q
@@ -54,3 +45,18 @@ class Qrels(dict):
 
     def relevant(self, qid: str, min_label: int = MIN_LABEL.default) -> set[str]:
         return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}
+
+
+def iter_qrels(path: str | os.PathLike) -> Iterator[tuple[str, str, int]]:
+    """(qid, pid, label) per line of a TREC qrels file, streamed: the one qrels parser."""
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            cut = "truncated: the last line ends mid-way; " if not line.endswith("\n") else ""
+            raise InputError(f"{cut}expected 4 columns 'qid 0 pid label'", file=path, record=f"line {lineno}")
+        qid, _, pid, label = parts
+        if not _INTEGER.fullmatch(label):
+            raise InputError(f"label {label!r} is not an integer", file=path, record=f"line {lineno}", field="label")
+        yield qid, pid, int(label)
