@@ -951,3 +951,28 @@ def test_a_fifo_inside_a_release_tree_is_one_line_naming_it(tmp_path, rel, capsy
     line = _one_error_line(code, err, str(fifo))
     assert "FIFO" in line
     assert not out.exists()
+
+
+# -- an unlabelled benchmark: commands that need labels.jsonl say so, naming it -------------
+
+@pytest.fixture
+def unlabelled(tmp_path):
+    build_benchmark(load_questions(demo_path())[:4], tmp_path / "b", top_k=3, split=(0.5, 0.0, 0.5))
+    assert not (tmp_path / "b" / "labels.jsonl").exists()
+    return tmp_path / "b"
+
+
+def test_stored_answers_without_stored_answers_names_labels_and_field(unlabelled, capsys):
+    before = _tree(unlabelled)
+    code = main_code(["stored-answers", unlabelled])
+    line = _one_error_line(code, capsys.readouterr().err, str(unlabelled / "labels.jsonl"))
+    assert "field 'reader_answers'" in line and "no stored answers" in line
+    assert _tree(unlabelled) == before
+
+
+def test_annotate_export_without_labels_is_one_line_and_writes_no_sheet(unlabelled, tmp_path, capsys):
+    sheet = tmp_path / "sheet.csv"
+    code = main_code(["annotate", "export", unlabelled, "--out", sheet])
+    line = _one_error_line(code, capsys.readouterr().err, str(unlabelled / "labels.jsonl"))
+    assert "label the benchmark first" in line
+    assert not sheet.exists() and not any(p.name.startswith(".") for p in tmp_path.iterdir())

@@ -157,7 +157,7 @@ def stored_answers_cmd(
     models = parse_list(model) or stored_models(store)
     if not models:
         raise InputError(f"no stored answers for split {split!r}: labels.jsonl is missing or holds none",
-                         file=bench.path)
+                         file=bench.path / "labels.jsonl", field="reader_answers")
     cutoffs = parse_list(ks, int, flag="k") if ks else READ_KS.default
     out = {m: paper_answer_table(bench, qids, m, ranked, cutoffs, store) if paper
            else answer_table(bench, qids, m, ranked, cutoffs, store, min_label or MIN_LABEL.default) for m in models}
