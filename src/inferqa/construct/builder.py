@@ -8,7 +8,6 @@ with the corpus.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -19,9 +18,11 @@ from typing import Any, Callable, Sequence
 from .. import __version__
 from ..data.quit import ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct
 from ..errors import InputError
+from ..formats.benchmark import questions_writer
 from ..formats.corpus import corpus_writer
 from ..formats.labels import LabelRow, Labels
-from ..io import atomic_dir, atomic_open, sha256_file, write_json
+from ..formats.qrels import Qrels
+from ..io import atomic_dir, sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
 from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
@@ -153,12 +154,13 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
     passages = stored_rows = 0
     from_release = any(s.release_labels or s.release_answers for s in selected)
     with atomic_dir(out_dir) as tmp:
-        with atomic_open(tmp / "questions.jsonl") as fq, corpus_writer(tmp / "corpus.jsonl") as corpus, \
-                atomic_open(tmp / "qrels.tsv") as fr, Labels.writer(tmp / "labels.jsonl") as write_label:
+        with questions_writer(tmp / "questions.jsonl") as write_question, \
+                corpus_writer(tmp / "corpus.jsonl") as corpus, Qrels.writer(tmp / "qrels.tsv") as write_qrel, \
+                Labels.writer(tmp / "labels.jsonl") as write_label:
             for sel in track(selected, "Building passages", show_progress, transient=True):
                 q, source_idx = sel.question, sel.source_indices
                 release = bool(sel.release_labels or sel.release_answers)
-                fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
+                write_question(q)
                 n_before = passages
                 orders = order_table(len(q.hints), sel.mask_bits)
                 for order, pid in corpus.write_question(q.id, [h.text for h in q.hints], orders):
@@ -169,7 +171,7 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
                         if row is not None:
                             write_label(row)
                             stored_rows += 1
-                    fr.write(f"{q.id} 0 {pid} {label}\n")
+                    write_qrel(q.id, pid, label)
                     passages += 1
                 if not release:
                     labels[LABEL_PARTIAL] += passages - n_before

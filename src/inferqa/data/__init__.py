@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from importlib import resources
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any, Sequence
 
 from .. import registry
 from ..errors import InputError
-from ..io import check_file, content_suffix, iter_lines, read_json
+from ..io import check_file, content_suffix, first_jsonl_value, read_json
 from ..records import Question
 from ..registry import plugin
 from . import generic, quit, triviahg, wikihint
@@ -57,16 +56,6 @@ def demo_path() -> Path:
     return Path(str(resources.files("inferqa.data").joinpath("demo", DEMO_FILE)))
 
 
-def _first_jsonl_object(path: Path) -> Any:
-    for _, line in iter_lines(path):
-        if line.strip():
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                return None
-    return None
-
-
 def detect_format(path: str | os.PathLike, data: Any = None) -> str:
     """Name the format of `path` from its extension and the shape of its first record."""
     path = check_file(path)
@@ -74,7 +63,7 @@ def detect_format(path: str | os.PathLike, data: Any = None) -> str:
     if suffix in (".csv", ".tsv"):
         return "csv"
     if suffix == ".jsonl":
-        first = _first_jsonl_object(path)
+        first = first_jsonl_value(path)
         if quit.looks_like_corpus(first):
             raise InputError("this is a QUIT corpus.jsonl (id/contents/title); pass the release's "
                              "train/dev/test JSON instead: passages are rebuilt from their hints", file=path)
