@@ -8,17 +8,13 @@ import gzip
 import pytest
 
 import inferqa
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.formats import Benchmark, Qrels, Run, as_qrels, as_run, open_run
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("gateways") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+def bench(bench_factory) -> Benchmark:
+    return bench_factory(4)
 
 
 def _run(bench: Benchmark, qids: list[str]) -> Run:
