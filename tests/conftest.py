@@ -79,17 +79,46 @@ def encoder():
         pytest.skip(str(exc))
 
 
+SMALL = {"top_k": 3, "split": (0.5, 0.0, 0.5)}  # the small benchmark most tests use: 15 passages a question
+
+
 @pytest.fixture(scope="session")
-def demo_bench_8q(tmp_path_factory):
-    """The first 8 demo questions with their top 3 hints: 8 × 15 = 120 passages. Shared by the
-    retriever tests, which only add their own folders under its indexes/."""
-    from inferqa.formats.benchmark import Benchmark
+def bench_factory(tmp_path_factory):
+    """The one way tests build a benchmark: `bench_factory(questions=4, *, root=None,
+    name="bench", relabel=None, **build_options)` runs `build_benchmark` and returns the
+    `Benchmark`. `questions`: a count (the first N demo questions) or `Question`s; options
+    default to `SMALL` (top 3 hints, split 0.5/0/0.5); the directory is `root/name`, `root` a
+    fresh temp directory unless given; `relabel(qid, hint_order) -> label` rewrites every
+    qrels label afterwards (for hand-made label patterns)."""
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
+    from inferqa.formats.benchmark import Benchmark
+    from inferqa.records import parse_passage_id
 
-    out = tmp_path_factory.mktemp("demo8") / "bench"
-    build_benchmark(load_questions(demo_path())[:8], out, top_k=3)
-    return Benchmark(out)
+    def make(questions=4, *, root=None, name="bench", relabel=None, **options):
+        if isinstance(questions, int):
+            questions = load_questions(demo_path())[:questions]
+        out = Path(root or tmp_path_factory.mktemp(name)) / name
+        build_benchmark(questions, out, **{**SMALL, **options})
+        if relabel is not None:
+            bench = Benchmark(out)
+            qrels = bench.qrels
+            for qid, docs in qrels.items():
+                for pid in docs:
+                    docs[pid] = relabel(qid, parse_passage_id(pid)[1])
+            qrels.to_file(out / "qrels.tsv")
+        return Benchmark(out)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def demo_bench_8q(bench_factory):
+    """The first 8 demo questions with their top 3 hints: 8 × 15 = 120 passages. Shared by the
+    retriever tests, which only add their own folders under its indexes/."""
+    from inferqa.stage_options import SPLIT
+
+    return bench_factory(8, split=SPLIT.default)
 
 
 @pytest.fixture

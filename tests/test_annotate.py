@@ -26,7 +26,7 @@ import pytest
 from inferqa.formats import iter_corpus
 from inferqa.annotate import export_sheet, import_sheet
 from inferqa.annotate.candidates import collect_candidates
-from inferqa.formats import Labels
+from inferqa.formats import LabelRow, Labels, Qrels
 from inferqa.annotate.state import VerificationState
 from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
@@ -55,9 +55,7 @@ def label_rows(qid):
 
 
 @pytest.fixture
-def bench(tmp_path):
-    from inferqa.construct import build_benchmark
-
+def bench(bench_factory, tmp_path):
     qs = [Question("p", "Which planet is red?", ["Mars"],
                    [Hint("It is called the Red Planet for its rusty dust", 0.9),
                     Hint("Two small moons, Phobos and Deimos, circle it", 0.8),
@@ -65,15 +63,13 @@ def bench(tmp_path):
           Question("i", "Which instrument has 88 keys?", ["Piano"],
                    [Hint("Felt hammers strike its strings", 0.9), Hint("Chopin wrote mostly for it", 0.8),
                     Hint("A grand one sits in concert halls", 0.7)])]
-    path = tmp_path / "bench"
-    build_benchmark(qs, path, top_k=3, split=(0.5, 0.0, 0.5), leak_policy="drop-hint")
+    path = bench_factory(qs, root=tmp_path, leak_policy="drop-hint").path
     rows = label_rows("p") + label_rows("i")
-    with open(path / "labels.jsonl", "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r) + "\n")
-    with open(path / "qrels.tsv", "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(f"{r['qid']} 0 {r['pid']} {r['label']}\n")
+    Labels(LabelRow(**r) for r in rows).to_file(path / "labels.jsonl")
+    qrels = Qrels()
+    for r in rows:
+        qrels.setdefault(r["qid"], {})[r["pid"]] = r["label"]
+    qrels.to_file(path / "qrels.tsv")
     return path
 
 

@@ -392,7 +392,7 @@ _fuzz = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCh
 
 
 def _loaders(bench_dir: Path):
-    from inferqa.annotate.sheet import read_sheet
+    from inferqa.formats.sheets import read_sheet
     from inferqa.formats.benchmark import Benchmark
     from inferqa.experiments.config import load_config
     from inferqa.formats import Answers, Qrels

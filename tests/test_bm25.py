@@ -12,18 +12,15 @@ import pytest
 
 from inferqa.formats import iter_corpus
 from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
 from inferqa.retrieve.bm25 import top_k_positions
+from inferqa.stage_options import SPLIT
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("bm25") / "bench"
-    build_benchmark(load_questions(demo_path())[:6], out, top_k=5)
-    return Benchmark(out)
+def bench(bench_factory) -> Benchmark:
+    return bench_factory(6, top_k=5, split=SPLIT.default)
 
 
 @pytest.fixture(scope="module")

@@ -116,18 +116,16 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def _tiny_bench(root: Path, n_questions: int = 4) -> Path:
-    from inferqa.construct import build_benchmark
+def _tiny_bench(bench_factory, root: Path, n_questions: int = 4) -> Path:
     from inferqa.records import Hint, Question
 
     qs = [Question(id=f"t{i}", text=f"Which thing number {i}?", answers=[f"solution{i}"],
                    hints=[Hint(f"w{i}{c} clue {c} about thing {i}") for c in "abc"]) for i in range(n_questions)]
-    build_benchmark(qs, root / "bench", top_k=3, split=(1.0, 0.0, 0.0))
-    return root / "bench"
+    return bench_factory(qs, root=root, split=(1.0, 0.0, 0.0)).path
 
 
-def test_kill_9_then_resume_repeats_no_call(tmp_path):
-    bench = _tiny_bench(tmp_path)
+def test_kill_9_then_resume_repeats_no_call(bench_factory, tmp_path):
+    bench = _tiny_bench(bench_factory, tmp_path)
     script = tmp_path / "reader.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -6,19 +6,15 @@ import json
 
 import pytest
 
-from inferqa.construct import build_benchmark
 from conftest import one_line_error, run_cli
-from inferqa.data import demo_path, load_questions
 from inferqa.evaluate import evaluate
 from inferqa.formats import Qrels
 from inferqa.formats import Run
 
 
 @pytest.fixture(scope="module")
-def bench_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cli") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    return out
+def bench_dir(bench_factory):
+    return bench_factory(4).path
 
 
 def test_index_retrieve_evaluate(bench_dir, tmp_path, monkeypatch, capsys):

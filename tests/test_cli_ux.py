@@ -12,7 +12,7 @@ import inferqa
 from inferqa.formats import Run
 from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
+from inferqa.data import load_questions
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
 from conftest import one_line_error, run_cli
@@ -28,10 +28,8 @@ def _row(qid, n=5):
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("ux") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+def bench(bench_factory) -> Benchmark:
+    return bench_factory(4)
 
 
 # -- the command line ------------------------------------------------------------------------

@@ -115,14 +115,8 @@ def test_store_resumes_after_an_interrupted_chunk(tmp_path):
 # -- the model folder and the retriever, on a tiny BERT --------------------------------------------
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    from inferqa.formats.benchmark import Benchmark
-    from inferqa.construct import build_benchmark
-    from inferqa.data import demo_path, load_questions
-
-    out = tmp_path_factory.mktemp("colbert") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5), seed=3)
-    return Benchmark(out)
+def bench(bench_factory):
+    return bench_factory(4, seed=3)
 
 
 @pytest.fixture(scope="module")

@@ -161,16 +161,10 @@ def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q
 
 
 @pytest.fixture(scope="module")
-def bench4(tmp_path_factory):
+def bench4(bench_factory):
     """4 demo questions, split test = demo_02, demo_03; every passage of a question is labelled 1,
     so another question's passage is a non-relevant one there."""
-    from inferqa.formats.benchmark import Benchmark
-    from inferqa.construct import build_benchmark
-    from inferqa.data import demo_path, load_questions
-
-    out = tmp_path_factory.mktemp("compare") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    bench = Benchmark(out)
+    bench = bench_factory(4)
     assert bench.split_qids("test") == ["demo_02", "demo_03"]
     return bench
 

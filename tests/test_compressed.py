@@ -11,8 +11,7 @@ import sys
 
 import pytest
 
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
+from inferqa.data import load_questions
 from inferqa.errors import InputError
 from inferqa.formats import Run
 from inferqa.io import iter_jsonl, iter_lines, open_input, read_json
@@ -80,12 +79,9 @@ def test_build_from_a_zsd_wikihint_source(wikihint_file, tmp_path, monkeypatch, 
     assert sorted(Benchmark(tmp_path / "B").questions) == sorted(q.id for q in want)
 
 
-def test_a_compressed_run_evaluates_as_the_plain_one(tmp_path, monkeypatch, capsys):
-    bench = tmp_path / "bench"
-    build_benchmark(load_questions(demo_path())[:4], bench, top_k=3, split=(0.5, 0.0, 0.5))
-    from inferqa.formats.benchmark import Benchmark
-
-    b = Benchmark(bench)
+def test_a_compressed_run_evaluates_as_the_plain_one(bench_factory, tmp_path, monkeypatch, capsys):
+    b = bench_factory(4, root=tmp_path)
+    bench = b.path
     run = Run({qid: [(pid, 1.0 / (i + 1)) for i, pid in enumerate(list(b.qrels[qid])[3:9])] for qid in b.questions})
     run.to_file(tmp_path / "run.trec")
     (tmp_path / "run.zsd").write_bytes(zstd((tmp_path / "run.trec").read_bytes()))

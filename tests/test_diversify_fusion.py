@@ -8,7 +8,6 @@ from functools import partial
 import pytest
 
 from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
 from conftest import run_cli
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict
@@ -19,14 +18,12 @@ from inferqa.retrieve.fusion import fuse
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
+def bench(bench_factory) -> Benchmark:
     """Two questions; q2 shares the hint 'It is red.' with q1."""
     qs = [Question("q1", "Which planet?", ["Mars"], [Hint("It is red."), Hint("It is fourth."), Hint("It is dusty.")]),
           Question("q2", "Which fruit?", ["Apple"], [Hint("It is red."), Hint("It grows on trees."),
                                                      Hint("It keeps doctors away.")])]
-    out = tmp_path_factory.mktemp("div") / "bench"
-    build_benchmark(qs, out, top_k=3, leak_policy="none", split=(0.0, 0.0, 1.0))
-    return Benchmark(out)
+    return bench_factory(qs, leak_policy="none", split=(0.0, 0.0, 1.0))
 
 
 def as_written(folder, run):
@@ -57,7 +54,7 @@ def test_groups_come_from_hint_text_not_the_question_id(bench):
 
 
 @pytest.fixture(scope="module")
-def families(tmp_path_factory) -> Benchmark:
+def families(bench_factory) -> Benchmark:
     """q1 and q2 share 'It is red.'; q3 shares nothing; q4's third hint repeats q1's 'It is
     fourth.' but was dropped after the build (metadata.dropped_hints), so it links nothing."""
     qs = [Question("q1", "Which planet?", ["Mars"], [Hint("It is red."), Hint("It is fourth."), Hint("It is dusty.")]),
@@ -66,9 +63,7 @@ def families(tmp_path_factory) -> Benchmark:
           Question("q3", "Which metal?", ["Gold"], [Hint("It is yellow."), Hint("It is heavy."), Hint("It is rare.")]),
           Question("q4", "Which place?", ["Fourth Street"], [Hint("It is a street."), Hint("It is in a town."),
                                                              Hint("It is fourth.")], {"dropped_hints": [2]})]
-    out = tmp_path_factory.mktemp("fam") / "bench"
-    build_benchmark(qs, out, top_k=3, leak_policy="none", split=(0.0, 0.0, 1.0))
-    return Benchmark(out)
+    return bench_factory(qs, leak_policy="none", split=(0.0, 0.0, 1.0))
 
 
 def test_linked_groups_join_passages_through_shared_hint_text(families):

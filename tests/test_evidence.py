@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.read import NO_ANSWER, evidence_sets, read_with_llm, vote
 from inferqa.records import Hint, passage_id, Question
@@ -36,10 +34,9 @@ class FirstWord(LLM):
 
 
 @pytest.fixture
-def bench(tmp_path):
+def bench(bench_factory, tmp_path):
     qs = [Question("a", "Which planet?", ["Mars"], [Hint("Red dust"), Hint("Hot clouds"), Hint("Two moons")])]
-    build_benchmark(qs, tmp_path / "bench", top_k=3, split=(1.0, 0.0, 0.0), leak_policy="none")
-    return Benchmark(tmp_path / "bench")
+    return bench_factory(qs, root=tmp_path, split=(1.0, 0.0, 0.0), leak_policy="none")
 
 
 def test_vote_by_hand():

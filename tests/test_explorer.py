@@ -9,7 +9,6 @@ import re
 import pytest
 
 from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
 from inferqa.experiments.explorer import explorer_data, render_explorer, write_explorer
 from inferqa.io import write_jsonl
@@ -33,10 +32,9 @@ def _questions(n: int = 6) -> list[Question]:
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    root = tmp_path_factory.mktemp("explorer") / "bench"
-    build_benchmark(_questions(), root, top_k=3, split=[2, 1, 3], seed=1)
-    b = Benchmark(root)
+def bench(bench_factory) -> Benchmark:
+    b = bench_factory(_questions(), split=[2, 1, 3], seed=1)
+    root = b.path
     # labels.jsonl as the labeller writes it: q of the test split, one labelled and one copied row
     rows = []
     for qid in b.splits["test"]:

@@ -9,8 +9,7 @@ import socket
 import pytest
 
 from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
+from inferqa.data import demo_path
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.formats import Run
@@ -18,10 +17,8 @@ from conftest import one_line_error, run_cli
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("feedback") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+def bench(bench_factory) -> Benchmark:
+    return bench_factory(4)
 
 
 # -- progress bars ---------------------------------------------------------------------------

@@ -17,15 +17,9 @@ pytest.importorskip("sentence_transformers")
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    from inferqa.construct import build_benchmark
-    from inferqa.data import demo_path, load_questions
-
-    questions = load_questions(demo_path())[:8]
-    out = tmp_path_factory.mktemp("ft") / "bench"
+def bench(bench_factory) -> Benchmark:
     # top 3 hints: 15 passages per question keeps the dense index of the trained model cheap
-    build_benchmark(questions, out, top_k=3, split=(0.5, 0.25, 0.25), seed=3)
-    return Benchmark(out)
+    return bench_factory(8, split=(0.5, 0.25, 0.25), seed=3)
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.evaluate import evaluate
 from inferqa.evaluate.doctor import diagnose
@@ -21,10 +18,8 @@ from conftest import one_line_error, run_cli
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    out = tmp_path_factory.mktemp("formats") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+def bench(bench_factory):
+    return bench_factory(4)
 
 
 def test_optimal_is_a_run_wherever_a_run_is_read(bench, tmp_path, monkeypatch, capsys):

@@ -9,7 +9,6 @@ import random
 import pytest
 
 from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
 from inferqa.formats import Run
 from inferqa.records import Hint, Question
@@ -155,11 +154,9 @@ def test_options_and_weights_are_checked():
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
+def bench(bench_factory) -> Benchmark:
     qs = [Question(f"q{i}", "Which?", ["x"], [Hint(f"Hint {j} of {i}.") for j in range(3)]) for i in range(4)]
-    out = tmp_path_factory.mktemp("fuse") / "bench"
-    build_benchmark(qs, out, top_k=3, leak_policy="none", split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+    return bench_factory(qs, leak_policy="none")
 
 
 def _write(bench, path, shift, extra=()):

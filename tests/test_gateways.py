@@ -8,17 +8,13 @@ import gzip
 import pytest
 
 import inferqa
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.formats import Benchmark, Qrels, Run, as_qrels, as_run, open_run
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Benchmark:
-    out = tmp_path_factory.mktemp("gateways") / "bench"
-    build_benchmark(load_questions(demo_path())[:4], out, top_k=3, split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+def bench(bench_factory) -> Benchmark:
+    return bench_factory(4)
 
 
 def _run(bench: Benchmark, qids: list[str]) -> Run:
@@ -120,3 +116,51 @@ def test_a_wrong_type_names_the_argument(bench):
         as_qrels(3.5)
     assert exc.value.field == "qrels" and "not float" in str(exc.value)
     assert as_qrels({"q": {"p": 1}}) == (Qrels({"q": {"p": 1}}), None)
+
+
+def test_a_ranking_checkpoint_resumes_only_under_its_header(tmp_path):
+    from inferqa.formats.checkpoints import RankingCheckpoint
+
+    path = tmp_path / "ckpt.jsonl"
+    ckpt = RankingCheckpoint(path, {"reranker": "x", "depth": 3})
+    assert ckpt.read() == {} and not path.exists()
+    ckpt.start({"q1": [("q1_11", 2.0)]})
+    ckpt.append("q2", [("q2_10", 1.5), ("q2_01", 0.5)])
+    ckpt.close()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"qid": "q3", "ranked": [["q3_1')  # a run killed mid-write
+    again = RankingCheckpoint(path, {"reranker": "x", "depth": 3})
+    assert again.read() == {"q1": [("q1_11", 2.0)], "q2": [("q2_10", 1.5), ("q2_01", 0.5)]}
+    assert again.read(lambda qid, ranked: len(ranked) == 2) == {"q2": [("q2_10", 1.5), ("q2_01", 0.5)]}
+    assert RankingCheckpoint(path, {"reranker": "x", "depth": 4}).read() == {}
+    again.start(again.read())  # the torn line is gone
+    again.close()
+    assert path.read_text(encoding="utf-8").splitlines()[-1] == '{"qid": "q2", "ranked": [["q2_10", 1.5], ["q2_01", 0.5]]}'
+
+
+def test_question_objects_keep_unknown_fields_through_write_questions(bench, tmp_path):
+    from inferqa.formats.benchmark import write_questions
+
+    objs = bench.question_objects()
+    assert list(objs) == list(bench.questions)
+    first = next(iter(objs.values()))
+    first["extra"] = {"kept": "ü"}
+    assert write_questions(tmp_path / "questions.jsonl", objs.values()) == len(objs)
+    lines = (tmp_path / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(objs) and '"extra": {"kept": "ü"}' in lines[0]
+    assert (tmp_path / "questions.jsonl").read_text(encoding="utf-8").count("\n") == len(objs)
+
+
+def test_the_llm_cache_rows_export_sorted_by_key(tmp_path):
+    from inferqa.data.shipped_demo import export_llm_cache
+    from inferqa.io import iter_jsonl
+    from inferqa.llm.cache import LLMCache
+
+    cache = LLMCache(tmp_path / "llm.sqlite")
+    cache.put_many([("b", {"text": "two"}), ("a", ["one"])], identity="m", kind="generate")
+    assert cache.rows() == [("a", "m", "generate", ["one"]), ("b", "m", "generate", {"text": "two"})]
+    cache.close()
+    assert export_llm_cache(tmp_path / "llm.sqlite", tmp_path / "rows.jsonl") == 2
+    assert [obj for _, obj in iter_jsonl(tmp_path / "rows.jsonl")] == [
+        {"key": "a", "identity": "m", "kind": "generate", "value": ["one"]},
+        {"key": "b", "identity": "m", "kind": "generate", "value": {"text": "two"}}]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from inferqa.formats import Benchmark, Run
-from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
 from inferqa.hints import hint_group_key
 from inferqa.records import Hint, Question, passage_id
@@ -14,15 +13,13 @@ from inferqa.retrieve.diversify import diversify, group_margin
 
 
 @pytest.fixture(scope="module")
-def families(tmp_path_factory) -> Benchmark:
+def families(bench_factory) -> Benchmark:
     """q1 and q2 share 'It is red.' (one linked family); q3 shares nothing."""
     qs = [Question("q1", "Which planet?", ["Mars"], [Hint("It is red."), Hint("It is fourth."), Hint("It is dusty.")]),
           Question("q2", "Which fruit?", ["Apple"], [Hint("It is red."), Hint("It grows on trees."),
                                                      Hint("It keeps doctors away.")]),
           Question("q3", "Which metal?", ["Gold"], [Hint("It is yellow."), Hint("It is heavy."), Hint("It is rare.")])]
-    out = tmp_path_factory.mktemp("adaptive") / "bench"
-    build_benchmark(qs, out, top_k=3, leak_policy="none", split=(0.0, 0.0, 1.0))
-    return Benchmark(out)
+    return bench_factory(qs, leak_policy="none", split=(0.0, 0.0, 1.0))
 
 
 def pid(qid, *order):

@@ -42,22 +42,20 @@ class HintKeyed(LLM):
         raise AssertionError
 
 
-def _bench(tmp_path):
-    from inferqa.construct import build_benchmark
+def _bench(bench_factory, root):
     qs = [Question("p", "Which planet is red?", ["Mars"],
                    [Hint("rusty dust", 0.9), Hint("two small moons", 0.8), Hint("fourth from the sun", 0.7)]),
           Question("i", "Which instrument has keys?", ["Piano"],
                    [Hint("felt hammers", 0.9), Hint("88 keys", 0.8), Hint("Chopin loved it", 0.7)])]
-    build_benchmark(qs, tmp_path / "b", top_k=3, split=(1.0, 0.0, 0.0))
-    return tmp_path / "b"
+    return bench_factory(qs, root=root, name="b", split=(1.0, 0.0, 0.0)).path
 
 
 def _hint_index(bench, qid, word):
     return next(i for i, h in enumerate(bench.questions[qid].hints) if word in h.text)
 
 
-def test_full_mode_labels_each_ordering(tmp_path):
-    path = _bench(tmp_path)
+def test_full_mode_labels_each_ordering(bench_factory, tmp_path):
+    path = _bench(bench_factory, tmp_path)
     labeller = HintKeyed("moons")  # correct only when 'two small moons' comes first
     record = label_benchmark(path, [labeller], mode="full", progress=False)
     bench = Benchmark(path)
@@ -80,8 +78,8 @@ def test_full_mode_labels_each_ordering(tmp_path):
     assert record["passages_asked"] == 30
 
 
-def test_subsets_mode_copies_the_representatives_label(tmp_path):
-    path = _bench(tmp_path)
+def test_subsets_mode_copies_the_representatives_label(bench_factory, tmp_path):
+    path = _bench(bench_factory, tmp_path)
     labeller = HintKeyed("moons")
     label_benchmark(path, [labeller, HintKeyed("keys", first_only=False)], mode="subsets", progress=False)
     bench = Benchmark(path)
@@ -119,8 +117,8 @@ class Recording(HintKeyed):
         return super().chat(conversations, params)
 
 
-def test_labellers_ask_in_trie_order_and_rows_keep_the_qrels_order(tmp_path):
-    path = _bench(tmp_path)
+def test_labellers_ask_in_trie_order_and_rows_keep_the_qrels_order(bench_factory, tmp_path):
+    path = _bench(bench_factory, tmp_path)
     before = [pid for docs in Benchmark(path).qrels.values() for pid in docs]
     labeller = Recording("moons")
     label_benchmark(path, [labeller], progress=False)
@@ -136,8 +134,8 @@ def test_labellers_ask_in_trie_order_and_rows_keep_the_qrels_order(tmp_path):
     assert [json.loads(x)["pid"] for x in (path / "labels.jsonl").read_text().splitlines()] == before
 
 
-def test_labellers_stop_at_first_correct(tmp_path):
-    every, stop = _bench(tmp_path / "every"), _bench(tmp_path / "stop")
+def test_labellers_stop_at_first_correct(bench_factory, tmp_path):
+    every, stop = _bench(bench_factory, tmp_path / "every"), _bench(bench_factory, tmp_path / "stop")
     label_benchmark(every, [HintKeyed("moons"), HintKeyed("keys", first_only=False)], progress=False)
     first, second = HintKeyed("moons"), HintKeyed("keys", first_only=False)
     record = label_benchmark(stop, [first, second], progress=False, stop_at_first_correct=True)
@@ -169,17 +167,17 @@ def test_stop_at_first_correct_needs_label(monkeypatch, capsys, tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-def test_representative_and_errors(tmp_path):
+def test_representative_and_errors(bench_factory, tmp_path):
     assert representative("q_1_x_101_20") == "q_1_x_101_02"
-    path = _bench(tmp_path)
+    path = _bench(bench_factory, tmp_path)
     with pytest.raises(InputError, match="label mode"):
         label_benchmark(path, [HintKeyed("x")], mode="some")
     with pytest.raises(InputError, match="at least one"):
         label_benchmark(path, [], mode="full")
 
 
-def test_labelling_restart_asks_nothing_again(tmp_path):
-    path = _bench(tmp_path)
+def test_labelling_restart_asks_nothing_again(bench_factory, tmp_path):
+    path = _bench(bench_factory, tmp_path)
     first = CachedLLM(HintKeyed("moons"), tmp_path / "c.sqlite")
     label_benchmark(path, [first], progress=False)
     before = (path / "labels.jsonl").read_text()
@@ -207,8 +205,8 @@ class ClosedBook(LLM):
         raise AssertionError
 
 
-def test_parametric_test_and_split(tmp_path):
-    path = _bench(tmp_path)
+def test_parametric_test_and_split(bench_factory, tmp_path):
+    path = _bench(bench_factory, tmp_path)
     par = parametric_test(path, [ClosedBook()], progress=False)
     assert par == {"p": True, "i": False}
     rows = [json.loads(x) for x in (path / "parametric.jsonl").read_text().splitlines()]

@@ -53,28 +53,22 @@ def test_optimal_reaches_the_ceiling(qrels):
     assert res == {"ndcg@10": pytest.approx(1.0), "hit@1": 1.0, "recall@5": 1.0, "mrr": 1.0}
 
 
-def test_oracle_on_a_benchmark(tmp_path):
-    from inferqa.formats.benchmark import Benchmark
-    from inferqa.construct import build_benchmark
-    from inferqa.data import demo_path, load_questions
+def test_oracle_on_a_benchmark(bench_factory):
+    from inferqa.stage_options import SPLIT
 
-    build_benchmark(load_questions(demo_path())[:3], tmp_path / "b", top_k=2)
-    bench = Benchmark(tmp_path / "b")
+    bench = bench_factory(3, top_k=2, split=SPLIT.default)
     run = oracle_retriever(bench, list(bench.questions), seed=1)
     assert all(len(r) == 4 for r in run.values())  # 2 hints: 0, 1, 01, 10
     assert evaluate(run, bench.qrels, ["hit@1", "recall@5"]) == {"hit@1": 1.0, "recall@5": 1.0}
 
 
-def test_oracle_cli_without_seed_or_min_label_uses_the_declared_defaults(tmp_path, monkeypatch, capsys):
+def test_oracle_cli_without_seed_or_min_label_uses_the_declared_defaults(bench_factory, tmp_path, monkeypatch,
+                                                                          capsys):
     """`inferqa oracle --kind retriever` with neither flag = oracle_retriever(seed=0, min_label=1)."""
     from conftest import run_cli
-    from inferqa.formats.benchmark import Benchmark
-    from inferqa.construct import build_benchmark
-    from inferqa.data import demo_path, load_questions
     from inferqa.formats import Run
 
-    build_benchmark(load_questions(demo_path())[:4], tmp_path / "b", top_k=3, split=(1.0,))
-    bench = Benchmark(tmp_path / "b")
+    bench = bench_factory(4, root=tmp_path, name="b", split=(1.0,))
     code, _, err = run_cli(monkeypatch, capsys, "oracle", tmp_path / "b", "--kind", "retriever", "--split", "test",
                            "-o", tmp_path / "o.trec")
     assert code in (0, None), err

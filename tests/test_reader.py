@@ -9,7 +9,6 @@ import sys
 
 import pytest
 
-from inferqa.formats.benchmark import Benchmark
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.read import NO_ANSWER, Reader, read_with_llm
 from inferqa.read.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
@@ -44,14 +43,12 @@ class FirstHint(LLM):
 
 
 @pytest.fixture
-def bench(tmp_path):
-    from inferqa.construct import build_benchmark
+def bench(bench_factory, tmp_path):
     qs = [Question("a", "Which planet?", ["Mars"], [Hint("Red dust", .9), Hint("Hot clouds", .8),
                                                       Hint("Two moons", .7)]),
           Question("b", "Which city?", ["Rome"], [Hint("Seven hills", .9), Hint("Tiber flows", .8),
                                                    Hint("Colosseum stands", .7)])]
-    build_benchmark(qs, tmp_path / "bench", top_k=3, split=(1.0, 0.0, 0.0))
-    return Benchmark(tmp_path / "bench")
+    return bench_factory(qs, root=tmp_path, split=(1.0, 0.0, 0.0))
 
 
 def test_read_run_rows_dedup_and_scores(bench):

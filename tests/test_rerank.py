@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import permutations
 from pathlib import Path
 
 import pytest
 
 from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
-from inferqa.io import write_jsonl
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.records import Hint, passage_id, Question
-from inferqa.formats import Qrels, Run
+from inferqa.records import Hint, Question
+from inferqa.formats import Run
 from inferqa import registry
 from inferqa.rerank import get_reranker, listwise_order, parse_permutation, sliding_windows
 from inferqa.rerank.base import Reranker
@@ -27,19 +25,20 @@ from inferqa.rerank.permutation import order_to_scores
 WORDS = ["alpha", "bravo", "charlie", "delta"]
 
 
-def make_bench(tmp_path, n_questions: int = 3, n_hints: int = 3) -> Benchmark:
-    """A benchmark directory written from records: every ordering of every hint subset."""
-    questions, qrels = [], Qrels()
-    for q in range(n_questions):
-        qid = f"q_{q}"  # an underscore in the id, as real ids may have
-        hints = [Hint(f"hint {WORDS[h]} of question {q}") for h in range(n_hints)]
-        questions.append(Question(qid, f"Which thing is question {q} about?", [f"answer {q}"], hints))
-        for r in range(1, n_hints + 1):
-            for order in permutations(range(n_hints), r):
-                qrels.setdefault(qid, {})[passage_id(qid, order, n_hints)] = 2 if r == n_hints else int(0 in order)
-    write_jsonl(tmp_path / "questions.jsonl", [q.to_dict() for q in questions])
-    qrels.to_file(tmp_path / "qrels.tsv")
-    return Benchmark(tmp_path)
+@pytest.fixture
+def make_bench(bench_factory):
+    """`make_bench(n_questions=3, n_hints=3)`: every ordering of every hint subset, labelled 2
+    when it holds every hint, else 1 when it holds hint 0, else 0."""
+    def make(n_questions: int = 3, n_hints: int = 3) -> Benchmark:
+        questions = []
+        for q in range(n_questions):
+            qid = f"q_{q}"  # an underscore in the id, as real ids may have
+            hints = [Hint(f"hint {WORDS[h]} of question {q}") for h in range(n_hints)]
+            questions.append(Question(qid, f"Which thing is question {q} about?", [f"answer {q}"], hints))
+        return bench_factory(questions, top_k=n_hints, leak_policy="none",
+                             relabel=lambda qid, order: 2 if len(order) == n_hints else int(0 in order))
+
+    return make
 
 
 def make_run(bench: Benchmark, per_question: int = 8) -> Run:
@@ -65,8 +64,8 @@ class LengthReranker(Reranker):
 
 # --- run in, run out ----------------------------------------------------------------------
 
-def test_rerank_head_sorted_tail_kept_and_passage_set_kept(tmp_path):
-    bench = make_bench(tmp_path)
+def test_rerank_head_sorted_tail_kept_and_passage_set_kept(make_bench):
+    bench = make_bench()
     run = make_run(bench, per_question=8)
     out = LengthReranker().rerank(run, bench, depth=5)
     assert list(out) == list(run)
@@ -85,16 +84,16 @@ def test_rerank_head_sorted_tail_kept_and_passage_set_kept(tmp_path):
         assert new[6][1] - new[7][1] == pytest.approx(ranked[6][1] - ranked[7][1])
 
 
-def test_rerank_output_round_trips_through_trec_file(tmp_path):
-    bench = make_bench(tmp_path / "b")
+def test_rerank_output_round_trips_through_trec_file(make_bench, tmp_path):
+    bench = make_bench()
     out = LengthReranker().rerank(make_run(bench), bench, depth=3)
     out.to_file(tmp_path / "r.trec")
     back = Run.from_file(tmp_path / "r.trec")  # Run.from_file rejects unsorted or duplicate lines
     assert {q: [p for p, _ in r] for q, r in back.items()} == {q: [p for p, _ in r] for q, r in out.items()}
 
 
-def test_rerank_qids_subset_and_errors(tmp_path):
-    bench = make_bench(tmp_path)
+def test_rerank_qids_subset_and_errors(make_bench):
+    bench = make_bench()
     run = make_run(bench)
     out = LengthReranker().rerank(run, bench, depth=100, qids=["q_2", "q_0"])
     assert list(out) == ["q_2", "q_0"]
@@ -107,8 +106,8 @@ def test_rerank_qids_subset_and_errors(tmp_path):
         LengthReranker().rerank(bad, bench)
 
 
-def test_rerank_resumes_from_checkpoint(tmp_path):
-    bench = make_bench(tmp_path / "b")
+def test_rerank_resumes_from_checkpoint(make_bench, tmp_path):
+    bench = make_bench()
     run = make_run(bench)
     ckpt = tmp_path / "ckpt.jsonl"
 
@@ -232,8 +231,8 @@ class ScriptedLLM(LLM):
         return -float(len(prompt))
 
 
-def test_llm_pointwise_scores_are_yes_minus_no(tmp_path):
-    bench = make_bench(tmp_path)
+def test_llm_pointwise_scores_are_yes_minus_no(make_bench):
+    bench = make_bench()
     run = make_run(bench, per_question=10)
     llm = ScriptedLLM("alpha")
     out = get_reranker("llm-pointwise", llm=llm).rerank(run, bench, depth=10, qids=["q_1"])
@@ -245,8 +244,8 @@ def test_llm_pointwise_scores_are_yes_minus_no(tmp_path):
     assert all("Which thing is question 1 about?" in p for p in prompts)
 
 
-def test_upr_prefers_higher_likelihood_and_mean_equals_sum_order(tmp_path):
-    bench = make_bench(tmp_path)
+def test_upr_prefers_higher_likelihood_and_mean_equals_sum_order(make_bench):
+    bench = make_bench()
     run = make_run(bench, per_question=10)
     llm = ScriptedLLM("alpha")
     summed = get_reranker("upr", llm=llm).rerank(run, bench, depth=10, qids=["q_0"])
@@ -265,8 +264,8 @@ def test_upr_prefers_higher_likelihood_and_mean_equals_sum_order(tmp_path):
 
 
 @pytest.mark.parametrize("messy", [False, True])
-def test_llm_listwise_sliding_windows_bring_best_to_top(tmp_path, messy):
-    bench = make_bench(tmp_path, n_hints=3)
+def test_llm_listwise_sliding_windows_bring_best_to_top(make_bench, messy):
+    bench = make_bench(n_hints=3)
     run = make_run(bench, per_question=15)
     llm = ScriptedLLM("alpha", messy=messy)
     rr = get_reranker("llm-listwise", llm=llm, window=6, step=3)

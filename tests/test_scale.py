@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 
 from inferqa.formats.benchmark import Benchmark
-from inferqa.construct import build_benchmark
-from inferqa.data import demo_path, load_questions
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.formats import Run
@@ -21,6 +19,7 @@ from inferqa.rerank import rerank_run
 from inferqa.retrieve.encoding import encode_texts
 from inferqa.scale import load_scaled_llm, map_batches
 from inferqa.scale.backends import imap_batches, unwrap_input_error
+from inferqa.stage_options import TOP_K
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,11 +40,8 @@ class HashLLM(LLM):
 
 
 @pytest.fixture(scope="module")
-def small_bench(tmp_path_factory) -> Benchmark:
-    questions = load_questions(demo_path())[:4]
-    out = tmp_path_factory.mktemp("bench") / "demo4"
-    build_benchmark(questions, out, split=(0.5, 0.0, 0.5))
-    return Benchmark(out)
+def small_bench(bench_factory) -> Benchmark:
+    return bench_factory(4, name="demo4", top_k=TOP_K.default)
 
 
 def first_run(bench: Benchmark, per_question: int = 6) -> Run:

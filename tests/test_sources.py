@@ -205,6 +205,60 @@ def test_unknown_format_name_and_missing_file(tmp_path):
         load_questions(tmp_path / "x.json")
 
 
+def _plugin_data_formats():
+    """A third party's two source formats: `.qa` files (`id|question|answer|hint;hint` lines),
+    and JSON arrays of {"id", "question", "answers", "clues"}, a shape the generic format takes too."""
+    from inferqa.io import iter_lines, read_json
+    from inferqa.records import Hint, Question
+    from inferqa.registry import plugin
+
+    @plugin("data-format", "pipes", suffixes=(".qa",), help="id|question|answer|hint;hint lines")
+    def pipes(path, data):
+        out = []
+        for _, line in iter_lines(path):
+            qid, text, answer, hints = line.rstrip("\n").split("|")
+            out.append(Question(id=qid, text=text, answers=[answer], hints=[Hint(text=h) for h in hints.split(";")],
+                                metadata={"source_format": "pipes"}))
+        return out
+
+    def has_clues(obj):
+        return isinstance(obj, dict) and "clues" in obj
+
+    @plugin("data-format", "quiz", looks_like=has_clues, help="JSON quizzes with clues")
+    def quiz(path, data):
+        return [Question(id=o["id"], text=o["question"], answers=o["answers"],
+                         hints=[Hint(text=c.upper()) for c in o["clues"]], metadata={"source_format": "quiz"})
+                for o in (read_json(path) if data is None else data)]
+
+
+def test_a_registered_data_format_is_sniffed_without_format(tmp_path, scratch):
+    from inferqa import registry
+
+    quiz = [{"id": "z1", "question": "Which metal?", "answers": ["Cobalt"], "clues": ["blue glass", "number 27"]}]
+    write_json(tmp_path / "quiz.json", quiz)
+    (tmp_path / "two.qa").write_text("p1|Which river?|Humber|an estuary;Hull lies on it\n", encoding="utf-8")
+    assert detect_format(tmp_path / "quiz.json") == "jsonl"  # before the plugin: the generic format takes it
+    _plugin_data_formats()
+    assert {"pipes", "quiz"} <= set(registry.available("data-format"))
+    # the generic format is asked last (claim_order 1), so the plugin's shape wins over it, though "quiz" > "jsonl"
+    assert detect_format(tmp_path / "quiz.json") == "quiz" and detect_format(tmp_path / "two.qa") == "pipes"
+    (q,) = load_questions(tmp_path / "quiz.json")
+    assert (q.id, q.text, q.answers, [h.text for h in q.hints], q.metadata) == (
+        "z1", "Which metal?", ["Cobalt"], ["BLUE GLASS", "NUMBER 27"], {"source_format": "quiz"})
+    (p,) = load_questions(tmp_path / "two.qa")
+    assert (p.id, p.answers, [h.text for h in p.hints]) == ("p1", ["Humber"], ["an estuary", "Hull lies on it"])
+    # a file no format claims by its ending or its first record is still the one unknown-format line
+    write_json(tmp_path / "other.json", [{"title": "x"}])
+    with pytest.raises(InputError, match="unknown format: not WikiHint") as exc:
+        load_questions(tmp_path / "other.json")
+    assert exc.value.record == 0
+    # the built-in formats are told apart as before
+    write_json(tmp_path / "release.json", [quit_record()])
+    assert detect_format(tmp_path / "release.json") == "quit"
+    with pytest.raises(InputError, match="field 'hints': missing field"):  # an explicit --format still wins
+        load_questions(tmp_path / "quiz.json", "jsonl")
+
+
 def test_demo_questions_load():
     questions = load_questions(demo_path())
     assert len(questions) >= 40

@@ -443,6 +443,18 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError("JSON nested too deeply", file=path) from None
 
 
+def first_jsonl_value(path: str | os.PathLike) -> Any:
+    """The value on the first non-blank line of a JSON-lines file, None if there is none or it
+    is not JSON (for sniffing a file's format: its reader reports the bad line)."""
+    for _, line in iter_lines(path):
+        if line.strip():
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
 def iter_jsonl(path: str | os.PathLike, *, allow_empty: bool = False) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line; a malformed line or a file with no
     line at all (unless `allow_empty`) raises InputError."""

@@ -350,11 +350,19 @@ def plugins(kind: str) -> list[Plugin]:
 
 
 def claimed(kind: str, key: str, value: Any) -> str | None:
-    """The name of the first plugin of KIND whose declaration's KEY holds VALUE (a file told
-    by its ending or first byte), None for none or an empty VALUE."""
+    """The name of the first plugin of KIND whose declaration's KEY claims VALUE: holds it (a
+    file told by its ending or first byte), or is a test that VALUE passes (a file told by its
+    first record); None for none or an empty VALUE. Plugins are asked in `claim_order` (declared
+    with the plugin, default 0; a catch-all format declares a higher one), then by name."""
     if not value:
         return None
-    return next((p.name for p in plugins(kind) if value in p.meta.get(key, ())), None)
+    for p in sorted(plugins(kind), key=lambda p: (p.meta.get("claim_order", 0), p.name)):
+        claim = p.meta.get(key)
+        if claim is None:
+            continue
+        if callable(claim) and claim(value) or not callable(claim) and value in claim:
+            return p.name
+    return None
 
 
 def options_of(kind: str, name: str) -> dict[str, Option]:

@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..formats.benchmark import Benchmark
+from ..formats.benchmark import Benchmark, write_questions
 from ..errors import InputError
-from ..io import iter_jsonl, sha256_file, write_json, write_jsonl
+from ..io import sha256_file, write_json
 from ..records import LABEL_ANSWERABLE
 from ..formats import Qrels
 from ..text import normalize_answer
@@ -27,7 +27,7 @@ from .candidates import collect_candidates
 from ..formats.corpus import iter_corpus, write_corpus
 from ..formats.labels import LabelRow, Labels, answer_key, resolve_copies
 from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
-from .sheet import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
+from ..formats.sheets import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
 from .staging import staged_files
 from .state import META_KEY, VerificationState
 
@@ -159,7 +159,7 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     summary.rejected = len(decided) - summary.accepted
 
     labels_changed = _relabel(rows, {k: v.verdict == ACCEPT for k, v in decided.items()}, summary)
-    raw_questions = {str(obj["id"]): obj for _, obj in iter_jsonl(bench.path / "questions.jsonl")}
+    raw_questions = bench.question_objects()
     _update_aliases(raw_questions, decided, state, summary)
 
     summary.leaks = find_leaks(raw_questions, summary.aliases_added, state, leak_judge)
@@ -206,8 +206,8 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     with staged_files(bench.path) as staged:
         Labels(r for r in rows if kept(r.pid)).to_file(staged.path("labels.jsonl"))
         qrels.to_file(staged.path("qrels.tsv"))
-        write_jsonl(staged.path("questions.jsonl"),
-                    (q for qid, q in raw_questions.items() if qid not in drops.questions))
+        write_questions(staged.path("questions.jsonl"),
+                        (q for qid, q in raw_questions.items() if qid not in drops.questions))
         if drops.any:
             corpus = bench.path / "corpus.jsonl"
             if corpus.exists():

@@ -10,7 +10,8 @@ from ..formats.benchmark import Benchmark
 from .candidates import collect_candidates
 from ..formats.labels import Labels
 from ..stage_options import MIN_F1
-from .sheet import guess_format, sheet_rows, write_sheet
+from ..formats.sheets import guess_format, write_sheet
+from .sheet import sheet_rows
 from .state import VerificationState
 
 

@@ -8,10 +8,9 @@ with the corpus.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -19,9 +18,11 @@ from typing import Any, Callable, Sequence
 from .. import __version__
 from ..data.quit import ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct
 from ..errors import InputError
+from ..formats.benchmark import questions_writer
 from ..formats.corpus import corpus_writer
 from ..formats.labels import LabelRow, Labels
-from ..io import atomic_dir, atomic_open, sha256_file, write_json
+from ..formats.qrels import Qrels
+from ..io import atomic_dir, sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
 from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
@@ -125,11 +126,35 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
     (labels by `label_match`: the release's exact membership, or `normalized`); return the meta
     dict. `post_build(tmp_dir, meta)` runs inside the temp directory before the rename and may
     rewrite qrels.tsv or update meta."""
+    _check_build_options(top_k, label_match)
+    questions, sources = _read_sources(questions, sources)
+    split_spec = parse_split(split)
+    judge = leak_judge or StringLeakJudge()
+    selected, info = _select_or_explain(questions, top_k, leak_policy, judge, strict)
+    splits = make_splits([s.question for s in selected], split_spec, seed)
+    options = {"top_k": top_k, "leak_policy": leak_policy, "leak_judge": judge.name,
+               "split": split_spec if isinstance(split_spec, str) else list(split_spec),
+               "seed": seed, "strict": strict, "label_match": label_match}
+    with atomic_dir(out_dir) as tmp:
+        written = _write_passages(tmp, selected, label_match, show_progress)
+        write_json(tmp / "splits.json", splits)
+        meta = _build_meta(sources, options, info, written, selected, splits)
+        if post_build is not None:
+            post_build(tmp, meta)
+        write_json(tmp / "meta.json", meta)
+    return meta
+
+
+def _check_build_options(top_k: int, label_match: str) -> None:
     if label_match not in LABEL_MATCHES:
         raise InputError(f"--label-match must be one of {', '.join(LABEL_MATCHES)}, not {label_match!r}",
                          field="label-match")
     if not TOP_K.min <= top_k <= TOP_K.max:
         raise InputError(f"--top-k must be between {TOP_K.min} and {TOP_K.max}, got {top_k}", field="top-k")
+
+
+def _read_sources(questions: Any, sources: Sequence[Any]) -> tuple[Sequence[Question], Sequence[Any]]:
+    """(the questions, the sources to record): source files are read, and are the sources unless given."""
     if isinstance(questions, (str, os.PathLike)):
         questions = [questions]
     if questions and all(isinstance(q, (str, os.PathLike)) for q in questions):
@@ -139,61 +164,77 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
         questions = load_sources(questions)
     if not questions:
         raise InputError("no questions to build from")
-    split_spec = parse_split(split)
-    judge = leak_judge or StringLeakJudge()
-    selected, info = select_questions(questions, top_k, leak_policy, judge, strict)
+    return questions, sources
+
+
+def _select_or_explain(questions: Sequence[Question], top_k: int, leak_policy: str, leak_judge: LeakJudge,
+                       strict: bool) -> tuple[list[Selected], dict]:
+    """`select_questions`, or an InputError saying which --top-k would build something."""
+    selected, info = select_questions(questions, top_k, leak_policy, leak_judge, strict)
     if not selected:
         most = _most_usable_hints(questions, info["details"])
         fix = f" (the most any has is {most}: --top-k {most} builds from them)" if most else ""
         raise InputError(f"no question has {top_k} usable hints after the leakage filter{fix}; nothing to build",
                          field="top-k")
-    kept = [s.question for s in selected]
-    splits = make_splits(kept, split_spec, seed)
-    labels = Counter()
-    passages = stored_rows = 0
+    return selected, info
+
+
+@dataclass
+class _Written:
+    """What `_write_passages` wrote: passages per label, passages, labels.jsonl rows."""
+
+    labels: Counter = field(default_factory=Counter)
+    passages: int = 0
+    stored_rows: int = 0
+
+
+def _write_passages(tmp: Path, selected: list[Selected], label_match: str, show_progress: bool) -> _Written:
+    """questions.jsonl, corpus.jsonl, qrels.tsv and (for a QUIT release with stored answers)
+    labels.jsonl in `tmp`, streamed question by question."""
+    out = _Written()
+    with questions_writer(tmp / "questions.jsonl") as write_question, \
+            corpus_writer(tmp / "corpus.jsonl") as corpus, Qrels.writer(tmp / "qrels.tsv") as write_qrel, \
+            Labels.writer(tmp / "labels.jsonl") as write_label:
+        for sel in track(selected, "Building passages", show_progress, transient=True):
+            q, source_idx = sel.question, sel.source_indices
+            release = bool(sel.release_labels or sel.release_answers)
+            write_question(q)
+            n_before = out.passages
+            orders = order_table(len(q.hints), sel.mask_bits)
+            for order, pid in corpus.write_question(q.id, [h.text for h in q.hints], orders):
+                label = LABEL_PARTIAL
+                if release:
+                    label, row = _release_row(sel, pid, [source_idx[i] for i in order], label_match)
+                    out.labels[label] += 1
+                    if row is not None:
+                        write_label(row)
+                        out.stored_rows += 1
+                write_qrel(q.id, pid, label)
+                out.passages += 1
+            if not release:
+                out.labels[LABEL_PARTIAL] += out.passages - n_before
+    if not out.stored_rows:
+        (tmp / "labels.jsonl").unlink()
+    return out
+
+
+def _build_meta(sources: Sequence[Any], options: dict, info: dict, written: _Written, selected: list[Selected],
+                splits: dict[str, list[str]]) -> dict:
+    """meta.json: what built the benchmark (version, time, sources with their hashes, options) and its counts."""
     from_release = any(s.release_labels or s.release_answers for s in selected)
-    with atomic_dir(out_dir) as tmp:
-        with atomic_open(tmp / "questions.jsonl") as fq, corpus_writer(tmp / "corpus.jsonl") as corpus, \
-                atomic_open(tmp / "qrels.tsv") as fr, Labels.writer(tmp / "labels.jsonl") as write_label:
-            for sel in track(selected, "Building passages", show_progress, transient=True):
-                q, source_idx = sel.question, sel.source_indices
-                release = bool(sel.release_labels or sel.release_answers)
-                fq.write(json.dumps(q.to_dict(), ensure_ascii=False) + "\n")
-                n_before = passages
-                orders = order_table(len(q.hints), sel.mask_bits)
-                for order, pid in corpus.write_question(q.id, [h.text for h in q.hints], orders):
-                    label = LABEL_PARTIAL
-                    if release:
-                        label, row = _release_row(sel, pid, [source_idx[i] for i in order], label_match)
-                        labels[label] += 1
-                        if row is not None:
-                            write_label(row)
-                            stored_rows += 1
-                    fr.write(f"{q.id} 0 {pid} {label}\n")
-                    passages += 1
-                if not release:
-                    labels[LABEL_PARTIAL] += passages - n_before
-        if not stored_rows:
-            (tmp / "labels.jsonl").unlink()
-        write_json(tmp / "splits.json", splits)
-        meta = {
-            "inferqa_version": __version__,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "sources": [_source_entry(s) for s in sources],
-            "options": {"top_k": top_k, "leak_policy": leak_policy, "leak_judge": judge.name,
-                        "split": split_spec if isinstance(split_spec, str) else list(split_spec),
-                        "seed": seed, "strict": strict, "label_match": label_match},
-            "counts": {**info["counts"], "passages": passages, "passages_per_question": n_orders(top_k)},
-            "id_scheme": {"name": ID_SCHEME, "mask_bits": sorted({s.mask_bits for s in selected})},
-            "labels": {str(k): v for k, v in sorted(labels.items())},
-            "labelled_by": "quit-release" if from_release else "constant",
-            "splits": {name: len(ids) for name, ids in splits.items()},
-            "leakage": info["details"],
-        }
-        if from_release:
-            meta["labelling"] = {"source": "quit-release", "labelers": list(LABELLERS), "match": label_match,
-                                 "stored_answers": stored_rows}
-        if post_build is not None:
-            post_build(tmp, meta)
-        write_json(tmp / "meta.json", meta)
+    meta = {
+        "inferqa_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "sources": [_source_entry(s) for s in sources],
+        "options": options,
+        "counts": {**info["counts"], "passages": written.passages, "passages_per_question": n_orders(options["top_k"])},
+        "id_scheme": {"name": ID_SCHEME, "mask_bits": sorted({s.mask_bits for s in selected})},
+        "labels": {str(k): v for k, v in sorted(written.labels.items())},
+        "labelled_by": "quit-release" if from_release else "constant",
+        "splits": {name: len(ids) for name, ids in splits.items()},
+        "leakage": info["details"],
+    }
+    if from_release:
+        meta["labelling"] = {"source": "quit-release", "labelers": list(LABELLERS), "match": options["label_match"],
+                             "stored_answers": written.stored_rows}
     return meta

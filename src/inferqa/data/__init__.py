@@ -3,11 +3,15 @@
 `load_questions(path, fmt="auto")` returns validated `Question`s with cleaned text
 (mojibake repaired, citation markers removed, whitespace collapsed). Bad input raises
 `InputError` naming the file, the record and the field.
+
+A source's format is that of the `data-format` plugin (built-in or registered) whose
+declared `suffixes` hold the ending of what the file holds (`.csv`, `.tsv`, `.jsonl`), else
+whose `looks_like` test the first record of its JSON passes (a plugin's `claim_order`, default
+0, orders the tests; the generic format, which takes any object with a question, is tried last).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from importlib import resources
 from pathlib import Path
@@ -15,28 +19,34 @@ from typing import Any, Sequence
 
 from .. import registry
 from ..errors import InputError
-from ..io import check_file, content_suffix, iter_lines, read_json
+from ..io import check_file, content_suffix, first_jsonl_value, read_json
 from ..records import Question
 from ..registry import plugin
 from . import generic, quit, triviahg, wikihint
 
+FORMAT = "data-format"
+GENERIC, CSV = "jsonl", "csv"
+
+
 # The data formats (`inferqa plugins data-format`, or `auto`): (path, its parsed JSON or None) -> questions.
-@plugin("data-format", "wikihint", help="WikiHint JSON")
+@plugin(FORMAT, "wikihint", looks_like=wikihint.looks_like, help="WikiHint JSON")
 def _wikihint(path: Path, data: Any) -> list[Question]:
     return wikihint.parse(read_json(path) if data is None else data, path)
 
 
-@plugin("data-format", "triviahg", help="TriviaHG JSON (both schemas)")
+@plugin(FORMAT, "triviahg", looks_like=triviahg.looks_like, help="TriviaHG JSON (both schemas)")
 def _triviahg(path: Path, data: Any) -> list[Question]:
     return triviahg.parse(read_json(path) if data is None else data, path)
 
 
-@plugin("data-format", "quit", help="the QUIT release's train/dev/test JSON (passages rebuilt from the hints)")
+@plugin(FORMAT, "quit", looks_like=quit.looks_like,
+        help="the QUIT release's train/dev/test JSON (passages rebuilt from the hints)")
 def _quit(path: Path, data: Any) -> list[Question]:
     return quit.parse(read_json(path) if data is None else data, path)
 
 
-@plugin("data-format", "jsonl", help="generic JSONL, or a JSON array of the same objects")
+@plugin(FORMAT, GENERIC, suffixes=(".jsonl",), looks_like=generic.looks_like, claim_order=1,
+        help="generic JSONL, or a JSON array of the same objects")
 def _jsonl(path: Path, data: Any) -> list[Question]:
     if content_suffix(path) == ".json":
         data = read_json(path) if data is None else data
@@ -46,9 +56,11 @@ def _jsonl(path: Path, data: Any) -> list[Question]:
     return generic.parse_jsonl(path)
 
 
-@plugin("data-format", "csv", help="generic CSV or TSV (id, question, answers, hint_1, ...)")
+@plugin(FORMAT, CSV, suffixes=(".csv", ".tsv"), help="generic CSV or TSV (id, question, answers, hint_1, ...)")
 def _csv(path: Path, data: Any) -> list[Question]:
     return generic.parse_csv(path)
+
+
 DEMO_FILE = "demo_questions.jsonl"
 
 
@@ -57,54 +69,44 @@ def demo_path() -> Path:
     return Path(str(resources.files("inferqa.data").joinpath("demo", DEMO_FILE)))
 
 
-def _first_jsonl_object(path: Path) -> Any:
-    for _, line in iter_lines(path):
-        if line.strip():
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                return None
-    return None
-
-
 def detect_format(path: str | os.PathLike, data: Any = None) -> str:
-    """Name the format of `path` from its extension and the shape of its first record."""
-    path = check_file(path)
-    suffix = content_suffix(path)
-    if suffix in (".csv", ".tsv"):
-        return "csv"
-    if suffix == ".jsonl":
-        first = _first_jsonl_object(path)
-        if quit.looks_like_corpus(first):
-            raise InputError("this is a QUIT corpus.jsonl (id/contents/title); pass the release's "
-                             "train/dev/test JSON instead: passages are rebuilt from their hints", file=path)
-        return "jsonl"
+    """Name the format of `path` from its extension and the shape of its first record (see the
+    module's docstring); `data` is the file's parsed JSON where the caller has read it."""
+    return _sniff(check_file(path), data)[0]
+
+
+def _sniff(path: Path, data: Any) -> tuple[str, Any]:
+    """(the format of `path`, its parsed JSON: `data`, read here where the file's ending claims no format)."""
+    by_name = registry.claimed(FORMAT, "suffixes", content_suffix(path))
+    if by_name == GENERIC and quit.looks_like_corpus(first_jsonl_value(path)):
+        raise InputError("this is a QUIT corpus.jsonl (id/contents/title); pass the release's "
+                         "train/dev/test JSON instead: passages are rebuilt from their hints", file=path)
+    if by_name:
+        return by_name, data
     if data is None:
         data = read_json(path)
     if isinstance(data, list) and not data:
         raise InputError("no questions in file (an empty JSON array)", file=path)
     first = data[0] if isinstance(data, list) else data
-    for name, module in (("wikihint", wikihint), ("triviahg", triviahg), ("quit", quit), ("jsonl", generic)):
-        if module.looks_like(first):
-            return name
+    by_shape = registry.claimed(FORMAT, "looks_like", first)
+    if by_shape:
+        return by_shape, data
     raise InputError("unknown format: not WikiHint, TriviaHG, QUIT or generic JSONL/CSV "
                      "(pass --format to choose one)", file=path, record=0 if isinstance(data, list) else None)
 
 
 def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]:
-    """Read one source file into validated questions (ids unique within the file)."""
+    """Read one source file into validated questions (ids unique within the file); `fmt` "auto"
+    sniffs the format through the `data-format` registry (plugins included)."""
     path = Path(path)
-    if fmt != "auto" and fmt not in registry.available("data-format"):
-        raise InputError(f"unknown format {fmt!r} (choose from auto, {', '.join(registry.available('data-format'))})",
+    if fmt != "auto" and fmt not in registry.available(FORMAT):
+        raise InputError(f"unknown format {fmt!r} (choose from auto, {', '.join(registry.available(FORMAT))})",
                          file=path, field="format")
     check_file(path)
-    suffix = content_suffix(path)  # of what the file holds: train.json.gz and the release's train.zsd hold JSON
     data = None
     if fmt == "auto":
-        if suffix not in (".csv", ".tsv", ".jsonl"):
-            data = read_json(path)
-        fmt = detect_format(path, data)
-    return registry.create("data-format", fmt)(path, data)
+        fmt, data = _sniff(path, None)
+    return registry.create(FORMAT, fmt)(path, data)
 
 
 def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto") -> list[Question]:

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from importlib import resources
@@ -98,13 +97,12 @@ def seed_llm_cache(cache_path: str | os.PathLike, rows_file: str | os.PathLike |
 
 def export_llm_cache(cache_path: str | os.PathLike, out: str | os.PathLike) -> int:
     """Every row of an LLM cache file → the shipped JSONL (sorted by key, so diffs stay small)."""
-    import sqlite3
+    from ..llm.cache import LLMCache
 
-    db = sqlite3.connect(str(cache_path))
+    cache = LLMCache(cache_path)
     try:
-        rows = [{"key": k, "identity": i, "kind": kind, "value": json.loads(v)}
-                for k, i, kind, v in db.execute("SELECT key, identity, kind, value FROM calls ORDER BY key")]
+        rows = [{"key": k, "identity": i, "kind": kind, "value": v} for k, i, kind, v in cache.rows()]
     finally:
-        db.close()
+        cache.close()
     write_jsonl(out, rows)
     return len(rows)

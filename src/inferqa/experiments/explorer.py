@@ -104,14 +104,30 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
     """
     runs = list(runs)
     answers = [(name, run, list(rows)) for name, run, rows in answers]
+    qids = _shown_questions(bench, runs, answers, qids)
+    refs, strings = _Refs(bench, qids), _Strings(len(qids))
+    # in this order: each step appends the foreign questions and strings it meets to the shared tables
+    out_runs, top_of = _encode_runs(runs, qids, refs, bench.qrels, depth)
+    out_sets = _encode_answers(answers, qids, refs, strings, top_of, {"alpha": alpha, "beta": beta})
+    labellers, lab_out = _encode_labels(bench, runs, answers, qids, refs, strings, depth)
+    split_of = {q: name for name, ids in bench.splits.items() for q in ids}
+    return {"title": title or f"inferqa explorer: {bench.path.name}", "depth": depth,
+            "questions": [_question_entry(bench, q, split_of) for q in qids], "foreign": _foreign_entries(bench, refs),
+            "runs": out_runs, "sets": out_sets, "labellers": labellers, "labels": lab_out,
+            "strings": strings.lists(), "label_note": (bench.meta.get("labelling") or {}).get("note") or ""}
+
+
+def _shown_questions(bench: Benchmark, runs: list, answers: list, qids: Sequence[str] | None) -> list[str]:
+    """`qids` (default: those of the runs and answers, in benchmark order) that the benchmark holds."""
     if qids is None:
         seen = {q for _, _, r in runs for q in r} | {row["qid"] for _, _, rows in answers for row in rows}
         qids = [q for q in bench.questions if q in seen]
-    qids = [q for q in qids if q in bench.questions]
-    refs = _Refs(bench, qids)
-    qrels = bench.qrels
-    split_of = {q: name for name, ids in bench.splits.items() for q in ids}
+    return [q for q in qids if q in bench.questions]
 
+
+def _encode_runs(runs: list, qids: list[str], refs: _Refs, qrels: dict, depth: int) -> tuple[list[dict], dict]:
+    """(each run's page entry: its top `depth` passages and first-hit ranks per question,
+    run name -> each question's ranked passage ids)."""
     out_runs = []
     top_of: dict[str, list[list[str]]] = {}
     for name, setting, run in runs:
@@ -123,10 +139,13 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             first.append(_first_ranks(ranked, labels))
         top_of[name] = [[pid for pid, _ in run.get(qid, [])] for qid in qids]
         out_runs.append({"name": name, "setting": setting, "top": top, "first": first})
+    return out_runs, top_of
 
-    strings = _Strings(len(qids))
-    merges = strategies([r["strategy"] for _, _, rows in answers for r in rows], {"alpha": alpha, "beta": beta},
-                        strict=False)
+
+def _encode_answers(answers: list, qids: list[str], refs: _Refs, strings: _Strings, top_of: dict,
+                    options: dict[str, Any]) -> list[dict]:
+    """Each answer set's page entry: per question, one row string per (strategy, k) setting."""
+    merges = strategies([r["strategy"] for _, _, rows in answers for r in rows], options, strict=False)
     out_sets = []
     for name, run_name, rows in answers:
         keys = list(dict.fromkeys(f"{r['strategy']}|{int(r['k'])}" for r in rows))
@@ -136,21 +155,31 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             i = refs.index.get(r["qid"])
             if i is None or i >= len(qids):
                 continue
-            pids = list(r.get("pids") or [])
-            ctx = merges[r["strategy"]]([refs.hint_refs(p, i) for p in pids])
-            ctx_lines = [line.split(" ") for line in ctx]
             own_top = top_of.get(run_name, [[]] * len(qids))[i] if run_name else None
-            stored = None if own_top is not None and own_top[:len(pids)] == pids else \
-                " ".join(refs.passage(p, i) for p in pids)
-            pred, raw = str(r.get("prediction", "")), str(r.get("raw") or "")
-            raw_ref = "" if raw.strip() == pred.strip() else str(strings(i, raw))
-            ctx_text = "|".join(",".join(x) for x in ctx_lines)
-            row = f"{strings(i, pred)};{int(bool(r.get('em')))};{ctx_text};{raw_ref};{'=' if stored is None else stored}"
+            row = _reader_row(r, i, refs, strings, merges[r["strategy"]], own_top)
             if table[i] is None:
                 table[i] = [None] * len(keys)
             table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
         out_sets.append({"name": name, "run": run_name, "keys": keys, "rows": table})
+    return out_sets
 
+
+def _reader_row(r: dict, i: int, refs: _Refs, strings: _Strings, merge: Any, own_top: list[str] | None) -> str:
+    """`answer;em;context;raw;passages` of one answer row of question `i` (see the module's docstring)."""
+    pids = list(r.get("pids") or [])
+    ctx = merge([refs.hint_refs(p, i) for p in pids])
+    ctx_lines = [line.split(" ") for line in ctx]
+    stored = None if own_top is not None and own_top[:len(pids)] == pids else \
+        " ".join(refs.passage(p, i) for p in pids)
+    pred, raw = str(r.get("prediction", "")), str(r.get("raw") or "")
+    raw_ref = "" if raw.strip() == pred.strip() else str(strings(i, raw))
+    ctx_text = "|".join(",".join(x) for x in ctx_lines)
+    return f"{strings(i, pred)};{int(bool(r.get('em')))};{ctx_text};{raw_ref};{'=' if stored is None else stored}"
+
+
+def _encode_labels(bench: Benchmark, runs: list, answers: list, qids: list[str], refs: _Refs, strings: _Strings,
+                   depth: int) -> tuple[list[str], list[dict | None]]:
+    """(the labellers, per question: shown passage -> `copied;labeller.string±,...`, None for none)."""
     label_rows = Labels.of(bench, qids)  # only the rows of these questions are shown
     labels = label_rows.by_pid()
     source = resolve_copies(label_rows)  # the row whose answers decide each passage
@@ -178,22 +207,23 @@ def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
             copied = refs.passage(row.copied_from, i) if row.copied_from else ""
             entry[refs.passage(pid, i)] = f"{copied};{','.join(given)}"
         lab_out.append(entry or None)
+    return labellers, lab_out
 
-    def question(qid: str) -> dict:
-        q = bench.questions[qid]
-        return {"id": q.id, "text": q.text, "answers": q.answers, "type": q.metadata.get("type") or "",
-                "difficulty": str(q.metadata.get("difficulty") or ""),
-                "split": split_of.get(qid, ""), "hints": [h.text for h in q.hints],
-                "conv": [h.convergence for h in q.hints]}
 
-    # foreign questions were appended while encoding runs, answers and labels: list them last
-    foreign = [{"id": qid, "hints": {str(h): bench.questions[qid].hints[h].text
-                                     for h in sorted(refs.used.get(qid, ())) if h < len(bench.questions[qid].hints)}}
-               if qid in bench.questions else {"id": qid, "hints": {}} for qid in refs.foreign]
-    return {"title": title or f"inferqa explorer: {bench.path.name}", "depth": depth,
-            "questions": [question(q) for q in qids], "foreign": foreign, "runs": out_runs, "sets": out_sets,
-            "labellers": labellers, "labels": lab_out, "strings": strings.lists(),
-            "label_note": (bench.meta.get("labelling") or {}).get("note") or ""}
+def _question_entry(bench: Benchmark, qid: str, split_of: dict[str, str]) -> dict:
+    q = bench.questions[qid]
+    return {"id": q.id, "text": q.text, "answers": q.answers, "type": q.metadata.get("type") or "",
+            "difficulty": str(q.metadata.get("difficulty") or ""),
+            "split": split_of.get(qid, ""), "hints": [h.text for h in q.hints],
+            "conv": [h.convergence for h in q.hints]}
+
+
+def _foreign_entries(bench: Benchmark, refs: _Refs) -> list[dict]:
+    """The other questions whose passages were shown (appended while encoding runs, answers and
+    labels), each with only the hints those passages hold."""
+    return [{"id": qid, "hints": {str(h): bench.questions[qid].hints[h].text
+                                  for h in sorted(refs.used.get(qid, ())) if h < len(bench.questions[qid].hints)}}
+            if qid in bench.questions else {"id": qid, "hints": {}} for qid in refs.foreign]
 
 
 def render_explorer(data: dict[str, Any]) -> str:

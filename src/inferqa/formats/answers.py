@@ -16,9 +16,11 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
+from .. import registry
 from ..errors import InputError
 from ..io import first_byte, iter_jsonl, write_jsonl
 from .rankify import read_question_array
+from .runs import RANKIFY
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -84,7 +86,7 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
     """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
     ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
     reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
-    if first_byte(path) != b"[":  # the JSON array of a Rankify file, whatever run formats claim its name
+    if not _rankify_bytes(path):
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
         return
@@ -103,6 +105,13 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
                 if rec.answers:
                     row["golds"] = list(rec.answers)
                 yield f"{i} ({key})", row
+
+
+def _rankify_bytes(path: str | os.PathLike) -> bool:
+    """Whether the file starts as the Rankify run format declares (`first_bytes`, its JSON
+    array), whatever run formats claim the file's name."""
+    head = first_byte(path)
+    return bool(head) and head in registry.get("run-format", RANKIFY).meta["first_bytes"]
 
 
 def _text(row: dict, key: str, file: Any, where: str) -> str:

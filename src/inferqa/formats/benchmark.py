@@ -7,13 +7,15 @@ never need to read corpus.jsonl (`inferqa.formats.iter_corpus` streams it).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import InputError
-from ..io import iter_jsonl, iter_lines, read_json
+from ..io import atomic_open, iter_jsonl, iter_lines, read_json
 from ..records import ID_SCHEME, Question, hint_mask, is_old_passage_id, parse_passage_id, split_passage_id
 from .findings import Findings
 from .qrels import Qrels
@@ -84,6 +86,11 @@ class Benchmark:
         bits = (self.meta.get("id_scheme") or {}).get("mask_bits") or []
         return bits[0] if len(bits) == 1 else None
 
+    def question_objects(self) -> dict[str, dict]:
+        """question id -> its questions.jsonl object as written (fields `Question` does not
+        know kept), read afresh on each call: for editing and writing back with `write_questions`."""
+        return {str(obj["id"]): obj for _, obj in iter_jsonl(self.path / "questions.jsonl")}
+
     def split_qids(self, split: str | None) -> list[str]:
         """The question ids of `split`, in split order (None or "all": every question); an
         unknown split is an InputError naming the splits there are."""
@@ -116,6 +123,27 @@ class Benchmark:
         findings = Findings(strict)
         check_run_ids(run, self, file, findings)
         return findings
+
+
+@contextlib.contextmanager
+def questions_writer(path: str | os.PathLike) -> Iterator[Callable[[Question | dict], None]]:
+    """`write(question)` appends one question (a `Question` or its questions.jsonl object); the
+    file replaces `path` only when the block succeeds."""
+    with atomic_open(path) as fh:
+        def write(question: Question | dict) -> None:
+            obj = question.to_dict() if isinstance(question, Question) else question
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        yield write
+
+
+def write_questions(path: str | os.PathLike, questions: Iterable[Question | dict]) -> int:
+    """`questions` as a questions.jsonl at `path` (replaced atomically); returns how many were written."""
+    n = 0
+    with questions_writer(path) as write:
+        for q in questions:
+            write(q)
+            n += 1
+    return n
 
 
 def check_run_ids(run: Mapping[str, Any], bench: Benchmark, file: str | os.PathLike | None = None,

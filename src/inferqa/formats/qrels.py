@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..defaults import MIN_LABEL
 from ..errors import InputError
@@ -38,10 +39,20 @@ class Qrels(dict):
     def to_file(self, path: str | os.PathLike, kind: str | None = None) -> None:
         """TREC qrels at `path`, atomically."""
         _check_kind(kind, path)
-        with atomic_open(path) as fh:
+        with self.writer(path) as write:
             for qid, docs in self.items():
                 for pid, label in docs.items():
-                    fh.write(f"{qid} 0 {pid} {label}\n")
+                    write(qid, pid, label)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def writer(path: str | os.PathLike) -> Iterator[Callable[[str, str, int], None]]:
+        """`write(qid, pid, label)` appends one TREC qrels line; the file replaces `path` only
+        when the block succeeds (a corpus-sized qrels streamed without holding it)."""
+        with atomic_open(path) as fh:
+            def write(qid: str, pid: str, label: int) -> None:
+                fh.write(f"{qid} 0 {pid} {label}\n")
+            yield write
 
     def relevant(self, qid: str, min_label: int = MIN_LABEL.default) -> set[str]:
         return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}

@@ -73,73 +73,111 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
     post-build hook writes it), else into the directory's meta.json. Restarts are cheap:
     every answer comes from the LLM cache. Returns the labelling record.
     """
+    _check_label_options(mode, labelers)
+    bench = Benchmark(bench_dir)
+    qrels = bench.qrels
+    wanted = list(qids) if qids is not None else [q for q in bench.questions if q in qrels]
+    source = _label_sources(qrels, wanted, mode)
+    asked = list(dict.fromkeys(source.values()))
+    items = {pid: (bench.questions[parse_passage_id(pid)[0]].text, bench.hints_of(pid)) for pid in asked}
+    got = _Answers(asked)
+    judged = judge_for(judge, judge_samples, judge_temperature)
+    in_trie_order = [asked[i] for i in reading_order([items[pid] for pid in asked])]
+    for llm in labelers:
+        _ask_labeller(llm, bench, in_trie_order, items, judged, got, stop_at_first_correct, progress)
+    rows, new_qrels = _label_rows(source, got, qrels, stop_at_first_correct)
+    path = Path(bench_dir)
+    rows.to_file(path / "labels.jsonl")
+    new_qrels.to_file(path / "qrels.tsv")
+    record = {"labelers": [llm.identity for llm in labelers], "mode": mode,
+              **_judge_record(judge, judge_samples, judge_temperature),
+              "questions": len(wanted), "passages_asked": len(asked), "passages_labelled": len(source),
+              "note": SUBSETS_NOTE if mode == "subsets" else None}
+    if stop_at_first_correct:
+        record.update(stop_at_first_correct=True, answers_not_asked=sum(map(len, got.not_asked.values())),
+                      not_asked_note=NOT_ASKED_NOTE)
+    target = meta if meta is not None else dict(bench.meta)
+    _record_labelling(target, record, new_qrels)
+    if meta is None:
+        write_json(path / "meta.json", target)
+    return record
+
+
+def _judge_record(judge: "LLM | None", samples: int, temperature: float) -> dict[str, Any]:
+    if judge is None:
+        return {"judge": "exact_match", "judge_samples": None, "judge_temperature": None}
+    return {"judge": judge.identity, "judge_samples": samples, "judge_temperature": temperature}
+
+
+def _check_label_options(mode: str, labelers: Sequence["LLM"]) -> None:
     if mode not in MODES:
         raise InputError(f"label mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
     if not labelers:
         raise InputError("labelling needs at least one --labeler LLM", field="labeler")
-    bench = Benchmark(bench_dir)
-    qrels = bench.qrels
-    wanted = list(qids) if qids is not None else [q for q in bench.questions if q in qrels]
-    # Which passages get asked, and where each passage's label comes from.
+
+
+def _label_sources(qrels: Qrels, wanted: Sequence[str], mode: str) -> dict[str, str]:
+    """pid -> the passage whose answers decide its label: itself, or its subset's representative."""
     source: dict[str, str] = {}
     for qid in wanted:
         for pid in qrels.get(qid, {}):
             source[pid] = pid if mode == "full" else representative(pid)
-    asked = list(dict.fromkeys(source.values()))
-    items = {pid: (bench.questions[parse_passage_id(pid)[0]].text, bench.hints_of(pid)) for pid in asked}
-    in_trie_order = [asked[i] for i in reading_order([items[pid] for pid in asked])]
-    answers: dict[str, dict[str, str]] = {pid: {} for pid in asked}
-    correct: dict[str, dict[str, bool]] = {pid: {} for pid in asked}
-    not_asked: dict[str, list[str]] = {pid: [] for pid in asked}
-    judged = judge_for(judge, judge_samples, judge_temperature)
-    for llm in labelers:
-        reader = Reader(llm)
-        todo = []
-        for pid in in_trie_order:
-            if stop_at_first_correct and any(correct[pid].values()):
-                not_asked[pid].append(llm.identity)
-            else:
-                todo.append(pid)
-        step = max(1, llm.parallel)
-        with counter(len(todo), f"labelling with {llm.identity}", "passage", progress) as bar:
-            for i in range(0, len(todo), step):
-                chunk = todo[i:i + step]
-                for pid, out in zip(chunk, reader.read_batch([items[pid] for pid in chunk])):
-                    q = bench.questions[parse_passage_id(pid)[0]]
-                    answers[pid][llm.identity] = out.answer
-                    correct[pid][llm.identity] = judged.correct(q.text, out.answer, q.answers)
-                bar.update(len(chunk))
-    label_of = {pid: answerability_label(correct[pid].values()) for pid in asked}
+    return source
+
+
+class _Answers:
+    """Per asked passage: each labeller's answer, whether it is correct, the labellers not asked."""
+
+    def __init__(self, asked: Sequence[str]):
+        self.answers: dict[str, dict[str, str]] = {pid: {} for pid in asked}
+        self.correct: dict[str, dict[str, bool]] = {pid: {} for pid in asked}
+        self.not_asked: dict[str, list[str]] = {pid: [] for pid in asked}
+
+
+def _ask_labeller(llm: "LLM", bench: Benchmark, in_trie_order: list[str], items: dict, judged: Any, got: _Answers,
+                  stop_at_first_correct: bool, progress: bool) -> None:
+    """One labeller answers its passages (trie order, `llm.parallel` at a time), each answer judged."""
+    reader = Reader(llm)
+    todo = []
+    for pid in in_trie_order:
+        if stop_at_first_correct and any(got.correct[pid].values()):
+            got.not_asked[pid].append(llm.identity)
+        else:
+            todo.append(pid)
+    step = max(1, llm.parallel)
+    with counter(len(todo), f"labelling with {llm.identity}", "passage", progress) as bar:
+        for i in range(0, len(todo), step):
+            chunk = todo[i:i + step]
+            for pid, out in zip(chunk, reader.read_batch([items[pid] for pid in chunk])):
+                q = bench.questions[parse_passage_id(pid)[0]]
+                got.answers[pid][llm.identity] = out.answer
+                got.correct[pid][llm.identity] = judged.correct(q.text, out.answer, q.answers)
+            bar.update(len(chunk))
+
+
+def _label_rows(source: dict[str, str], got: _Answers, qrels: Qrels,
+                stop_at_first_correct: bool) -> tuple[Labels, Qrels]:
+    """(labels.jsonl's rows, in the qrels' order, and the relabelled qrels)."""
+    label_of = {pid: answerability_label(correct.values()) for pid, correct in got.correct.items()}
     rows = Labels()
     new_qrels = Qrels({qid: dict(docs) for qid, docs in qrels.items()})
     for pid, src in source.items():
         qid, _ = parse_passage_id(pid)
         new_qrels[qid][pid] = label_of[src]
         copied = src != pid  # a copied row holds no answers of its own: they sit on `copied_from`
-        extra = {"not_asked": [] if copied else not_asked[src]} if stop_at_first_correct else {}
-        rows.append(LabelRow(pid=pid, qid=qid, label=label_of[src], answers={} if copied else answers[src],
-                             correct={} if copied else correct[src], copied_from=src if copied else None,
+        extra = {"not_asked": [] if copied else got.not_asked[src]} if stop_at_first_correct else {}
+        rows.append(LabelRow(pid=pid, qid=qid, label=label_of[src], answers={} if copied else got.answers[src],
+                             correct={} if copied else got.correct[src], copied_from=src if copied else None,
                              extra=extra))
-    path = Path(bench_dir)
-    rows.to_file(path / "labels.jsonl")
-    new_qrels.to_file(path / "qrels.tsv")
+    return rows, new_qrels
+
+
+def _record_labelling(target: dict, record: dict, qrels: Qrels) -> None:
+    """The labelling record and the label counts of `qrels` into a benchmark's meta."""
     counts: dict[str, int] = {}
-    for docs in new_qrels.values():
+    for docs in qrels.values():
         for lab in docs.values():
             counts[str(lab)] = counts.get(str(lab), 0) + 1
-    record = {"labelers": [llm.identity for llm in labelers], "mode": mode,
-              "judge": judge.identity if judge is not None else "exact_match",
-              "judge_samples": judge_samples if judge is not None else None,
-              "judge_temperature": judge_temperature if judge is not None else None,
-              "questions": len(wanted), "passages_asked": len(asked), "passages_labelled": len(source),
-              "note": SUBSETS_NOTE if mode == "subsets" else None}
-    if stop_at_first_correct:
-        record.update(stop_at_first_correct=True, answers_not_asked=sum(map(len, not_asked.values())),
-                      not_asked_note=NOT_ASKED_NOTE)
-    target = meta if meta is not None else dict(bench.meta)
     target["labelling"] = record
     target["labels"] = dict(sorted(counts.items()))
     target["labelled_by"] = "llm"
-    if meta is None:
-        write_json(path / "meta.json", target)
-    return record

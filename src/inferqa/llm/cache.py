@@ -85,6 +85,12 @@ class LLMCache:
             self._db.commit()
             return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] - before
 
+    def rows(self) -> list[tuple[str, str, str, Any]]:
+        """Every stored (key, identity, kind, value), sorted by key."""
+        with self._lock:
+            return [(k, i, kind, json.loads(v))
+                    for k, i, kind, v in self._db.execute("SELECT key, identity, kind, value FROM calls ORDER BY key")]
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]

@@ -2,9 +2,9 @@
 
 `rerank_run` checks the run against the benchmark, then hands questions to an
 `inferqa.scale.Executor` (here, or Ray actors that each build the reranker once). Each
-finished question is appended to the checkpoint as it arrives, in one format:
-a first line `{"config": header}`, then `{"qid": ..., "ranked": [[pid, score], ...]}` lines.
-A rerun with the same header resumes where it stopped; a torn last line is dropped.
+finished question is appended to the checkpoint as it arrives
+(`inferqa.formats.checkpoints.RankingCheckpoint`); a rerun with the same header resumes
+where it stopped; a torn last line is dropped.
 """
 
 from __future__ import annotations
@@ -12,15 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
 from ..defaults import RERANK_DEPTH
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
-from ..io import atomic_open
+from ..formats.checkpoints import RankingCheckpoint
 from ..formats import Run
 from ..scale.backends import LOCAL, Executor
 
@@ -63,23 +62,22 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
         if qid not in bench.questions:
             raise InputError(f"question {qid} of the run is not in the benchmark", file=bench.path, field="qid")
     header = {**header, "depth": depth, "run": _digest(run, selected)}
-    done = _read_checkpoint(Path(checkpoint), header, run) if checkpoint else {}
+    saved = RankingCheckpoint(checkpoint, header) if checkpoint else None
+    done = saved.read(_trusted(run)) if saved else {}
     todo = [q for q in selected if q not in done]
     worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth)
-    sink = None
     try:
         outs = executor.imap([(qid, run[qid]) for qid in todo], worker, batch_size=batch_size,
                              desc=f"rerank {name}", progress=progress)
         for qid, ranked in zip(todo, outs, strict=True):  # strict: runs `outs` to its end, closing its bar
-            if checkpoint and sink is None:  # opened at the first answer: a failure before it leaves none
-                sink = _open_checkpoint(Path(checkpoint), header, done)
+            if saved and not saved.started:  # opened at the first answer: a failure before it leaves none
+                saved.start(done)
             done[qid] = [(pid, float(score)) for pid, score in ranked]
-            if sink:
-                sink.write(json.dumps({"qid": qid, "ranked": done[qid]}) + "\n")
-                sink.flush()
+            if saved:
+                saved.append(qid, done[qid])
     finally:
-        if sink:
-            sink.close()
+        if saved:
+            saved.close()
     return Run({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
@@ -108,29 +106,6 @@ def _digest(run: Run, qids: list[str]) -> str:
     return h.hexdigest()[:16]
 
 
-def _read_checkpoint(path: Path, header: dict, run: Run) -> dict[str, list]:
-    """Questions already reranked under the same header; a torn last line ends the read."""
-    if not path.exists():
-        return {}
-    done: dict[str, list] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        try:
-            if json.loads(fh.readline() or "null") != {"config": json.loads(json.dumps(header))}:
-                return {}  # another reranker, options, depth or run wrote it: start again
-            for line in fh:
-                row = json.loads(line)
-                qid, ranked = row["qid"], [tuple(x) for x in row["ranked"]]
-                # only trust it if it reranks exactly the passages this run has for the question
-                if qid in run and sorted(p for p, _ in ranked) == sorted(p for p, _ in run[qid]):
-                    done[qid] = ranked
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            pass  # interrupted mid-write: keep what was read before it
-    return done
-
-
-def _open_checkpoint(path: Path, header: dict, done: dict[str, list]):
-    """Rewrite the checkpoint with what is kept (dropping any torn line), then append."""
-    with atomic_open(path) as fh:
-        fh.write(json.dumps({"config": header}) + "\n")
-        fh.writelines(json.dumps({"qid": q, "ranked": r}) + "\n" for q, r in done.items())
-    return open(path, "a", encoding="utf-8")
+def _trusted(run: Run) -> Callable[[str, list], bool]:
+    """A checkpoint row is only trusted if it reranks exactly the passages this run has for the question."""
+    return lambda qid, ranked: qid in run and sorted(p for p, _ in ranked) == sorted(p for p, _ in run[qid])
