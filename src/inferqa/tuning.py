@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .errors import InputError
 from .evaluate import evaluate
 from .evaluate.measures import metric_names
+from .evaluate.metrics import resolve
 from .formats import Run, as_run
 from .formats.coerce import as_benchmark
-from .hints import check_grouping, hint_group_key
-from .retrieve.diversify import GROUPING, MARGIN, check_per_group, diversify, group_margin
+from .hints import hint_group_key
+from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, group_margin
 
 if TYPE_CHECKING:
     from .formats.benchmark import Benchmark
@@ -95,7 +96,13 @@ def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) ->
     if margins is not None and shares is not None:
         raise InputError("give margins or shares, not both", field="margins")
     if margins is not None:
-        grid = [MARGIN.check(m, "diversify_margin") for m in margins]
+        grid = []
+        for m in margins:
+            try:
+                grid.append(MARGIN.check(m, "margins"))
+            except InputError:
+                raise InputError(f"a margin must be a number ≥ 0 (or None: every query), got {m!r}",
+                                 field="margins") from None
     else:
         grid = list(GRID_SHARES if shares is None else shares)
         for s in grid:
@@ -116,13 +123,13 @@ def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str 
 
     The grid is `margins` (each ≥ 0; None: every query), or the margins at `shares` of the
     split's queries (`margin_at_share`; default 0, 0.1, …, 1: from none to all)."""
-    per_group = check_per_group(per_group)
-    check_grouping(by)
+    per_group, by, _ = check_diversify(per_group, by)
     grid = check_grid(margins, shares)
     if len(metric_names(metric)) != 1:
         raise InputError(f"metric must be one measure, got {metric!r}", field="metric")
     metric = metric_names(metric)[0]
     names = list(dict.fromkeys([*metric_names(measures), metric]))
+    resolve(names)  # an unknown measure fails before the run is read
     bench = as_benchmark(bench)
     bench.split_qids(split)  # an unknown split fails before the run is read
     run = as_run(run, bench, split)
