@@ -128,7 +128,8 @@ def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypat
 @pytest.mark.parametrize("bad, needle", [
     (["--margins", "0.1,-0.2"], "margin must be a number ≥ 0"), (["--margins", "nan"], "finite"),
     (["--shares", "2"], "between 0 and 1"), (["--split", "valid"], "unknown split 'valid'"),
-    (["--diversify-by", "famliy"], "unknown hint-group 'famliy'"), (["--diversify-by", "linkd"], "did you mean 'linked'"),
+    (["--diversify-by", "famliy"], "unknown hint-group 'famliy'"),
+    (["--diversify-by", "linkd"], "did you mean 'linked'"),
     (["--metric", "hit@"], "hit@"), (["--diversify", "0"], "positive")])
 def test_cli_tune_diversify_bad_inputs_are_one_line(five, tmp_path, monkeypatch, capsys, bad, needle):
     Run(RUN).to_file(tmp_path / "r.trec")

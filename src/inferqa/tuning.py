@@ -25,13 +25,12 @@ from .evaluate.metrics import resolve
 from .formats import Run, as_run
 from .formats.coerce import as_benchmark
 from .hints import hint_group_key
+from .stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, group_margin
 
 if TYPE_CHECKING:
     from .formats.benchmark import Benchmark
 
-TUNE_MEASURES = ("hit@1", "hit@10", "mrr", "ndcg@10")
-GRID_SHARES = tuple(i / 10 for i in range(11))  # the default grid: these shares of the split's queries
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ def margin_at_share(margins: Sequence[float], share: float) -> float | None:
 
 def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) -> list[Any]:
     """The grid checked before any work: the margins (each ≥ 0 or None), or the shares (each in
-    [0, 1]; None: `GRID_SHARES`), deduplicated in order; an InputError otherwise."""
+    [0, 1]; None: `TUNE_SHARES`' default), deduplicated in order; an InputError otherwise."""
     if margins is not None and shares is not None:
         raise InputError("give margins or shares, not both", field="margins")
     if margins is not None:
@@ -104,7 +103,7 @@ def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) ->
                 raise InputError(f"a margin must be a number ≥ 0 (or None: every query), got {m!r}",
                                  field="margins") from None
     else:
-        grid = list(GRID_SHARES if shares is None else shares)
+        grid = list(TUNE_SHARES.default if shares is None else shares)
         for s in grid:
             if not isinstance(s, (int, float)) or not 0.0 <= s <= 1.0:
                 raise InputError(f"a share must be a number between 0 and 1, got {s!r}", field="shares")
@@ -114,9 +113,10 @@ def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) ->
 
 
 def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str = "dev",
-                margins: Sequence[Any] | None = None, shares: Sequence[float] | None = None, per_group: int = 1,
-                by: str = GROUPING.default, metric: str = "hit@10",
-                measures: Sequence[str] = TUNE_MEASURES) -> MarginTuning:
+                margins: Sequence[Any] | None = None, shares: Sequence[float] | None = None,
+                per_group: int = TUNE_PER_GROUP.default, by: str = GROUPING.default,
+                metric: str = TUNE_METRIC.default, measures: Sequence[str] = tuple(TUNE_MEASURES.default)
+                ) -> MarginTuning:
     """Score each margin of the grid on the questions of `split` only, by `inferqa.evaluate`
     of `diversify(run, bench, per_group, by, margin)`; rows best first by `metric` (added to
     `measures` if absent). `run` is anything `as_run` takes.

@@ -7,12 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
+from ..retrieve.diversify import GROUPING as DIVERSIFY_BY
+from ..stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 from .app import app
 from .flags import option_flag
 from .llm_options import parse_list
-
-DOCS = "docs/retrieve.md#adaptive-diversification"
 
 
 @app.command("tune-diversify")
@@ -20,15 +19,13 @@ def tune_diversify_cmd(
     run: Path = typer.Argument(..., metavar="RUN", help="TREC run to diversify (e.g. from `inferqa retrieve`)."),
     bench: Path = typer.Option(..., "--bench", "-b", help="Benchmark directory the run was made on."),
     split: str = typer.Option("dev", "--split", help="Split to tune on; score the chosen margin on another one."),
-    margins: Optional[List[str]] = typer.Option(None, "--margins", help="Margins to try, each ≥ 0 (comma-separated "
-                                                "or repeated; default: those diversifying 0, 10, …, 100 % of the "
-                                                "split's queries)."),
-    shares: Optional[List[str]] = typer.Option(None, "--shares", help="Instead of --margins: shares of the split's "
-                                               "queries to diversify, each in [0, 1] (e.g. 0.4)."),
-    metric: str = typer.Option("hit@10", "--metric", help="Measure that picks the margin (ties: the smaller)."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Measures to show, comma-separated "
-                                           "(default hit@1,hit@10,mrr,ndcg@10; names as in docs/retrieve.md)."),
-    diversify: Optional[int] = option_flag(DIVERSIFY_N, "--diversify", note="default 1 here"),
+    margins: Optional[List[str]] = typer.Option(None, "--margins", help="Margins to try, each ≥ 0 (repeat the flag "
+                                                "or comma-separate; default: those of --shares)."),
+    shares: Optional[List[str]] = option_flag(TUNE_SHARES, "--shares", note="instead of --margins"),
+    metric: Optional[str] = option_flag(TUNE_METRIC, "--metric"),
+    measures: Optional[List[str]] = option_flag(TUNE_MEASURES, "--measures", "-m",
+                                                note="names as `inferqa evaluate` takes them"),
+    diversify: Optional[int] = option_flag(TUNE_PER_GROUP, "--diversify"),
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
     as_json: bool = typer.Option(False, "--json", help="Print the grid as JSON (fractions)."),
 ) -> None:
@@ -43,14 +40,15 @@ def tune_diversify_cmd(
     from rich.table import Table
 
     from ..formats.benchmark import Benchmark
-    from ..tuning import TUNE_MEASURES, tune_margin
+    from ..tuning import tune_margin
     from .output import echo_json, rounded
 
     grid = parse_list(margins, float, flag="margins") if margins else None
     fractions = parse_list(shares, float, flag="shares") if shares else None
-    t = tune_margin(run, Benchmark(bench), split=split, margins=grid, shares=fractions, per_group=1 if diversify is None else diversify,
-                    by=diversify_by or DIVERSIFY_BY.default, metric=metric,
-                    measures=measures or TUNE_MEASURES)
+    given = {"per_group": diversify, "by": diversify_by, "metric": metric,
+             "measures": ",".join(measures) if measures else None}
+    t = tune_margin(run, Benchmark(bench), split=split, margins=grid, shares=fractions,
+                    **{k: v for k, v in given.items() if v is not None})  # not given: tune_margin's defaults
     if as_json:
         echo_json({**{k: v for k, v in asdict(t).items() if k != "rows"}, "margin": t.margin,
                    "rows": [asdict(r) for r in t.rows]})

@@ -10,7 +10,7 @@ retrievers:
   - {name: minilm, kind: dense, options: {model: minilm}}
   - {name: clue-div1, kind: clue, diversify: 1}   # at most 1 passage per hint-group in the head
   - {name: clue-q1, kind: clue, diversify: 1, diversify_by: linked}   # … per linked hint family
-  - {name: clue-gate, kind: clue, diversify: 1, diversify_by: linked, diversify_margin: 0.02}   # … uncertain heads only
+  - {name: clue-gate, kind: clue, diversify: 1, diversify_by: linked, diversify_margin: 0.02}  # uncertain heads
 rerankers:
   - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
 readers:
