@@ -128,7 +128,7 @@ def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypat
 @pytest.mark.parametrize("bad, needle", [
     (["--margins", "0.1,-0.2"], "margin must be a number ≥ 0"), (["--margins", "nan"], "finite"),
     (["--shares", "2"], "between 0 and 1"), (["--split", "valid"], "unknown split 'valid'"),
-    (["--diversify-by", "famliy"], "unknown hint-group 'famliy'"),
+    (["--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),
     (["--diversify-by", "linkd"], "did you mean 'linked'"),
     (["--metric", "hit@"], "hit@"), (["--diversify", "0"], "positive")])
 def test_cli_tune_diversify_bad_inputs_are_one_line(five, tmp_path, monkeypatch, capsys, bad, needle):
@@ -196,7 +196,7 @@ def test_cli_and_yaml_gate_give_the_same_run(gated, tmp_path, monkeypatch, capsy
     (["--diversify-margin", "0.1"], "--diversify-margin needs --diversify N"),
     (["--diversify", "1", "--diversify-margin", "-0.1"], "--diversify-margin takes a number ≥ 0"),
     (["--diversify", "1", "--diversify-margin", "nan"], "not a finite number"),
-    (["--diversify", "1", "--diversify-by", "famliy"], "unknown hint-group 'famliy'"),
+    (["--diversify", "1", "--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),
     (["--diversify", "1", "--diversify-by", "linkd"], "did you mean 'linked'")])
 def test_cli_gate_bad_inputs_write_nothing(gated, tmp_path, monkeypatch, capsys, command, bad, needle):
     bench, _ = gated
@@ -216,3 +216,16 @@ def test_yaml_gate_bad_values(stage, field):
     raw = {"name": "x", "benchmark": "demo", "retrievers": [{"kind": "bm25", **stage}]}
     with pytest.raises(InputError, match=f"retrievers\\[0\\].*{field}"):
         config_from_dict(raw)
+
+
+def test_a_plugin_is_suggested_for_the_words_it_declares(scratch):
+    from inferqa import registry
+
+    registry.plugin("hint-group", "toy-clusters", help="toy", suggest_for=("cluster",))(lambda bench: None)
+    for typed, meant in (("clustr", "toy-clusters"), ("cluster", "toy-clusters"), ("family", "linked"),
+                         ("famliy", "linked"), ("toy-cluster", "toy-clusters")):
+        with pytest.raises(InputError, match=f"unknown hint-group '{typed}' \\(did you mean '{meant}'\\?\\)"):
+            registry.get("hint-group", typed)
+    with pytest.raises(InputError) as exc:
+        registry.get("hint-group", "qid")
+    assert "did you mean" not in str(exc.value)
