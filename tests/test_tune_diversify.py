@@ -211,10 +211,12 @@ def test_cli_gate_bad_inputs_write_nothing(gated, tmp_path, monkeypatch, capsys,
 @pytest.mark.parametrize("stage, field", [({"diversify_margin": 0.1}, "needs diversify"),
                                           ({"diversify": 1, "diversify_margin": -1}, "diversify_margin"),
                                           ({"diversify": 1, "diversify_margin": "x"}, "diversify_margin"),
-                                          ({"diversify": 1, "diversify_by": "famliy"}, "diversify_by")])
+                                          ({"diversify": 1, "diversify_by": "famliy"}, "diversify_by.*linked"),
+                                          ({"diversify": 1, "diversify_margn": 0.1},
+                                           "diversify_margn; did you mean 'diversify_margin'")])
 def test_yaml_gate_bad_values(stage, field):
     raw = {"name": "x", "benchmark": "demo", "retrievers": [{"kind": "bm25", **stage}]}
-    with pytest.raises(InputError, match=f"retrievers\\[0\\].*{field}"):
+    with pytest.raises(InputError, match=f"retrievers.*{field}"):
         config_from_dict(raw)
 
 

@@ -2,8 +2,9 @@
 
 `diversify(..., margin=m)` diversifies a query only when its top hint-group leads the next
 group by less than m. `tune_margin` scores a grid of margins on the questions of one split
-and picks the best by one measure; the result records the split, so the margin can be
-applied to (and scored on) another split only (`inferqa retrieve/rerank --diversify-margin`).
+and picks the best by one measure. The result records that split: apply the margin to
+another split and score it there (`inferqa retrieve/rerank --diversify-margin`), never on
+the split it was chosen on.
 
 A query's ranking is either left as it is or fully diversified, so each measure is computed
 per query for the two runs once, and a margin's mean is the mean of the mix it selects:
@@ -25,12 +26,11 @@ from .evaluate.metrics import resolve
 from .formats import Run, as_run
 from .formats.coerce import as_benchmark
 from .hints import hint_group_key
-from .stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, group_margin
+from .stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 
 if TYPE_CHECKING:
     from .formats.benchmark import Benchmark
-
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class MarginRow:
 @dataclass(frozen=True)
 class MarginTuning:
     """`tune_margin`'s result: the grid's rows best first by `metric` (ties: the smaller
-    margin, None counting as the largest), tuned on the `questions` of `split`."""
+    margin, None counting as the largest), tuned on `split`, of which the run held `questions`."""
 
     split: str
     questions: int

@@ -30,6 +30,7 @@ declare them (alpha, beta).
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import asdict, dataclass, field, replace
@@ -128,10 +129,12 @@ class _Checker:
     def mapping(self, obj: Any, field: str, allowed: set[str], record: object = None) -> dict:
         if not isinstance(obj, dict):
             raise self.fail(f"expected a mapping, got {type(obj).__name__}", field, record)
-        unknown = sorted(set(obj) - allowed)
+        unknown = sorted(set(obj) - allowed, key=str)
         if unknown:
-            raise self.fail(f"unknown key(s) {', '.join(map(str, unknown))} (allowed: {', '.join(sorted(allowed))})",
-                            field, record)
+            close = difflib.get_close_matches(str(unknown[0]), allowed, n=1, cutoff=0.75)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise self.fail(f"unknown key(s) {', '.join(map(str, unknown))}{hint} (allowed: "
+                            f"{', '.join(sorted(allowed))})", field, record)
         return obj
 
     def name(self, obj: Any, field: str, record: object = None) -> str:
