@@ -9,7 +9,7 @@ import typer
 
 from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 from .app import app
-from .flags import format_flag, json_flag, option_flag, table_format
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .llm_options import cache_opt, llm_opener
 from .output import print_summary
 
@@ -26,7 +26,7 @@ def evaluate_answers_cmd(
     cache: Optional[Path] = cache_opt,
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa: normalised EM | paper: the QUIT authors' "
                                  "answer cleaning, then exact case-sensitive EM (inferqa.evaluate.answers)."),
-    fmt: str = format_flag(),
+    table_format: str = format_flag(),
     as_json: bool = json_flag,
 ) -> None:
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
@@ -37,7 +37,7 @@ def evaluate_answers_cmd(
     from ..evaluate.metrics import check_protocol
 
     check_protocol(protocol)
-    fmt = table_format(fmt, as_json)
+    fmt = chosen_format(table_format, as_json)
 
     b = Benchmark(bench) if bench else None
     if judge and b is None:

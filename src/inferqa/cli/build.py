@@ -10,7 +10,7 @@ import typer
 from ..errors import InputError
 from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, SEED, SPLIT, TOP_K
 from .app import app
-from .flags import format_flag, json_flag, option_flag, table_format
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .output import print_tables
 
 LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
@@ -110,7 +110,7 @@ def build_cmd(
 @app.command("stats")
 def stats_cmd(
     bench: Path = typer.Argument(..., help="A benchmark directory written by `inferqa build`."),
-    fmt: str = format_flag(),
+    table_format: str = format_flag(),
     as_json: bool = json_flag,
 ) -> None:
     """Print counts of a benchmark directory: questions, passages and labels per split (JSON: the
@@ -118,7 +118,7 @@ def stats_cmd(
     from ..construct.stats import benchmark_stats, build_rows
     from ..tabular import TextTable
 
-    fmt = table_format(fmt, as_json)
+    fmt = chosen_format(table_format, as_json)
     stats = benchmark_stats(bench)
     labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})
     rows = [(name, f"{row['questions']:,}", f"{row['passages']:,}",

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..tabular import TextTable
 from ..defaults import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
-from .flags import format_flag, json_flag, option_flag, table_format
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .output import print_tables
 
 
@@ -58,7 +58,7 @@ def evaluate_cmd(
                                           "P(rel=2)@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = protocol_opt,
     min_label: Optional[int] = min_label_opt,
-    fmt: str = format_flag(),
+    table_format: str = format_flag(),
     as_json: bool = json_flag,
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
     allow_partial: bool = allow_partial_opt,
@@ -68,7 +68,7 @@ def evaluate_cmd(
     from ..evaluate.metrics import check_protocol, scored_run
     from ..formats import Qrels
 
-    fmt = table_format(fmt, as_json)
+    fmt = chosen_format(table_format, as_json)
     if qrels_file is None and bench_dir is None:
         raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
     if split is not None and bench_dir is None:
@@ -121,7 +121,7 @@ def compare_cmd(
     min_label: Optional[int] = min_label_opt,
     protocol: str = protocol_opt,
     seed: int = typer.Option(TEST_SEED, "--seed", help="Seed of the resamples and sign flips."),
-    fmt: str = format_flag(),
+    table_format: str = format_flag(),
     as_json: bool = json_flag,
     allow_partial: bool = allow_partial_opt,
 ) -> None:
@@ -131,7 +131,7 @@ def compare_cmd(
     from ..evaluate import COMPARE_METRICS, check_min_label, compare
     from ..evaluate.significance import check_correction, check_test
 
-    fmt = table_format(fmt, as_json)
+    fmt = chosen_format(table_format, as_json)
     check_test(test)
     check_correction(correction)
     named = {}

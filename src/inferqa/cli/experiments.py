@@ -10,7 +10,7 @@ import typer
 
 from ..errors import InputError
 from .app import allow_partial_opt, app, named_path
-from .flags import format_flag, table_format
+from .flags import format_flag, chosen_format
 from .output import print_tables
 
 
@@ -61,10 +61,10 @@ def run_command(
     config: Path = typer.Argument(..., help="Experiment YAML (see `inferqa.experiments.config`)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Experiment folder (default: runs/<name>)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
-    fmt: str = format_flag("md"),
+    table_format: str = format_flag("md"),
 ) -> None:
     """Run an experiment grid; stages already computed in the folder are reused."""
-    _run(config, out, progress, table_format(fmt, False, default="md"))
+    _run(config, out, progress, chosen_format(table_format, False, default="md"))
 
 
 @app.command("demo")
@@ -74,7 +74,7 @@ def demo_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
     compute: bool = typer.Option(False, "--compute", help="Ask SmolLM2 again instead of starting from the "
                                  "answers shipped with the demo (several minutes more on 2 cores)."),
-    fmt: str = format_flag("md"),
+    table_format: str = format_flag("md"),
 ) -> None:
     """Run the shipped demo experiment (experiments/configs/demo.yaml) on the demo benchmark
     (the one `inferqa build --demo` writes: 48 questions, 15 passages each, SmolLM2's labels):
@@ -83,7 +83,8 @@ def demo_command(
     test questions; print the tables, the report and explorer paths."""
     from ..experiments.config import shipped_config
 
-    _run(shipped_config(config), out, progress, table_format(fmt, False, default="md"), seed_demo_answers=not compute)
+    _run(shipped_config(config), out, progress, chosen_format(table_format, False, default="md"),
+         seed_demo_answers=not compute)
 
 
 @app.command("explore")

@@ -85,7 +85,7 @@ def format_flag(default: str = "table") -> Any:
 json_flag = typer.Option(False, "--json", help="The same as --format json.")
 
 
-def table_format(fmt: str, as_json: bool, default: str = "table") -> str:
+def chosen_format(fmt: str, as_json: bool, default: str = "table") -> str:
     """The format asked for by `--format` and `--json` (refused where they disagree or unknown);
     `default` is the command's `--format` default, which `--json` overrides."""
     import difflib

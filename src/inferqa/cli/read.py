@@ -9,7 +9,7 @@ import typer
 
 from ..stage_options import READ_KS, READ_STRATEGIES, READER_LLM, UNION_ALPHA, UNION_BETA
 from .app import allow_partial_opt, app
-from .flags import format_flag, json_flag, option_flag, table_format
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .output import print_summary
 from .llm_options import (RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
@@ -30,7 +30,7 @@ def read_cmd(
     backend: str = backend_opt, ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     llm_url: Optional[List[str]] = llm_url_opt,
     allow_partial: bool = allow_partial_opt,
-    fmt: str = format_flag(),
+    table_format: str = format_flag(),
     as_json: bool = json_flag,
 ) -> None:
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
@@ -39,7 +39,7 @@ def read_cmd(
     from ..io import check_output
     from ..read import check_read_options, read_with_llm
 
-    fmt = table_format(fmt, as_json)
+    fmt = chosen_format(table_format, as_json)
     check_output(out)
     b = Benchmark(bench)
     ranked = open_run(run, b, split, allow_partial=allow_partial)

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .flags import format_flag, table_format
+from .flags import format_flag, chosen_format
 from .output import print_tables
 
 
@@ -22,7 +22,7 @@ def reproduce_cmd(
                                  "inferqa instead (offline; docs/paper.md#reproducing-the-paper)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write each table as md, csv and tex "
                                        "there, with cells.jsonl and absent.txt."),
-    fmt: str = format_flag("md"),
+    table_format: str = format_flag("md"),
     as_json: bool = typer.Option(False, "--json", help="The same as --format json: one JSON line per table cell: "
                                  "table, row, column, value (and published)."),
 ) -> None:
@@ -32,7 +32,7 @@ def reproduce_cmd(
     from ..reproduce import EXAMPLE, reproduce
     from ..reproduce.output import cells, to_table, write
 
-    fmt = table_format(fmt, as_json, default="md")
+    fmt = chosen_format(table_format, as_json, default="md")
     if example == (results_dir is not None):
         raise InputError("give RESULTS_DIR or --example, not both" if example else "missing RESULTS_DIR (or --example)")
     if example:

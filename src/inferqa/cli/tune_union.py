@@ -9,7 +9,7 @@ import typer
 
 from ..stage_options import READER_LLM, TUNE_ALPHAS, TUNE_KS
 from .app import allow_partial_opt, app
-from .flags import format_flag, json_flag, option_flag, table_format
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .output import print_tables
 from .llm_options import RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
 
@@ -24,13 +24,13 @@ def tune_union_cmd(
     alphas: Optional[List[str]] = option_flag(TUNE_ALPHAS, "--alphas", owner="union_freq"),
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
     allow_partial: bool = allow_partial_opt,
-    fmt: str = format_flag(),
+    table_format: str = format_flag(),
     as_json: bool = json_flag,
 ) -> None:
     """Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first."""
     from ..tabular import TextTable
 
-    fmt = table_format(fmt, as_json)
+    fmt = chosen_format(table_format, as_json)
     from ..formats.benchmark import Benchmark
     from ..formats import open_run
     from ..read import check_read_options, tune_union
