@@ -272,6 +272,14 @@ def test_summary_says_the_answers_came_from_the_cache(tmp_path, scripted, monkey
     res = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "third" / "exp"), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert f"LLM answers: 0 computed, {asked} from the cache ({state['cache']})" in res.output
+    # --format json: the tables alone on stdout, the closing lines on stderr
+    res = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "third" / "exp"), "--no-progress",
+                                   "--format", "json"])
+    assert res.exit_code == 0, res.output
+    tables = json.loads(res.stdout)
+    assert [t["name"] for t in tables] == ["retrieval", "reranking", "reader"]
+    assert tables[0]["rows"][0]["hit@1"] == second.results.ranking[0].metrics["hit@1"]
+    assert "LLM answers: 0 computed, 0 from the cache" in res.stderr and "stages: 0 computed" in res.stderr
 
 
 def test_crash_mid_grid_resumes_without_repeating_calls(tmp_path, scripted):

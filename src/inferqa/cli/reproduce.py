@@ -30,7 +30,7 @@ def reproduce_cmd(
     from ..io import check_output
     from ..errors import InputError
     from ..reproduce import EXAMPLE, reproduce
-    from ..reproduce.output import cells, to_table, write
+    from ..reproduce.output import cells, text_table, to_table, write
 
     fmt = chosen_format(table_format, as_json, default="md")
     if example == (results_dir is not None):
@@ -46,7 +46,7 @@ def reproduce_cmd(
         for cell in cells(grids):
             typer.echo(json.dumps(cell, ensure_ascii=False))
     elif fmt == "table":
-        print_tables([to_table(g).text_table() for g in grids], fmt)
+        print_tables([text_table(g) for g in grids], fmt)
     else:  # as the files of --out hold them
         typer.echo("\n".join(to_table(g).render(fmt) for g in grids), nl=False)
     if absent:

@@ -80,10 +80,11 @@ class Table:
     def numeric(self, col: int) -> bool:
         return self.kind(col) != "text"
 
-    def text_table(self) -> TextTable:
-        """The cells as shown (percent, intervals in brackets), for `inferqa.tabular`'s renderers."""
+    def text_table(self, groups: tuple[int, ...] = ()) -> TextTable:
+        """The cells as shown (percent, intervals in brackets), for `inferqa.tabular`'s renderers;
+        `groups`: runs of columns a boxed table keeps in one block (`TextTable.groups`)."""
         return TextTable(self.title, self.columns, tuple(map(tuple, self.text_rows())), self.n_label_columns,
-                         note=self.note, aligns=tuple("right" if self.numeric(i) else "left"
+                         groups=groups, note=self.note, aligns=tuple("right" if self.numeric(i) else "left"
                                                       for i in range(len(self.columns))))
 
     def to_markdown(self) -> str:
