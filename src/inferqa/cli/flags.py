@@ -77,9 +77,12 @@ TABLE_FORMATS = ("table", "md", "csv", "tex", "json")
 
 def format_flag(default: str = "table") -> Any:
     """`--format`, as every command that prints tables takes it."""
+    from .output import JSON_DIGITS
+
     return typer.Option(default, "--format", help="How tables print: table (boxed, fitted to the terminal; 80 "
                         "columns in a pipe or log, no cell cut) | md (GitHub pipe table) | csv | tex (booktabs) "
-                        f"| json (docs/getting-started.md#output-formats; default {default}).", show_default=False)
+                        f"| json (fractions to {JSON_DIGITS} significant digits); default {default}; see "
+                        "docs/getting-started.md#output-formats", show_default=False)
 
 
 json_flag = typer.Option(False, "--json", help="The same as --format json.")

@@ -28,12 +28,12 @@ def tune_union_cmd(
     as_json: bool = json_flag,
 ) -> None:
     """Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first."""
-    from ..tabular import TextTable
-
-    fmt = chosen_format(table_format, as_json)
     from ..formats.benchmark import Benchmark
     from ..formats import open_run
     from ..read import check_read_options, tune_union
+    from ..tabular import TextTable
+
+    fmt = chosen_format(table_format, as_json)
 
     b = Benchmark(bench)
     ranked = open_run(run, b, split, allow_partial=allow_partial)
@@ -48,6 +48,5 @@ def tune_union_cmd(
     cols = tuple(grid[0])
     rows = tuple(tuple(f"{r[c]:.2f}" if c in ("alpha", "beta") else f"{100 * r[c]:.2f}" for c in cols) for r in grid)
     best = f"best: --alpha {grid[0]['alpha']} --beta {grid[0]['beta']}"
-    table = TextTable(f"union_freq grid on {split} ({len(ranked.qids)} questions)", cols, rows, 0,
-                      note=best)
+    table = TextTable(f"union_freq grid on {split} ({len(ranked.qids)} questions)", cols, rows, 0, note=best)
     print_tables([table], fmt, grid)
