@@ -139,12 +139,21 @@ def one_line_error(code, err, *needles):
         assert n in lines[0], lines[0]
 
 
-def run_cli(monkeypatch, capsys, *args):
-    """Run `inferqa ARGS` in-process through `inferqa.cli.main`; return (exit code, stdout, stderr)."""
+def run_cli(monkeypatch, capsys, *args, columns: int | None = 200):
+    """Run `inferqa ARGS` in-process through `inferqa.cli.main`; return (exit code, stdout, stderr).
+    `columns`: the terminal width the command sees (COLUMNS); None leaves COLUMNS unset, as in
+    a pipe or a log (80 columns)."""
     from inferqa.cli import main
 
     monkeypatch.setattr(sys, "argv", ["inferqa", *map(str, args)])
-    monkeypatch.setenv("COLUMNS", "200")
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+
+        def no_terminal(*_):
+            raise OSError("not a terminal")
+        monkeypatch.setattr(os, "get_terminal_size", no_terminal)  # stdout a pipe, even under a terminal
+    else:
+        monkeypatch.setenv("COLUMNS", str(columns))
     with pytest.raises(SystemExit) as exc:
         main()
     out, err = capsys.readouterr()

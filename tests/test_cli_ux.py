@@ -332,3 +332,107 @@ def test_a_bare_hub_id_offline_names_the_id_and_the_cache(bench, monkeypatch, ca
                            "--llm", "Qwen/Qwen2.5-0.5B-Instruct", "--no-cache", "-o", tmp_path / "a.jsonl")
     one_line_error(code, err, want)
     assert not (tmp_path / "a.jsonl").exists()
+
+
+# -- tables at 80 columns, and --format ------------------------------------------------------
+
+def _perfect_run(bench: Benchmark) -> Run:
+    """Each question's own passages first: every metric at its best."""
+    run = Run(tag="perfect")
+    for qid in bench.questions:
+        run[qid] = [(pid, 10.0 - i) for i, pid in enumerate(bench.qrels[qid])][:10]
+    return run
+
+
+def _pct(v):
+    return "—" if v is None else f"{100 * v:.2f}"
+
+
+MANY = "hit@1,hit@3,hit@10,recall@3,recall@10,mrr,mrr@10,nDCG@10,ndcg_exp@10,P@3,map,R@100"
+
+
+def test_evaluate_per_query_fits_a_log_and_keeps_every_cell(bench, monkeypatch, capsys, tmp_path):
+    from test_tables import parse_boxed
+
+    path = tmp_path / "noisy.trec"
+    _noisy_run(bench).to_file(path)
+    args = ("evaluate", path, "--bench", bench.path, "-m", MANY, "--per-query")
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--json")
+    assert code in (0, None), err
+    want = json.loads(out)
+    code, out, err = run_cli(monkeypatch, capsys, *args, columns=None)  # a pipe: 80 columns
+    assert code in (0, None), err
+    assert max(map(len, out.splitlines())) <= 80 and "…" not in out
+    assert out.count("┃ question ") >= 2  # wrapped into blocks, the question ids repeated in each
+    got = parse_boxed(out)
+    for qid, values in want["per_query"].items():
+        assert {m: got[qid, m] for m in values} == {m: _pct(v) for m, v in values.items()}
+    assert {m: got["mean", m] for m in want["metrics"]} == {m: _pct(v) for m, v in want["metrics"].items()}
+    code, wide, _ = run_cli(monkeypatch, capsys, *args, columns=300)
+    assert wide.count("┃ question ") == 1 and parse_boxed(wide) == got
+
+
+def test_compare_at_80_columns_and_every_format(bench, monkeypatch, capsys, tmp_path):
+    import csv
+    import io
+
+    from test_tables import parse_boxed
+
+    _noisy_run(bench).to_file(tmp_path / "noisy.trec")
+    _perfect_run(bench).to_file(tmp_path / "perfect.trec")
+    args = ("compare", tmp_path / "noisy.trec", f"a_long_run_name={tmp_path / 'perfect.trec'}", "--bench",
+            bench.path, "-m", "mrr,ndcg_exp@10,hit@1", "--test", "t")
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--json")
+    assert code in (0, None), err
+    want = json.loads(out)
+    assert json.loads(run_cli(monkeypatch, capsys, *args, "--format", "json")[1]) == want
+    code, out, err = run_cli(monkeypatch, capsys, *args, columns=None)
+    assert code in (0, None), err
+    assert max(map(len, out.splitlines())) <= 80 and "…" not in out and "42.…" not in out
+    got = parse_boxed(out)
+    other = want["runs"][1]["metrics"]
+    for m, c in other.items():
+        assert got["a_long_run_name", m] == _pct(c["mean"]) and got["noisy", m] == _pct(want["runs"][0]["metrics"][m]["mean"])
+    mrr = other["mrr"]
+    diff = f"{100 * mrr['diff']:+.2f} [{_pct(mrr['ci'][0])}, {_pct(mrr['ci'][1])}]"
+    assert any(diff in ln and "a_long_run_name" in ln for ln in out.splitlines())
+    p = mrr["p_corrected"]
+    assert any(("<0.001" if p < 0.001 else f"{p:.3f}") in ln for ln in out.splitlines() if "a_long_run_name" in ln)
+    # md and csv: the same cells, read back with the csv module; tex: escaped
+    from inferqa.evaluate import compare
+
+    result = compare({"noisy": tmp_path / "noisy.trec", "a_long_run_name": tmp_path / "perfect.trec"}, bench,
+                     ["mrr", "ndcg_exp@10", "hit@1"], test="t")
+    cells = [result.header(), *result.cells()]
+    md = run_cli(monkeypatch, capsys, *args, "--format", "md", columns=None)[1].splitlines()
+    rows = [[c.strip() for c in r] for r in csv.reader((ln[2:-2] for ln in md if ln.startswith("| ")),
+                                                      delimiter="|", escapechar="\\", quoting=csv.QUOTE_NONE)]
+    assert rows == cells
+    text = run_cli(monkeypatch, capsys, *args, "--format", "csv", columns=None)[1]
+    assert list(csv.reader(io.StringIO(text))) == cells
+    tex = run_cli(monkeypatch, capsys, *args, "--format", "tex")[1]
+    assert "a\\_long\\_run\\_name & " in tex and "ndcg\\_exp@10" in tex and "$\\Delta$ [95 \\% CI]" in tex
+    assert "\\toprule" in tex and "\\bottomrule" in tex
+    code, _, err = run_cli(monkeypatch, capsys, *args, "--format", "markdown")
+    one_line_error(code, err, "unknown --format 'markdown'", "table | md | csv | tex | json")
+    code, _, err = run_cli(monkeypatch, capsys, *args, "--format", "csv", "--json")
+    one_line_error(code, err, "--json and --format csv disagree")
+
+
+def test_stats_json_and_formats(bench, monkeypatch, capsys):
+    import csv
+    import io
+
+    from inferqa.construct.stats import benchmark_stats
+
+    code, out, err = run_cli(monkeypatch, capsys, "stats", bench.path, "--json")
+    assert code in (0, None), err
+    assert json.loads(out) == json.loads(json.dumps(benchmark_stats(bench.path)))
+    assert json.loads(run_cli(monkeypatch, capsys, "stats", bench.path, "--format", "json")[1]) == json.loads(out)
+    text = run_cli(monkeypatch, capsys, "stats", bench.path, "--format", "csv")[1]
+    splits = list(csv.reader(io.StringIO(text.split("\n\n")[0])))
+    test = benchmark_stats(bench.path)["splits"]["test"]
+    assert splits[0][:3] == ["split", "questions", "passages"]
+    assert {r[0]: r[1:3] for r in splits[1:]}["test"] == [str(test["questions"]), str(test["passages"])]
+    md = run_cli(monkeypatch, capsys, "stats", bench.path, "--format", "md")[1]
+    assert "| split | questions | passages |" in md and "**how it was built**" in md

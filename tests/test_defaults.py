@@ -26,6 +26,8 @@ OWN = {
     "metrics": "each function's own measures: retrieval's set, compare's shorter one, the reader's EM/F1",
     "progress": "the library is quiet, a command line shows progress", "show_progress": "as progress",
     "strict": "the build's strictness about short questions, a reader's about file contents",
+    "table_format": "a command that computes prints a boxed table; run, demo and reproduce print their "
+                    "tables as the files they write hold them (md)",
 }
 # Packages whose public names are stage functions (and classes whose methods are).
 STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.rerank", "inferqa.read",

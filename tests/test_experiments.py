@@ -247,6 +247,41 @@ def test_grid_end_to_end_and_cache(tmp_path, scripted):
         "read-oracle-fake-yesno-7-fake-reader"])  # the oracle reranker's depth follows the deepest reranker
 
 
+def test_summary_says_the_answers_came_from_the_cache(tmp_path, scripted, monkeypatch):
+    """A second experiment folder on the same call cache recomputes every stage but asks the
+    backend nothing: the summary says every answer came from the cache, and names it."""
+    from typer.testing import CliRunner
+
+    from inferqa.cli.app import app
+    from inferqa.llm.cache import LLMCache
+
+    made, state = scripted
+    first = _run(tmp_path, BASE)
+    stored = LLMCache(state["cache"])
+    rows = len(stored)
+    stored.close()
+    assert first.llm_calls == rows == sum(m.calls for m in made) > 0  # one cache row per backend call
+    asked = first.llm_calls + first.llm_hits  # every request the grid makes, repeats included
+    (tmp_path / "again").mkdir()
+    second = _run(tmp_path / "again", BASE)
+    assert second.executed and second.llm_calls == 0 and second.llm_hits == asked
+    assert second.llm_caches == [state["cache"]]
+    assert second.llm_summary() == f"LLM answers: 0 computed, {asked} from the cache ({state['cache']})"
+    (tmp_path / "third").mkdir()
+    config = _write(tmp_path / "third", {**BASE, "llm_cache": str(state["cache"])})
+    res = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "third" / "exp"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert f"LLM answers: 0 computed, {asked} from the cache ({state['cache']})" in res.output
+    # --format json: the tables alone on stdout, the closing lines on stderr
+    res = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "third" / "exp"), "--no-progress",
+                                   "--format", "json"])
+    assert res.exit_code == 0, res.output
+    tables = json.loads(res.stdout)
+    assert [t["name"] for t in tables] == ["retrieval", "reranking", "reader"]
+    assert tables[0]["rows"][0]["hit@1"] == second.results.ranking[0].metrics["hit@1"]
+    assert "LLM answers: 0 computed, 0 from the cache" in res.stderr and "stages: 0 computed" in res.stderr
+
+
 def test_crash_mid_grid_resumes_without_repeating_calls(tmp_path, scripted):
     made, state = scripted
     state["fail_after"] = 40
@@ -295,7 +330,7 @@ def test_ci_config_with_smollm2_twice(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["run", str(shipped_config("ci")), "--out", str(tmp_path / "ci"),
                                       "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert "stages: 0 computed" in result.output and "LLM backend calls: 0" in result.output
+    assert "stages: 0 computed" in result.output and "LLM answers: 0 computed, 0 from the cache" in result.output
     assert "**Reader exact match on ci (3 test questions; 95 % bootstrap CI in brackets)**" in result.output
     assert f"report: {tmp_path / 'ci' / 'report.html'}" in result.output
 

@@ -146,6 +146,13 @@ def test_evaluate_answers_cli(bench, tmp_path):
     assert res.returncode == 0, res.stderr
     ems = [[c.strip() for c in ln.split("│")] for ln in res.stdout.splitlines() if "union_norm" in ln or "concat" in ln]
     assert [(r[1], r[4]) for r in ems] == [("union_norm", "0.00"), ("concat", "50.00")]  # EM column
+    res = _cli("evaluate-answers", str(answers), "--bench", str(bench.path), "--protocol", "paper", "--json")
+    assert res.returncode == 0, res.stderr
+    assert [(r["strategy"], r["k"], r["n"], r["em"]) for r in json.loads(res.stdout)] == [
+        ("union_norm", 1, 2, 0.0), ("concat", 3, 2, 0.5)]
+    res = _cli("evaluate-answers", str(answers), "--bench", str(bench.path), "--protocol", "paper", "--format", "csv")
+    assert res.stdout.splitlines()[0] == "strategy,k,n,em,f1,contains" and res.stdout.splitlines()[2].startswith(
+        "concat,3,2,50.00,")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"qid": "zz", "strategy": "s", "k": 1, "prediction": "x"}\n')
     res = _cli("evaluate-answers", str(bad), "--bench", str(bench.path))
@@ -268,3 +275,8 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkey
     assert header.split()[1::2] == ["alpha", "beta", "em", "em@3", "em@5"]
     alphas = [line.split()[1] for line in out.splitlines() if line.startswith("│")]
     assert alphas == [f"{a / 10:.2f}" for a in range(11)]
+    code, out, err = run_cli(monkeypatch, capsys, "tune-union", "--bench", tmp_path / "b", "--json")
+    assert code in (0, None), err
+    grid = json.loads(out)
+    assert sorted(r["alpha"] for r in grid) == [a / 10 for a in range(11)] and set(grid[0]) == {
+        "alpha", "beta", "em", "em@3", "em@5"}

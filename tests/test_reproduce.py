@@ -468,3 +468,26 @@ def test_example_and_results_dir_exclude_each_other(tree, monkeypatch, capsys):
     assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "not both" in err
     code, printed, err = run_cli(monkeypatch, capsys, "reproduce")
     assert code == 2 and printed == "" and "missing RESULTS_DIR" in err
+
+
+def test_boxed_tables_fit_80_columns_with_each_paper_column_beside_its_own(tree, monkeypatch, capsys):
+    from test_tables import parse_boxed
+
+    from inferqa.reproduce import reproduce
+    from inferqa.reproduce.output import PAPER, text_table
+    from inferqa.tabular import boxed
+
+    grids, _ = reproduce(tree)
+    for g in grids:
+        t = text_table(g)
+        text = boxed(t, 80)
+        assert max(map(len, text.splitlines())) <= 80 and "…" not in text
+        assert parse_boxed(text) == {(r[0], h): c for r in t.rows for h, c in zip(t.header[1:], r[1:])}
+        heads = [ln for ln in text.splitlines() if ln.startswith("┃")]
+        for name in t.header:
+            if name.endswith(PAPER):  # in the block of the column it gives the paper's figure of
+                assert any(f"┃ {name[:-len(PAPER)]} ┃ {name} ┃" in " ".join(ln.split()) for ln in heads), name
+    code, out, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--format", "table", columns=None)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "┃ retriever ┃ hit@1 ┃" in out
+    code, out, _ = run_cli(monkeypatch, capsys, "reproduce", tree, "--format", "csv")
+    assert code == 0 and "retriever,hit@1,hit@1 (paper)," in out.splitlines()[0]

@@ -79,7 +79,7 @@ def test_demo_first_run_needs_no_model_call(tmp_path, monkeypatch):
     monkeypatch.setenv("INFERQA_LLM_CACHE", str(tmp_path / "llm.sqlite"))
     res = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert "LLM backend calls: 0" in res.output
+    assert "LLM answers: 0 computed" in res.output and f"from the cache ({tmp_path / 'llm.sqlite'})" in res.output
     results = json.loads((tmp_path / "demo" / "results.json").read_text())
     optimal = [r for r in results["reader"] if r["setting"] == "optimal"]
     assert optimal and all(r["questions"] == 38 for r in optimal)

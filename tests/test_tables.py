@@ -149,3 +149,88 @@ def test_tables_show_intervals_and_question_counts(results):
     assert first[:5] == ["smol", "union_norm", "1", "bm25", "optimal"]
     assert first[5:7] == ["25.00", "75.00"] and first[7].startswith("-50.00 [") and first[8:] == ["0.500", "4"]
     assert "not corrected for multiple comparisons" in rd.to_markdown()
+
+
+# -- the one text renderer (inferqa.tabular) ---------------------------------------------------
+
+from inferqa.tabular import TextTable, blocks, boxed, csv_text, latex, markdown  # noqa: E402
+
+
+def parse_boxed(text: str) -> dict[tuple[str, str], str]:
+    """(row label, column) -> cell, read back from every block of a boxed table."""
+    cells, header = {}, []
+    for line in text.splitlines():
+        if line.startswith("┃"):
+            header = [c.strip() for c in line.strip("┃").split("┃")]
+        elif line.startswith("│"):
+            row = [c.strip() for c in line.strip("│").split("│")]
+            assert len(row) == len(header), line
+            for h, c in zip(header[1:], row[1:]):
+                cells[row[0], h] = c
+    return cells
+
+
+def _wide(cell: str = "x" * 20) -> TextTable:
+    header = ("run", "m1", "m2", "m3", "m4", "m5")
+    return TextTable("a wide table", header, (("long-run-1", *[cell] * 5), ("b", *[f"{i}" for i in range(5)])))
+
+
+def test_blocks_of_whole_columns_fit_the_width_hand_worked():
+    # the label column is 10 wide, each other one 20: a block of k columns spans 14 + 23 k
+    t = _wide()
+    assert blocks(t, 80) == [[1, 2], [3, 4], [5]]  # 60; 83 would not fit
+    assert blocks(t, 83) == [[1, 2, 3], [4, 5]]
+    grouped = TextTable(t.title, t.header, t.rows, groups=(3, 2))
+    # the group of 3 is too wide for one block, so it splits; the group of 2 stays whole
+    assert blocks(grouped, 80) == [[1, 2], [3], [4, 5]]
+    assert blocks(t, 36) is None  # the labels and one column span 37
+
+
+def test_boxed_fits_80_columns_and_keeps_every_cell_whole():
+    t = TextTable("vs base (percent)", ("run", "ndcg_exp@10", "Δ [95 % CI]", "p", "hit@10", "Δ [95 % CI]", "p"),
+                  (("base", "42.64", "", "", "55.26", "", ""),
+                   ("a-much-longer-run-name", "100.00", "+57.36 [42.62, 71.51]", "<0.001", "31.72",
+                    "-23.54 [-38.10, -9.87]", "0.012")), groups=(3, 3), note="p: a paired test; " * 8)
+    text = boxed(t, 80)
+    assert all(len(line) <= 80 for line in text.splitlines()) and "…" not in text
+    got = parse_boxed(text)
+    assert got["a-much-longer-run-name", "ndcg_exp@10"] == "100.00" and got["base", "hit@10"] == "55.26"
+    assert got["a-much-longer-run-name", "p"] == "0.012"  # the second block's p: it follows hit@10
+    assert text.count("┃ run ") == 2  # two blocks, the row labels in each
+    for row in t.rows:
+        assert all(cell in text for cell in row)
+    assert " ".join(text.split()).endswith(("p: a paired test; " * 8).strip())  # the note, wrapped
+    wide = boxed(t, 200)
+    assert wide.count("┃ run ") == 1 and max(map(len, wide.splitlines())) > 80
+
+
+def test_records_where_one_column_does_not_fit():
+    text = boxed(_wide(), 30)
+    lines = text.splitlines()
+    assert all(len(line) <= 30 for line in lines)
+    assert "long-run-1" in lines and "  m5: " + "x" * 20 in lines and "  m1: 0" in lines
+
+
+def _tricky() -> TextTable:
+    return TextTable("R&D_runs: 95 % [CI]", ("run", "ndcg_exp@10", "note"),
+                     (("a|b", "42.10", 'said "yes", twice'), ("c_d & e", "<0.001", "#1 ~ $x^2$ {ok}")))
+
+
+def test_markdown_and_csv_parse_back_to_the_same_cells():
+    t = _tricky()
+    md = markdown(t).splitlines()
+    assert md[0] == "**R&D_runs: 95 % [CI]**" and md[3] == "|---|---:|---:|"
+    parsed = list(csv.reader((ln[2:-2] for ln in md if ln.startswith("| ")), delimiter="|", escapechar="\\",
+                             quoting=csv.QUOTE_NONE))
+    assert [[c.strip() for c in r] for r in parsed] == [list(t.header), *map(list, t.rows)]
+    assert list(csv.reader(io.StringIO(csv_text(t)))) == [list(t.header), *map(list, t.rows)]
+
+
+def test_latex_is_booktabs_with_the_special_characters_escaped():
+    tex = latex(_tricky(), label="x").splitlines()
+    assert "\\caption{R\\&D\\_runs: 95 \\% [CI]}" in tex and "\\label{tab:x}" in tex
+    assert "\\begin{tabular}{lrr}" in tex
+    assert tex.index("\\toprule") < tex.index("\\midrule") < tex.index("\\bottomrule")
+    assert "run & ndcg\\_exp@10 & note \\\\" in tex
+    assert ("c\\_d \\& e & \\textless{}0.001 & \\#1 \\textasciitilde{} \\$x\\textasciicircum{}2\\$ \\{ok\\} \\\\"
+            in tex)

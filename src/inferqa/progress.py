@@ -1,23 +1,105 @@
-"""Progress bars shared by the stages: a tqdm counter for batched work, rich's track for loops."""
+"""Progress shown by every stage, on stderr: a tqdm bar (or rich's, for loops) in a terminal or a
+notebook; elsewhere (a pipe, a log file, a batch job) a line per 10 % of the work, or per
+minute when that is longer, never one per item."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+import sys
+import time
+from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
+
+LOG_STEP_PERCENT = 10  # a non-terminal gets a line each time the work passes a multiple of this
+LOG_EVERY_SECONDS = 60.0  # ... or when this long has passed since the last line
 
 
-def counter(total: int | None, desc: str, unit: str, enabled: bool, **options: Any):
-    """A tqdm bar to `update(n)` by hand (batched LLM or encoder calls). It stays on screen
-    when closed: a finished bar shows its final count (a removed one leaves the last line
-    drawn, which in a log is often 0 %)."""
+class LogLines:
+    """A counter that writes lines instead of redrawing a bar: `desc: 40% (4/10 psg, 2.1 s)`.
+
+    Quacks like the part of tqdm the stages use (`update`, `set_postfix`, `close`, `with`);
+    a line each time the count passes a multiple of LOG_STEP_PERCENT of `total`, or after
+    LOG_EVERY_SECONDS without one, and a last one at close if the count moved since."""
+
+    def __init__(self, total: int | None, desc: str, unit: str, stream: TextIO, initial: int = 0,
+                 clock: Callable[[], float] = time.monotonic, **_tqdm_options: Any):
+        self.total, self.desc, self.unit, self.stream, self.clock = total, desc, unit, stream, clock
+        self.n = self.shown = initial
+        self.start = self.last = clock()
+        self.step = self._step(initial)
+        self.postfix = ""
+        self.lines = 0
+
+    def _step(self, n: int) -> int:
+        return n * 100 // (self.total * LOG_STEP_PERCENT) if self.total else 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        step = self._step(self.n)
+        if step > self.step or self.clock() - self.last >= LOG_EVERY_SECONDS:
+            self.step = step
+            self._write()
+
+    def set_postfix(self, **values: Any) -> None:
+        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def _write(self) -> None:
+        now = self.clock()
+        count = f"{self.n}/{self.total}" if self.total is not None else f"{self.n}"
+        share = f"{100 * self.n // self.total}% " if self.total else ""
+        unit = f" {self.unit}" if self.unit else ""
+        extra = f", {self.postfix}" if self.postfix else ""
+        self.stream.write(f"{self.desc}: {share}({count}{unit}, {now - self.start:.1f} s{extra})\n")
+        self.stream.flush()
+        self.shown, self.last = self.n, now
+        self.lines += 1
+
+    def close(self) -> None:
+        if self.n != self.shown or not self.lines:
+            self._write()
+
+    def __enter__(self) -> "LogLines":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _interactive(stream: TextIO) -> bool:
+    """A terminal, or a notebook (whose widgets tqdm.auto draws though its stderr is no tty)."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, **options)
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) or any(c.__module__ == "tqdm.notebook" for c in tqdm.__mro__)
 
 
-def track(items: Sequence, desc: str, enabled: bool, **options: Any) -> Iterable:
-    """Iterate `items` with a rich progress bar, or plainly when disabled."""
+def counter(total: int | None, desc: str, unit: str, enabled: bool, stream: TextIO | None = None,
+            **options: Any):
+    """A counter to `update(n)` by hand (batched LLM or encoder calls): a tqdm bar where
+    `stream` (default stderr) is interactive, else LogLines. A finished bar stays on screen
+    and shows its final count (a removed one leaves the last line drawn, often 0 %)."""
+    from tqdm.auto import tqdm
+
+    stream = sys.stderr if stream is None else stream
+    if enabled and not _interactive(stream):
+        return LogLines(total, desc, unit, stream, **options)
+    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=stream, **options)
+
+
+def track(items: Sequence, desc: str, enabled: bool, stream: TextIO | None = None, **options: Any) -> Iterable:
+    """Iterate `items` with a rich progress bar on an interactive stderr, LogLines elsewhere,
+    or plainly when disabled."""
     if not enabled:
         return items
+    stream = sys.stderr if stream is None else stream
+    if not _interactive(stream):
+        return _logged(items, desc, stream)
+    from rich.console import Console
     from rich.progress import track as rich_track
 
-    return rich_track(items, description=desc, **options)
+    return rich_track(items, description=desc, console=Console(file=stream), **options)
+
+
+def _logged(items: Sequence, desc: str, stream: TextIO) -> Iterator:
+    with LogLines(len(items), desc, "", stream) as lines:
+        for item in items:
+            yield item
+            lines.update(1)

@@ -9,7 +9,7 @@ import typer
 
 from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 from .app import app
-from .flags import option_flag
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .llm_options import cache_opt, llm_opener
 from .output import print_summary
 
@@ -26,6 +26,8 @@ def evaluate_answers_cmd(
     cache: Optional[Path] = cache_opt,
     protocol: str = typer.Option("inferqa", "--protocol", help="inferqa: normalised EM | paper: the QUIT authors' "
                                  "answer cleaning, then exact case-sensitive EM (inferqa.evaluate.answers)."),
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
 ) -> None:
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
     from ..formats.benchmark import Benchmark
@@ -35,6 +37,7 @@ def evaluate_answers_cmd(
     from ..evaluate.metrics import check_protocol
 
     check_protocol(protocol)
+    fmt = chosen_format(table_format, as_json)
 
     b = Benchmark(bench) if bench else None
     if judge and b is None:
@@ -47,4 +50,4 @@ def evaluate_answers_cmd(
     finally:
         if model is not None:
             model.close()
-    print_summary(rows, metrics, f"{answers} ({len(rows)} rows, percent)")
+    print_summary(rows, metrics, f"{answers} ({len(rows)} rows, percent)", fmt)

@@ -10,7 +10,8 @@ import typer
 from ..errors import InputError
 from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, SEED, SPLIT, TOP_K
 from .app import app
-from .flags import option_flag
+from .flags import format_flag, json_flag, option_flag, chosen_format
+from .output import print_tables
 
 LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
@@ -107,27 +108,26 @@ def build_cmd(
 
 
 @app.command("stats")
-def stats_cmd(bench: Path = typer.Argument(..., help="A benchmark directory written by `inferqa build`.")) -> None:
-    """Print counts of a benchmark directory: questions, passages and labels per split."""
-    from rich.console import Console
-    from rich.table import Table
-
+def stats_cmd(
+    bench: Path = typer.Argument(..., help="A benchmark directory written by `inferqa build`."),
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
+) -> None:
+    """Print counts of a benchmark directory: questions, passages and labels per split (JSON: the
+    counts as `inferqa.construct.stats.benchmark_stats` returns them)."""
     from ..construct.stats import benchmark_stats, build_rows
+    from ..tabular import TextTable
 
+    fmt = chosen_format(table_format, as_json)
     stats = benchmark_stats(bench)
     labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})
-    table = Table(title=f"{bench}")
-    for col in ["split", "questions", "passages", *[f"label {lab}" for lab in labels], "hints/question"]:
-        table.add_column(col, justify="left" if col == "split" else "right")
-    for name, row in stats["splits"].items():
-        table.add_row(name, f"{row['questions']:,}", f"{row['passages']:,}",
-                      *[f"{row['labels'].get(lab, 0):,}" for lab in labels], f"{row['hints_per_question']:.2f}")
-    console = Console()
-    console.print(table)
+    rows = [(name, f"{row['questions']:,}", f"{row['passages']:,}",
+             *[f"{row['labels'].get(lab, 0):,}" for lab in labels], f"{row['hints_per_question']:.2f}")
+            for name, row in stats["splits"].items()]
+    tables = [TextTable(f"{bench}", ("split", "questions", "passages", *[f"label {lab}" for lab in labels],
+                                     "hints/question"), tuple(rows))]
     if stats["build"]:
-        built = Table(title="how it was built", show_header=False)
-        built.add_column("step")
-        built.add_column("count", justify="right")
-        for name, value in build_rows(stats["build"]):
-            built.add_row(name, f"{value:,}" if isinstance(value, int) else str(value))
-        console.print(built)
+        tables.append(TextTable("how it was built", ("step", "count"),
+                                tuple((name, f"{value:,}" if isinstance(value, int) else str(value))
+                                      for name, value in build_rows(stats["build"]))))
+    print_tables(tables, fmt, stats)

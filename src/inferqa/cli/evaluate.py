@@ -12,15 +12,14 @@ import typer
 
 from ..defaults import TEST_SEED
 from ..errors import InputError
+from ..tabular import TextTable
 from ..defaults import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
-from .flags import option_flag
-from .output import JSON_DIGITS, echo_json
+from .flags import format_flag, json_flag, option_flag, chosen_format
+from .output import print_tables
 
 
 # evaluate and compare read and score runs alike (`scored_run`), so they take the same flags.
-as_json_opt = typer.Option(False, "--json", help=f"Print JSON instead of a table (fractions, rounded to "
-                           f"{JSON_DIGITS} significant digits).")
 protocol_opt = typer.Option("inferqa", "--protocol", help="inferqa (ours) | paper (the QUIT authors' rules: "
                             "plain means over the run's questions, precision over min(k, retrieved), duplicate "
                             "passages kept, with --split a question missing from the run an empty list, round 4); "
@@ -59,7 +58,8 @@ def evaluate_cmd(
                                           "P(rel=2)@k, ndcg_cut_k, ... (default: the paper's set)."),
     protocol: str = protocol_opt,
     min_label: Optional[int] = min_label_opt,
-    as_json: bool = as_json_opt,
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
     per_query: bool = typer.Option(False, "--per-query", help="Also give every question's values."),
     allow_partial: bool = allow_partial_opt,
 ) -> None:
@@ -68,6 +68,7 @@ def evaluate_cmd(
     from ..evaluate.metrics import check_protocol, scored_run
     from ..formats import Qrels
 
+    fmt = chosen_format(table_format, as_json)
     if qrels_file is None and bench_dir is None:
         raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
     if split is not None and bench_dir is None:
@@ -88,36 +89,20 @@ def evaluate_cmd(
         typer.echo(f"inferqa: warning: the run's {len(run)} questions and the qrels' {len(qrels)} share none: "
                    "every value is 0 or undefined", err=True)
     means = res["mean"] if per_query else res
-    if as_json:
-        payload = {"run": str(run_file), "questions": len(run), "min_label": min_label, "protocol": protocol,
-                   "metrics": means}
-        if per_query:
-            payload["per_query"] = res["per_query"]
-        echo_json(payload)
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    title = f"{run_file.name} (%)"
+    payload = {"run": str(run_file), "questions": len(run), "min_label": min_label, "protocol": protocol,
+               "metrics": means}
+    if per_query:
+        payload["per_query"] = res["per_query"]
+    note = f"{len(run)} questions, relevant: label ≥ {min_label}, {protocol} protocol, values in percent"
     if not per_query:
-        table = Table(title=title)
-        table.add_column("metric", style="bold")
-        table.add_column("value", justify="right")
-        for name, v in means.items():
-            table.add_row(name, _fmt(v))
+        table = TextTable(f"{run_file.name} (%)", ("metric", "value"),
+                          tuple((name, _fmt(v)) for name, v in means.items()), note=note)
     else:
-        table = Table(title=title)
-        table.add_column("question", style="bold", no_wrap=True)
-        for name in means:
-            table.add_column(name, justify="right", no_wrap=True)
-        for qid, vals in res["per_query"].items():
-            table.add_row(qid, *(_fmt(vals[n]) for n in means))
-        table.add_section()
-        table.add_row("mean", *(_fmt(v) for v in means.values()))
-    console = Console()
-    console.print(table)
-    console.print(f"{len(run)} questions, relevant: label ≥ {min_label}, {protocol} protocol, values in percent",
-                  style="dim", highlight=False)
+        rows = [(qid, *(_fmt(vals[n]) for n in means)) for qid, vals in res["per_query"].items()]
+        rows.append(("mean", *(_fmt(v) for v in means.values())))
+        table = TextTable(f"{run_file.name} (%)", ("question", *means), tuple(rows),
+                          rules=frozenset({len(rows) - 1}), note=note)
+    print_tables([table], fmt, payload)
 
 
 @app.command("compare")
@@ -136,7 +121,8 @@ def compare_cmd(
     min_label: Optional[int] = min_label_opt,
     protocol: str = protocol_opt,
     seed: int = typer.Option(TEST_SEED, "--seed", help="Seed of the resamples and sign flips."),
-    as_json: bool = as_json_opt,
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Each run against the first: per metric its value, the difference with its 95 % CI, and
@@ -145,6 +131,7 @@ def compare_cmd(
     from ..evaluate import COMPARE_METRICS, check_min_label, compare
     from ..evaluate.significance import check_correction, check_test
 
+    fmt = chosen_format(table_format, as_json)
     check_test(test)
     check_correction(correction)
     named = {}
@@ -157,17 +144,6 @@ def compare_cmd(
         result = compare(named, Benchmark(bench_dir), metrics or COMPARE_METRICS, split=split, test=test,
                          correction=correction, min_label=check_min_label(min_label), protocol=protocol,
                          allow_partial=allow_partial, seed=seed)
-    if as_json:
-        echo_json(result.to_dict())
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{result.questions} questions{f' of {split}' if split else ''}, vs {result.baseline} "
-                  f"(percent; {test} test, {correction} correction)")
-    for i, col in enumerate(result.header()):
-        table.add_column(col, style="bold" if i == 0 else None, justify="left" if i == 0 else "right", no_wrap=i > 0)
-    for cells in result.cells():
-        table.add_row(*cells)
-    Console().print(table)
-    typer.echo(result.note())
+    title = (f"{result.questions} questions{f' of {split}' if split else ''}, vs {result.baseline} "
+             f"(percent; {test} test, {correction} correction)")
+    print_tables([result.text_table(title)], fmt, result.to_dict())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -9,9 +10,11 @@ import typer
 
 from ..errors import InputError
 from .app import allow_partial_opt, app, named_path
+from .flags import format_flag, chosen_format
+from .output import print_tables
 
 
-def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answers: bool = False) -> None:
+def _run(config_path: Path, out: Optional[Path], progress: bool, fmt: str, seed_demo_answers: bool = False) -> None:
     from rich.console import Console
 
     from ..experiments.config import load_config
@@ -32,19 +35,25 @@ def _run(config_path: Path, out: Optional[Path], progress: bool, seed_demo_answe
             console.print(f"  {added} shipped SmolLM2 answers copied into the LLM cache (--compute skips this)",
                           markup=False)
     outcome = run_experiment(config, out_dir, progress=progress, log=lambda s: console.print(s, markup=False))
-    for table in all_tables(outcome.results):
-        if not table.name.startswith("tests-"):  # the paired tests are long: they go to files only
-            typer.echo(table.to_markdown())
+    tables = [t for t in all_tables(outcome.results) if not t.name.startswith("tests-")]  # tests: files only
+    if fmt == "json":
+        typer.echo(json.dumps([json.loads(t.to_json()) for t in tables], indent=2))
+    elif fmt == "table":
+        print_tables([t.text_table() for t in tables], fmt)
+    else:  # as the files in tables/ hold them
+        typer.echo("\n".join(t.render(fmt) for t in tables))
+    # what was done, on stdout beside a table, on stderr beside a file format (stdout stays parseable)
+    say = (lambda s: typer.echo(s)) if fmt in ("table", "md") else (lambda s: typer.echo(s, err=True))
     tests = outcome.results.tests
     if tests:
-        typer.echo(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
-                   f"{sum(t['p'] < 0.05 for t in tests)} with p < 0.05")
+        say(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
+            f"{sum(t['p'] < 0.05 for t in tests)} with p < 0.05")
     total = outcome.results.timings.get("total", 0.0)
-    typer.echo(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; "
-               f"LLM backend calls: {outcome.llm_calls}; wall time {total:.1f} s")
-    typer.echo(f"tables: {out_dir / 'tables'}")
-    typer.echo(f"report: {outcome.report}")
-    typer.echo(f"explorer: {outcome.explorer}")
+    say(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; {outcome.llm_summary()}; "
+        f"wall time {total:.1f} s")
+    say(f"tables: {out_dir / 'tables'}")
+    say(f"report: {outcome.report}")
+    say(f"explorer: {outcome.explorer}")
 
 
 @app.command("run")
@@ -52,9 +61,10 @@ def run_command(
     config: Path = typer.Argument(..., help="Experiment YAML (see `inferqa.experiments.config`)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Experiment folder (default: runs/<name>)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
+    table_format: str = format_flag("md"),
 ) -> None:
     """Run an experiment grid; stages already computed in the folder are reused."""
-    _run(config, out, progress)
+    _run(config, out, progress, chosen_format(table_format, False, default="md"))
 
 
 @app.command("demo")
@@ -64,6 +74,7 @@ def demo_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show per-stage progress bars."),
     compute: bool = typer.Option(False, "--compute", help="Ask SmolLM2 again instead of starting from the "
                                  "answers shipped with the demo (several minutes more on 2 cores)."),
+    table_format: str = format_flag("md"),
 ) -> None:
     """Run the shipped demo experiment (experiments/configs/demo.yaml) on the demo benchmark
     (the one `inferqa build --demo` writes: 48 questions, 15 passages each, SmolLM2's labels):
@@ -72,7 +83,8 @@ def demo_command(
     test questions; print the tables, the report and explorer paths."""
     from ..experiments.config import shipped_config
 
-    _run(shipped_config(config), out, progress, seed_demo_answers=not compute)
+    _run(shipped_config(config), out, progress, chosen_format(table_format, False, default="md"),
+         seed_demo_answers=not compute)
 
 
 @app.command("explore")

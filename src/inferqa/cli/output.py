@@ -1,13 +1,16 @@
-"""How more than one command prints: JSON (every float to one precision, NaN as null) and the
-answers summary table (kept here so that no command module imports another)."""
+"""How more than one command prints: tables (one renderer, `inferqa.tabular`, in the format of
+`--format`, boxed tables fitted to the terminal width), JSON (every float to one precision, NaN
+as null) and the answers summary table (kept here so that no command module imports another)."""
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import typer
+
+from ..tabular import TextTable, render
 
 # Significant digits: far below any score's meaning, far above binary float noise
 # (0.5700000000000001 -> 0.57), and a p-value of 1e-12 keeps its size.
@@ -29,15 +32,31 @@ def echo_json(obj: Any) -> None:
     typer.echo(json.dumps(rounded(obj), indent=2, ensure_ascii=False))
 
 
-def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def table_width() -> int:
+    """The terminal's width in columns: COLUMNS where set, else the terminal's, else 80 (a pipe, a log)."""
+    import shutil
 
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def render_table(table: TextTable, fmt: str, width: int | None = None) -> str:
+    """`table` as `fmt` (table | md | csv | tex); a boxed table fits `width` (default: the terminal's)."""
+    return render(table, fmt, table_width() if width is None else width)
+
+
+def print_tables(tables: Sequence[TextTable], fmt: str, payload: Any = None) -> None:
+    """Print `tables` as `fmt` (a blank line between two), or `payload` as JSON for `json`."""
+    if fmt == "json":
+        echo_json(payload)
+        return
+    typer.echo("\n".join(render_table(t, fmt) for t in tables), nl=False)
+
+
+def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str, fmt: str = "table") -> None:
+    """The answers' scores per strategy and k, in percent (JSON: fractions)."""
     from ..read import summarize
-    table = Table(title=title)
-    for col in ("strategy", "k", "n", *metrics):
-        table.add_column(col, justify="left" if col == "strategy" else "right")
-    for s in summarize(rows, metrics):
-        table.add_row(s["strategy"], str(s["k"]), str(s["n"]),
-                      *[("-" if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics])
-    Console().print(table)
+
+    summary = summarize(rows, metrics)
+    cells = [(s["strategy"], str(s["k"]), str(s["n"]),
+              *[("-" if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics]) for s in summary]
+    print_tables([TextTable(title, ("strategy", "k", "n", *metrics), tuple(cells), 1)], fmt, summary)

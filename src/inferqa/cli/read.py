@@ -9,7 +9,7 @@ import typer
 
 from ..stage_options import READ_KS, READ_STRATEGIES, READER_LLM, UNION_ALPHA, UNION_BETA
 from .app import allow_partial_opt, app
-from .flags import option_flag
+from .flags import format_flag, json_flag, option_flag, chosen_format
 from .output import print_summary
 from .llm_options import (RUN_HELP, backend_opt, cache_opt, llm_opener, llm_url_opt, no_cache_opt,
                           num_actors_opt, parse_list, ray_address_opt)
@@ -30,6 +30,8 @@ def read_cmd(
     backend: str = backend_opt, ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     llm_url: Optional[List[str]] = llm_url_opt,
     allow_partial: bool = allow_partial_opt,
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
 ) -> None:
     """Answer each question from the top-k passages of RUN; write one row per question, strategy and k."""
     from ..formats.benchmark import Benchmark
@@ -37,6 +39,7 @@ def read_cmd(
     from ..io import check_output
     from ..read import check_read_options, read_with_llm
 
+    fmt = chosen_format(table_format, as_json)
     check_output(out)
     b = Benchmark(bench)
     ranked = open_run(run, b, split, allow_partial=allow_partial)
@@ -50,7 +53,7 @@ def read_cmd(
     finally:
         model.close()
     Answers(rows).to_file(out)
-    print_summary(rows, ("em", "f1", "contains"), f"{out} ({len(rows)} rows, percent)")
+    print_summary(rows, ("em", "f1", "contains"), f"{out} ({len(rows)} rows, percent)", fmt)
     stats = getattr(model, "stats", None)
     if stats is not None:
-        typer.echo(f"LLM cache: {stats.hits} hits, {stats.misses} backend calls")
+        typer.echo(f"LLM cache: {stats.hits} hits, {stats.misses} backend calls", err=fmt != "table")

@@ -9,7 +9,8 @@ import typer
 
 from ..stage_options import READER_LLM, TUNE_ALPHAS, TUNE_KS
 from .app import allow_partial_opt, app
-from .flags import option_flag
+from .flags import format_flag, json_flag, option_flag, chosen_format
+from .output import print_tables
 from .llm_options import RUN_HELP, cache_opt, llm_opener, no_cache_opt, parse_list
 
 
@@ -23,14 +24,16 @@ def tune_union_cmd(
     alphas: Optional[List[str]] = option_flag(TUNE_ALPHAS, "--alphas", owner="union_freq"),
     cache: Optional[Path] = cache_opt, no_cache: bool = no_cache_opt,
     allow_partial: bool = allow_partial_opt,
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
 ) -> None:
     """Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first."""
-    from rich.console import Console
-    from rich.table import Table
-
     from ..formats.benchmark import Benchmark
     from ..formats import open_run
     from ..read import check_read_options, tune_union
+    from ..tabular import TextTable
+
+    fmt = chosen_format(table_format, as_json)
 
     b = Benchmark(bench)
     ranked = open_run(run, b, split, allow_partial=allow_partial)
@@ -42,11 +45,8 @@ def tune_union_cmd(
         grid = tune_union(b, ranked, model, ks, qids=ranked.qids, alphas=grid_alphas)
     finally:
         model.close()
-    table = Table(title=f"union_freq grid on {split} ({len(ranked.qids)} questions)")
-    cols = list(grid[0])
-    for c in cols:
-        table.add_column(c, justify="right")
-    for r in grid:
-        table.add_row(*[f"{r[c]:.2f}" if c in ("alpha", "beta") else f"{100 * r[c]:.2f}" for c in cols])
-    Console().print(table)
-    Console().print(f"best: --alpha {grid[0]['alpha']} --beta {grid[0]['beta']}")
+    cols = tuple(grid[0])
+    rows = tuple(tuple(f"{r[c]:.2f}" if c in ("alpha", "beta") else f"{100 * r[c]:.2f}" for c in cols) for r in grid)
+    best = f"best: --alpha {grid[0]['alpha']} --beta {grid[0]['beta']}"
+    table = TextTable(f"union_freq grid on {split} ({len(ranked.qids)} questions)", cols, rows, 0, note=best)
+    print_tables([table], fmt, grid)

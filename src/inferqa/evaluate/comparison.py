@@ -18,6 +18,7 @@ import numpy as np
 from ..defaults import TEST_SEED
 from ..errors import InputError
 from ..formats.coerce import as_qrels
+from ..tabular import TextTable, markdown
 from ..defaults import MIN_LABEL
 from .metrics import check_min_label, check_protocol, per_query_scores, resolve, scored_run
 from .significance import CONFIDENCE, RESAMPLES, adjust_p, check_correction, check_test, paired_tests
@@ -75,11 +76,13 @@ class Comparison:
                      "metric; intervals are not.")
         return text
 
+    def text_table(self, title: str = "") -> TextTable:
+        """The table as `inferqa compare` prints it: a metric's three columns kept in one block."""
+        return TextTable(title, tuple(self.header()), tuple(map(tuple, self.cells())), 1,
+                         groups=(3,) * len(self.metrics), note=self.note())
+
     def to_markdown(self) -> str:
-        head = self.header()
-        lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
-        lines += ["| " + " | ".join(r) + " |" for r in self.cells()]
-        return "\n".join(lines) + "\n\n" + self.note() + "\n"
+        return markdown(self.text_table())
 
 
 NOTES = {

@@ -13,8 +13,9 @@ cross-encoder reranker.
   passages (BM25/dense hard negatives, or random) negative.
 
 Both are plain torch loops over sentence-transformers' own losses (no `datasets` or
-`accelerate` needed), seeded, with a tqdm bar, and write `training_log.jsonl` (one line per
-step) and `training.json` (options, counts, timings) beside the saved model. The folder is
+`accelerate` needed), seeded, with a progress bar (`inferqa.progress`: lines in a log), and
+write `training_log.jsonl` (one line per step) and `training.json` (options, counts,
+timings) beside the saved model. The folder is
 written atomically and loads with `--model PATH` wherever a model is taken.
 """
 
@@ -201,14 +202,15 @@ def _schedule(optimizer, total: int, warmup_ratio: float):
 def _train(model, loss_fn, batches_per_epoch: Iterator, total: int, opts: FinetuneOptions, log_path: Path,
            desc: str) -> list[float]:
     import torch
-    from tqdm.auto import tqdm
+
+    from ..progress import counter
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
     scheduler = _schedule(optimizer, total, opts.warmup_ratio)
     model.train()
     losses = []
     t0 = time.perf_counter()
-    with open(log_path, "w", encoding="utf-8") as log, tqdm(total=total, desc=desc, unit="step") as bar:
+    with open(log_path, "w", encoding="utf-8") as log, counter(total, desc, "step", True) as bar:
         step = 0
         for epoch, batch in batches_per_epoch:
             if step >= total:

@@ -67,6 +67,13 @@ class ExperimentRun:
     tables: list[Path] = field(default_factory=list)
     report: Path | None = None
     explorer: Path | None = None
+    llm_hits: int = 0     # LLM answers served from the call cache instead of the backend
+    llm_caches: list[Path] = field(default_factory=list)  # the call caches the loaded LLMs used
+
+    def llm_summary(self) -> str:
+        """'LLM answers: 0 computed, 240 from the cache (PATH)': where this run's answers came from."""
+        where = f" ({', '.join(map(str, self.llm_caches))})" if self.llm_caches else ""
+        return f"LLM answers: {self.llm_calls} computed, {self.llm_hits} from the cache{where}"
 
 
 def benchmark_fingerprint(bench: Benchmark) -> str:
@@ -106,6 +113,14 @@ class _Runner:
 
     def llm_calls(self) -> int:
         return sum(getattr(getattr(m, "stats", None), "misses", 0) for m in self.llms.values())
+
+    def llm_hits(self) -> int:
+        return sum(getattr(getattr(m, "stats", None), "hits", 0) for m in self.llms.values())
+
+    def llm_caches(self) -> list[Path]:
+        from ..llm.cache import CachedLLM
+
+        return sorted({m.cache.path for m in self.llms.values() if isinstance(m, CachedLLM)})
 
     def stage(self, name: str, inputs: dict[str, Any], compute: Callable[[Path, str], None],
               summary: Callable[[StageOutput], str] | None = None) -> StageOutput:
@@ -396,7 +411,8 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
                 close()
     results.environment = environment()
     outcome = ExperimentRun(results, out_dir, list(runner.store.executed), list(runner.store.reused),
-                            runner.llm_calls(), len(runner.llms))
+                            runner.llm_calls(), len(runner.llms), llm_hits=runner.llm_hits(),
+                            llm_caches=runner.llm_caches())
     if write_outputs:
         import yaml
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..io import atomic_open
+from ..tabular import TextTable, latex, latex_escape, markdown  # noqa: F401 (latex_escape: kept importable here)
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
 FORMATS = ("md", "csv", "json", "tex")
@@ -79,12 +80,15 @@ class Table:
     def numeric(self, col: int) -> bool:
         return self.kind(col) != "text"
 
+    def text_table(self, groups: tuple[int, ...] = ()) -> TextTable:
+        """The cells as shown (percent, intervals in brackets), for `inferqa.tabular`'s renderers;
+        `groups`: runs of columns a boxed table keeps in one block (`TextTable.groups`)."""
+        return TextTable(self.title, self.columns, tuple(map(tuple, self.text_rows())), self.n_label_columns,
+                         groups=groups, note=self.note, aligns=tuple("right" if self.numeric(i) else "left"
+                                                      for i in range(len(self.columns))))
+
     def to_markdown(self) -> str:
-        head = "| " + " | ".join(self.columns) + " |"
-        align = "|" + "|".join("---:" if self.numeric(i) else "---" for i in range(len(self.columns))) + "|"
-        body = ["| " + " | ".join(r) + " |" for r in self.text_rows()]
-        tail = ["", self.note] if self.note else []
-        return "\n".join([f"**{self.title}**", "", head, align, *body, *tail]) + "\n"
+        return markdown(self.text_table())
 
     def _ci_columns(self) -> list[int]:
         return [c for c in range(len(self.columns))
@@ -113,15 +117,7 @@ class Table:
                            "rows": records}, indent=2) + "\n"
 
     def to_latex(self) -> str:
-        spec = "".join("r" if self.numeric(i) else "l" for i in range(len(self.columns)))
-        lines = [
-            "\\begin{table}[t]", "\\centering", f"\\caption{{{latex_escape(self.title)}}}",
-            f"\\label{{tab:{self.name}}}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
-            " & ".join(latex_escape(c) for c in self.columns) + " \\\\", "\\midrule",
-        ]
-        lines += [" & ".join(latex_escape(c) for c in r) + " \\\\" for r in self.text_rows()]
-        lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
-        return "\n".join(lines) + "\n"
+        return latex(self.text_table(), label=self.name)
 
     def to_html(self) -> str:
         from html import escape
@@ -147,14 +143,6 @@ class Table:
 
     def render(self, fmt: str) -> str:
         return {"md": self.to_markdown, "csv": self.to_csv, "json": self.to_json, "tex": self.to_latex}[fmt]()
-
-
-_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
 def _metric_names(results: ExperimentResults) -> list[str]:

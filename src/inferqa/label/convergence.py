@@ -75,10 +75,10 @@ def hint_convergence(llm: "LLM", question: Question, candidates: Sequence[str]) 
 def fill_convergence(questions: Sequence[Question], llm: "LLM", n_candidates: int = 5,
                      progress: bool = True) -> list[Question]:
     """Questions whose hints all have a convergence stay as they are; the others get it computed."""
-    from tqdm.auto import tqdm
+    from ..progress import track
 
     out = []
-    for q in tqdm(questions, desc=f"convergence with {llm.identity}", disable=not progress):
+    for q in track(list(questions), f"convergence with {llm.identity}", progress):
         if q.hints and all(h.convergence is not None for h in q.hints):
             out.append(q)
             continue

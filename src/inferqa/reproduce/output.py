@@ -48,6 +48,18 @@ def to_table(g: Grid) -> Table:
     return Table(g.table, f"{g.table} ({unit}; {script_of(g.table)})", tuple(cols), rows, 1, kinds=tuple(col_kinds))
 
 
+def text_table(g: Grid):
+    """`to_table(g)` for a boxed table: each column and its "(paper)" column stay in one block."""
+    table = to_table(g)
+    groups = []
+    for name in table.columns[1:]:
+        if name.endswith(PAPER) and groups:
+            groups[-1] += 1
+        else:
+            groups.append(1)
+    return table.text_table(tuple(groups))
+
+
 def file_stem(table: str) -> str:
     script, _, title = table.partition(":")
     return f"{script}-{title}" if title else script

@@ -116,7 +116,7 @@ class DenseRetriever(Retriever):
                 "build_seconds": round(time.perf_counter() - t0, 3)}
 
     def _encode_corpus(self, bench: Benchmark, out_dir: Path, n: int) -> None:
-        from tqdm.auto import tqdm
+        from ..progress import counter
 
         enc = self.encoder()
         dim_of = getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension
@@ -132,8 +132,7 @@ class DenseRetriever(Retriever):
             done = int(state["done"])
         layout = npy_layout(partial)
         passages = itertools.islice(iter_corpus(bench), done, None)
-        with tqdm(total=n, initial=done, desc="encoding passages", unit="psg",
-                  disable=not self.show_progress) as bar:
+        with counter(n, "encoding passages", "psg", self.show_progress, initial=done) as bar:
             for vecs in self._encoded_chunks(passages):
                 if done + len(vecs) > n:
                     raise InputError("corpus grew while encoding", file=bench.path)
