@@ -4,6 +4,8 @@ and against `evaluate(diversify(...))` of each margin."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 
@@ -123,6 +125,9 @@ def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypat
     rows = [ln.split("│")[1:-1] for ln in out.splitlines() if ln.startswith("│") and "margin" not in ln]
     assert [r[0].strip() for r in rows] == ["0.6", "3.0", "0.0"] and rows[0][1].strip() == "33.3"
     assert "best on dev: --diversify 1 --diversify-by linked --diversify-margin 0.6" in " ".join(out.split())
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--margins", "0,0.6,3", "--format", "csv")
+    parsed = list(csv.reader(io.StringIO(out)))
+    assert parsed[0][:2] == ["margin", "diversified %"] and [r[0] for r in parsed[1:4]] == ["0.6", "3.0", "0.0"]
 
 
 @pytest.mark.parametrize("bad, needle", [

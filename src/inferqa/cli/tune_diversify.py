@@ -10,7 +10,7 @@ import typer
 from ..retrieve.diversify import GROUPING as DIVERSIFY_BY
 from ..stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 from .app import app
-from .flags import option_flag
+from .flags import chosen_format, format_flag, json_flag, option_flag
 from .llm_options import parse_list
 
 
@@ -27,7 +27,8 @@ def tune_diversify_cmd(
                                                 note="names as `inferqa evaluate` takes them"),
     diversify: Optional[int] = option_flag(TUNE_PER_GROUP, "--diversify"),
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
-    as_json: bool = typer.Option(False, "--json", help="Print the grid as JSON (fractions)."),
+    table_format: str = format_flag(),
+    as_json: bool = json_flag,
 ) -> None:
     """Score a grid of --diversify-margin values on a split and print it, best first.
 
@@ -36,34 +37,27 @@ def tune_diversify_cmd(
     """
     from dataclasses import asdict
 
-    from rich.console import Console
-    from rich.table import Table
-
     from ..formats.benchmark import Benchmark
+    from ..tabular import TextTable
     from ..tuning import tune_margin
-    from .output import echo_json, rounded
+    from .output import print_tables, rounded
 
+    fmt = chosen_format(table_format, as_json)
     grid = parse_list(margins, float, flag="margins") if margins else None
     fractions = parse_list(shares, float, flag="shares") if shares else None
     given = {"per_group": diversify, "by": diversify_by, "metric": metric,
              "measures": ",".join(measures) if measures else None}
     t = tune_margin(run, Benchmark(bench), split=split, margins=grid, shares=fractions,
                     **{k: v for k, v in given.items() if v is not None})  # not given: tune_margin's defaults
-    if as_json:
-        echo_json({**{k: v for k, v in asdict(t).items() if k != "rows"}, "margin": t.margin,
-                   "rows": [asdict(r) for r in t.rows]})
-        return
     names = list(t.rows[0].scores)
-    table = Table(title=f"--diversify {t.per_group} --diversify-by {t.by}: margins on {t.split} "
-                        f"({t.questions} questions), by {t.metric}")
-    for col in ("margin", "diversified %", *names):
-        table.add_column(col, justify="right")
-    for r in t.rows:
-        shown = "every query" if r.margin is None else str(rounded(r.margin))
-        table.add_row(shown, f"{100 * r.share:.1f}", *[f"{100 * r.scores[n]:.2f}" for n in names])
-    console = Console()
-    console.print(table)
+    cells = tuple(("every query" if r.margin is None else str(rounded(r.margin)), f"{100 * r.share:.1f}",
+                   *[f"{100 * r.scores[n]:.2f}" for n in names]) for r in t.rows)
     flags = f"--diversify {t.per_group} --diversify-by {t.by}"
     chosen = "(every query: no margin)" if t.margin is None else f"--diversify-margin {rounded(t.margin)}"
-    console.print(f"best on {t.split}: {flags} {chosen}; score it on another split "
-                  f"(`inferqa retrieve` or `inferqa rerank` with these flags)")
+    note = (f"best on {t.split}: {flags} {chosen}; score it on another split "
+            f"(`inferqa retrieve` or `inferqa rerank` with these flags)")
+    table = TextTable(f"{flags}: margins on {t.split} ({t.questions} questions), by {t.metric}",
+                      ("margin", "diversified %", *names), cells, 1, note=note)
+    payload = {**{k: v for k, v in asdict(t).items() if k != "rows"}, "margin": t.margin,
+               "rows": [asdict(r) for r in t.rows]}
+    print_tables([table], fmt, payload)
