@@ -6,10 +6,22 @@ from __future__ import annotations
 import io
 import re
 
-from inferqa.progress import LogLines, counter, track
+import inferqa.progress
+from inferqa.progress import LOG_QUIET_SECONDS, LogLines, counter, track
 from conftest import run_cli
 
 LINE = re.compile(r"^(?P<desc>.+): (?:(?P<pct>\d+)% )?\((?P<n>\d+)(?:/(?P<total>\d+))?(?: \w+)?, [\d.]+ s(?:, .*)?\)$")
+
+
+def _slow_clock():
+    """A clock whose work seems to have started long ago: the quiet start is over at once."""
+    calls = []
+
+    def clock() -> float:
+        calls.append(None)
+        return 0.0 if len(calls) == 1 else 10 * LOG_QUIET_SECONDS
+
+    return clock
 
 
 def _lines(stream: io.StringIO) -> list[re.Match]:
@@ -21,7 +33,7 @@ def _lines(stream: io.StringIO) -> list[re.Match]:
 def test_a_line_per_tenth_of_the_work_however_many_items():
     for n, want in ((250, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]), (3, [33, 66, 100]), (10, list(range(10, 101, 10)))):
         out = io.StringIO()
-        with counter(n, "encoding passages", "psg", True, stream=out) as bar:
+        with counter(n, "encoding passages", "psg", True, stream=out, clock=_slow_clock()) as bar:
             for _ in range(n):
                 bar.update(1)
         got = _lines(out)
@@ -31,7 +43,7 @@ def test_a_line_per_tenth_of_the_work_however_many_items():
 
 def test_batched_updates_resumed_count_and_postfix():
     out = io.StringIO()
-    with counter(1000, "reading", "prompt", True, stream=out, initial=350) as bar:
+    with counter(1000, "reading", "prompt", True, stream=out, initial=350, clock=_slow_clock()) as bar:
         bar.set_postfix(loss="0.1234")
         for _ in range(13):
             bar.update(50)  # 400, 450, ..., 1000
@@ -44,7 +56,7 @@ def test_batched_updates_resumed_count_and_postfix():
 
 def test_a_line_per_minute_when_the_total_is_unknown_or_slow():
     now = [0.0]
-    out = io.StringIO()
+    out = io.StringIO()  # the items come slower than the quiet start: no line is held back
     lines = LogLines(None, "bm25 search", "question", out, clock=lambda: now[0])
     for _ in range(7):  # one item every 25 s: a line at 75 s (item 3), 150 s (item 6), and the last at close
         now[0] += 25.0
@@ -59,6 +71,23 @@ def test_a_line_per_minute_when_the_total_is_unknown_or_slow():
             now[0] += 61.0
             lines.update(1)
     assert [int(m["n"]) for m in _lines(out)] == [1, 2, 3]
+
+
+def test_work_done_within_the_quiet_start_prints_nothing():
+    now = [0.0]
+    out = io.StringIO()
+    with LogLines(100, "scoring", "query", out, clock=lambda: now[0]) as lines:
+        for _ in range(100):
+            now[0] += 0.9 * LOG_QUIET_SECONDS / 100
+            lines.update(1)
+    assert out.getvalue() == ""
+    # past the quiet start, the next tenth prints the count reached, and close the last one
+    now[0], out = 0.0, io.StringIO()
+    with LogLines(100, "scoring", "query", out, clock=lambda: now[0]) as lines:
+        for _ in range(100):
+            now[0] += 2 * LOG_QUIET_SECONDS / 100
+            lines.update(1)
+    assert [int(m["n"]) for m in _lines(out)] == [50, 60, 70, 80, 90, 100]
 
 
 def test_nothing_when_disabled_a_bar_on_a_terminal():
@@ -81,10 +110,15 @@ def test_nothing_when_disabled_a_bar_on_a_terminal():
 
 
 def test_track_in_a_log_and_the_build_command(monkeypatch, capsys, tmp_path):
+    # a fast build (well within the quiet start) prints no progress in a log
+    code, _, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "fast")
+    assert code in (0, None) and "Building passages" not in err, err
+    monkeypatch.setattr(inferqa.progress, "_clock", _slow_clock())
     out = io.StringIO()
     assert list(track(list(range(48)), "Building passages", True, stream=out)) == list(range(48))
     assert [int(m["pct"]) // 10 for m in _lines(out)] == list(range(1, 11))  # 10 %, 20 %, 31 %, ...
-    # `inferqa build --demo` with stderr captured (no terminal): 48 questions, ten progress lines
+    # `inferqa build --demo` with stderr captured (no terminal), slower: 48 questions, ten progress lines
+    monkeypatch.setattr(inferqa.progress, "_clock", _slow_clock())
     code, _, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "b")
     assert code in (0, None), err
     progress = [ln for ln in err.splitlines() if ln.startswith("Building passages: ")]

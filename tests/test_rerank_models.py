@@ -16,7 +16,7 @@ from inferqa.formats import Run
 from inferqa.rerank import get_reranker  # noqa: E402
 from inferqa.rerank.permutation import sliding_windows  # noqa: E402
 
-from test_rerank import make_bench, make_run  # noqa: E402
+from test_rerank import make_bench, make_run  # noqa: E402,F401  (make_bench: a fixture)
 
 WORDS = ("query document relevant true false search passage ranking which thing is question about of hint "
          "alpha bravo charlie delta 0 1 2 3 4 5 6 7 8 9 [ ] > : ?").split()
@@ -135,8 +135,8 @@ def test_lit5_fid_fusion_matches_separate_unpadded_encoding(tiny_t5):
     assert single == tok.decode(plain[0], skip_special_tokens=True)
 
 
-def test_lit5_slides_windows_and_keeps_passages(tiny_t5, tmp_path):
-    bench = make_bench(tmp_path, n_hints=3)
+def test_lit5_slides_windows_and_keeps_passages(tiny_t5, make_bench):
+    bench = make_bench(n_hints=3)
     run = make_run(bench, per_question=9)
     rr = get_reranker("lit5", model=str(tiny_t5), window=4, step=2, max_new_tokens=10)
     seen = []
@@ -181,10 +181,10 @@ def test_cross_encoder_two_label_head_uses_log_odds(tmp_path, tiny_cross_encoder
     assert scores == pytest.approx([float(x[1] - x[0]) for x in logits], abs=1e-5)
 
 
-def test_every_reranker_keeps_the_passage_set(tiny_t5, tiny_cross_encoder, tmp_path):
+def test_every_reranker_keeps_the_passage_set(tiny_t5, tiny_cross_encoder, make_bench):
     from test_rerank import ScriptedLLM
 
-    bench = make_bench(tmp_path, n_hints=3)
+    bench = make_bench(n_hints=3)
     run = make_run(bench, per_question=12)
     models = {"cross-encoder": str(tiny_cross_encoder), "monot5": str(tiny_t5), "rankt5": str(tiny_t5),
               "lit5": str(tiny_t5), "llm-pointwise": ScriptedLLM("alpha"), "upr": ScriptedLLM("alpha"),
@@ -200,15 +200,15 @@ def test_every_reranker_keeps_the_passage_set(tiny_t5, tiny_cross_encoder, tmp_p
             assert scores == sorted(scores, reverse=True), name
 
 
-def test_cli_rerank_writes_run_and_reports_errors(tiny_cross_encoder, tmp_path, monkeypatch, capsys):
+def test_cli_rerank_writes_run_and_reports_errors(tiny_cross_encoder, make_bench, tmp_path, monkeypatch, capsys):
     from typer.testing import CliRunner
 
     from inferqa.cli import app, main
 
-    bench = make_bench(tmp_path / "bench")
+    bench = make_bench()
     run = make_run(bench, per_question=9)
     run.to_file(tmp_path / "in.trec")
-    res = CliRunner().invoke(app, ["rerank", str(tmp_path / "in.trec"), "--bench", str(tmp_path / "bench"),
+    res = CliRunner().invoke(app, ["rerank", str(tmp_path / "in.trec"), "--bench", str(bench.path),
                                    "--reranker", "cross-encoder", "--model", str(tiny_cross_encoder),
                                    "--depth", "6", "--out", str(tmp_path / "out.trec"), "--batch-size", "4"])
     assert res.exit_code == 0, res.output
@@ -223,7 +223,7 @@ def test_cli_rerank_writes_run_and_reports_errors(tiny_cross_encoder, tmp_path, 
 
     capsys.readouterr()
     monkeypatch.setattr(sys, "argv", ["inferqa", "rerank", str(tmp_path / "in.trec"), "--bench",
-                                      str(tmp_path / "bench"), "--reranker", "bogus", "--out", str(tmp_path / "x")])
+                                      str(bench.path), "--reranker", "bogus", "--out", str(tmp_path / "x")])
     with pytest.raises(SystemExit) as exc:
         main()
     err = capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Progress shown by every stage, on stderr: a tqdm bar (or rich's, for loops) in a terminal or a
 notebook; elsewhere (a pipe, a log file, a batch job) a line per 10 % of the work, or per
-minute when that is longer, never one per item."""
+minute when that is longer, never one per item, and nothing at all for work done within a
+couple of seconds (a log needs no ten lines about a 0.1 s loop)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
 LOG_STEP_PERCENT = 10  # a non-terminal gets a line each time the work passes a multiple of this
 LOG_EVERY_SECONDS = 60.0  # ... or when this long has passed since the last line
+LOG_QUIET_SECONDS = 2.0  # no line before the work has run this long
+_clock = time.monotonic  # read at each LogLines, so that tests can stand in a clock
 
 
 class LogLines:
@@ -17,13 +20,15 @@ class LogLines:
 
     Quacks like the part of tqdm the stages use (`update`, `set_postfix`, `close`, `with`);
     a line each time the count passes a multiple of LOG_STEP_PERCENT of `total`, or after
-    LOG_EVERY_SECONDS without one, and a last one at close if the count moved since."""
+    LOG_EVERY_SECONDS without one, and a last one at close if the count moved since; none
+    at all while the work has run less than LOG_QUIET_SECONDS."""
 
     def __init__(self, total: int | None, desc: str, unit: str, stream: TextIO, initial: int = 0,
-                 clock: Callable[[], float] = time.monotonic, **_tqdm_options: Any):
-        self.total, self.desc, self.unit, self.stream, self.clock = total, desc, unit, stream, clock
+                 clock: Callable[[], float] | None = None, **_tqdm_options: Any):
+        self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
+        self.clock = clock or _clock
         self.n = self.shown = initial
-        self.start = self.last = clock()
+        self.start = self.last = self.clock()
         self.step = self._step(initial)
         self.postfix = ""
         self.lines = 0
@@ -34,7 +39,8 @@ class LogLines:
     def update(self, n: int = 1) -> None:
         self.n += n
         step = self._step(self.n)
-        if step > self.step or self.clock() - self.last >= LOG_EVERY_SECONDS:
+        now = self.clock()
+        if (step > self.step or now - self.last >= LOG_EVERY_SECONDS) and now - self.start >= LOG_QUIET_SECONDS:
             self.step = step
             self._write()
 
@@ -53,7 +59,7 @@ class LogLines:
         self.lines += 1
 
     def close(self) -> None:
-        if self.n != self.shown or not self.lines:
+        if self.n != self.shown and (self.lines or self.clock() - self.start >= LOG_QUIET_SECONDS):
             self._write()
 
     def __enter__(self) -> "LogLines":
