@@ -83,6 +83,35 @@ def check_model_ref(name_or_path: str, what: str = "model folder", field: str = 
     return text
 
 
+TRAINING_INFO = "training.json"  # what `inferqa finetune` writes beside every model it trains
+
+
+def check_model_kind(name_or_path: str, kind: str, field: str = "model") -> str:
+    """`name_or_path` as given, unless it is a folder that holds another kind of model: one
+    that `inferqa finetune` trained as another KIND (its training.json says which), or one
+    that is no sentence-transformers bi-encoder (no modules.json: a cross-encoder, a bare
+    transformer). A missing folder fails as in `check_model_ref`; names and HF ids pass."""
+    import json
+
+    text = check_model_ref(name_or_path, field=field)
+    folder = Path(text).expanduser()
+    if not folder.is_dir():
+        return text
+    info = folder / TRAINING_INFO
+    if info.is_file():
+        try:
+            trained = json.loads(info.read_text(encoding="utf-8")).get("kind")
+        except (ValueError, AttributeError, OSError):
+            raise InputError("unreadable training record", file=info, field="kind") from None
+        if trained != kind:
+            raise InputError(f"this folder holds a {trained!r} model, not a {kind!r} one "
+                             f"(train one with `inferqa finetune {kind}`)", file=text, field=field)
+    elif not (folder / "modules.json").is_file():
+        raise InputError(f"not a sentence-transformers bi-encoder folder (no modules.json), so not a {kind!r} model",
+                         file=text, field=field)
+    return text
+
+
 def resolve_embedding_model(name_or_path: str) -> str:
     """`minilm` → the bundled path; a folder is passed through, an HF id after `hub_model`."""
     return str(minilm_path()) if name_or_path == MINILM else hub_model(check_model_ref(name_or_path))
