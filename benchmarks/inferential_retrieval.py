@@ -240,17 +240,20 @@ def scale(sizes: list[int], out: Path, model_dir: Path) -> str:
     for n in sizes:
         questions = max(2, round(n / 325))
         path = out / f"synthetic-{questions}"
-        code = ("import json, resource, sys, time; sys.path.insert(0, %r); import make_synthetic as ms; "
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from make_synthetic import ensure_synthetic
+
+        ensure_synthetic(path, questions, progress=False)  # built here: the child's peak is the index's own
+        code = ("import json, resource, sys, time; "
                 "from inferqa.formats.benchmark import Benchmark; from inferqa.retrieve import get_retriever; "
-                "ms.ensure_synthetic(%r, %d); b = Benchmark(%r); "
-                "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+                "b = Benchmark(%r); base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
                 "r = get_retriever('clue', model=%r, show_progress=False); t = time.perf_counter(); "
                 "r.index(b, %r); s = time.perf_counter() - t; "
                 "m = json.load(open(%r + '/retriever.json')); "
                 "print(json.dumps({'passages': m['passages'], 'units': m['units'], 'groups': m['groups'], "
-                "'index_s': s, 'encode_s': m['encode_seconds'], 'peak_mb': resource.getrusage("
+                "'index_s': s, 'encode_s': m['encode_seconds'], 'unit_s': m['unit_seconds'], 'peak_mb': resource.getrusage("
                 "resource.RUSAGE_SELF).ru_maxrss / 1024, 'before_index_mb': base / 1024}))"
-                ) % (str(REPO / "benchmarks"), str(path), questions, str(path), str(model_dir),
+                ) % (str(path), str(model_dir),
                      str(out / f"synthetic-{questions}-index"), str(out / f"synthetic-{questions}-index"))
         shutil.rmtree(out / f"synthetic-{questions}-index", ignore_errors=True)  # a fresh build is timed
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
@@ -259,11 +262,12 @@ def scale(sizes: list[int], out: Path, model_dir: Path) -> str:
             sys.exit(res.stderr[-2000:])
         rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
     lines = ["**scale: learned clue index on synthetic QUIT-shaped benchmarks**", "",
-             "| passages | distinct hints (texts encoded) | groups | index s | encode s | peak RSS MB |",
-             "|---:|---:|---:|---:|---:|---:|"]
+             "| passages | distinct hints (texts encoded) | hint sets | index s | of which encoding s | "
+             "of which passage → hints pass s | peak RSS MB |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['passages']:,} | {r['units']:,} | {r['groups']:,} | {r['index_s']:.1f} | "
-                     f"{r['encode_s']:.1f} | {r['peak_mb']:.0f} |")
+                     f"{r['encode_s']:.1f} | {r['unit_s']:.1f} | {r['peak_mb']:.0f} |")
     if len(rows) >= 2:
         a, b = rows[0], rows[-1]
         lines.append(f"\nratios largest / smallest: passages {b['passages'] / a['passages']:.2f}×, distinct hints "
