@@ -178,7 +178,8 @@ def set_groups(bench: "Benchmark") -> GroupKey:
     return lambda pid: frozenset(_hints_of(bench, pid))
 
 
-@plugin("hint-group", "linked", help="passages joined, directly or through others, by a shared hint text")
+@plugin("hint-group", "linked", help="passages joined, directly or through others, by a shared hint text",
+        suggest_for=("family", "families"))
 def linked_groups(bench: "Benchmark") -> GroupKey:
     root = _linked_roots(bench)
     return lambda pid: root(_hints_of(bench, pid)[0])

@@ -326,8 +326,10 @@ def get(kind: str, name: str) -> Plugin:
     if name not in plugins:
         _scan(kind)
     if name not in plugins:
-        close = difflib.get_close_matches(str(name), plugins, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        # `suggest_for`: words a user may mean this plugin by; suggested from, never accepted as names
+        words = {w: p.name for p in plugins.values() for w in p.meta.get("suggest_for", ())}
+        close = difflib.get_close_matches(str(name), [*plugins, *words], n=1, cutoff=0.6)
+        hint = f" (did you mean {words.get(close[0], close[0])!r}?)" if close else ""
         broken = "".join(f"; {m} failed to import ({e})" for m, e in _BROKEN[kind].items())
         raise InputError(f"unknown {kind} {name!r}{hint}; available: {', '.join(sorted(plugins))}{broken}")
     return plugins[name]

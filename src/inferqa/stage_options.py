@@ -1,4 +1,4 @@
-"""Options of the build, label, annotate and read stages that `inferqa --help` shows, declared once.
+"""Options of the build, label, annotate, read and tuning stages that `inferqa --help` shows, declared once.
 
 They live here, not beside their plugins, because importing `inferqa.read`, `inferqa.label`,
 `inferqa.annotate` or `inferqa.construct` at CLI start-up costs about 0.1 s each; this module
@@ -30,6 +30,13 @@ READ_KS = Option("ks", list, [1, 3, 5], "top-k passages merged into one context,
 TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")
 TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
                      "alpha grid; beta = 1 - alpha (only their ratio orders hints)")
+# The adaptive diversification margin's grid search (inferqa.tuning.tune_margin, `inferqa tune-diversify`).
+TUNE_METRIC = Option("metric", str, "hit@10", "measure whose mean picks the margin (ties: the smaller margin)")
+TUNE_MEASURES = Option("measures", list, ["hit@1", "hit@10", "mrr", "ndcg@10"], "measures of the margin grid")
+TUNE_PER_GROUP = Option("diversify", int, 1, "at most N passages of one hint-group in the head of a diversified "
+                        "query", min=1)
+TUNE_SHARES = Option("shares", list, [i / 10 for i in range(11)], "shares of the split's queries to diversify, "
+                     "each in [0, 1]; their margins are the grid")
 UNION_ALPHA = Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0)
 UNION_BETA = Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0)
 LABEL_MATCH = Option("label_match", str, "exact", "QUIT release labels: exact (the authors' rule: a labeller's "

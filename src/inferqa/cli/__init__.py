@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "finetune",
     "read",
     "tune_union",
+    "tune_diversify",
     "answers",
     "label",
     "annotate",

@@ -11,7 +11,8 @@ import typer
 from ..defaults import RERANK_DEPTH
 from ..options import parse_key_values
 from .app import allow_partial_opt, app
-from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
+from ..retrieve.diversify import FLAGS as DIVERSIFY_FLAGS, GROUPING as DIVERSIFY_BY, MARGIN as DIVERSIFY_MARGIN
+from ..retrieve.diversify import PER_GROUP as DIVERSIFY_N
 from .flags import option_flag
 from .llm_options import backend_opt, cache_opt, no_cache_opt, num_actors_opt, ray_address_opt
 
@@ -45,6 +46,8 @@ def rerank_cmd(
     ray_address: Optional[str] = ray_address_opt, num_actors: int = num_actors_opt,
     diversify: Optional[int] = option_flag(DIVERSIFY_N, "--diversify"),
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
+    diversify_margin: Optional[float] = option_flag(DIVERSIFY_MARGIN, "--diversify-margin",
+                                                    note="needs --diversify; `inferqa tune-diversify` chooses it"),
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
@@ -71,7 +74,7 @@ def rerank_cmd(
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     plugin.settings(extra)  # option errors before the run is read
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
-    per_group, grouping = check_diversify(diversify, diversify_by, ("--diversify", "--diversify-by"))
+    per_group, grouping, margin = check_diversify(diversify, diversify_by, diversify_margin, names=DIVERSIFY_FLAGS)
     benchmark = Benchmark(bench)
     run = open_run(run_file, benchmark, split, allow_partial=allow_partial)
     ckpt = checkpoint_path(out)
@@ -80,7 +83,7 @@ def rerank_cmd(
                           progress=True, executor=executor)
     seconds = time.perf_counter() - t0
     if per_group is not None:
-        reranked = diversify_run(reranked, benchmark, per_group, grouping)
+        reranked = diversify_run(reranked, benchmark, per_group, grouping, margin)
     reranked.to_file(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)

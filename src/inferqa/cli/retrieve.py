@@ -15,7 +15,8 @@ from ..formats.oracles import ORACLE_SEED
 from ..defaults import MIN_LABEL
 from ..options import parse_key_values
 from .app import app
-from ..retrieve.diversify import GROUPING as DIVERSIFY_BY, PER_GROUP as DIVERSIFY_N
+from ..retrieve.diversify import FLAGS as DIVERSIFY_FLAGS, GROUPING as DIVERSIFY_BY, MARGIN as DIVERSIFY_MARGIN
+from ..retrieve.diversify import PER_GROUP as DIVERSIFY_N
 from .flags import declared_flag, declared_help, option_flag
 
 RETRIEVER_HELP = " | ".join(registry.available("retriever")) + " (`inferqa plugins retriever NAME`: its options)."
@@ -94,6 +95,8 @@ def retrieve_cmd(
     opt: Optional[List[str]] = _opt, index_dir: Optional[Path] = _idx,
     diversify: Optional[int] = option_flag(DIVERSIFY_N, "--diversify"),
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
+    diversify_margin: Optional[float] = option_flag(DIVERSIFY_MARGIN, "--diversify-margin",
+                                                    note="needs --diversify; `inferqa tune-diversify` chooses it"),
 ) -> None:
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
     from ..io import check_output
@@ -101,7 +104,7 @@ def retrieve_cmd(
     from ..retrieve import question_queries
 
     check_output(out)
-    per_group, grouping = check_diversify(diversify, diversify_by, ("--diversify", "--diversify-by"))
+    per_group, grouping, margin = check_diversify(diversify, diversify_by, diversify_margin, names=DIVERSIFY_FLAGS)
     bench = Benchmark(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
@@ -109,7 +112,7 @@ def retrieve_cmd(
     r.load()  # a missing index fails before any query is encoded
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
     if per_group is not None:
-        run = diversify_run(run, bench, per_group, grouping)
+        run = diversify_run(run, bench, per_group, grouping, margin)
     run.to_file(out)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 

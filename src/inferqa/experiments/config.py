@@ -10,6 +10,7 @@ retrievers:
   - {name: minilm, kind: dense, options: {model: minilm}}
   - {name: clue-div1, kind: clue, diversify: 1}   # at most 1 passage per hint-group in the head
   - {name: clue-q1, kind: clue, diversify: 1, diversify_by: linked}   # … per linked hint family
+  - {name: clue-gate, kind: clue, diversify: 1, diversify_by: linked, diversify_margin: 0.02}  # uncertain heads
 rerankers:
   - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
 readers:
@@ -29,6 +30,7 @@ declare them (alpha, beta).
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import asdict, dataclass, field, replace
@@ -40,7 +42,7 @@ from ..errors import InputError
 from ..formats.oracles import ORACLE_SEED
 from ..io import read_text
 from ..registry import REQUIRED, Option
-from ..retrieve.diversify import GROUPING, check_diversify
+from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..stage_options import READ_KS, READ_STRATEGIES
 
 _POSITIVE = Option("value", int, REQUIRED, min=1)
@@ -60,6 +62,7 @@ class StageSpec:
     options: dict[str, Any] = field(default_factory=dict)
     diversify: int | None = None  # at most N passages of one hint-group in the head (retrieve.diversify)
     diversify_by: str = GROUPING.default  # the hint-group: set | linked
+    diversify_margin: float | None = None  # only queries whose top group leads by less (None: every query)
 
 
 @dataclass(frozen=True)
@@ -126,10 +129,12 @@ class _Checker:
     def mapping(self, obj: Any, field: str, allowed: set[str], record: object = None) -> dict:
         if not isinstance(obj, dict):
             raise self.fail(f"expected a mapping, got {type(obj).__name__}", field, record)
-        unknown = sorted(set(obj) - allowed)
+        unknown = sorted(set(obj) - allowed, key=str)
         if unknown:
-            raise self.fail(f"unknown key(s) {', '.join(map(str, unknown))} (allowed: {', '.join(sorted(allowed))})",
-                            field, record)
+            close = difflib.get_close_matches(str(unknown[0]), allowed, n=1, cutoff=0.75)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise self.fail(f"unknown key(s) {', '.join(map(str, unknown))}{hint} (allowed: "
+                            f"{', '.join(sorted(allowed))})", field, record)
         return obj
 
     def name(self, obj: Any, field: str, record: object = None) -> str:
@@ -185,8 +190,7 @@ def _stages(c: _Checker, raw: Any, field: str, depth_option: Option, plugin_kind
 
     out, seen = [], set()
     for i, item in enumerate(c.listing(raw, field)):
-        item = c.mapping(item, field, {"name", "kind", "depth", "options", "diversify",
-                                                 "diversify_by"}, record=i)
+        item = c.mapping(item, field, {"name", "kind", "depth", "options", *DIVERSIFY_KEYS}, record=i)
         if "kind" not in item:
             raise c.fail("missing 'kind'", f"{field}[{i}].kind", record=i)
         kind = c.string(item["kind"], f"{field}[{i}].kind", record=i)
@@ -199,10 +203,10 @@ def _stages(c: _Checker, raw: Any, field: str, depth_option: Option, plugin_kind
         plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
         _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
         try:
-            div, by = check_diversify(item.get("diversify"), item.get("diversify_by"))
+            div, by, margin = check_diversify(*(item.get(key) for key in DIVERSIFY_KEYS))
         except InputError as exc:
             raise c.fail(exc.message, f"{field}[{i}].{exc.field}", record=i) from None
-        out.append(StageSpec(name, kind, depth, options, div, by))
+        out.append(StageSpec(name, kind, depth, options, div, by, margin))
     return tuple(out)
 
 

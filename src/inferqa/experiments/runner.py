@@ -190,7 +190,7 @@ class _Runner:
             return run
         from ..retrieve.diversify import diversify
 
-        return diversify(run, self.bench, spec.diversify, spec.diversify_by)
+        return diversify(run, self.bench, spec.diversify, spec.diversify_by, spec.diversify_margin)
 
     def reranker(self, spec: StageSpec):
         from .. import registry
@@ -366,7 +366,8 @@ def _diversify_input(spec: StageSpec) -> dict[str, Any]:
     if spec.diversify is None:
         return {}
     by = {} if spec.diversify_by == GROUPING.default else {"diversify_by": spec.diversify_by}
-    return {"diversify": spec.diversify, **by}
+    margin = {} if spec.diversify_margin is None else {"diversify_margin": spec.diversify_margin}
+    return {"diversify": spec.diversify, **by, **margin}
 
 
 def _read_summary(path: Path) -> list[dict]:

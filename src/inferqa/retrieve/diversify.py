@@ -13,11 +13,11 @@ head's real scores.
 nDCG rewards the redundant head (several relevant orderings of the same hints); Hit@k and
 MRR reward the spread: report both (`inferqa evaluate` shows both by default).
 
-Its options are declared once (`OPTIONS`); the two of `inferqa retrieve`, `inferqa rerank` and
-the experiment file are checked once (`check_diversify`). `diversify_margin` makes it adaptive
-(library only so far): a query is diversified only when its top group leads the next group's
-best score by less than the margin, so confident heads keep their redundant evidence (nDCG)
-and uncertain ones get the spread (Hit@k, MRR).
+Its options are declared once (`OPTIONS`); those of `inferqa retrieve`, `inferqa rerank` and
+the experiment file are checked once (`check_diversify`). `diversify_margin` makes it adaptive:
+a query is diversified only when its top group leads the next group's best score by less
+than the margin, so confident heads keep their redundant evidence (nDCG) and uncertain ones
+get the spread (Hit@k, MRR); `inferqa.tuning.tune_margin` chooses it on a dev split.
 """
 
 from __future__ import annotations
@@ -50,18 +50,29 @@ def check_per_group(per_group: object) -> int:
                          field="diversify") from None
 
 
-def check_diversify(per_group: object, by: object, names: tuple[str, str] = ("diversify", "diversify_by")
-                    ) -> tuple[int | None, str]:
-    """The pair (None: not given) checked before any work; `names` are how the caller spells
-    them (`--diversify`, `--diversify-by` on the command line). Returns (N or None, grouping)."""
+NAMES = tuple(o.name for o in OPTIONS)  # as the API and the experiment file spell them
+FLAGS = tuple("--" + n.replace("_", "-") for n in NAMES)  # as `inferqa retrieve` and `rerank` do
+
+
+def check_diversify(per_group: object, by: object, margin: object = None, *, names: tuple[str, ...] = NAMES
+                    ) -> tuple[int | None, str, float | None]:
+    """The three options (None: not given) checked before any work; `names` are how the caller
+    spells them (`--diversify`, `--diversify-by`, `--diversify-margin` on the command line).
+    Returns (N or None, grouping, margin or None)."""
     if by is not None:
         try:
             check_grouping(by)
         except InputError as exc:
             raise InputError(exc.message, field=names[1]) from None
-        if per_group is None:
-            raise InputError(f"{names[1]} needs {names[0]} N", field=names[1])
-    return (None if per_group is None else check_per_group(per_group)), str(by or GROUPING.default)
+    for value, name in ((by, names[1]), (margin, names[2])):
+        if value is not None and per_group is None:
+            raise InputError(f"{name} needs {names[0]} N", field=name)
+    if margin is not None:
+        try:
+            margin = MARGIN.check(margin, names[2])
+        except InputError:
+            raise InputError(f"{names[2]} takes a number ≥ 0, got {margin!r}", field=names[2]) from None
+    return (None if per_group is None else check_per_group(per_group)), str(by or GROUPING.default), margin
 
 
 def diversify_ranking(ranked: list[tuple[str, float]], per_group: int,
