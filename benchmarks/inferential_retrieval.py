@@ -48,7 +48,8 @@ K = 1000
 METRICS = ("hit@1", "hit@10", "mrr", "ndcg_exp@10")
 LABELS = ("Hit@1", "Hit@10", "MRR", "nDCG@10")
 DENSE, CLUE, FAMILY, ADAPTIVE, LEARNED, LEARNED_ADAPTIVE, LEARNED_AHEAD = (
-    "full-passage dense", "clue", "clue + family", "clue + adaptive", "learned clue", "learned clue + adaptive",
+    "full-passage dense", "clue", "clue + family", "clue + adaptive, maximin", "learned clue",
+    "learned clue + adaptive, maximin",
     "learned clue + adaptive, ahead-tuned")
 SHARES = [i / 20 for i in range(21)]  # the tuning grid: margins diversifying these shares of the dev queries
 
@@ -222,7 +223,7 @@ def fmt_table(title: str, rows: list[dict]) -> str:
         name = r["method"] + (f" ({r['diversified']} q diversified)" if r["diversified"] is not None else "")
         ps = " / ".join(fmt_p(r["p"][m]) for m in METRICS) if r["method"] != DENSE else "–"
         lines.append(f"| {name} | " + " | ".join(f"{r[m]:.1f}" for m in METRICS)
-                     + f" | {r['texts']:,} | {r['index_s']:.1f} | {ps} |")
+                     + f" | {r['texts']:,} | {r['index_s']:,.1f} | {ps} |")
     return "\n".join(lines)
 
 
