@@ -162,9 +162,9 @@ def test_a_folder_of_another_kind_is_refused(tmp_path, kind):
 def test_a_folder_that_is_no_bi_encoder_or_missing_is_refused(bench, tmp_path, monkeypatch, capsys):
     from inferqa.retrieve import get_retriever
 
-    cross = _folder(tmp_path, "cross-encoder", None)  # a transformer without sentence-transformers modules
-    with pytest.raises(InputError, match="no modules.json"):
-        get_retriever("clue", model=str(cross))
+    bare = _folder(tmp_path, "bare", None)  # a transformer without sentence-transformers modules
+    with pytest.raises(InputError, match="no pooling module"):
+        get_retriever("clue", model=str(bare))
     with pytest.raises(InputError, match="not found"):
         get_retriever("clue", model=str(tmp_path / "absent"))
     reranker = _folder(tmp_path, "reranker", {"kind": "reranker"})
@@ -173,3 +173,15 @@ def test_a_folder_that_is_no_bi_encoder_or_missing_is_refused(bench, tmp_path, m
     one_line_error(code, err, "'reranker' model", "reranker")
     after = sorted(p.name for p in (bench.path / "indexes").iterdir()) if (bench.path / "indexes").exists() else []
     assert after == before  # nothing written
+
+
+def test_an_untrained_cross_encoder_folder_is_refused(minilm, tmp_path):
+    """No training.json: what gives it away is sentence-transformers' own record of the model type."""
+    from sentence_transformers import CrossEncoder
+
+    from inferqa.retrieve import get_retriever
+
+    CrossEncoder(minilm, num_labels=1, device="cpu").save(str(tmp_path / "ce"))
+    with pytest.raises(InputError, match="a CrossEncoder"):
+        get_retriever("clue", model=str(tmp_path / "ce"))
+    get_retriever("clue", model=minilm)  # the bi-encoder it came from is taken
