@@ -86,6 +86,8 @@ def test_finetuned_retriever_loads_and_differs(bench, minilm, tmp_path):
     run = r.search({q: bench.questions[q].text for q in bench.split_qids("test")}, 5)
     assert all(len(v) == 5 for v in run.values())
     parse_passage_id(next(iter(run.values()))[0][0])
+    with pytest.raises(InputError, match="holds a 'retriever' model, not a 'clue' one"):
+        get_retriever("clue", model=str(out))  # a dense retriever's folder is no clue encoder
 
 
 def test_finetuned_reranker_loads_and_scores(bench, minilm, tmp_path):
@@ -105,6 +107,9 @@ def test_finetuned_reranker_loads_and_scores(bench, minilm, tmp_path):
     from inferqa.rerank import get_reranker
     rr = get_reranker("cross-encoder", model=str(out)).score(q.text, [t for _, t in pairs])
     assert (rr[0] > rr[1]) == (scores[0] > scores[1]) and rr[0] != rr[1]
+    from inferqa.retrieve import get_retriever
+    with pytest.raises(InputError, match="holds a 'reranker' model, not a 'clue' one"):
+        get_retriever("clue", model=str(out))  # a real cross-encoder folder, refused before any work
 
 
 @pytest.mark.parametrize("trainer", [finetune_retriever, finetune_reranker])
@@ -138,5 +143,5 @@ def test_finetune_cli_trains_the_asked_kind_and_rejects_others(bench, minilm, tm
         mp.setattr("sys.argv", ["inferqa", "finetune", "tokenizer", "--bench", str(bench.path), "--out", str(tmp_path / "x")])
         with pytest.raises(SystemExit) as bad:
             main()
-    assert bad.value.code == 2 and "retriever, colbert or reranker" in capsys.readouterr().err
+    assert bad.value.code == 2 and "clue, colbert, reranker, retriever" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

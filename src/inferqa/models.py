@@ -83,6 +83,53 @@ def check_model_ref(name_or_path: str, what: str = "model folder", field: str = 
     return text
 
 
+TRAINING_INFO = "training.json"  # what `inferqa finetune` writes beside every model it trains
+
+
+def check_model_kind(name_or_path: str, kind: str, field: str = "model") -> str:
+    """`name_or_path` as given, unless it is a folder that holds another kind of model: one
+    that `inferqa finetune` trained as another KIND (its training.json says which), or one
+    that is no sentence-transformers bi-encoder (a cross-encoder, a late-interaction model,
+    a bare transformer: no pooling module). A missing folder fails as in `check_model_ref`;
+    names and HF ids pass."""
+    text = check_model_ref(name_or_path, field=field)
+    folder = Path(text).expanduser()
+    if not folder.is_dir():
+        return text
+    info = folder / TRAINING_INFO
+    if info.is_file():
+        trained = _json_field(info, "kind")
+        if trained != kind:
+            raise InputError(f"this folder holds a {trained!r} model, not a {kind!r} one "
+                             f"(train one with `inferqa finetune {kind}`)", file=text, field=field)
+        return text
+    model_type = _json_field(folder / "config_sentence_transformers.json", "model_type")
+    modules = folder / "modules.json"
+    pooled = modules.is_file() and any(str(m.get("type", "")).endswith("Pooling")
+                                       for m in _read_json(modules, []) if isinstance(m, dict))
+    if model_type not in (None, "SentenceTransformer") or not pooled:
+        what = f"a {model_type}" if model_type not in (None, "SentenceTransformer") else "no pooling module"
+        raise InputError(f"not a sentence-transformers bi-encoder folder ({what}), so not a {kind!r} model",
+                         file=text, field=field)
+    return text
+
+
+def _read_json(path: Path, default):
+    import json
+
+    if not path.is_file():
+        return default
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        raise InputError("unreadable JSON", file=path) from None
+
+
+def _json_field(path: Path, key: str):
+    data = _read_json(path, {})
+    return data.get(key) if isinstance(data, dict) else None
+
+
 def resolve_embedding_model(name_or_path: str) -> str:
     """`minilm` → the bundled path; a folder is passed through, an HF id after `hub_model`."""
     return str(minilm_path()) if name_or_path == MINILM else hub_model(check_model_ref(name_or_path))

@@ -1,4 +1,4 @@
-"""`inferqa finetune`: a retriever or reranker trained on a benchmark split."""
+"""`inferqa finetune`: a retriever, clue encoder or reranker trained on a benchmark split."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .flags import option_flag
 
 @app.command("finetune")
 def finetune_command(
-    kind: str = typer.Argument(..., help="retriever, colbert or reranker: `inferqa plugins fine-tuner` says what "
+    kind: str = typer.Argument(..., help="retriever, colbert, clue or reranker: `inferqa plugins fine-tuner` says what "
                                "each trains."),
     bench: Path = typer.Option(..., "--bench", help="Benchmark directory."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the trained model (usable as --model PATH)."),
@@ -33,7 +33,7 @@ def finetune_command(
     max_steps: Optional[int] = option_flag(FINETUNE["max_steps"], "--max-steps"),
     seed: Optional[int] = option_flag(FINETUNE["seed"], "--seed"),
 ) -> None:
-    """Fine-tune a bi-encoder retriever or a cross-encoder reranker on a benchmark split."""
+    """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder or a cross-encoder reranker on a benchmark split."""
     from ..experiments.finetune import FinetuneOptions
     from ..io import check_output
 
@@ -41,7 +41,7 @@ def finetune_command(
     from .. import registry
 
     if kind not in registry.available("fine-tuner"):
-        raise InputError(f"finetune KIND must be retriever, colbert or reranker, not {kind!r} "
+        raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not {kind!r} "
                          "(`inferqa plugins fine-tuner`)", field="kind")
     trainer = registry.get("fine-tuner", kind).factory
     opts = FinetuneOptions.given(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,

@@ -7,6 +7,9 @@ cross-encoder reranker.
   (their positives would be false in-batch negatives).
 - ColBERT: sentence-transformers' MultiVectorEncoder with its MaxSim contrastive loss, same
   examples and batches as the bi-encoder; saved in PyLate's layout (`retrieve/colbert_model.py`).
+- Clue: the bi-encoder trained on (question, one of its own hints) pairs, hard negatives the
+  hints of other questions' passages that `negatives_from` ranks first; it loads as the
+  `clue` retriever's model, so its index still holds one vector per distinct hint.
 - Reranker: a sentence-transformers CrossEncoder whose encoder starts from the given
   weights (MiniLM here) and whose one-logit head is new, trained with binary cross-entropy:
   the question's own passages with label >= min_label are positive, other questions'
@@ -21,6 +24,7 @@ written atomically and loads with `--model PATH` wherever a model is taken.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -34,10 +38,11 @@ from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
 from ..defaults import MIN_LABEL
 from ..io import atomic_dir, write_json
+from ..models import TRAINING_INFO
 from ..registry import Option, plugin
 
 LOG_FILE = "training_log.jsonl"
-INFO_FILE = "training.json"
+INFO_FILE = TRAINING_INFO
 
 
 # The options of every fine-tuner, declared once: FinetuneOptions' defaults, its checks and
@@ -46,7 +51,7 @@ OPTIONS = {o.name: o for o in (
     Option("split", str, "train", "split to train on"),
     Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),
     Option("negatives", int, 10, "hard negatives per question (0: in-batch negatives only)", min=0),
-    Option("negatives_from", str, "bm25", "negatives from bm25, dense, random or a TREC run file"),
+    Option("negatives_from", str, "bm25", "negatives from bm25, dense, clue, random or a TREC run file"),
     replace(MIN_LABEL, help="lowest label counted as positive (2: answerable only)"),
     Option("epochs", int, 1, "passes over the examples", min=1),
     Option("batch_size", int, 32, "examples per step (in-batch negatives need two)", min=2),
@@ -85,12 +90,15 @@ def _check(opts: FinetuneOptions) -> None:
         opt.check(getattr(opts, name), "finetune")
 
 
-def _questions(bench: Benchmark, opts: FinetuneOptions) -> list[str]:
+def _questions(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[str]:
     qids = bench.split_qids(opts.split)
     if opts.max_questions:
         qids = qids[:opts.max_questions]
     if not qids:
         raise InputError(f"split {opts.split!r} has no questions", file=bench.path, field="split")
+    if len(qids) < least:
+        raise InputError(f"split {opts.split!r} has {len(qids)} question(s) to train on; in-batch negatives are "
+                         f"other questions' texts, so at least {least} are needed", file=bench.path, field="split")
     return qids
 
 
@@ -116,14 +124,14 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
         from ..formats import open_run
 
         run = open_run(source, bench, opts.split)  # ids checked: an unknown passage is one line, not a KeyError
-    elif source in ("bm25", "dense"):
+    elif source in ("bm25", "dense", "clue"):
         from ..retrieve import get_retriever, question_queries
         retriever = get_retriever(source).ensure_index(bench)
         # The question's own passages (up to 325) come first; search deep enough to get past them.
         per_q = max(len(bench.qrels.get(q, {})) for q in qids)
         run = retriever.search(question_queries(bench, qids), per_q + 4 * opts.negatives)
     else:
-        raise InputError(f"negatives_from must be bm25, dense, random or a TREC run file, got {source!r}",
+        raise InputError(f"negatives_from must be bm25, dense, clue, random or a TREC run file, got {source!r}",
                          field="negatives_from")
     pool = {}
     for qid in qids:
@@ -140,13 +148,14 @@ def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Ra
     return pids[:opts.positives]
 
 
-def build_examples(bench: Benchmark, opts: FinetuneOptions) -> list[Example]:
-    """n positives per question, each paired with one hard negative when there are any."""
+def build_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[Example]:
+    """n positives per question, each paired with one hard negative when there are any;
+    `least`: the fewest questions the trainer can learn from."""
     from ..formats.oracles import check_min_label
 
     _check(opts)
     check_min_label(opts.min_label, bench.qrels)
-    qids = _questions(bench, opts)
+    qids = _questions(bench, opts, least)
     rng = random.Random(opts.seed)
     negatives = _negative_pool(bench, qids, opts)
     examples = []
@@ -160,6 +169,36 @@ def build_examples(bench: Benchmark, opts: FinetuneOptions) -> list[Example]:
     if not examples:
         raise InputError(f"no passage with label >= {opts.min_label} in split {opts.split!r}; nothing to train on",
                          file=bench.path, field="min_label")
+    return examples
+
+
+def question_hints(bench: Benchmark, qid: str) -> list[str]:
+    """The hint texts of a question that its passages hold (a leak-dropped hint is kept in the
+    record but held by no passage), in the record's order."""
+    q = bench.questions[qid]
+    dropped = set(q.metadata.get("dropped_hints") or ())
+    return [h.text for i, h in enumerate(q.hints) if i not in dropped]
+
+
+def build_clue_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[Example]:
+    """(question, one of its own hints) for up to `positives` hints per question, each paired
+    with a hard negative: a hint of the other questions' passages that `negatives_from` ranks
+    first (up to `negatives` distinct hints, none of the question's own)."""
+    _check(opts)
+    qids = _questions(bench, opts, least)
+    pool = _negative_pool(bench, qids, opts)
+    examples = []
+    for qid in qids:
+        own = question_hints(bench, qid)
+        mine = set(own)
+        ranked = (h for pid in pool[qid] for h in bench.hints_of(pid) if h not in mine)
+        negs = list(dict.fromkeys(ranked))[:opts.negatives]
+        query = bench.questions[qid].text
+        examples += [Example(qid, query, hint, negs[i % len(negs)] if negs else None)
+                     for i, hint in enumerate(own[:opts.positives])]
+    if not examples:
+        raise InputError(f"no question of split {opts.split!r} has a hint; nothing to train on",
+                         file=bench.path, field="hints")
     return examples
 
 
@@ -251,16 +290,17 @@ def _steps(n_batches: int, opts: FinetuneOptions) -> int:
     return min(total, opts.max_steps) if opts.max_steps else total
 
 
-def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions,
-           resolve=None) -> tuple[Benchmark, str, list[Example], random.Random]:
+def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, resolve=None,
+           examples: Callable = build_examples, least: int = 1) -> tuple[Benchmark, str, list[Example], random.Random]:
     """What every trainer does first, in this order: the benchmark, the starting weights
-    (a missing model folder fails before negatives are mined), the seeds, the examples."""
+    (a missing model folder fails before negatives are mined), the seeds, the examples
+    (`examples(bench, options, least)`; `least`: the fewest questions it can learn from)."""
     from ..models import resolve_embedding_model
 
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
     weights = (resolve or resolve_embedding_model)(model)
     _seed_everything(options.seed)
-    return bench, weights, build_examples(bench, options), random.Random(options.seed)
+    return bench, weights, examples(bench, options, least), random.Random(options.seed)
 
 
 def _in_batch_steps(examples: list[Example], opts: FinetuneOptions) -> int:
@@ -280,9 +320,24 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
                        model: str = DEFAULT_ENCODER,
                        options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
     """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
+    return _bi_encoder("retriever", bench, out_dir, model, options, device, build_examples)
+
+
+@plugin("fine-tuner", "clue", help="clue encoder for the `clue` retriever: question vs its own hints, in-batch "
+        "negatives plus other questions' hints as hard negatives")
+def finetune_clue(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
+                  options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
+    """Train the `clue` retriever's encoder (`build_clue_examples`, the bi-encoder's loss); the
+    folder loads with `clue` model=PATH and its index stays one vector per distinct hint."""
+    return _bi_encoder("clue", bench, out_dir, model, options, device, build_clue_examples)
+
+
+def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, model: str,
+                options: FinetuneOptions, device: str | None, examples_of: Callable) -> Path:
+    """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
     from sentence_transformers import SentenceTransformer
 
-    bench, weights, examples, rng = _setup(bench, model, options)
+    bench, weights, examples, rng = _setup(bench, model, options, examples=examples_of, least=2)
     st = SentenceTransformer(weights, device=device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
@@ -296,7 +351,7 @@ def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.P
                     for col in columns]
         return mnrl(features, None)
 
-    return _fit("retriever", out_dir, model, bench, options, examples, _epochs(examples, options, rng), total,
+    return _fit(kind, out_dir, model, bench, options, examples, _epochs(examples, options, rng), total,
                 lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))))
 
 
@@ -338,7 +393,7 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
     from ..retrieve.colbert_model import (init_colbert, is_colbert_folder, load_colbert, resolve_colbert_start,
                                           write_colbert)
 
-    bench, start, examples, rng = _setup(bench, model, options, resolve_colbert_start)
+    bench, start, examples, rng = _setup(bench, model, options, resolve_colbert_start, least=2)
 
     def make(tmp: Path):  # a new projection is initialised in the output folder, then removed
         begin = start if is_colbert_folder(start) else \
@@ -385,9 +440,13 @@ def _to(features: dict, device) -> dict:
 
 def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: FinetuneOptions,
                 examples: list[Example], losses: list[float], seconds: float) -> None:
+    qids = sorted({e.qid for e in examples})
     write_json(folder / INFO_FILE, {
         "kind": kind, "base_model": model, "benchmark": str(bench.path), "options": asdict(opts),
-        "questions": len({e.qid for e in examples}), "examples": len(examples),
+        "sources": bench.meta.get("sources") or [], "questions": len(qids),
+        # which questions it saw, checkable against any evaluation set without listing them
+        "questions_sha256": hashlib.sha256("\n".join(qids).encode()).hexdigest(),
+        "examples": len(examples),
         "with_negative": sum(1 for e in examples if e.negative), "steps": len(losses),
         "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
         "seconds": round(seconds, 2),

@@ -34,7 +34,7 @@ from ..errors import InputError
 from ..hints import UnitSets, hint_unit_sets
 from ..io import read_json, write_json
 from ..defaults import DEFAULT_ENCODER
-from ..models import MINILM, check_model_ref
+from ..models import MINILM, check_model_kind
 from ..formats import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
@@ -55,8 +55,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 @plugin("retriever", "clue",
-        Option("model", str, DEFAULT_ENCODER, "sentence-transformers model for the clue units: HF id, folder or "
-               "minilm"),
+        Option("model", str, DEFAULT_ENCODER, "sentence-transformers model for the clue units: HF id, minilm, or a "
+               "folder (`inferqa finetune clue` trains one)"),
         Option("compose", str, "mean-embedding", "how a passage's unit scores combine", choices=COMPOSITIONS),
         Option("units", str, "hints", "clue units: the questions' hints, or sentences of the passage text",
                choices=UNIT_KINDS),
@@ -74,9 +74,10 @@ class ClueRetriever(Retriever):
     def __init__(self, *, model: str, compose: str, units: str, query_model: str | None, query_prefix: str,
                  unit_prefix: str, temperature: float, batch_size: int, device: str | None, show_progress: bool):
         # compose, units and temperature are checked by the registry (their declared options).
-        for ref in (model, query_model):
+        for ref, name in ((model, "model"), (query_model, "query_model")):
             if ref and ref != MINILM:
-                check_model_ref(ref)  # a missing model folder fails here, before any work
+                # a missing folder, or one of another kind (a reranker, a dense retriever), fails here
+                check_model_kind(ref, "clue", field=name)
         super().__init__(model=model, units=units, unit_prefix=unit_prefix)
         # How queries are scored against the index: not part of it (one index, every composition).
         self.compose, self.query_model, self.query_prefix = compose, query_model, query_prefix
