@@ -4,6 +4,7 @@ one step per prompt), and models named by hub id that fail fast offline."""
 from __future__ import annotations
 
 import io
+import itertools
 import socket
 
 import pytest
@@ -49,6 +50,8 @@ def bars(monkeypatch):
     rec = Bars()
     for mod in (inferqa.progress, inferqa.read.run, inferqa.scale.backends):
         monkeypatch.setattr(mod, "counter", rec)
+    ticks = itertools.count(0.0, 60.0)  # a minute per reading: past the quiet start of a log's lines at once
+    monkeypatch.setattr(inferqa.progress, "_clock", lambda: next(ticks))
     return rec
 
 
