@@ -292,15 +292,6 @@ def test_cli_yaml_and_library_share_gate_give_the_same_run(gated, tmp_path, monk
     assert kept | moved == set(oracle) and kept and 0 < len(moved) <= round(len(oracle) / 2)
 
 
-def test_the_share_enters_the_stage_hash_only_when_set():
-    from inferqa.experiments.config import StageSpec
-    from inferqa.experiments.runner import _diversify_input
-
-    assert _diversify_input(StageSpec("s", "bm25", 10, diversify=1)) == {"diversify": 1}
-    assert _diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_share=0.35)) == {
-        "diversify": 1, "diversify_share": 0.35}
-
-
 @pytest.mark.parametrize("command", ["retrieve", "rerank"])
 @pytest.mark.parametrize("bad, needle", [
     (["--diversify-margin", "0.1"], "--diversify-margin needs --diversify N"),
