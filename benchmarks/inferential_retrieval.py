@@ -14,9 +14,13 @@ into the repo), each built as a QUIT-style benchmark (top 5 hints, drop-hint lea
 Rows: full-passage dense (bundled MiniLM), clue (untrained MiniLM, mean of hint embeddings),
 clue + family (one passage per linked hint family in the head), adaptive (family
 diversification only where the top family's lead over the next is below a margin tuned on
-TriviaHG dev, never on the table's data), the learned clue scorer, and learned + adaptive.
-The margin maximises, on TriviaHG dev, the smallest gain over dense among the four metrics
-(ties: the largest mean gain). nDCG@10 is `ndcg_exp@10` (QUIT's exponential gain). p: paired
+TriviaHG dev, never on the table's data), dev share (the share of TriviaHG dev queries that
+margin diversifies, applied as `diversify(..., share=)` to the table's own run: its least-led
+queries), the learned clue scorer, and learned + adaptive (margin, dev share). The margin
+maximises, on TriviaHG dev, the smallest gain over dense among the four metrics (ties: the
+largest mean gain). The ahead-tuned rule (margin, and the dev share it diversifies) was set
+after WikiHint's figures were seen: its rows are shown, marked post hoc, and never picked as
+the best. nDCG@10 is `ndcg_exp@10` (QUIT's exponential gain). p: paired
 randomisation test against dense per metric, Holm-corrected over the rows (`compare`).
 
     nice python benchmarks/inferential_retrieval.py            # → runs/inferential/
@@ -47,10 +51,13 @@ OUT = REPO / "runs" / "inferential"
 K = 1000
 METRICS = ("hit@1", "hit@10", "mrr", "ndcg_exp@10")
 LABELS = ("Hit@1", "Hit@10", "MRR", "nDCG@10")
-DENSE, CLUE, FAMILY, ADAPTIVE, LEARNED, LEARNED_ADAPTIVE, LEARNED_AHEAD = (
-    "full-passage dense", "clue", "clue + family", "clue + adaptive, maximin", "learned clue",
-    "learned clue + adaptive, maximin",
-    "learned clue + adaptive, ahead-tuned")
+DENSE, CLUE, FAMILY, ADAPTIVE, SHARE, LEARNED, LEARNED_ADAPTIVE, LEARNED_SHARE = (
+    "full-passage dense", "clue", "clue + family", "clue + adaptive, maximin", "clue + adaptive, dev share",
+    "learned clue", "learned clue + adaptive, maximin", "learned clue + adaptive, dev share")
+LEARNED_AHEAD, LEARNED_AHEAD_SHARE = ("learned clue + adaptive, ahead-tuned (post hoc)",
+                                      "learned clue + adaptive, ahead-tuned dev share (post hoc)")
+# The ahead-tuned rule was chosen after WikiHint's figures were seen: shown, never the best.
+POST_HOC = (LEARNED_AHEAD, LEARNED_AHEAD_SHARE)
 SHARES = [i / 20 for i in range(21)]  # the tuning grid: margins diversifying these shares of the dev queries
 
 
@@ -142,17 +149,20 @@ def scores(run, bench) -> dict:
     return {k: 100 * float(v) for k, v in evaluate(run, bench.qrels, list(METRICS)).items()}
 
 
-def adaptive(run, bench, margin: float | None):
+def adaptive(run, bench, margin: float | None, share: float | None = None):
     """Family diversification of the queries whose top family leads by less than `margin`
-    (None: every query; 0: none)."""
+    (None: every query; 0: none), or of the `share` of them whose top family leads by least."""
     from inferqa.retrieve.diversify import diversify
 
-    return diversify(run, bench, 1, by="linked", margin=margin)
+    return diversify(run, bench, 1, by="linked", margin=margin, share=share)
 
 
-def diversified(run, bench, margin: float | None) -> int:
+def diversified(run, bench, margin: float | None, share: float | None = None) -> int:
+    from inferqa.retrieve.diversify import share_count
     from inferqa.tuning import query_margins
 
+    if share is not None:
+        return share_count(share, len(run))
     return sum(margin is None or m < margin for m in query_margins(run, bench, "linked").values())
 
 
@@ -180,26 +190,30 @@ def tune(run, dense, bench, ahead: bool = False) -> tuple[float | None, dict]:
                          "grid": [{"margin": r.margin, "share": r.share, "gains": gains(r)} for r in tuning.rows]}
 
 
-def table_rows(bench, model_dir: Path, compose: str, tuned: dict) -> tuple[list[dict], dict]:
+def table_rows(bench, model_dir: Path, compose: str, tuned: dict, shares: dict) -> tuple[list[dict], dict]:
     dense, f_dense = searched(bench, "dense", model="minilm", chunk_size=512)
     clue, f_clue = searched(bench, "clue", model="minilm")
     learned, f_learned = searched(bench, "clue", model=str(model_dir), compose=compose)
     runs = {DENSE: (dense, f_dense), CLUE: (clue, f_clue), FAMILY: (adaptive(clue, bench, None), f_clue),
-            ADAPTIVE: (adaptive(clue, bench, tuned["clue"]), f_clue), LEARNED: (learned, f_learned),
+            ADAPTIVE: (adaptive(clue, bench, tuned["clue"]), f_clue),
+            SHARE: (adaptive(clue, bench, None, shares["clue"]), f_clue), LEARNED: (learned, f_learned),
             LEARNED_ADAPTIVE: (adaptive(learned, bench, tuned["learned"]), f_learned),
-            LEARNED_AHEAD: (adaptive(learned, bench, tuned["ahead"]), f_learned)}
+            LEARNED_SHARE: (adaptive(learned, bench, None, shares["learned"]), f_learned),
+            LEARNED_AHEAD: (adaptive(learned, bench, tuned["ahead"]), f_learned),
+            LEARNED_AHEAD_SHARE: (adaptive(learned, bench, None, shares["ahead"]), f_learned)}
     from inferqa.evaluate.comparison import compare
 
     cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS))
-    gated = {ADAPTIVE: (clue, tuned["clue"]), LEARNED_ADAPTIVE: (learned, tuned["learned"]),
-             LEARNED_AHEAD: (learned, tuned["ahead"])}
+    gated = {ADAPTIVE: (clue, tuned["clue"], None), LEARNED_ADAPTIVE: (learned, tuned["learned"], None),
+             SHARE: (clue, None, shares["clue"]), LEARNED_SHARE: (learned, None, shares["learned"]),
+             LEARNED_AHEAD: (learned, tuned["ahead"], None), LEARNED_AHEAD_SHARE: (learned, None, shares["ahead"])}
     rows = []
     for row in cmp.rows:
         facts = runs[row["run"]][1]
         share = None
         if row["run"] in gated:  # how many queries the gate diversified
-            source, margin = gated[row["run"]]
-            share = diversified(source, bench, margin)
+            source, margin, dev_share = gated[row["run"]]
+            share = diversified(source, bench, margin, dev_share)
         rows.append({"method": row["run"], **{m: 100 * row["metrics"][m]["mean"] for m in METRICS},
                      "p": {m: row["metrics"][m].get("p_corrected") for m in METRICS},
                      "p_uncorrected": {m: row["metrics"][m].get("p") for m in METRICS},
@@ -228,13 +242,15 @@ def fmt_table(title: str, rows: list[dict]) -> str:
 
 
 def best_row(rows: list[dict]) -> dict:
-    """The dominating row with the largest mean gain over dense (else the largest smallest gain)."""
+    """Among the rows whose rule was fixed before any test figure was seen (not POST_HOC): the
+    dominating row with the largest mean gain over dense (else the largest smallest gain)."""
     dense = rows[0]
-    gains = {r["method"]: [r[m] - dense[m] for m in METRICS] for r in rows[1:]}
-    dominating = [r for r in rows[1:] if min(gains[r["method"]]) >= -1e-9]
+    fair = [r for r in rows[1:] if r["method"] not in POST_HOC]
+    gains = {r["method"]: [r[m] - dense[m] for m in METRICS] for r in fair}
+    dominating = [r for r in fair if min(gains[r["method"]]) >= -1e-9]
     if dominating:
         return max(dominating, key=lambda r: sum(gains[r["method"]]))
-    return max(rows[1:], key=lambda r: (min(gains[r["method"]]), sum(gains[r["method"]])))
+    return max(fair, key=lambda r: (min(gains[r["method"]]), sum(gains[r["method"]])))
 
 
 def best_p(rows: list[dict]) -> str:
@@ -243,13 +259,13 @@ def best_p(rows: list[dict]) -> str:
             + " / ".join(fmt_p(best["p_uncorrected"][m]) for m in METRICS))
 
 
-def summary(rows: list[dict]) -> str:
+def summary(rows: list[dict], head: str = "inferential") -> str:
     """The `inferential:` line: `best_row` against dense; dominates: all four >= dense."""
     dense, best = rows[0], best_row(rows)
     dominating = all(best[m] >= dense[m] - 1e-9 for m in METRICS)
     parts = [f"{label} {best[m]:.1f} vs {dense[m]:.1f}" for label, m in zip(LABELS, METRICS)]
     ratio = dense["texts"] / best["texts"]
-    return (f"inferential: best {best['method']}, " + ", ".join(parts)
+    return (f"{head}: best {best['method']}, " + ", ".join(parts)
             + f", encoded {ratio:.0f}× fewer, dominates {'yes' if dominating else 'no'}")
 
 
@@ -324,11 +340,14 @@ def main() -> None:
         print(f"margin tuned on TriviaHG dev ({key}): {fmt_margin(tuned[key])}, diversifies "
               f"{100 * tuning[key]['share']:.0f} % "
               f"of dev queries, smallest gain over dense there {tuning[key]['min_gain']:+.1f}", flush=True)
+    # The dev share: the share of TriviaHG dev queries the maximin margin diversifies, applied
+    # to each table's own run as a share (the margin's scale does not carry over, the share does).
+    shares = {key: tuning[key]["share"] for key in ("clue", "learned", "ahead")}
     results, tables = {}, []
     for key, title in (("test", f"TriviaHG validation, {len(benches['test'].questions)} held-out test questions "
                                 "(never seen in training or tuning)"),
                        ("wikihint", "WikiHint test, 100 questions × 325 passages")):
-        rows, _ = table_rows(benches[key], args.model_dir, args.compose, tuned)
+        rows, _ = table_rows(benches[key], args.model_dir, args.compose, tuned, shares)
         results[key] = rows
         tables.append(fmt_table(title + f", top {K}", rows))
     text = "\n\n".join(tables + [
@@ -336,13 +355,20 @@ def main() -> None:
         f"({info['examples']} question-hint examples, {info['steps']} steps, {info['seconds']:.0f} s). Margins tuned "
         f"on TriviaHG dev: clue {fmt_margin(tuned['clue'])}, learned {fmt_margin(tuned['learned'])} (maximin: the largest "
         f"smallest gain over dense), learned ahead-tuned {fmt_margin(tuned['ahead'])} (the largest mean gain with "
-        "every gain >= 0). texts encoded / index s: of the "
+        "every gain >= 0; chosen after WikiHint's figures were seen, so it is shown but never the best). "
+        f"Dev shares: the share of TriviaHG dev queries the maximin margin diversifies, clue "
+        f"{100 * shares['clue']:.0f} %, learned {100 * shares['learned']:.0f} %, learned ahead-tuned "
+        f"{100 * shares['ahead']:.0f} % (post hoc as its margin), applied to each table's own "
+        "margins (its least-led queries; ties by qid). texts encoded / index s: of the "
         "index, as recorded when it was built on this shared 2-core machine (query encoding not counted). "
-        "nDCG@10 = ndcg_exp@10. p: paired randomisation test vs dense, Holm-corrected over the 6 rows, per metric.",
+        f"nDCG@10 = ndcg_exp@10. p: paired randomisation test vs dense, Holm-corrected over the "
+        f"{len(results['wikihint']) - 1} rows, per metric. Best: among the rows not marked post hoc.",
+        best_p(results["test"]), summary(results["test"], "held-out TriviaHG test"),
         best_p(results["wikihint"]), summary(results["wikihint"])])
     print(text)
     (args.out / "inferential.md").write_text(text + "\n")
-    (args.out / "inferential.json").write_text(json.dumps({"results": results, "margins": tuned, "tuning": tuning,
+    (args.out / "inferential.json").write_text(json.dumps({"results": results, "margins": tuned, "shares": shares,
+                                                           "tuning": tuning,
                                                            "training": info}, indent=2))
 
 

@@ -427,3 +427,19 @@ def test_run_on_a_benchmark_it_may_not_write_to_indexes_under_out(tmp_path):
     assert sorted(p.name for p in bench.iterdir()) == before
     again = run_experiment(config, tmp_path / "exp2", progress=False, log=lambda s: None)
     assert [s for s in again.executed if s.startswith("index-")] == built  # its own OUT: built again there
+
+
+def test_diversify_options_enter_the_stage_hash_only_when_set():
+    from inferqa.experiments.config import StageSpec
+    from inferqa.experiments.runner import _diversify_input
+
+    assert _diversify_input(StageSpec("s", "bm25", 10)) == {}
+    assert _diversify_input(StageSpec("s", "bm25", 10, diversify=1)) == {"diversify": 1}
+    assert _diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_by="linked",
+                                      diversify_margin=0.02)) == {"diversify": 1, "diversify_by": "linked",
+                                                                  "diversify_margin": 0.02}
+    assert _diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_share=0.35)) == {
+        "diversify": 1, "diversify_share": 0.35}
+    hashes = {stage_hash(_diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_share=s)))
+              for s in (0.3, 0.35)}
+    assert len(hashes) == 2

@@ -18,7 +18,7 @@ from inferqa.evaluate import evaluate
 from inferqa.experiments.config import config_from_dict
 from inferqa.formats import Benchmark, Run
 from inferqa.records import Hint, Question, passage_id
-from inferqa.retrieve.diversify import diversify
+from inferqa.retrieve.diversify import check_diversify, diversify
 from inferqa.tuning import margin_at_share, query_margins, tune_margin
 
 
@@ -109,6 +109,62 @@ def test_bad_tuning_inputs_are_one_line(five, kw, field):
     assert field in str(exc.value) and "\n" not in str(exc.value)
 
 
+# -- the share gate ------------------------------------------------------------------------
+
+# Every query's head is two passages of one family, so diversifying moves the other family
+# to rank 2. Margins (linked): a 1.0, b 0.5, c 2.0, d 0.05, e 0.5 (b and e tie).
+SHARE_RUN = {
+    "a": [(pid("a", 0), 5.0), (pid("a", 1), 4.9), (pid("e", 0), 4.0)],
+    "b": [(pid("c", 0), 3.0), (pid("c", 1), 2.9), (pid("b", 0), 2.5)],
+    "c": [(pid("a", 0), 6.0), (pid("a", 1), 5.9), (pid("d", 0), 4.0)],
+    "d": [(pid("e", 0), 1.0), (pid("e", 1), 0.99), (pid("d", 0), 0.95)],
+    "e": [(pid("a", 0), 1.5), (pid("a", 1), 1.4), (pid("e", 0), 1.0)],
+}
+
+
+@pytest.mark.parametrize("share, chosen", [
+    (0.0, ""), (0.1, ""),  # round(0.5) = 0
+    (0.2, "d"), (0.4, "bd"),  # the smallest margins first; b before e (same margin) by qid
+    (0.5, "bd"),  # round(2.5) = 2, half to even
+    (0.6, "bde"), (0.8, "abde"), (1.0, "abcde")])
+def test_share_diversifies_the_queries_led_by_least(five, share, chosen):
+    got = diversify(Run(SHARE_RUN), five, 1, by="linked", share=share)
+    diversified = {q for q in SHARE_RUN if [p for p, _ in got[q]] != [p for p, _ in SHARE_RUN[q]]}
+    assert "".join(sorted(diversified)) == chosen
+    for q in diversified:  # the second passage went below the other family's; its score is clamped
+        (p0, s0), (p1, _), (p2, s2) = SHARE_RUN[q]
+        assert got[q] == [(p0, s0), (p2, s2), (p1, s2)]
+
+
+def test_a_share_breaks_the_tie_a_margin_cannot(five):
+    # a margin takes in both of a tie or neither: 0.5 diversifies d, 0.6 diversifies b, d and e
+    by_margin = {m: {q for q, r in diversify(Run(SHARE_RUN), five, 1, "linked", margin=m).items()
+                     if r != SHARE_RUN[q]} for m in (0.5, 0.6)}
+    assert by_margin == {0.5: {"d"}, 0.6: {"b", "d", "e"}}
+    shared = diversify(Run(SHARE_RUN), five, 1, "linked", share=0.6)
+    assert shared == diversify(Run(SHARE_RUN), five, 1, "linked", margin=0.6)
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"share": 1.5}, "diversify_share takes a number in [0, 1]"), ({"share": -0.1}, "in [0, 1]"),
+    ({"share": float("nan")}, "in [0, 1], got nan"), ({"share": "half"}, "in [0, 1]"),
+    ({"share": 0.5, "margin": 0.1}, "diversify_margin and diversify_share are two gates: give one")])
+def test_bad_shares_are_one_line(five, kw, needle):
+    with pytest.raises(InputError) as exc:
+        diversify(Run(SHARE_RUN), five, 1, "linked", **kw)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
+    with pytest.raises(InputError, match="diversify_share needs diversify N"):
+        check_diversify(None, None, None, 0.5)
+
+
+def test_the_tuned_share_reproduces_the_tuned_margin_on_its_split(five):
+    t = tune_margin(Run(RUN), five, split="dev", by="linked", metric="mrr")
+    dev = Run(RUN).only(["a", "b", "c"])
+    assert t.share == pytest.approx(1 / 3)  # b alone: dev margins 0.5, 1.0, 2.0, no tie
+    by_share = evaluate(diversify(dev, five, 1, "linked", share=t.share), five, ["mrr"])["mrr"]
+    assert by_share == pytest.approx(t.best.scores["mrr"])
+
+
 # -- the command line and the experiment file -------------------------------------------------
 
 def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypatch, capsys):
@@ -119,12 +175,14 @@ def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypat
     got = json.loads(out)
     want = tune_margin(Run.from_file(tmp_path / "r.trec"), five, split="dev", by="linked", measures=("hit@1", "mrr"))
     assert (got["split"], got["questions"], got["margin"], got["metric"]) == ("dev", 3, 0.75, "hit@10")
+    assert got["share"] == pytest.approx(1 / 3)
     assert [(r["margin"], r["share"]) for r in got["rows"]] == [(r.margin, pytest.approx(r.share)) for r in want.rows]
     assert [r["scores"] for r in got["rows"]] == [pytest.approx(r.scores) for r in want.rows]
     code, out, _ = run_cli(monkeypatch, capsys, *args, "--margins", "0,0.6,3")
     rows = [ln.split("│")[1:-1] for ln in out.splitlines() if ln.startswith("│") and "margin" not in ln]
     assert [r[0].strip() for r in rows] == ["0.6", "3.0", "0.0"] and rows[0][1].strip() == "33.3"
-    assert "best on dev: --diversify 1 --diversify-by linked --diversify-margin 0.6" in " ".join(out.split())
+    assert ("best on dev: --diversify 1 --diversify-by linked --diversify-margin 0.6 "
+            "(or, as a share: --diversify-share 0.3333)") in " ".join(out.split())
     code, out, _ = run_cli(monkeypatch, capsys, *args, "--margins", "0,0.6,3", "--format", "csv")
     parsed = list(csv.reader(io.StringIO(out)))
     assert parsed[0][:2] == ["margin", "diversified %"] and [r[0] for r in parsed[1:4]] == ["0.6", "3.0", "0.0"]
@@ -196,11 +254,55 @@ def test_cli_and_yaml_gate_give_the_same_run(gated, tmp_path, monkeypatch, capsy
     assert [[p for p, _ in got[q]] for q in got] == [[p for p, _ in want[q]] for q in want]
 
 
+def test_cli_yaml_and_library_share_gate_give_the_same_run(gated, tmp_path, monkeypatch, capsys):
+    from inferqa.experiments.runner import run_experiment
+
+    bench, _ = gated
+    base = ["retrieve", bench.path, "-r", "bm25", "--split", "all", "--depth", "30"]
+    assert run_cli(monkeypatch, capsys, *base, "--out", tmp_path / "plain.trec")[0] == 0
+    assert run_cli(monkeypatch, capsys, *base, "--out", tmp_path / "share.trec", "--diversify", "1",
+                   "--diversify-share", "0.5")[0] == 0
+    plain, got = Run.from_file(tmp_path / "plain.trec"), Run.from_file(tmp_path / "share.trec")
+    gaps = query_margins(plain, bench)
+    half = sorted(gaps, key=lambda q: (gaps[q], q))[:round(len(gaps) / 2)]  # independent of diversify's own
+    full = diversify(plain, bench, 1)
+    assert {q: [p for p, _ in got[q]] for q in got} == {q: [p for p, _ in (full if q in half else plain)[q]]
+                                                      for q in plain}
+    lib = diversify(plain, bench, 1, share=0.5)
+    assert [[p for p, _ in got[q]] for q in got] == [[p for p, _ in lib[q]] for q in lib]
+    assert {q in half for q in plain} == {True, False} and got != full and got != plain
+    cfg = config_from_dict({"name": "x", "benchmark": {"path": str(bench.path)}, "split": "all",
+                            "retrievers": [{"name": "share", "kind": "bm25", "depth": 30, "diversify": 1,
+                                            "diversify_share": 0.5}], "oracles": False})
+    assert (cfg.retrievers[0].diversify_share, cfg.retrievers[0].diversify_margin) == (0.5, None)
+    run_experiment(cfg, tmp_path / "exp", progress=False, log=lambda _: None, write_outputs=False)
+    stored = [Run.from_file(f) for f in (tmp_path / "exp").rglob("run.trec") if "retrieve-share" in str(f)]
+    assert len(stored) == 1 and {q: [p for p, _ in stored[0][q]] for q in stored[0]} == {
+        q: [p for p, _ in got[q]] for q in got}
+    # rerank: a share of the reranked run's queries (the oracle's margins are float32 steps that
+    # the written file rounds, so which of the near-ties come first is not read back from it)
+    rr = ["rerank", tmp_path / "plain.trec", "--bench", bench.path, "--split", "all", "-r", "oracle", "--depth", "30"]
+    assert run_cli(monkeypatch, capsys, *rr, "--out", tmp_path / "o.trec")[0] == 0
+    assert run_cli(monkeypatch, capsys, *rr, "--out", tmp_path / "os.trec", "--diversify", "1",
+                   "--diversify-share", "0.5")[0] == 0
+    oracle, rer = Run.from_file(tmp_path / "o.trec"), Run.from_file(tmp_path / "os.trec")
+    spread = diversify(oracle, bench, 1)
+    kept = {q for q in rer if [p for p, _ in rer[q]] == [p for p, _ in oracle[q]]}
+    moved = {q for q in rer if [p for p, _ in rer[q]] == [p for p, _ in spread[q]] != [p for p, _ in oracle[q]]}
+    assert kept | moved == set(oracle) and kept and 0 < len(moved) <= round(len(oracle) / 2)
+
+
 @pytest.mark.parametrize("command", ["retrieve", "rerank"])
 @pytest.mark.parametrize("bad, needle", [
     (["--diversify-margin", "0.1"], "--diversify-margin needs --diversify N"),
     (["--diversify", "1", "--diversify-margin", "-0.1"], "--diversify-margin takes a number ≥ 0"),
     (["--diversify", "1", "--diversify-margin", "nan"], "not a finite number"),
+    (["--diversify-share", "0.5"], "--diversify-share needs --diversify N"),
+    (["--diversify", "1", "--diversify-share", "1.5"], "--diversify-share takes a number in [0, 1]"),
+    (["--diversify", "1", "--diversify-share", "-0.5"], "--diversify-share takes a number in [0, 1]"),
+    (["--diversify", "1", "--diversify-share", "nan"], "not a finite number"),
+    (["--diversify", "1", "--diversify-margin", "0.1", "--diversify-share", "0.5"],
+     "--diversify-margin and --diversify-share are two gates: give one"),
     (["--diversify", "1", "--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),
     (["--diversify", "1", "--diversify-by", "linkd"], "did you mean 'linked'")])
 def test_cli_gate_bad_inputs_write_nothing(gated, tmp_path, monkeypatch, capsys, command, bad, needle):
@@ -217,6 +319,11 @@ def test_cli_gate_bad_inputs_write_nothing(gated, tmp_path, monkeypatch, capsys,
                                           ({"diversify": 1, "diversify_margin": -1}, "diversify_margin"),
                                           ({"diversify": 1, "diversify_margin": "x"}, "diversify_margin"),
                                           ({"diversify": 1, "diversify_by": "famliy"}, "diversify_by.*linked"),
+                                          ({"diversify_share": 0.5}, "needs diversify"),
+                                          ({"diversify": 1, "diversify_share": 1.5}, "diversify_share.*in \\[0, 1\\]"),
+                                          ({"diversify": 1, "diversify_share": ".nan"}, "diversify_share"),
+                                          ({"diversify": 1, "diversify_share": 0.5, "diversify_margin": 0.1},
+                                           "diversify_share.*two gates"),
                                           ({"diversify": 1, "diversify_margn": 0.1},
                                            "diversify_margn; did you mean 'diversify_margin'")])
 def test_yaml_gate_bad_values(stage, field):

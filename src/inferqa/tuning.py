@@ -26,7 +26,7 @@ from .evaluate.metrics import resolve
 from .formats import Run, as_run
 from .formats.coerce import as_benchmark
 from .hints import hint_group_key
-from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, group_margin
+from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, group_margin, share_count
 from .stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 
 if TYPE_CHECKING:
@@ -65,6 +65,12 @@ class MarginTuning:
         """The chosen margin (None: diversify every query)."""
         return self.rows[0].margin
 
+    @property
+    def share(self) -> float:
+        """The share of the split's queries the chosen margin diversifies: the same gate as
+        `diversify(..., share=)`, which carries over to runs whose margins have another scale."""
+        return self.rows[0].share
+
 
 def query_margins(run: Run, bench: "Benchmark", by: str = GROUPING.default) -> dict[str, float]:
     """Each query's `group_margin` (inf: one hint-group in its ranking)."""
@@ -79,7 +85,7 @@ def margin_at_share(margins: Sequence[float], share: float) -> float | None:
     if not 0.0 <= share <= 1.0:
         raise InputError(f"share must be between 0 and 1, got {share!r}", field="share")
     ordered = sorted(margins)
-    k = round(share * len(ordered))
+    k = share_count(share, len(ordered))
     if k == 0:
         return 0.0
     last = ordered[k - 1]
@@ -123,7 +129,7 @@ def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str 
 
     The grid is `margins` (each ≥ 0; None: every query), or the margins at `shares` of the
     split's queries (`margin_at_share`; default 0, 0.1, …, 1: from none to all)."""
-    per_group, by, _ = check_diversify(per_group, by)
+    per_group, by, _, _ = check_diversify(per_group, by)
     grid = check_grid(margins, shares)
     if len(metric_names(metric)) != 1:
         raise InputError(f"metric must be one measure, got {metric!r}", field="metric")

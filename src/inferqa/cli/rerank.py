@@ -12,6 +12,7 @@ from ..defaults import RERANK_DEPTH
 from ..options import parse_key_values
 from .app import allow_partial_opt, app
 from ..retrieve.diversify import FLAGS as DIVERSIFY_FLAGS, GROUPING as DIVERSIFY_BY, MARGIN as DIVERSIFY_MARGIN
+from ..retrieve.diversify import SHARE as DIVERSIFY_SHARE
 from ..retrieve.diversify import PER_GROUP as DIVERSIFY_N
 from .flags import option_flag
 from .llm_options import backend_opt, cache_opt, no_cache_opt, num_actors_opt, ray_address_opt
@@ -48,6 +49,9 @@ def rerank_cmd(
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
     diversify_margin: Optional[float] = option_flag(DIVERSIFY_MARGIN, "--diversify-margin",
                                                     note="needs --diversify; `inferqa tune-diversify` chooses it"),
+    diversify_share: Optional[float] = option_flag(DIVERSIFY_SHARE, "--diversify-share",
+                                                   note="needs --diversify; not with --diversify-margin; "
+                                                        "`inferqa tune-diversify` chooses it"),
     allow_partial: bool = allow_partial_opt,
 ) -> None:
     """Rerank the top --depth passages of every question of RUN; the passage set is kept.
@@ -74,7 +78,8 @@ def rerank_cmd(
         extra.setdefault("llm_options", {"cache": None} if no_cache else ({"cache": str(cache)} if cache else {}))
     plugin.settings(extra)  # option errors before the run is read
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
-    per_group, grouping, margin = check_diversify(diversify, diversify_by, diversify_margin, names=DIVERSIFY_FLAGS)
+    per_group, grouping, margin, share = check_diversify(diversify, diversify_by, diversify_margin,
+                                                         diversify_share, names=DIVERSIFY_FLAGS)
     benchmark = Benchmark(bench)
     run = open_run(run_file, benchmark, split, allow_partial=allow_partial)
     ckpt = checkpoint_path(out)
@@ -83,7 +88,7 @@ def rerank_cmd(
                           progress=True, executor=executor)
     seconds = time.perf_counter() - t0
     if per_group is not None:
-        reranked = diversify_run(reranked, benchmark, per_group, grouping, margin)
+        reranked = diversify_run(reranked, benchmark, per_group, grouping, margin, share)
     reranked.to_file(out)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)

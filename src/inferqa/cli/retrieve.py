@@ -16,6 +16,7 @@ from ..defaults import MIN_LABEL
 from ..options import parse_key_values
 from .app import app
 from ..retrieve.diversify import FLAGS as DIVERSIFY_FLAGS, GROUPING as DIVERSIFY_BY, MARGIN as DIVERSIFY_MARGIN
+from ..retrieve.diversify import SHARE as DIVERSIFY_SHARE
 from ..retrieve.diversify import PER_GROUP as DIVERSIFY_N
 from .flags import declared_flag, declared_help, option_flag
 
@@ -97,6 +98,9 @@ def retrieve_cmd(
     diversify_by: Optional[str] = option_flag(DIVERSIFY_BY, "--diversify-by"),
     diversify_margin: Optional[float] = option_flag(DIVERSIFY_MARGIN, "--diversify-margin",
                                                     note="needs --diversify; `inferqa tune-diversify` chooses it"),
+    diversify_share: Optional[float] = option_flag(DIVERSIFY_SHARE, "--diversify-share",
+                                                   note="needs --diversify; not with --diversify-margin; "
+                                                        "`inferqa tune-diversify` chooses it"),
 ) -> None:
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
     from ..io import check_output
@@ -104,7 +108,8 @@ def retrieve_cmd(
     from ..retrieve import question_queries
 
     check_output(out)
-    per_group, grouping, margin = check_diversify(diversify, diversify_by, diversify_margin, names=DIVERSIFY_FLAGS)
+    per_group, grouping, margin, share = check_diversify(diversify, diversify_by, diversify_margin,
+                                                         diversify_share, names=DIVERSIFY_FLAGS)
     bench = Benchmark(bench_dir)
     r = _retriever(retriever, opt or [], **_flags(model, no_dedup, k1, b, query_prefix, passage_prefix,
                                                   batch_size, index_type))
@@ -112,7 +117,7 @@ def retrieve_cmd(
     r.load()  # a missing index fails before any query is encoded
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
     if per_group is not None:
-        run = diversify_run(run, bench, per_group, grouping, margin)
+        run = diversify_run(run, bench, per_group, grouping, margin, share)
     run.to_file(out)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 

@@ -32,8 +32,9 @@ def tune_diversify_cmd(
 ) -> None:
     """Score a grid of --diversify-margin values on a split and print it, best first.
 
-    Apply the chosen margin to another split with `inferqa retrieve` or `inferqa rerank`
-    --diversify-margin (docs/retrieve.md#adaptive-diversification).
+    Apply the chosen margin, or the share of queries it diversifies, to another split with
+    `inferqa retrieve` or `inferqa rerank` --diversify-margin or --diversify-share
+    (docs/retrieve.md#adaptive-diversification).
     """
     from dataclasses import asdict
 
@@ -53,11 +54,12 @@ def tune_diversify_cmd(
     cells = tuple(("every query" if r.margin is None else str(rounded(r.margin)), f"{100 * r.share:.1f}",
                    *[f"{100 * r.scores[n]:.2f}" for n in names]) for r in t.rows)
     flags = f"--diversify {t.per_group} --diversify-by {t.by}"
-    chosen = "(every query: no margin)" if t.margin is None else f"--diversify-margin {rounded(t.margin)}"
+    chosen = ("(every query: no margin)" if t.margin is None else
+              f"--diversify-margin {rounded(t.margin)} (or, as a share: --diversify-share {t.share:.4g})")
     note = (f"best on {t.split}: {flags} {chosen}; score it on another split "
             f"(`inferqa retrieve` or `inferqa rerank` with these flags)")
     table = TextTable(f"{flags}: margins on {t.split} ({t.questions} questions), by {t.metric}",
                       ("margin", "diversified %", *names), cells, 1, note=note)
-    payload = {**{k: v for k, v in asdict(t).items() if k != "rows"}, "margin": t.margin,
+    payload = {**{k: v for k, v in asdict(t).items() if k != "rows"}, "margin": t.margin, "share": t.share,
                "rows": [asdict(r) for r in t.rows]}
     print_tables([table], fmt, payload)

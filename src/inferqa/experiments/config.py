@@ -11,6 +11,7 @@ retrievers:
   - {name: clue-div1, kind: clue, diversify: 1}   # at most 1 passage per hint-group in the head
   - {name: clue-q1, kind: clue, diversify: 1, diversify_by: linked}   # … per linked hint family
   - {name: clue-gate, kind: clue, diversify: 1, diversify_by: linked, diversify_margin: 0.02}  # uncertain heads
+  - {name: clue-share, kind: clue, diversify: 1, diversify_by: linked, diversify_share: 0.35}  # the least certain 35 %
 rerankers:
   - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
 readers:
@@ -63,6 +64,7 @@ class StageSpec:
     diversify: int | None = None  # at most N passages of one hint-group in the head (retrieve.diversify)
     diversify_by: str = GROUPING.default  # the hint-group: set | linked
     diversify_margin: float | None = None  # only queries whose top group leads by less (None: every query)
+    diversify_share: float | None = None  # only this share of queries, those led by least (None: every query)
 
 
 @dataclass(frozen=True)
@@ -203,10 +205,10 @@ def _stages(c: _Checker, raw: Any, field: str, depth_option: Option, plugin_kind
         plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
         _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
         try:
-            div, by, margin = check_diversify(*(item.get(key) for key in DIVERSIFY_KEYS))
+            div, by, margin, share = check_diversify(*(item.get(key) for key in DIVERSIFY_KEYS))
         except InputError as exc:
             raise c.fail(exc.message, f"{field}[{i}].{exc.field}", record=i) from None
-        out.append(StageSpec(name, kind, depth, options, div, by, margin))
+        out.append(StageSpec(name, kind, depth, options, div, by, margin, share))
     return tuple(out)
 
 

@@ -205,7 +205,8 @@ class _Runner:
             return run
         from ..retrieve.diversify import diversify
 
-        return diversify(run, self.bench, spec.diversify, spec.diversify_by, spec.diversify_margin)
+        return diversify(run, self.bench, spec.diversify, spec.diversify_by, spec.diversify_margin,
+                         spec.diversify_share)
 
     def reranker(self, spec: StageSpec):
         from .. import registry
@@ -382,7 +383,8 @@ def _diversify_input(spec: StageSpec) -> dict[str, Any]:
         return {}
     by = {} if spec.diversify_by == GROUPING.default else {"diversify_by": spec.diversify_by}
     margin = {} if spec.diversify_margin is None else {"diversify_margin": spec.diversify_margin}
-    return {"diversify": spec.diversify, **by, **margin}
+    share = {} if spec.diversify_share is None else {"diversify_share": spec.diversify_share}
+    return {"diversify": spec.diversify, **by, **margin, **share}
 
 
 def _read_summary(path: Path) -> list[dict]:

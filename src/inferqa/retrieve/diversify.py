@@ -18,6 +18,9 @@ the experiment file are checked once (`check_diversify`). `diversify_margin` mak
 a query is diversified only when its top group leads the next group's best score by less
 than the margin, so confident heads keep their redundant evidence (nDCG) and uncertain ones
 get the spread (Hit@k, MRR); `inferqa.tuning.tune_margin` chooses it on a dev split.
+`diversify_share` is the same gate by rank instead of by value: the given share of a run's
+queries with the smallest margins is diversified (a margin's scale differs from run to run;
+a share chosen on dev transfers as a share). The two exclude each other.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ GROUPING = Option("diversify_by", str, HINT_GROUPING, "the hint-groups: set (the
                   "shared hint texts: a question's whole family of passages); `inferqa plugins hint-group`")
 MARGIN = Option("diversify_margin", float, None, "adaptive: diversify a query only when its top hint-group's "
                  "score leads the next group's best score by less than this (unset: every query)", min=0.0)
-OPTIONS = (PER_GROUP, GROUPING, MARGIN)
+SHARE = Option("diversify_share", float, None, "adaptive: diversify only this share of the queries, those "
+                "whose top hint-group leads the next by least (ties by qid; unset: every query)", min=0.0, max=1.0)
+OPTIONS = (PER_GROUP, GROUPING, MARGIN, SHARE)
 
 
 def check_per_group(per_group: object) -> int:
@@ -54,25 +59,37 @@ NAMES = tuple(o.name for o in OPTIONS)  # as the API and the experiment file spe
 FLAGS = tuple("--" + n.replace("_", "-") for n in NAMES)  # as `inferqa retrieve` and `rerank` do
 
 
-def check_diversify(per_group: object, by: object, margin: object = None, *, names: tuple[str, ...] = NAMES
-                    ) -> tuple[int | None, str, float | None]:
-    """The three options (None: not given) checked before any work; `names` are how the caller
-    spells them (`--diversify`, `--diversify-by`, `--diversify-margin` on the command line).
-    Returns (N or None, grouping, margin or None)."""
+def check_diversify(per_group: object, by: object, margin: object = None, share: object = None, *,
+                    names: tuple[str, ...] = NAMES) -> tuple[int | None, str, float | None, float | None]:
+    """The four options (None: not given) checked before any work; `names` are how the caller
+    spells them (`--diversify`, `--diversify-by`, `--diversify-margin`, `--diversify-share` on
+    the command line). Returns (N or None, grouping, margin or None, share or None)."""
     if by is not None:
         try:
             check_grouping(by)
         except InputError as exc:
             raise InputError(exc.message, field=names[1]) from None
-    for value, name in ((by, names[1]), (margin, names[2])):
+    for value, name in ((by, names[1]), (margin, names[2]), (share, names[3])):
         if value is not None and per_group is None:
             raise InputError(f"{name} needs {names[0]} N", field=name)
+    if margin is not None and share is not None:
+        raise InputError(f"{names[2]} and {names[3]} are two gates: give one", field=names[3])
     if margin is not None:
         try:
             margin = MARGIN.check(margin, names[2])
         except InputError:
             raise InputError(f"{names[2]} takes a number ≥ 0, got {margin!r}", field=names[2]) from None
-    return (None if per_group is None else check_per_group(per_group)), str(by or GROUPING.default), margin
+    if share is not None:
+        try:
+            share = SHARE.check(share, names[3])
+        except InputError:
+            raise InputError(f"{names[3]} takes a number in [0, 1], got {share!r}", field=names[3]) from None
+    return (None if per_group is None else check_per_group(per_group)), str(by or GROUPING.default), margin, share
+
+
+def share_count(share: float, n: int) -> int:
+    """How many of `n` queries a share diversifies: round(share × n), Python's round (half to even)."""
+    return round(share * n)
 
 
 def diversify_ranking(ranked: list[tuple[str, float]], per_group: int,
@@ -102,13 +119,17 @@ def group_margin(ranked: list[tuple[str, float]], group: Callable[[str], Hashabl
 
 
 def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = GROUPING.default,
-              margin: float | None = None) -> Run:
+              margin: float | None = None, share: float | None = None) -> Run:
     """`run` (anything `as_run` takes) with at most `per_group` passages of each hint-group ahead
-    of the rest; with `margin`, only the queries whose top group leads the next by less than `margin`."""
-    check_per_group(per_group)
-    if margin is not None:
-        margin = MARGIN.check(margin, "diversify_margin")
+    of the rest; with `margin`, only the queries whose top group leads the next by less than `margin`;
+    with `share`, only the `share_count(share, n)` queries whose top group leads by least (ties by qid)."""
+    per_group, by, margin, share = check_diversify(per_group, by, margin, share)
     run = as_run(run)
     key = hint_group_key(bench, by)
-    return Run({qid: ranked if margin is not None and group_margin(ranked, key) >= margin
-                else diversify_ranking(ranked, per_group, key) for qid, ranked in run.items()}, tag=run.tag)
+    gaps = {qid: group_margin(ranked, key) for qid, ranked in run.items()}
+    if share is not None:
+        chosen = set(sorted(gaps, key=lambda q: (gaps[q], q))[:share_count(share, len(gaps))])
+    else:
+        chosen = {q for q, gap in gaps.items() if margin is None or gap < margin}
+    return Run({qid: diversify_ranking(ranked, per_group, key) if qid in chosen else ranked
+                for qid, ranked in run.items()}, tag=run.tag)
