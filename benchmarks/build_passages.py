@@ -23,8 +23,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("INFERQA_SHARED", REPO.parent / "shared"))
+from hint_data import REPO, SHARED  # noqa: E402  (benchmarks/ is the script's folder)
 SOURCES = (SHARED / "data" / "wikihint" / "test.json", SHARED / "data" / "triviahg" / "validation.json")
 
 

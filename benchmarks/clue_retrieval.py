@@ -23,16 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("INFERQA_SHARED", REPO.parent / "shared"))
-WIKIHINT = SHARED / "data" / "wikihint" / "test.json"
-TRIVIAHG = SHARED / "data" / "triviahg" / "validation.json"
+from hint_data import REPO, SHARED, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
 OUT = REPO / "runs" / "clue-retrieval"
 K = 1000
 METRICS = ("hit@1", "hit@5", "hit@10", "hit@100", "mrr", "ndcg@10")

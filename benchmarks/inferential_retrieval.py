@@ -43,10 +43,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("INFERQA_SHARED", REPO.parent / "shared"))
-WIKIHINT = SHARED / "data" / "wikihint" / "test.json"
-TRIVIAHG = SHARED / "data" / "triviahg" / "validation.json"
+from hint_data import REPO, SHARED, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
 OUT = REPO / "runs" / "inferential"
 K = 1000
 METRICS = ("hit@1", "hit@10", "mrr", "ndcg_exp@10")

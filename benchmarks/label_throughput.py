@@ -29,9 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("INFERQA_SHARED", REPO.parent / "shared"))
-WIKIHINT = SHARED / "data" / "wikihint" / "test.json"
+from hint_data import REPO, SHARED, WIKIHINT  # noqa: E402  (benchmarks/ is the script's folder)
 MODES = {"naive": {"prefix_reuse": False, "parallel": 1}, "head": {"reuse_scope": "head", "parallel": 1},
          "trie": {"parallel": 1}, "slots": {"parallel": 4}}
 PASSAGES = 325  # orderings of every subset of 5 hints

@@ -65,18 +65,24 @@ def headless_chromium():
 
 
 @pytest.fixture(scope="session")
-def encoder():
-    """The bundled MiniLM bi-encoder, loaded once for every test that needs it."""
-    pytest.importorskip("sentence_transformers")
-    from sentence_transformers import SentenceTransformer
-
+def minilm() -> str:
+    """The bundled MiniLM's folder, as a model reference (skips where the package is absent)."""
     from inferqa.errors import InputError
     from inferqa.models import minilm_path
 
     try:
-        return SentenceTransformer(str(minilm_path()), device="cpu")
+        return str(minilm_path())
     except InputError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def encoder(minilm):
+    """The bundled MiniLM bi-encoder, loaded once for every test that needs it."""
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(minilm, device="cpu")
 
 
 SMALL = {"top_k": 3, "split": (0.5, 0.0, 0.5)}  # the small benchmark most tests use: 15 passages a question

@@ -58,15 +58,6 @@ def bench(tmp_path_factory) -> Benchmark:
     return Benchmark(out)
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from inferqa.models import minilm_path
-    try:
-        return str(minilm_path())
-    except InputError as exc:
-        pytest.skip(str(exc))
-
-
 def own_hint_margins(model_ref: str, bench: Benchmark) -> np.ndarray:
     """Per question: the mean cosine with its own hints minus the best cosine with another
     question's hint (> 0: every own hint would rank above every other hint, on average)."""

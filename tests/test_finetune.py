@@ -22,15 +22,6 @@ def bench(bench_factory) -> Benchmark:
     return bench_factory(8, split=(0.5, 0.25, 0.25), seed=3)
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from inferqa.models import minilm_path
-    try:
-        return str(minilm_path())
-    except InputError as exc:
-        pytest.skip(str(exc))
-
-
 def test_batches_never_repeat_a_question():
     examples = [Example(f"q{i % 5}", "q", f"p{i}") for i in range(23)]  # 5 questions, 4-5 examples each
     batches = distinct_question_batches(examples, 4, random.Random(0))
