@@ -443,6 +443,18 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError("JSON nested too deeply", file=path) from None
 
 
+def read_yaml(path: str | os.PathLike) -> Any:
+    """The YAML document in `path` (safe loader); a syntax error names its line and column."""
+    import yaml
+
+    try:
+        return yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise InputError(f"malformed YAML{where}: {getattr(exc, 'problem', None) or exc}", file=path) from None
+
+
 def first_jsonl_value(path: str | os.PathLike) -> Any:
     """The value on the first non-blank line of a JSON-lines file, None if there is none or it
     is not JSON (for sniffing a file's format: its reader reports the bad line)."""

@@ -41,7 +41,7 @@ from typing import Any
 from ..defaults import RERANK_DEPTH, RETRIEVE_DEPTH
 from ..errors import InputError
 from ..formats.oracles import ORACLE_SEED
-from ..io import read_text
+from ..io import read_yaml
 from ..registry import REQUIRED, Option
 from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..stage_options import READ_KS, READ_STRATEGIES
@@ -309,17 +309,9 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
 
 
 def load_config(path: str | os.PathLike) -> ExperimentConfig:
-    import yaml
-
+    """The experiment file at `path`, checked (one line naming the file and key when it is not)."""
     path = Path(path)
-    text = read_text(path)
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise InputError(f"malformed YAML{where}: {getattr(exc, 'problem', None) or exc}", file=path) from None
-    return config_from_dict(raw, file=path)
+    return config_from_dict(read_yaml(path), file=path)
 
 
 def shipped_config(name: str) -> Path:
