@@ -155,12 +155,9 @@ def adaptive(run, bench, margin: float | None, share: float | None = None):
 
 
 def diversified(run, bench, margin: float | None, share: float | None = None) -> int:
-    from inferqa.retrieve.diversify import share_count
-    from inferqa.tuning import query_margins
+    from inferqa.retrieve.diversify import gated, query_margins
 
-    if share is not None:
-        return share_count(share, len(run))
-    return sum(margin is None or m < margin for m in query_margins(run, bench, "linked").values())
+    return len(gated(query_margins(run, bench, "linked"), margin, share))
 
 
 def tune(run, dense, bench, ahead: bool = False) -> tuple[float | None, dict]:

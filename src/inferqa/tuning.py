@@ -23,10 +23,9 @@ from .errors import InputError
 from .evaluate import evaluate
 from .evaluate.measures import metric_names
 from .evaluate.metrics import resolve
-from .formats import Run, as_run
+from .formats import as_run
 from .formats.coerce import as_benchmark
-from .hints import hint_group_key
-from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, group_margin, share_count
+from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, gated, query_margins, share_count
 from .stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
 
 if TYPE_CHECKING:
@@ -70,12 +69,6 @@ class MarginTuning:
         """The share of the split's queries the chosen margin diversifies: the same gate as
         `diversify(..., share=)`, which carries over to runs whose margins have another scale."""
         return self.rows[0].share
-
-
-def query_margins(run: Run, bench: "Benchmark", by: str = GROUPING.default) -> dict[str, float]:
-    """Each query's `group_margin` (inf: one hint-group in its ranking)."""
-    key = hint_group_key(bench, by)
-    return {qid: group_margin(ranked, key) for qid, ranked in run.items()}
 
 
 def margin_at_share(margins: Sequence[float], share: float) -> float | None:
@@ -148,9 +141,9 @@ def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str 
     spread = evaluate(diversify(run, bench, per_group, by), bench, names, per_query=True)["per_query"]
     rows = []
     for m in grid:
-        chosen = {q: spread[q] if m is None or gaps[q] < m else plain[q] for q in plain}
-        share = sum(m is None or gaps[q] < m for q in gaps) / len(gaps)
-        rows.append(MarginRow(m, share, {n: _mean(v[n] for v in chosen.values()) for n in names}))
+        through = gated(gaps, m)
+        chosen = [spread[q] if q in through else plain[q] for q in plain]
+        rows.append(MarginRow(m, len(through) / len(gaps), {n: _mean(v[n] for v in chosen) for n in names}))
     rows.sort(key=lambda r: (-_orderable(r.scores[metric]), math.inf if r.margin is None else r.margin))
     return MarginTuning(split, len(run), per_group, by, metric, tuple(rows))
 

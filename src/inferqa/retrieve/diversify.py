@@ -126,10 +126,20 @@ def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = GROUPING.d
     per_group, by, margin, share = check_diversify(per_group, by, margin, share)
     run = as_run(run)
     key = hint_group_key(bench, by)
-    gaps = {qid: group_margin(ranked, key) for qid, ranked in run.items()}
-    if share is not None:
-        chosen = set(sorted(gaps, key=lambda q: (gaps[q], q))[:share_count(share, len(gaps))])
-    else:
-        chosen = {q for q, gap in gaps.items() if margin is None or gap < margin}
+    chosen = gated(query_margins(run, bench, by), margin, share)
     return Run({qid: diversify_ranking(ranked, per_group, key) if qid in chosen else ranked
                 for qid, ranked in run.items()}, tag=run.tag)
+
+
+def query_margins(run: Run, bench: "Benchmark", by: str = GROUPING.default) -> dict[str, float]:
+    """Each query's `group_margin` (inf: one hint-group in its ranking)."""
+    key = hint_group_key(bench, by)
+    return {qid: group_margin(ranked, key) for qid, ranked in run.items()}
+
+
+def gated(margins: dict[str, float], margin: float | None = None, share: float | None = None) -> set[str]:
+    """The queries the gate lets through to diversification: with `share`, the
+    `share_count(share, n)` smallest margins (ties by qid); else those below `margin` (None: all)."""
+    if share is not None:
+        return set(sorted(margins, key=lambda q: (margins[q], q))[:share_count(share, len(margins))])
+    return {q for q, gap in margins.items() if margin is None or gap < margin}
