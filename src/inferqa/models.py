@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from .errors import InputError
+from .io import read_json
 
 MINILM = "minilm"
 SMOLLM2 = "smollm2"
@@ -115,14 +116,7 @@ def check_model_kind(name_or_path: str, kind: str, field: str = "model") -> str:
 
 
 def _read_json(path: Path, default):
-    import json
-
-    if not path.is_file():
-        return default
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError):
-        raise InputError("unreadable JSON", file=path) from None
+    return read_json(path) if path.is_file() else default
 
 
 def _json_field(path: Path, key: str):
