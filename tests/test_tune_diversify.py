@@ -193,7 +193,7 @@ def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypat
     (["--shares", "2"], "between 0 and 1"), (["--split", "valid"], "unknown split 'valid'"),
     (["--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),
     (["--diversify-by", "linkd"], "did you mean 'linked'"),
-    (["--metric", "hit@"], "hit@"), (["--diversify", "0"], "positive")])
+    (["--metric", "hit@"], "hit@"), (["--diversify", "0"], "--diversify takes an integer ≥ 1")])
 def test_cli_tune_diversify_bad_inputs_are_one_line(five, tmp_path, monkeypatch, capsys, bad, needle):
     Run(RUN).to_file(tmp_path / "r.trec")
     code, _, err = run_cli(monkeypatch, capsys, "tune-diversify", tmp_path / "r.trec", "--bench", five.path, *bad)

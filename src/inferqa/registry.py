@@ -32,8 +32,10 @@ import importlib
 import inspect
 import json
 import math
+import os
 import pkgutil
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .errors import InputError
@@ -84,6 +86,13 @@ class Option:
     max: float | None = None
     min_open: bool = False  # min itself is not allowed: (min, max]
     nullable: bool | None = None
+    # How a stage's command line spells it (`inferqa.stages`): its flags (default --NAME with
+    # dashes; a bool whose flag starts with --no- sets False), a positional argument, the
+    # metavar, and the type of a list's items as written on the command line.
+    flags: tuple[str, ...] = ()
+    positional: bool = False
+    metavar: str | None = None
+    item: type | None = None
 
     @property
     def types(self) -> tuple[type, ...]:
@@ -95,6 +104,22 @@ class Option:
 
     def with_default(self, default: Any) -> "Option":
         return replace(self, default=default)
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def cli_flags(self) -> tuple[str, ...]:
+        return self.flags or ("--" + self.name.replace("_", "-"),)
+
+    @property
+    def item_type(self) -> type:
+        """A list option's item type: declared, else its default's first item's, else text."""
+        if self.item is not None:
+            return self.item
+        default = self.default if isinstance(self.default, (list, tuple)) else ()
+        return type(default[0]) if default else str
 
     def accepts(self) -> str:
         """What this option takes, in words: 'an integer ≥ 1', 'one of sum, mean', ..."""
@@ -148,11 +173,13 @@ class Option:
                 continue
             if t is object or isinstance(value, t):
                 return value
+            if t is Path and isinstance(value, os.PathLike):
+                return Path(value)
         raise bad(f"{value!r} ({type(value).__name__})")
 
 
 _TYPE_WORDS = {str: "text", int: "an integer", float: "a number", bool: "true or false",
-               dict: "a mapping", list: "a list", object: "any value"}
+               dict: "a mapping", list: "a list", object: "any value", Path: "a path"}
 
 
 def _num(x: float) -> str:
@@ -173,6 +200,10 @@ def _from_text(t: type, text: str, bad: Callable[[str], InputError]) -> Any:
             if not math.isfinite(x):
                 raise ValueError
             return x
+        if t is Path:
+            if not text:
+                raise ValueError
+            return Path(text)
         if t in (dict, list):
             parsed = json.loads(text)
             if not isinstance(parsed, t):
@@ -201,27 +232,7 @@ class Plugin:
 
     def settings(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Every option's value: the given ones checked and converted, the rest defaults."""
-        out: dict[str, Any] = {}
-        for key, value in options.items():
-            name = str(key).replace("-", "_")
-            opt = self.options.get(name)
-            if opt is not None:
-                out[name] = opt.check(value, self.title)
-                continue
-            close = difflib.get_close_matches(name, self.options, n=1, cutoff=0.75) or \
-                [n for n in (_OTHER_NAME.get(name),) if n in self.options]
-            if self.extra and not close:
-                out[name] = _guess(value)
-                continue
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            have = ", ".join(self.options) or "none"
-            raise InputError(f"{self.title} has no option {key!r}{hint}; its options: {have}")
-        for name, opt in self.options.items():
-            if name not in out:
-                if opt.default is REQUIRED:
-                    raise InputError(f"{self.title} needs option {name!r} ({opt.accepts()})")
-                out[name] = opt.default
-        return out
+        return checked_options(self.title, self.options, options, extra=self.extra)
 
     def create(self, *args: Any, **options: Any) -> Any:
         settings = self.settings(options)
@@ -238,6 +249,35 @@ class Plugin:
         if self.extra:
             lines.append("other KEY=VALUE options are passed on as they are")
         return lines
+
+
+def checked_options(owner: str, declared: Mapping[str, Option], given: Mapping[str, Any], *,
+                    extra: bool = False) -> dict[str, Any]:
+    """Every declared option's value: the given ones checked and converted (dashes in a key read
+    as underscores), the rest their defaults. An unknown key is an InputError naming the
+    declared ones and the closest match, unless `extra` passes undeclared keys on. Plugins and
+    stages (`inferqa.stages`) check their options with this one function."""
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        name = str(key).replace("-", "_")
+        opt = declared.get(name)
+        if opt is not None:
+            out[name] = opt.check(value, owner)
+            continue
+        close = difflib.get_close_matches(name, declared, n=1, cutoff=0.75) or \
+            [n for n in (_OTHER_NAME.get(name),) if n in declared]
+        if extra and not close:
+            out[name] = _guess(value)
+            continue
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        have = ", ".join(declared) or "none"
+        raise InputError(f"{owner} has no option {key!r}{hint}; its options: {have}")
+    for name, opt in declared.items():
+        if name not in out:
+            if opt.default is REQUIRED:
+                raise InputError(f"{owner} needs option {name!r} ({opt.accepts()})")
+            out[name] = opt.default
+    return out
 
 
 def _guess(value: Any) -> Any:

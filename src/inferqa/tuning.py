@@ -26,7 +26,8 @@ from .evaluate.metrics import resolve
 from .formats import as_run
 from .formats.coerce import as_benchmark
 from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, gated, query_margins, share_count
-from .stage_options import TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES
+from .stages import Settings
+from .stages.tune import DEFAULT_SHARES, TUNE_DIVERSIFY
 
 if TYPE_CHECKING:
     from .formats.benchmark import Benchmark
@@ -90,7 +91,7 @@ def margin_at_share(margins: Sequence[float], share: float) -> float | None:
 
 def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) -> list[Any]:
     """The grid checked before any work: the margins (each ≥ 0 or None), or the shares (each in
-    [0, 1]; None: `TUNE_SHARES`' default), deduplicated in order; an InputError otherwise."""
+    [0, 1]; None: `DEFAULT_SHARES`), deduplicated in order; an InputError otherwise."""
     if margins is not None and shares is not None:
         raise InputError("give margins or shares, not both", field="margins")
     if margins is not None:
@@ -102,7 +103,7 @@ def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) ->
                 raise InputError(f"a margin must be a number ≥ 0 (or None: every query), got {m!r}",
                                  field="margins") from None
     else:
-        grid = list(TUNE_SHARES.default if shares is None else shares)
+        grid = list(DEFAULT_SHARES if shares is None else shares)
         for s in grid:
             if not isinstance(s, (int, float)) or not 0.0 <= s <= 1.0:
                 raise InputError(f"a share must be a number between 0 and 1, got {s!r}", field="shares")
@@ -111,10 +112,13 @@ def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) ->
     return list(dict.fromkeys(grid))
 
 
-def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str = "dev",
+_D = TUNE_DIVERSIFY.default
+
+
+def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str = _D("split"),
                 margins: Sequence[Any] | None = None, shares: Sequence[float] | None = None,
-                per_group: int = TUNE_PER_GROUP.default, by: str = GROUPING.default,
-                metric: str = TUNE_METRIC.default, measures: Sequence[str] = tuple(TUNE_MEASURES.default)
+                per_group: int = _D("per_group"), by: str = _D("diversify_by"),
+                metric: str = _D("metric"), measures: Sequence[str] = tuple(_D("measures"))
                 ) -> MarginTuning:
     """Score each margin of the grid on the questions of `split` only, by `inferqa.evaluate`
     of `diversify(run, bench, per_group, by, margin)`; rows best first by `metric` (added to
@@ -122,7 +126,16 @@ def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str 
 
     The grid is `margins` (each ≥ 0; None: every query), or the margins at `shares` of the
     split's queries (`margin_at_share`; default 0, 0.1, …, 1: from none to all)."""
-    per_group, by, _, _ = check_diversify(per_group, by)
+    return TUNE_DIVERSIFY.run(run=run, bench=bench, split=split, margins=margins, shares=shares,
+                              per_group=per_group, diversify_by=by, metric=metric,
+                              measures=measures if isinstance(measures, str) else list(measures))
+
+
+def tune_diversify_stage(s: Settings) -> MarginTuning:
+    """The entry point of `TUNE_DIVERSIFY` (CLI, experiment file and `tune_margin` alike)."""
+    run, bench, split, margins, shares, metric = s.run, s.bench, s.split, s.margins, s.shares, s.metric
+    per_group, by, _, _ = check_diversify(s.per_group, s.diversify_by)
+    measures = s.measures
     grid = check_grid(margins, shares)
     if len(metric_names(metric)) != 1:
         raise InputError(f"metric must be one measure, got {metric!r}", field="metric")

@@ -27,24 +27,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
-from ..defaults import HINT_GROUPING
 from ..errors import InputError
 from ..hints import check_grouping, hint_group_key
 from ..formats import Run, as_run
-from ..registry import REQUIRED, Option
+from ..stages.diversify import GROUPING, MARGIN, OPTIONS, PER_GROUP, SHARE
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark
-
-PER_GROUP = Option("diversify", int, REQUIRED, "at most N passages of one hint-group in the head; the rest "
-                   "follow in order", min=1)
-GROUPING = Option("diversify_by", str, HINT_GROUPING, "the hint-groups: set (the same hint texts) or linked (joined by "
-                  "shared hint texts: a question's whole family of passages); `inferqa plugins hint-group`")
-MARGIN = Option("diversify_margin", float, None, "adaptive: diversify a query only when its top hint-group's "
-                 "score leads the next group's best score by less than this (unset: every query)", min=0.0)
-SHARE = Option("diversify_share", float, None, "adaptive: diversify only this share of the queries, those "
-                "whose top hint-group leads the next by least (ties by qid; unset: every query)", min=0.0, max=1.0)
-OPTIONS = (PER_GROUP, GROUPING, MARGIN, SHARE)
 
 
 def check_per_group(per_group: object) -> int:

@@ -1,0 +1,93 @@
+"""A command made from a stage's declaration (`inferqa.stages`): its options become flags.
+
+Every flag is read as text and given to `Stage.settings`, so the command line converts and
+checks a value exactly as the experiment file and the Python API do, and a default is the
+declaration's (a flag not given is None: not given). Lists are repeated or comma-separated,
+dicts are KEY=VALUE pairs, a bool is a flag (one spelled --no-X sets False). The command
+prints what the stage returns with its `show` function, the only part written per command.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, List, Optional
+
+import typer
+
+from ..errors import InputError
+from ..options import parse_key_values
+from ..registry import REQUIRED, Option
+from ..stages import Settings, Stage
+from .app import app
+from .flags import chosen_format, format_flag, json_flag, option_help
+
+# show(result, settings, fmt): prints the stage's result; fmt is None unless the command prints tables.
+Show = Callable[[Any, Settings, Optional[str]], None]
+
+
+def _param(opt: Option) -> inspect.Parameter:
+    text = option_help(opt)
+    text = text[0].upper() + text[1:] + "."
+    if opt.positional:
+        default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
+                                      help=text, show_default=False)
+        annotation: Any = str if opt.required else Optional[str]
+    elif opt.types[0] is bool:
+        default, annotation = typer.Option(None, *opt.cli_flags, help=text, show_default=False), Optional[bool]
+    else:
+        many = opt.types[0] in (list, dict)
+        default = typer.Option(... if opt.required else None, *opt.cli_flags, metavar=opt.metavar, help=text,
+                               show_default=False)
+        annotation = Optional[List[str]] if many else Optional[str]
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _value(opt: Option, given: Any, owner: str) -> Any:
+    """The flag's text as the stage's settings take it (None: not given)."""
+    if given is None:
+        return None
+    if opt.types[0] is bool:
+        return not opt.cli_flags[0].startswith("--no-")
+    if opt.types[0] is dict:
+        return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
+    if opt.types[0] is list:
+        item = Option(opt.name, opt.item_type, REQUIRED)
+        return [_finite(item, part.strip(), owner) for text in given for part in str(text).split(",")
+                if part.strip()]
+    return _finite(opt, given, owner)
+
+
+def _finite(opt: Option, text: str, owner: str) -> Any:
+    """`text` checked as `opt` takes it, the error naming the flag (a number's nan or inf
+    named as what it is)."""
+    flag = opt.cli_flags[0]
+    if float in opt.types and text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise InputError(f"{owner}: {flag} takes a finite number, not {text!r}", field=opt.name)
+    try:
+        return opt.check(text, owner)
+    except InputError as exc:
+        raise InputError(str(exc).replace(f"option {opt.name!r}", flag, 1), field=opt.name) from None
+
+
+def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: bool = False,
+                  group: typer.Typer | None = None) -> Callable[..., None]:
+    """Register `stage` as a command (NAME, default the stage's name) on `group` (default the
+    app); `tables`: it takes --format/--json, and `show` gets the chosen format."""
+    params = [_param(opt) for opt in stage.options]
+    if tables:
+        params += [inspect.Parameter("table_format", inspect.Parameter.KEYWORD_ONLY, default=format_flag(),
+                                     annotation=str),
+                   inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=json_flag,
+                                     annotation=bool)]
+
+    def command(**given: Any) -> None:
+        fmt = chosen_format(given.pop("table_format"), given.pop("as_json")) if tables else None
+        values = {opt.name: _value(opt, given[opt.name], stage.name) for opt in stage.options}
+        settings = stage.settings(values)
+        show(stage.run(settings), settings, fmt)
+
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__doc__ = stage.help + (f"\n\n{stage.description}" if stage.description else "")
+    command.__name__ = (name or stage.name).replace(" ", "_").replace("-", "_") + "_cmd"
+    (group or app).command(name or stage.name)(command)
+    return command

@@ -1,0 +1,34 @@
+"""`inferqa tune-diversify`: the adaptive diversification margin chosen on one split."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from .diversify import GROUPING
+from . import REQUIRED, Option, Stage
+
+DEFAULT_SHARES = [i / 10 for i in range(11)]  # from no query diversified to all
+
+TUNE_DIVERSIFY = Stage(
+    "tune-diversify", "Score a grid of --diversify-margin values on a split and print it, best first.",
+    entry="inferqa.tuning:tune_diversify_stage",
+    description="Apply the chosen margin, or the share of queries it diversifies, to another split with "
+                "`inferqa retrieve` or `inferqa rerank` --diversify-margin or --diversify-share "
+                "(docs/retrieve.md#adaptive-diversification).",
+    options=(
+        Option("run", (Path, object), REQUIRED, "run to diversify: a TREC run file (e.g. from `inferqa retrieve`), "
+               "a Run or a {qid: {pid: score}} dict", positional=True, metavar="RUN"),
+        Option("bench", (Path, object), REQUIRED, "benchmark folder the run was made on, or a Benchmark",
+               flags=("--bench", "-b")),
+        Option("split", str, "dev", "split to tune on; score the chosen margin on another one"),
+        Option("margins", list, None, "margins to try, each ≥ 0 (default: those of --shares)", item=float),
+        Option("shares", list, None, "shares of the split's queries to diversify, each in [0, 1]; their margins "
+               "are the grid (instead of --margins; default " + ",".join(map(str, DEFAULT_SHARES)) + ")", item=float),
+        Option("metric", str, "hit@10", "measure whose mean picks the margin (ties: the smaller margin)"),
+        Option("measures", (list, str), ["hit@1", "hit@10", "mrr", "ndcg@10"], "measures of the margin grid, names as "
+               "`inferqa evaluate` takes them", flags=("--measures", "-m")),
+        Option("per_group", int, 1, "at most N passages of one hint-group in the head of a diversified query",
+               min=1, flags=("--diversify",)),
+        replace(GROUPING, flags=("--diversify-by",)),
+    ))
