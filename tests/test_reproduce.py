@@ -463,6 +463,34 @@ def test_the_shipped_example_reproduces_what_its_generator_recorded(monkeypatch,
         assert (tmp_path / rel).read_bytes() == (EXAMPLE.parent / rel).read_bytes(), rel
 
 
+def test_a_benchmark_built_from_the_example_dataset_scores_the_example_runs(monkeypatch, capsys, tmp_path):
+    """`results/dataset/` of the shipped example builds a benchmark offline (the release's shape:
+    five hints, 325 passages a question, ids verbatim, the authors' labels), and the example's
+    retriever runs evaluated against it with --protocol paper give the cells its generator
+    recorded from the ranks alone."""
+    from inferqa.formats.benchmark import Benchmark
+    from inferqa.reproduce import EXAMPLE
+
+    data = EXAMPLE / "dataset"
+    code, _, err = run_cli(monkeypatch, capsys, "build", data / "train.json", data / "dev.json", data / "test.json",
+                           "--split", "source", "--leak-policy", "none", "--out", tmp_path / "qb")
+    assert code == 0, err
+    bench = Benchmark(tmp_path / "qb")
+    assert len(bench.questions) == 6 and bench.split_qids("test") == [f"Q_test_{i}" for i in range(1, 5)]
+    assert all(bench.qrels[f"Q_test_{i}"]["Q_test_%d_10000_0" % i] == 2 for i in range(1, 5))
+    assert sum(label == 2 for label in bench.qrels["Q_test_1"].values()) == 1
+    assert len(bench.qrels["Q_test_1"]) == 325
+    recorded = json.loads((EXAMPLE.parent / "expected.json").read_text(encoding="utf-8"))
+    for row in ("bm25", "bge"):
+        code, out, err = run_cli(monkeypatch, capsys, "evaluate", EXAMPLE / "retriever" / row / "retriever.json",
+                                 "--bench", tmp_path / "qb", "--split", "test", "--protocol", "paper",
+                                 "--metrics", "hit@1,hit@10,mrr@100", "--json")
+        assert code == 0, err
+        got = json.loads(out)["metrics"]
+        cells = {c["column"]: c["value"] for c in recorded if c["row"] == row}
+        assert got == pytest.approx(cells, abs=1e-4)
+
+
 def test_example_and_results_dir_exclude_each_other(tree, monkeypatch, capsys):
     code, printed, err = run_cli(monkeypatch, capsys, "reproduce", tree, "--example")
     assert code == 2 and printed == "" and len(err.splitlines()) == 1 and "not both" in err
