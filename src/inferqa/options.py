@@ -6,6 +6,7 @@ The text stays text: `inferqa.registry` converts it by the option's declared typ
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import InputError
@@ -43,3 +44,9 @@ def parse_key_values(pairs: Sequence[str], flag: str) -> dict[str, str]:
             raise InputError(f"--{flag} expects KEY=VALUE, got {pair!r}", field=flag)
         out[key.replace("-", "_")] = value
     return out
+
+
+def named_path(item: str) -> tuple[str, Path]:
+    """NAME=PATH, or PATH named by its stem (a run or answers file given on the command line)."""
+    name, sep, path = item.rpartition("=")
+    return (name, Path(path)) if sep and name else (Path(item).stem, Path(item))

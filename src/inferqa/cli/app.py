@@ -90,12 +90,6 @@ def finite(text: str) -> float:
     return number
 
 
-def named_path(item: str) -> tuple[str, Path]:
-    """NAME=PATH, or PATH named by its stem (a run or answers file given on the command line)."""
-    name, sep, path = item.rpartition("=")
-    return (name, Path(path)) if sep and name else (Path(item).stem, Path(item))
-
-
 # Every command that reads a run takes it; `fuse` also for runs over different questions.
 allow_partial_opt = typer.Option(False, "--allow-partial", help="Accept a Rankify/DPR JSON run of fewer "
                                  "questions than --split (read as the split's first ones); refused by default.")

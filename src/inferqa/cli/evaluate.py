@@ -14,7 +14,8 @@ from ..defaults import TEST_SEED
 from ..errors import InputError
 from ..tabular import TextTable
 from ..defaults import MIN_LABEL
-from .app import allow_partial_opt, app, named_path
+from ..options import named_path
+from .app import allow_partial_opt, app
 from .flags import format_flag, json_flag, option_flag, chosen_format
 from .output import print_tables
 

@@ -31,9 +31,12 @@ def _param(opt: Option) -> inspect.Parameter:
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
-        annotation: Any = str if opt.required else Optional[str]
+        annotation: Any = List[str] if opt.types[0] is list else str if opt.required else Optional[str]
     elif opt.types[0] is bool:
-        default, annotation = typer.Option(None, *opt.cli_flags, help=text, show_default=False), Optional[bool]
+        flags = opt.cli_flags
+        if opt.default is True and not opt.flags:  # --x/--no-x: either can be written
+            flags = (f"{flags[0]}/--no-{flags[0][2:]}",)
+        default, annotation = typer.Option(None, *flags, help=text, show_default=False), Optional[bool]
     else:
         many = opt.types[0] in (list, dict)
         default = typer.Option(... if opt.required else None, *opt.cli_flags, metavar=opt.metavar, help=text,
@@ -47,7 +50,7 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
     if given is None:
         return None
     if opt.types[0] is bool:
-        return not opt.cli_flags[0].startswith("--no-")
+        return given if opt.default is True and not opt.flags else not opt.cli_flags[0].startswith("--no-")
     if opt.types[0] is dict:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
@@ -69,19 +72,21 @@ def _finite(opt: Option, text: str, owner: str) -> Any:
         raise InputError(str(exc).replace(f"option {opt.name!r}", flag, 1), field=opt.name) from None
 
 
-def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: bool = False,
+def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: bool | str = False,
                   group: typer.Typer | None = None) -> Callable[..., None]:
     """Register `stage` as a command (NAME, default the stage's name) on `group` (default the
-    app); `tables`: it takes --format/--json, and `show` gets the chosen format."""
+    app); `tables`: it takes --format/--json (a format's name: that one is the default), and
+    `show` gets the chosen format."""
     params = [_param(opt) for opt in stage.options]
+    default_format = tables if isinstance(tables, str) else "table"
     if tables:
-        params += [inspect.Parameter("table_format", inspect.Parameter.KEYWORD_ONLY, default=format_flag(),
-                                     annotation=str),
+        params += [inspect.Parameter("table_format", inspect.Parameter.KEYWORD_ONLY,
+                                     default=format_flag(default_format), annotation=str),
                    inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=json_flag,
                                      annotation=bool)]
 
     def command(**given: Any) -> None:
-        fmt = chosen_format(given.pop("table_format"), given.pop("as_json")) if tables else None
+        fmt = chosen_format(given.pop("table_format"), given.pop("as_json"), default_format) if tables else None
         values = {opt.name: _value(opt, given[opt.name], stage.name) for opt in stage.options}
         settings = stage.settings(values)
         show(stage.run(settings), settings, fmt)

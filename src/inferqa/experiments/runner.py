@@ -15,6 +15,7 @@ when a stage that needs them is missing, so a fully cached rerun loads none.
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..formats import Answers
 from ..io import atomic_open, check_output, open_input, read_text, write_json
 from ..formats import Run
 from ..retrieve.diversify import GROUPING
+from ..stages import Settings
 from .config import ExperimentConfig, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
@@ -437,3 +439,33 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
 def stage_answers(stage_dir: str | Path, bench: Benchmark) -> list[dict]:
     """The reader rows a read stage wrote (read like any answers file)."""
     return Answers.from_file(Path(stage_dir) / ROWS_FILE, bench, scored=True)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_stage(s: Settings) -> ExperimentRun:
+    """The entry point of `stages.experiment.RUN`: the experiment file, run (or resumed) in
+    its folder (default runs/<name>)."""
+    from .config import load_config
+
+    config = load_config(s.config)
+    out_dir = check_output(s.out or Path("runs") / config.name, kind="dir")
+    return run_experiment(config, out_dir, progress=s.progress, log=_stderr)
+
+
+def demo_stage(s: Settings) -> ExperimentRun:
+    """The entry point of `stages.experiment.DEMO`: a shipped config, the LLM cache first
+    seeded with the demo's shipped answers unless `compute`."""
+    from ..data.shipped_demo import seed_llm_cache
+    from ..llm.cache import default_cache_path
+    from .config import load_config, shipped_config
+
+    config = load_config(shipped_config(s.config))
+    out_dir = check_output(s.out, kind="dir")
+    if not s.compute:
+        added = seed_llm_cache(config.llm_cache or default_cache_path())
+        if added:
+            _stderr(f"  {added} shipped SmolLM2 answers copied into the LLM cache (--compute skips this)")
+    return run_experiment(config, out_dir, progress=s.progress, log=_stderr)

@@ -6,9 +6,11 @@ that the files present allow (`scripts.tables`), and the files that were absent.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..stages import Settings
 from .release import INDEX, Release, stored_name
 from .scripts import Grid, tables
 
@@ -27,4 +29,28 @@ def reproduce(results_dir: str | Path) -> tuple[list[Grid], list[str]]:
     return grids, release.absent
 
 
-__all__ = ["EXAMPLE", "Grid", "Release", "reproduce"]
+@dataclass(frozen=True)
+class Reproduction:
+    """What `inferqa reproduce` computed: the tables, the files absent, where they were written."""
+
+    grids: list[Grid]
+    absent: list[str]
+    out: Path | None
+
+
+def reproduce_stage(s: Settings) -> Reproduction:
+    """The entry point of `stages.reproduce.REPRODUCE`: RESULTS_DIR or the shipped example."""
+    from ..io import check_output
+    from .output import write
+
+    if s.example == (s.results_dir is not None):
+        raise InputError("give RESULTS_DIR or --example, not both" if s.example else "missing RESULTS_DIR (or --example)")
+    if s.out is not None:
+        check_output(s.out, kind="dir")
+    grids, absent = reproduce(EXAMPLE if s.example else s.results_dir)
+    if s.out is not None:
+        write(grids, s.out, absent)
+    return Reproduction(grids, absent, s.out)
+
+
+__all__ = ["EXAMPLE", "Grid", "Release", "Reproduction", "reproduce"]
