@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..io import atomic_open, read_json
-from .runs import Run
+from ..records import question_of
 from ..registry import plugin
 from ..text import answer_in_text
-from .runs import RANKED_KEYS, RANKIFY, Findings, RunFormat, Titles, split_order
+from .runs import RANKED_KEYS, RANKIFY, Findings, Run, RunFormat, Titles, split_order
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -128,13 +128,13 @@ def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str
           with_text: bool) -> list[dict[str, Any]]:
     out = []
     for r, (pid, score) in enumerate(ranked):
-        pq = pid.rsplit("_", 2)[0]
+        pq = question_of(pid)
         text = bench.passage_text(pid) if pq in bench.questions else ""
         ctx = {"id": pid, "score": score, "has_answer": answer_in_text(text, answers)}
         if with_text:
             ctx["text"] = text
         title = titles[r] if titles is not None and r < len(titles) else None
-        ctx["title"] = pq if title is None else title
+        ctx["title"] = (pid if pq is None else pq) if title is None else title
         out.append(ctx)
     return out
 

@@ -102,15 +102,12 @@ def optimal_em(index: Sequence[Question], labels: Collection[int], model: str, f
 
 
 def checked_pid(pid: str, file: Path | str, record: object, field: str) -> str:
-    """`pid` if it is qid_mask_perm with a 5-bit mask naming the perm's hints, else InputError."""
-    parts = pid.split("_")
+    """`pid` if it is qid_mask_perm with a mask naming the perm's hints (`parse_passage_id`), else InputError."""
     try:
-        ok = len(parts) >= 5 and len(parts[3]) == 5 and bool(parse_passage_id(pid))
+        parse_passage_id(pid)
     except ValueError:
-        ok = False
-    if not ok:
-        raise InputError(f"passage id {pid!r} is not qid_mask_perm with a 5-bit mask naming the perm's hints",
-                         file=file, record=record, field=field)
+        raise InputError(f"passage id {pid!r} is not qid_mask_perm with a mask naming the perm's hints",
+                         file=file, record=record, field=field) from None
     return pid
 
 
