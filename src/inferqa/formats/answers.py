@@ -86,7 +86,8 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
     """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
     ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
     reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
-    if not _rankify_bytes(path):
+    # told by its first byte (the run formats' sniffer), whatever run format claims the file's name
+    if registry.claimed("run-format", "first_bytes", first_byte(path)) != RANKIFY:
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
         return
@@ -105,13 +106,6 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
                 if rec.answers:
                     row["golds"] = list(rec.answers)
                 yield f"{i} ({key})", row
-
-
-def _rankify_bytes(path: str | os.PathLike) -> bool:
-    """Whether the file starts as the Rankify run format declares (`first_bytes`, its JSON
-    array), whatever run formats claim the file's name."""
-    head = first_byte(path)
-    return bool(head) and head in registry.get("run-format", RANKIFY).meta["first_bytes"]
 
 
 def _text(row: dict, key: str, file: Any, where: str) -> str:
