@@ -19,7 +19,7 @@ from ..evaluate.stored import HINT_COUNTS, Judged, hint_shares
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run
 from ..records import parse_passage_id
-from .release import INDEX, Question, ReaderRecord, stored_answer
+from .release import INDEX, Question, ReaderRecord
 
 
 def _run(ranked: Sequence[Sequence[str]]) -> Run:
@@ -70,7 +70,7 @@ def _gain_exp(column: str) -> str:
 def em_row(file: Path, records: Sequence[ReaderRecord], readers: Sequence[str], method: str) -> list[float]:
     """Per reader: share of questions whose stored answer for `method` (un_1 ... uf_5) is, as
     stored, one of the question's answers."""
-    return [round(sum(stored_answer(file, i, rec, model, method) in rec.answers
+    return [round(sum(rec.stored_answer(model, method, file, i) in rec.answers
                       for i, rec in enumerate(records)) / len(records), 4) for model in readers]
 
 
@@ -131,7 +131,7 @@ def top1_right(rag_file: Path, records: Sequence[ReaderRecord], run_file: Path,
     check_positions(records, len(ranked), rag_file, str(run_file))
     out = []
     for i, rec in enumerate(records):
-        if stored_answer(rag_file, i, rec, model, "un_1") in rec.answers:
+        if rec.stored_answer(model, "un_1", rag_file, i) in rec.answers:
             if not ranked[i]:
                 raise InputError("empty ranking", file=run_file, record=i, field=key)
             out.append(checked_pid(ranked[i][0], run_file, i, f"{key}[0].id"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..formats.answers import ReaderRecord, RetrieverRecord, read_reader_output, read_retriever_records
+from ..formats.answers import Answers, ReaderRecord, RetrieverRecord, read_retriever_records
 from ..formats.corpus import iter_collection
 from ..formats.labels import read_baseline_labels
 from ..formats.runs import RANKIFY, Run
@@ -85,7 +85,8 @@ class Release:
         return self._cached((rel, key), lambda p: _read_ranking(p, key))
 
     def reader(self, rel: str) -> tuple[Path, list[ReaderRecord]] | None:
-        return self._cached((rel, "reader"), lambda p: (p, read_reader_output(p, complete=True)))
+        """A reader output (rag.json) read as any answers file, with its records in file order."""
+        return self._cached((rel, "reader"), lambda p: (p, Answers.from_file(p, complete=True).records))
 
     def word_counts(self, rel: str, depth: int | None = None) -> list[int] | None:
         """`len(text.split(" "))` of every passage of a run file (its `ctxs[:depth]`) or of
@@ -121,8 +122,3 @@ def _read_run(path: Path, key: str, texts: bool = False) -> Run:
 def _read_ranking(path: Path, key: str) -> list[list[str]]:
     run = _read_run(path, key)
     return [[pid for pid, _ in run[qid]] for qid in run.qids]
-
-
-def stored_answer(path: Path, record: int, rec: ReaderRecord, model: str, method: str) -> str:
-    """`predicted_answer[model][f"{id}_{method}"]` of one rag.json record, as stored."""
-    return rec.stored_answer(model, method, path, record)
