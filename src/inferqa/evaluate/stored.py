@@ -82,7 +82,7 @@ class Judged:
                    store)
 
     def is_right(self, qid: str, pid: str, model: str) -> bool:
-        return _is_right(self.store, pid, model, self.golds[qid])
+        return is_right(self.store, pid, model, self.golds[qid])
 
     def optimal_em(self, model: str, relevant: Callable[[int], bool]) -> float:
         """Share of `qids` with a `relevant` passage (by its label) whose stored answer is gold."""
@@ -153,7 +153,8 @@ def hint_shares(pids: Iterable[str]) -> dict[int, float]:
     return {n: (c / total if total else 0.0) for n, c in sorted(counts.items())}
 
 
-def _is_right(store: Store, pid: str, model: str, golds: Collection[str]) -> bool:
+def is_right(store: Store, pid: str | None, model: str, golds: Collection[str]) -> bool:
+    """Whether `model`'s stored answer of passage `pid` (None: no passage) is, as stored, a gold answer."""
     ans = store.get(pid, {}).get(model)
     return ans is not None and ans in golds
 
@@ -172,6 +173,6 @@ def hint_contribution_run(run: "Run", bench: "Benchmark", model: str, store: Sto
     top = []
     for qid, ranked in run.items():
         if ranked and parse_passage_id(ranked[0][0])[0] == qid and \
-                _is_right(store, ranked[0][0], model, bench.questions[qid].answers):
+                is_right(store, ranked[0][0], model, bench.questions[qid].answers):
             top.append(ranked[0][0])
     return hint_shares(top)
