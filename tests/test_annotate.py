@@ -321,3 +321,14 @@ def test_cli_export_import_and_error_exit(bench, tmp_path):
     r = run_cli("import", bench, tmp_path / "done.csv", "--annotator", "ada")
     assert r.returncode == 0, r.stderr
     assert "labels: 2 passages 1 -> 2, 3 passages 2 -> 1" in r.stdout and "leak (drop-hint)" in r.stdout
+
+
+def test_a_sheet_is_told_by_the_suffixes_its_sheet_format_declares():
+    """The registry's `claimed` sniffs sheets as it does runs and sources; any other ending is CSV."""
+    from inferqa import registry
+    from inferqa.formats.sheets import guess_format
+
+    assert set(registry.available("sheet-format")) == {"csv", "jsonl"}
+    endings = (".csv", ".CSV", ".jsonl", ".json", ".NDJSON", ".tsv", "")
+    assert [guess_format(f"sheet{e}") for e in endings] == ["csv", "csv", "jsonl", "jsonl", "jsonl", "csv", "csv"]
+    assert guess_format("sheet.csv", "jsonl") == "jsonl"

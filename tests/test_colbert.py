@@ -149,7 +149,7 @@ def tiny_colbert(tmp_path_factory, tiny_encoder):
 
 
 def test_model_folder_is_pylate_layout_and_round_trips(tiny_colbert, tmp_path):
-    from inferqa.retrieve.colbert_model import encode_tokens, load_colbert, save_colbert
+    from inferqa.retrieve.colbert_model import encode_tokens, load_colbert, write_colbert
 
     modules = json.loads((tiny_colbert / "modules.json").read_text())
     assert [m["type"] for m in modules] == ["sentence_transformers.models.Transformer", "pylate.models.Dense.Dense"]
@@ -166,7 +166,7 @@ def test_model_folder_is_pylate_layout_and_round_trips(tiny_colbert, tmp_path):
     assert [len(a) for a in d] == [len(tok.tokenize(t)) + 3 - sum(c in string.punctuation for c in t) for t in texts]
     np.testing.assert_allclose(np.linalg.norm(np.concatenate(q + d), axis=1), 1.0, atol=1e-5)
 
-    again = load_colbert(save_colbert(model, tmp_path / "copy"))
+    again = load_colbert(write_colbert(model, tmp_path / "copy"))
     for a, b in zip(q + d, encode_tokens(again, texts, query=True) + encode_tokens(again, texts, query=False)):
         np.testing.assert_array_equal(a, b)
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import one_line_error, run_cli
 from inferqa.errors import InputError
 from inferqa.evaluate import compare, evaluate
-from inferqa.evaluate.significance import adjust_p, paired_test, paired_tests, randomisation_p
+from inferqa.evaluate.significance import adjust_p, paired_tests
 from inferqa.formats import Qrels, Run
 
 stats = pytest.importorskip("scipy.stats")
@@ -38,6 +38,18 @@ def test_corrections_equal_statsmodels():
         assert adjust_p(p, ours) == pytest.approx(multipletests(p, method=theirs)[1], abs=1e-12)
 
 
+
+def _randomisation(diffs, **kw):
+    """(p, exact) of the sign-flip test of mean(diffs) = 0, through `paired_tests` (diffs against 0)."""
+    t = paired_tests(np.asarray(diffs, dtype=float), np.zeros(len(diffs)), **kw)[0]
+    return t.p, t.exact
+
+
+def _one(a, b, **kw):
+    """One paired test of two vectors, through `paired_tests`."""
+    return paired_tests(a, b, **kw)[0]
+
+
 def _pair(seed=3, n=40):
     rng = np.random.default_rng(seed)
     a = rng.random(n)
@@ -46,7 +58,7 @@ def _pair(seed=3, n=40):
 
 def test_t_test_and_interval_equal_scipy():
     a, b = _pair()
-    ours = paired_test(a, b, test="t")
+    ours = _one(a, b, test="t")
     ref = stats.ttest_rel(a, b)
     ci = ref.confidence_interval(0.95)
     assert ours.p == pytest.approx(ref.pvalue, abs=1e-12)
@@ -63,7 +75,7 @@ def test_randomisation_rows_equal_scipy_permutation_test():
     ref = stats.permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
                                  n_resamples=np.inf, alternative="two-sided")
     assert ours[0].exact and ours[0].p == pytest.approx(ref.pvalue, abs=1e-12) and ours[1].p == ours[0].p
-    assert ours[0].p == randomisation_p(a - b)[0]
+    assert ours[0].p == _randomisation(a - b)[0]
     # Monte Carlo rows (more than 13 differing questions) are close to scipy's exact answer
     a, b = _pair(6, 16)
     mc = paired_tests(a, b, resamples=5_000, seed=1)[0]
@@ -74,14 +86,14 @@ def test_randomisation_rows_equal_scipy_permutation_test():
 
 def test_bootstrap_test_interval_equals_scipy_and_p_is_consistent():
     a, b = _pair(7, 50)
-    ours = paired_test(a, b, test="bootstrap", seed=0)
+    ours = _one(a, b, test="bootstrap", seed=0)
     ref = stats.bootstrap((a - b,), np.mean, method="percentile", n_resamples=10_000,
                           random_state=0).confidence_interval
     assert ours.ci_low == pytest.approx(ref.low, abs=0.01) and ours.ci_high == pytest.approx(ref.high, abs=0.01)
     # hand-worked: all differences positive, every resampled mean is > 0 -> p = 2 / (R + 1)
-    pos = paired_test([1, 2, 3, 4], [0, 0, 0, 0], test="bootstrap", resamples=999)
+    pos = _one([1, 2, 3, 4], [0, 0, 0, 0], test="bootstrap", resamples=999)
     assert pos.p == pytest.approx(2 / 1000)
-    same = paired_test([1, 2, 3], [1, 2, 3], test="bootstrap")
+    same = _one([1, 2, 3], [1, 2, 3], test="bootstrap")
     assert same.p == 1.0 and same.diff == 0.0
     rng = np.random.default_rng(11)
     a = rng.random((30, 25))

@@ -4,6 +4,7 @@ every stage function takes (a path, a Run, open_run's result, plain dicts)."""
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -136,6 +137,28 @@ def test_a_ranking_checkpoint_resumes_only_under_its_header(tmp_path):
     again.start(again.read())  # the torn line is gone
     again.close()
     assert path.read_text(encoding="utf-8").splitlines()[-1] == '{"qid": "q2", "ranked": [["q2_10", 1.5], ["q2_01", 0.5]]}'
+
+
+@pytest.mark.parametrize("line, where", [
+    ('{"qid": "q2", "ranked": [["q2_10", "high"]]}', "record line 3: field 'ranked[0][1]': score 'high' is not a number"),
+    ('{"qid": 7, "ranked": []}', "record line 3: field 'qid': expected a string, got int"),
+    ('{"qid": "q2", "ranked": [["q2_10"]]}', "record line 3: field 'ranked[0]': expected [passage id, score]"),
+    ("not json", "record line 3: malformed JSON"),
+])
+def test_a_damaged_checkpoint_is_a_run_readers_one_line_error(tmp_path, line, where):
+    """Read by Run.from_file (run format `checkpoint`): only a torn last line is passed over."""
+    from inferqa.formats.checkpoints import RankingCheckpoint
+
+    path = tmp_path / "ckpt.jsonl"
+    header = {"reranker": "x"}
+    path.write_text(json.dumps({"config": header}) + '\n{"qid": "q1", "ranked": [["q1_11", 2.0]]}\n' + line + "\n"
+                    + '{"qid": "q3", "ranked": []}\n', encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        RankingCheckpoint(path, header).read()
+    assert str(exc.value).startswith(f"{path}: {where}")
+    whole = "".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:2])
+    path.write_bytes(whole.encode() + '{"qid": "q4", "ranked": [["é'.encode()[:-1])  # cut inside a character
+    assert RankingCheckpoint(path, header).read() == {"q1": [("q1_11", 2.0)]}
 
 
 def test_question_objects_keep_unknown_fields_through_write_questions(bench, tmp_path):

@@ -23,6 +23,15 @@ def test_parse_passage_id_reads_from_the_right_so_qids_may_hold_underscores():
         assert parse_passage_id(passage_id(qid, order, 5, RIGHT_TO_LEFT)) == (qid, order)
 
 
+def test_the_mask_is_as_wide_as_the_id_spells_it():
+    from inferqa.records import question_of, split_passage_id
+
+    assert parse_passage_id("Q_train_1_101_20") == ("Q_train_1", (2, 0))  # a question of three hints
+    assert split_passage_id("Q_train_1_1001001_630") == ("Q_train_1", "1001001", "630")
+    assert parse_passage_id("Q_train_1_1001001_630") == ("Q_train_1", (6, 3, 0))
+    assert question_of("Q_train_44835_10110_320") == "Q_train_44835" and question_of("x1") is None
+
+
 def test_mask_readings_name_the_bit_orders_that_fit():
     assert mask_readings("10110", (3, 2, 0)) == ("left-to-right",)
     assert mask_readings("01101", (3, 2, 0)) == ("right-to-left",)

@@ -343,6 +343,9 @@ def broken_copy(tree: Path, tmp_path: Path, rel: str, obj) -> Path:
      "index/test/retriever.zsd: record line 1: field 'contexts[0].label'"),
     ("retriever/bm25/retriever.json", run_file(["a"], ["e"], ["x1"]),
      "retriever/bm25/retriever.zsd: record 2: 3 questions, but index/test/retriever.jsonl has 2"),
+    # a released run is read by Run.from_file, with a Rankify run's score check
+    ("retriever/bge/retriever.json", [{"ctxs": [{"id": "a", "score": "high"}]}, {"ctxs": []}],
+     "retriever/bge/retriever.zsd: record 0: field 'ctxs[0].score': score 'high' is not a number"),
 ])
 def test_wrongly_shaped_file_stops_in_one_line(tree, tmp_path, monkeypatch, capsys, rel, obj, where):
     out = tmp_path / "tables"

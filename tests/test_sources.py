@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from inferqa.data import demo_path, detect_format, load_questions
+from inferqa.data import demo_path, load_questions, sniff
 from inferqa.data.quit import ANSWERS_KEY, LABELS_KEY, release_label
 from inferqa.errors import InputError
 
@@ -50,7 +50,7 @@ def write_json(path, obj):
 
 def test_wikihint_fields(tmp_path):
     f = write_json(tmp_path / "w.json", [wikihint_record()])
-    assert detect_format(f) == "wikihint"
+    assert sniff(f)[0] == "wikihint"
     (q,) = load_questions(f)
     assert (q.id, q.text, q.answers) == ("test_1", "Name the deity of R'lyeh.", ["Cthulhu"])
     assert [(h.text, h.convergence, h.source) for h in q.hints] == [
@@ -60,7 +60,7 @@ def test_wikihint_fields(tmp_path):
 
 def test_triviahg_early_schema_cleans_hints_and_drops_blank_ones(tmp_path):
     f = write_json(tmp_path / "t.json", [triviahg_early()])
-    assert detect_format(f) == "triviahg"
+    assert sniff(f)[0] == "triviahg"
     (q,) = load_questions(f)
     assert q.answers == ["Mirror"]
     assert [h.text for h in q.hints] == ["It is reflective.", "It hangs on walls."]
@@ -85,7 +85,7 @@ def test_triviahg_misaligned_convergence_is_an_error(tmp_path):
 
 def test_quit_release_labels_follow_the_labelling_models(tmp_path):
     f = write_json(tmp_path / "test.json", [quit_record()])
-    assert detect_format(f) == "quit"
+    assert sniff(f)[0] == "quit"
     (q,) = load_questions(f)
     assert q.answers == ["Cobalt", "Co"] and [h.text for h in q.hints] == ["Blue glass pigment.", "Atomic number 27."]
     assert q.metadata[LABELS_KEY] == {"10": 2}  # only explicit labels; the rest follow from the answers
@@ -153,7 +153,7 @@ def test_generic_jsonl_strings_and_objects(tmp_path):
 
 def test_generic_json_array_is_read_like_jsonl(tmp_path):
     f = write_json(tmp_path / "mine.json", [{"id": "a", "question": "Q?", "answers": ["x"], "hints": ["h"]}])
-    assert detect_format(f) == "jsonl"
+    assert sniff(f)[0] == "jsonl"
     assert load_questions(f)[0].hints[0].text == "h"
 
 
@@ -237,11 +237,11 @@ def test_a_registered_data_format_is_sniffed_without_format(tmp_path, scratch):
     quiz = [{"id": "z1", "question": "Which metal?", "answers": ["Cobalt"], "clues": ["blue glass", "number 27"]}]
     write_json(tmp_path / "quiz.json", quiz)
     (tmp_path / "two.qa").write_text("p1|Which river?|Humber|an estuary;Hull lies on it\n", encoding="utf-8")
-    assert detect_format(tmp_path / "quiz.json") == "jsonl"  # before the plugin: the generic format takes it
+    assert sniff(tmp_path / "quiz.json")[0] == "jsonl"  # before the plugin: the generic format takes it
     _plugin_data_formats()
     assert {"pipes", "quiz"} <= set(registry.available("data-format"))
     # the generic format is asked last (claim_order 1), so the plugin's shape wins over it, though "quiz" > "jsonl"
-    assert detect_format(tmp_path / "quiz.json") == "quiz" and detect_format(tmp_path / "two.qa") == "pipes"
+    assert sniff(tmp_path / "quiz.json")[0] == "quiz" and sniff(tmp_path / "two.qa")[0] == "pipes"
     (q,) = load_questions(tmp_path / "quiz.json")
     assert (q.id, q.text, q.answers, [h.text for h in q.hints], q.metadata) == (
         "z1", "Which metal?", ["Cobalt"], ["BLUE GLASS", "NUMBER 27"], {"source_format": "quiz"})
@@ -254,7 +254,7 @@ def test_a_registered_data_format_is_sniffed_without_format(tmp_path, scratch):
     assert exc.value.record == 0
     # the built-in formats are told apart as before
     write_json(tmp_path / "release.json", [quit_record()])
-    assert detect_format(tmp_path / "release.json") == "quit"
+    assert sniff(tmp_path / "release.json")[0] == "quit"
     with pytest.raises(InputError, match="field 'hints': missing field"):  # an explicit --format still wins
         load_questions(tmp_path / "quiz.json", "jsonl")
 

@@ -409,15 +409,18 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | os.PathLike, *, stop_at_torn_end: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line of a UTF-8 file (a leading BOM is dropped).
 
-    Lines are decoded one by one, so bytes that are not UTF-8 name their line."""
+    Lines are decoded one by one, so bytes that are not UTF-8 name their line (with
+    `stop_at_torn_end`, a last line cut inside a character ends the file instead)."""
     with open_input(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                if stop_at_torn_end and not raw.endswith(b"\n"):
+                    return
                 raise InputError(f"not UTF-8 text (byte {exc.start + 1} of the line: {exc.reason})",
                                  file=path, record=f"line {lineno}") from None
             yield lineno, (line.removeprefix("\ufeff") if lineno == 1 else line)
@@ -467,17 +470,21 @@ def first_jsonl_value(path: str | os.PathLike) -> Any:
     return None
 
 
-def iter_jsonl(path: str | os.PathLike, *, allow_empty: bool = False) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(path: str | os.PathLike, *, allow_empty: bool = False,
+               stop_at_torn_end: bool = False) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line; a malformed line or a file with no
-    line at all (unless `allow_empty`) raises InputError."""
+    line at all (unless `allow_empty`) raises InputError. `stop_at_torn_end`: a last line cut
+    mid-record (a file appended to by a process that was killed) ends the file instead."""
     seen = False
-    for lineno, line in iter_lines(path):
+    for lineno, line in iter_lines(path, stop_at_torn_end=stop_at_torn_end):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             if not line.endswith("\n"):  # the last line, cut mid-record (a copy or download that stopped)
+                if stop_at_torn_end:
+                    break
                 raise InputError(f"truncated: the last record ends mid-way ({exc.msg})", file=path,
                                  record=f"line {lineno}") from None
             raise InputError(f"malformed JSON: {exc.msg}", file=path, record=f"line {lineno}") from None

@@ -127,9 +127,18 @@ def split_passage_id(pid: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def question_of(pid: str) -> str | None:
+    """The question id of passage id `pid` (`split_passage_id`), None for an id of another form."""
+    try:
+        return split_passage_id(pid)[0]
+    except ValueError:
+        return None
+
+
 def parse_passage_id(pid: str) -> tuple[str, tuple[int, ...]]:
-    """Inverse of `passage_id`: (question id, hint order). The mask must name the perm's
-    hints, read from the left or from the right."""
+    """Inverse of `passage_id`: (question id, hint order). The mask (as wide as the id spells
+    it: one character per hint of the question) must name the perm's hints, read from the left
+    or from the right. The one parser of passage ids, with `split_passage_id` under it."""
     qid, mask, perm = split_passage_id(pid)
     order = tuple(int(c) for c in perm)
     if not mask_readings(mask, order):

@@ -55,6 +55,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "oracle": ("inferqa.formats", "inferqa.rerank"),
     "data-format": ("inferqa.data",),
     "run-format": ("inferqa.formats",),
+    "sheet-format": ("inferqa.formats",),
     "export": ("inferqa.exports",),
 }
 ENTRY_POINTS = "inferqa.plugins"

@@ -69,14 +69,9 @@ def demo_path() -> Path:
     return Path(str(resources.files("inferqa.data").joinpath("demo", DEMO_FILE)))
 
 
-def detect_format(path: str | os.PathLike, data: Any = None) -> str:
-    """Name the format of `path` from its extension and the shape of its first record (see the
-    module's docstring); `data` is the file's parsed JSON where the caller has read it."""
-    return _sniff(check_file(path), data)[0]
-
-
-def _sniff(path: Path, data: Any) -> tuple[str, Any]:
-    """(the format of `path`, its parsed JSON: `data`, read here where the file's ending claims no format)."""
+def sniff(path: Path, data: Any = None) -> tuple[str, Any]:
+    """(the format of `path`, from its ending and the shape of its first record (see the module's
+    docstring); its parsed JSON: `data`, read here where the file's ending claims no format)."""
     by_name = registry.claimed(FORMAT, "suffixes", content_suffix(path))
     if by_name == GENERIC and quit.looks_like_corpus(first_jsonl_value(path)):
         raise InputError("this is a QUIT corpus.jsonl (id/contents/title); pass the release's "
@@ -105,7 +100,7 @@ def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]
     check_file(path)
     data = None
     if fmt == "auto":
-        fmt, data = _sniff(path, None)
+        fmt, data = sniff(path)
     return registry.create(FORMAT, fmt)(path, data)
 
 
@@ -122,4 +117,4 @@ def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto") -> lis
     return questions
 
 
-__all__ = ["demo_path", "detect_format", "load_questions", "load_sources"]
+__all__ = ["demo_path", "load_questions", "load_sources", "sniff"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..formats import open_run
-from ..records import split_passage_id
+from ..records import question_of, split_passage_id
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark
@@ -87,7 +87,7 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
                 found[where].add(f"{qid} from rank {start + 1}: {length} at score {ranked[start][1]}")
     for q in titles:
         for r, (title, (pid, _)) in enumerate(zip(q["titles"], run[q["qid"]])):
-            if title is not None and str(title) != pid.rsplit("_", 2)[0]:
+            if title is not None and str(title) != (question_of(pid) or pid):
                 checks["title_disagrees_with_id"].add(f"{q['qid']} rank {r + 1}: id {pid}, title {title}")
     if split is not None:
         wanted = bench.split_qids(split)

@@ -91,11 +91,6 @@ def bootstrap_cis(values, *, confidence: float = CONFIDENCE, resamples: int = RE
     return _percentiles(_bootstrap_means(m, resamples, seed), (~np.isnan(m)).any(axis=1), confidence)
 
 
-def bootstrap_ci(values: Sequence[float], **kw) -> tuple[float, float]:
-    lo, hi = bootstrap_cis(values, **kw)[0]
-    return float(lo), float(hi)
-
-
 @dataclass(frozen=True)
 class PairedTest:
     """A vs B on the questions both define: means, difference A − B, its CI, p-value."""
@@ -145,13 +140,6 @@ def _randomisation_ps(d: np.ndarray, resamples: int, seed: int) -> tuple[np.ndar
             extreme += (np.abs(d[mc] @ signs.T) >= observed[mc, None] - _TOL).sum(axis=1)
         p[mc] = (extreme + 1) / (resamples + 1)
     return p, exact
-
-
-def randomisation_p(diffs: Sequence[float], *, resamples: int = RESAMPLES, seed: int = TEST_SEED) -> tuple[float, bool]:
-    """Two-sided sign-flip p-value of mean(diffs) = 0, and whether it was exact."""
-    d = np.asarray(diffs, dtype=float)
-    p, exact = _randomisation_ps(d[None, :], resamples, seed)
-    return float(p[0]), bool(exact[0])
 
 
 def _t_tests(d: np.ndarray, keep: np.ndarray, n: np.ndarray, confidence: float):
@@ -206,15 +194,6 @@ def paired_tests(a, b, *, test: str = "randomisation", resamples: int = RESAMPLE
         out.append(PairedTest(int(n[i]), float(a[i, k].mean()), float(b[i, k].mean()), float(d[i, k].mean()),
                               float(cis[i, 0]), float(cis[i, 1]), float(p[i]), bool(exact[i]), test))
     return out
-
-
-def paired_test(a: Sequence[float], b: Sequence[float], *, test: str = "randomisation",
-                resamples: int = RESAMPLES, seed: int = TEST_SEED, confidence: float = CONFIDENCE) -> PairedTest:
-    """One paired test of two per-question vectors (see `paired_tests`)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired scores need the same questions: {a.shape} vs {b.shape}")
-    return paired_tests(a, b, test=test, resamples=resamples, seed=seed, confidence=confidence)[0]
 
 
 def adjust_p(p: Sequence[float], method: str = "holm") -> np.ndarray:

@@ -15,7 +15,8 @@ case-sensitive membership in the gold answers (the authors' rule). The numbers:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
 from ..errors import InputError
 from ..formats.labels import stored_answers
@@ -58,47 +59,79 @@ def check_store(store: Store, model: str, bench: "Benchmark") -> None:
                          file=bench.path / "labels.jsonl", field="model")
 
 
-def _counted(lab: int, min_label: int, labels: Collection[int] | None) -> bool:
-    return lab in labels if labels is not None else lab >= min_label
+def _relevant(min_label: int, labels: Collection[int] | None) -> Callable[[int], bool]:
+    return (lambda lab: lab in labels) if labels is not None else (lambda lab: lab >= min_label)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What every number here is computed from: the questions asked about (`qids`, in order),
+    their gold answers and labelled passages, and the stored answers. Built from a benchmark
+    (`of_bench`) or from a QUIT release's retriever.jsonl (`inferqa.reproduce.compute`)."""
+
+    qids: list[str]
+    golds: Mapping[str, Collection[str]]  # qid -> gold answers
+    qrels: Mapping[str, Mapping[str, int]]  # qid -> pid -> label
+    store: Store
+
+    @classmethod
+    def of_bench(cls, bench: "Benchmark", qids: Iterable[str], store: Store | None = None) -> "Judged":
+        qids = list(qids)
+        store = load_store(bench, qids) if store is None else store
+        return cls(qids, {q: bench.questions[q].answers for q in qids}, {q: bench.qrels.get(q, {}) for q in qids},
+                   store)
+
+    def is_right(self, qid: str, pid: str, model: str) -> bool:
+        return is_right(self.store, pid, model, self.golds[qid])
+
+    def optimal_em(self, model: str, relevant: Callable[[int], bool]) -> float:
+        """Share of `qids` with a `relevant` passage (by its label) whose stored answer is gold."""
+        hit = sum(any(self.is_right(q, pid, model) for pid, lab in self.qrels.get(q, {}).items() if relevant(lab))
+                  for q in self.qids)
+        return hit / len(self.qids) if self.qids else 0.0
+
+    def tally(self, model: str) -> tuple[dict[int, int], dict[int, int]]:
+        """(right, total) per label over the passages with a stored answer of `model`."""
+        right: dict[int, int] = {}
+        total: dict[int, int] = {}
+        for q in self.qids:
+            for pid, lab in self.qrels.get(q, {}).items():
+                if self.store.get(pid, {}).get(model) is None:
+                    continue
+                total[lab] = total.get(lab, 0) + 1
+                right[lab] = right.get(lab, 0) + self.is_right(q, pid, model)
+        return right, total
+
+    def accuracy(self, model: str, labels: Collection[int]) -> tuple[float, int]:
+        """(share of the passages whose label is in `labels`, pooled, whose stored answer is
+        gold (0 when there is none), their number)."""
+        right, total = self.tally(model)
+        n = sum(total.get(lab, 0) for lab in labels)
+        return (sum(right.get(lab, 0) for lab in labels) / n if n else 0.0), n
+
+    def right_passages(self, model: str) -> list[str]:
+        """Every relevant passage (label > 0) whose stored answer is gold, in question order."""
+        return [pid for q in self.qids for pid, lab in self.qrels.get(q, {}).items()
+                if lab > 0 and self.is_right(q, pid, model)]
+
+
+def _checked(bench: "Benchmark", qids: Iterable[str], model: str, store: Store | None) -> Judged:
+    judged = Judged.of_bench(bench, qids, store)
+    check_store(judged.store, model, bench)
+    return judged
 
 
 def optimal_em(bench: "Benchmark", qids: Iterable[str], model: str, min_label: int = MIN_LABEL.default,
                store: Store | None = None, labels: Collection[int] | None = None) -> float:
     """The paper's "optimal" EM: share of questions with a relevant passage answered correctly.
     Relevant: label >= `min_label`, or, given `labels`, a label in that set."""
-    qids = list(qids)
-    store = load_store(bench, qids) if store is None else store
-    check_store(store, model, bench)
-    hit = 0
-    for qid in qids:
-        golds = bench.questions[qid].answers
-        hit += any(store.get(pid, {}).get(model) in golds
-                   for pid, lab in bench.qrels.get(qid, {}).items() if _counted(lab, min_label, labels))
-    return hit / len(qids) if qids else 0.0
-
-
-def _tally(bench: "Benchmark", qids: list[str], model: str, store: Store) -> tuple[dict[int, int], dict[int, int]]:
-    """(right, total) per label over the passages of `qids` with a stored answer of `model`."""
-    right: dict[int, int] = {}
-    total: dict[int, int] = {}
-    for qid in qids:
-        golds = bench.questions[qid].answers
-        for pid, lab in bench.qrels.get(qid, {}).items():
-            ans = store.get(pid, {}).get(model)
-            if ans is None:
-                continue
-            total[lab] = total.get(lab, 0) + 1
-            right[lab] = right.get(lab, 0) + (ans in golds)
-    return right, total
+    return _checked(bench, qids, model, store).optimal_em(model, _relevant(min_label, labels))
 
 
 def accuracy_per_label(bench: "Benchmark", qids: Iterable[str], model: str,
                        store: Store | None = None) -> dict[int, float]:
     """label -> share of that label's passages (with a stored answer) whose answer is gold."""
-    qids = list(qids)
-    store = load_store(bench, qids) if store is None else store
-    check_store(store, model, bench)
-    right, total = _tally(bench, qids, model, store)
+    right, total = _checked(bench, qids, model, store).tally(model)
     return {lab: right[lab] / total[lab] for lab in sorted(total)}
 
 
@@ -106,12 +139,7 @@ def accuracy(bench: "Benchmark", qids: Iterable[str], model: str, labels: Collec
              store: Store | None = None) -> float:
     """Share of the passages whose label is in `labels`, pooled, whose stored answer is gold
     (0 when there is none)."""
-    qids = list(qids)
-    store = load_store(bench, qids) if store is None else store
-    check_store(store, model, bench)
-    right, total = _tally(bench, qids, model, store)
-    n = sum(total.get(lab, 0) for lab in labels)
-    return sum(right.get(lab, 0) for lab in labels) / n if n else 0.0
+    return _checked(bench, qids, model, store).accuracy(model, labels)[0]
 
 
 def hint_shares(pids: Iterable[str]) -> dict[int, float]:
@@ -125,7 +153,8 @@ def hint_shares(pids: Iterable[str]) -> dict[int, float]:
     return {n: (c / total if total else 0.0) for n, c in sorted(counts.items())}
 
 
-def _is_right(store: Store, pid: str, model: str, golds: Collection[str]) -> bool:
+def is_right(store: Store, pid: str | None, model: str, golds: Collection[str]) -> bool:
+    """Whether `model`'s stored answer of passage `pid` (None: no passage) is, as stored, a gold answer."""
     ans = store.get(pid, {}).get(model)
     return ans is not None and ans in golds
 
@@ -133,11 +162,7 @@ def _is_right(store: Store, pid: str, model: str, golds: Collection[str]) -> boo
 def hint_contribution_oracle(bench: "Benchmark", qids: Iterable[str], model: str,
                              store: Store | None = None) -> dict[int, float]:
     """`hint_shares` of every relevant passage (label > 0) of `qids` whose stored answer is gold."""
-    qids = list(qids)
-    store = load_store(bench, qids) if store is None else store
-    check_store(store, model, bench)
-    return hint_shares(pid for qid in qids for pid, lab in bench.qrels.get(qid, {}).items()
-                       if lab > 0 and _is_right(store, pid, model, bench.questions[qid].answers))
+    return hint_shares(_checked(bench, qids, model, store).right_passages(model))
 
 
 def hint_contribution_run(run: "Run", bench: "Benchmark", model: str, store: Store | None = None) -> dict[int, float]:
@@ -148,6 +173,6 @@ def hint_contribution_run(run: "Run", bench: "Benchmark", model: str, store: Sto
     top = []
     for qid, ranked in run.items():
         if ranked and parse_passage_id(ranked[0][0])[0] == qid and \
-                _is_right(store, ranked[0][0], model, bench.questions[qid].answers):
+                is_right(store, ranked[0][0], model, bench.questions[qid].answers):
             top.append(ranked[0][0])
     return hint_shares(top)

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..io import atomic_dir, read_json, write_json
+from ..io import atomic_dir, write_json
 
 INPUTS_FILE = "stage.json"
 
@@ -56,9 +55,6 @@ class StageStore:
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
 
-    def path_of(self, name: str, inputs: Any) -> Path:
-        return self.stages_dir / f"{name}-{stage_hash(inputs)}"
-
     def run(self, name: str, inputs: dict[str, Any], compute: Callable[[Path, str], None]) -> StageOutput:
         """Return the stage's folder, calling `compute(tmp_dir, hash)` only when it is missing."""
         h = stage_hash(inputs)
@@ -72,6 +68,3 @@ class StageStore:
             write_json(tmp / INPUTS_FILE, {"stage": name, "hash": h, "inputs": inputs})
         self.executed.append(f"{name}-{h}")
         return StageOutput(name, h, final, False, time.perf_counter() - t0)
-
-    def inputs_of(self, path: str | os.PathLike) -> dict:
-        return read_json(Path(path) / INPUTS_FILE)["inputs"]

@@ -2,8 +2,8 @@
 written here too:
 
 - our ANSWERS.jsonl (what `inferqa read` writes) and an authors' reader output (Rankify JSON
-  with `predicted_answer`): `Answers.from_file` / `answers.to_file`;
-- the authors' reader output as it is, one `ReaderRecord` per question (`read_reader_output`);
+  with `predicted_answer`): `Answers.from_file` / `answers.to_file`; of a reader output, its
+  questions as they are too, one `ReaderRecord` each (`answers.records`);
 - the authors' `retriever.jsonl`, each question's own passages with their label and stored
   reader answers (`rag_answers`): `RetrieverRecord`s of `RetrieverContext`s, read by
   `read_retriever_records` (as they are) or `read_retriever_jsonl` (matched to a split) and
@@ -82,15 +82,23 @@ def read_reader_output(path: str | os.PathLike, *, complete: bool = False) -> li
     return out
 
 
-def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, Any]]]:
+def is_reader_output(path: str | os.PathLike) -> bool:
+    """Whether an answers file is an authors' reader output: told by its first byte (the run
+    formats' sniffer, Rankify's JSON array), whatever run format claims the file's name."""
+    return registry.claimed("run-format", "first_bytes", first_byte(path)) == RANKIFY
+
+
+def iter_answer_rows(path: str | os.PathLike, records: list[ReaderRecord] | None = None
+                     ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
     ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
-    reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`)."""
-    if not _rankify_bytes(path):
+    reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`), whose
+    `records` are read here unless given."""
+    if records is None and not is_reader_output(path):
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
         return
-    for i, rec in enumerate(read_reader_output(path)):
+    for i, rec in enumerate(read_reader_output(path) if records is None else records):
         for reader, answers in rec.predicted.items():
             for key, answer in answers.items():
                 parts = str(key).rsplit("_", 2)
@@ -107,13 +115,6 @@ def iter_answer_rows(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, A
                 yield f"{i} ({key})", row
 
 
-def _rankify_bytes(path: str | os.PathLike) -> bool:
-    """Whether the file starts as the Rankify run format declares (`first_bytes`, its JSON
-    array), whatever run formats claim the file's name."""
-    head = first_byte(path)
-    return bool(head) and head in registry.get("run-format", RANKIFY).meta["first_bytes"]
-
-
 def _text(row: dict, key: str, file: Any, where: str) -> str:
     value = row.get(key)
     if not isinstance(value, str) or (key != "prediction" and not value.strip()):
@@ -125,25 +126,34 @@ def _text(row: dict, key: str, file: Any, where: str) -> str:
 class Answers(list):
     """The rows of an answers file, `{"qid", "strategy", "k", "prediction", "golds", "question",
     ...}` each (`inferqa read` adds `em`, `pids`, `raw`...): `Answers.from_file` reads and
-    checks them, `to_file` writes them as ANSWERS.jsonl, atomically."""
+    checks them, `to_file` writes them as ANSWERS.jsonl, atomically. Read from an authors'
+    reader output, `records` are its questions as `ReaderRecord`s, in file order (the QUIT
+    release's tables match them to other files by position); else None."""
+
+    records: list[ReaderRecord] | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, bench: "Benchmark | None" = None, *,
-                  scored: bool = False) -> "Answers":
+                  scored: bool = False, complete: bool = False) -> "Answers":
         """Every row of an answers file (ANSWERS.jsonl or an authors' reader output), each field
         checked; with `bench`, each question must be one of its questions and the golds and
         question text come from it (else from the rows). `scored`: each row must also hold its
-        `em` (as `inferqa read` writes it)."""
-        return cls(_checked_rows(path, bench, scored))
+        `em` (as `inferqa read` writes it). `complete`: each record of a reader output must hold
+        its `id` and gold `answers` (as the QUIT release's do)."""
+        records = read_reader_output(path, complete=complete) if is_reader_output(path) else None
+        out = cls(_checked_rows(path, bench, scored, records))
+        out.records = records
+        return out
 
     def to_file(self, path: str | os.PathLike) -> int:
         """The rows as ANSWERS.jsonl at `path` (replaced atomically); returns the rows written."""
         return write_jsonl(path, self)
 
 
-def _checked_rows(path: str | os.PathLike, bench: "Benchmark | None", scored: bool) -> list[dict[str, Any]]:
+def _checked_rows(path: str | os.PathLike, bench: "Benchmark | None", scored: bool,
+                  records: list[ReaderRecord] | None) -> list[dict[str, Any]]:
     rows = []
-    for where, row in iter_answer_rows(path):
+    for where, row in iter_answer_rows(path, records):
         qid, strategy = _text(row, "qid", path, where), _text(row, "strategy", path, where)
         pred = _text(row, "prediction", path, where)
         k = row.get("k")

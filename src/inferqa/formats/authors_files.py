@@ -48,13 +48,13 @@ def write_pyserini_collection(bench: "Benchmark", path: str | os.PathLike) -> in
 def merge_reader_answers(bench: "Benchmark", imported: dict[str, RetrieverContext]) -> dict[str, int]:
     """Write imported `rag_answers` into labels.jsonl as `reader_answers` (a passage without a
     row gets one with its qrels label); labels are never changed, disagreements are counted."""
-    from ..records import LABEL_PARTIAL
+    from ..records import LABEL_PARTIAL, split_passage_id
 
     rows = stored_answers(bench)
     qrels = bench.qrels
     disagree = added = 0
     for pid, got in imported.items():
-        qid = pid.rsplit("_", 2)[0]
+        qid = split_passage_id(pid)[0]  # a passage of its question: read_retriever_jsonl checked it
         label = qrels.get(qid, {}).get(pid, LABEL_PARTIAL)
         if got.label is not None and got.label != label:
             disagree += 1

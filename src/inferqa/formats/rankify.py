@@ -9,17 +9,16 @@ file is read as one when its first non-blank byte opens a JSON array.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..io import atomic_open, read_json
-from .runs import Run
+from ..records import question_of
 from ..registry import plugin
 from ..text import answer_in_text
-from .runs import RANKED_KEYS, RANKIFY, Findings, RunFormat, Titles, split_order
+from .runs import RANKED_KEYS, RANKIFY, Findings, Run, RunFormat, Titles, checked_score, split_order
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -46,51 +45,48 @@ def passage_id(ctx: Any, field: str, path: Any, record: object) -> str:
     return str(ctx["id"])
 
 
-def iter_rankings(path: str | os.PathLike, key: str) -> Iterator[tuple[int, list]]:
-    """(record index, the passages under `key`) of each question of a Rankify file, in file
-    order and matched to no benchmark (the QUIT release's tables read them so)."""
-    for i, obj in enumerate(read_question_array(path)):
-        ctxs = obj.get(key) if isinstance(obj, dict) else None
-        if not isinstance(ctxs, list):
-            raise InputError("expected a list of passages", file=path, record=i, field=key)
-        yield i, ctxs
-
-
 def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None, strict: bool = True,
-                 *, allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None
+                 *, allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None,
+                 ranking: str | None = None, by_position: bool = False, texts: bool = False
                  ) -> tuple[Run, list[dict[str, Any]]]:
     """(the run, per question `{"qid", "question", "key", "titles"}`) of a Rankify JSON file.
 
     Question i of the file is question i of `split`; its question text, where given, must be
-    that question's. A record must hold `ctxs` (or `reranked_ctxs`); a file of fewer
-    questions than the split is refused unless `allow_partial`. With `strict=False` duplicate
-    passages and records without a ranking are collected in `findings` instead."""
+    that question's. With `by_position` and no benchmark, question i is named `str(i)` (the
+    QUIT release's tables match a run to its retriever.jsonl so). A record must hold `ctxs`
+    (or `reranked_ctxs`, read first), or the list `ranking` names; a file of fewer questions
+    than the split is refused unless `allow_partial`. With `strict=False` duplicate passages
+    and records without a ranking are collected in `findings` instead. `texts`: each
+    question's info also holds its passages' `text` values as given (`"texts"`)."""
     findings = Findings(strict) if findings is None else findings
     data = read_question_array(path)
-    qids = split_order(bench, split, path)
+    positional = by_position and bench is None
+    qids = [str(i) for i in range(len(data))] if positional else split_order(bench, split, path)
     if len(data) > len(qids):
         raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
                          file=path)
     if len(data) < len(qids) and not allow_partial and findings.strict:
         raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: a run matched "
                          "by position must cover the whole split (--allow-partial reads the first ones)", file=path)
+    keys = RANKED_KEYS if ranking is None else (ranking,)
     run, info = Run(tag=Path(str(path)).stem), []
     for i, obj in enumerate(data):
-        qid, rec = qids[i], f"{i} (question {qids[i]})"
+        qid, rec = qids[i], (str(i) if positional else f"{i} (question {qids[i]})")
         if not isinstance(obj, dict):
             raise InputError(f"expected an object, got {type(obj).__name__}", file=path, record=rec)
         text = obj.get("question")
         if text is not None and not isinstance(text, str):
             raise InputError(f"expected a string, got {type(text).__name__}", file=path, record=rec,
                              field="question")
-        if isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
+        if bench is not None and isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
             raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
                              "position, so the run and the split must hold the same questions in the same order",
                              file=path, record=rec, field="question")
-        key = next((k for k in RANKED_KEYS if k in obj), None)
+        key = next((k for k in keys if k in obj), None)
         if key is None:
+            wanted = f"'{ranking}'" if ranking else "'ctxs' (or 'reranked_ctxs')"
             findings.add("records_without_ranking", qid, InputError(
-                "no ranking: expected a list 'ctxs' (or 'reranked_ctxs')", file=path, record=rec, field="ctxs"))
+                f"no ranking: expected a list {wanted}", file=path, record=rec, field=keys[-1]))
         ctxs = obj.get(key) if key else []
         if not isinstance(ctxs, list):
             raise InputError(f"expected a list of passages, got {type(ctxs).__name__}", file=path, record=rec,
@@ -99,16 +95,7 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
         for r, ctx in enumerate(ctxs):
             f = f"{key}[{r}]"
             pid = passage_id(ctx, f, path, rec)
-            raw = ctx.get("score")
-            if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
-                raise InputError(f"score {raw!r} is not a number", file=path, record=rec, field=f"{f}.score")
-            try:
-                score = float(raw) if raw is not None else float(len(ctxs) - r)
-            except (TypeError, ValueError):
-                raise InputError(f"score {raw!r} is not a number", file=path, record=rec,
-                                 field=f"{f}.score") from None
-            if math.isnan(score):
-                raise InputError("score is NaN", file=path, record=rec, field=f"{f}.score")
+            score = checked_score(ctx.get("score"), float(len(ctxs) - r), file=path, record=rec, field=f"{f}.score")
             title = ctx.get("title")
             if title is not None and not isinstance(title, (str, int)):
                 raise InputError(f"expected a string, got {type(title).__name__}", file=path, record=rec,
@@ -121,6 +108,8 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
             titles.append(title)
         run[qid] = ranked
         info.append({"qid": qid, "question": text, "key": key, "titles": titles})
+        if texts:
+            info[-1]["texts"] = [ctx.get("text") for ctx in ctxs]
     return run, info
 
 
@@ -128,13 +117,13 @@ def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str
           with_text: bool) -> list[dict[str, Any]]:
     out = []
     for r, (pid, score) in enumerate(ranked):
-        pq = pid.rsplit("_", 2)[0]
+        pq = question_of(pid)
         text = bench.passage_text(pid) if pq in bench.questions else ""
         ctx = {"id": pid, "score": score, "has_answer": answer_in_text(text, answers)}
         if with_text:
             ctx["text"] = text
         title = titles[r] if titles is not None and r < len(titles) else None
-        ctx["title"] = pq if title is None else title
+        ctx["title"] = (pid if pq is None else pq) if title is None else title
         out.append(ctx)
     return out
 
@@ -168,9 +157,11 @@ def write_rankify(run: Run, bench: "Benchmark", split: str, path: str | os.PathL
 @plugin("run-format", RANKIFY, first_bytes=b"[", help="Rankify/DPR JSON, matched to a split by position")
 class RankifyRun(RunFormat):
     def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
-             allow_partial: bool = False, allow_duplicates: bool = False) -> tuple[Run, list[dict[str, Any]]]:
+             allow_partial: bool = False, allow_duplicates: bool = False, ranking: str | None = None,
+             by_position: bool = False, texts: bool = False) -> tuple[Run, list[dict[str, Any]]]:
+        """`read_rankify`'s run."""
         return read_rankify(path, bench, split, allow_partial=allow_partial, allow_duplicates=allow_duplicates,
-                            findings=findings)
+                            findings=findings, ranking=ranking, by_position=by_position, texts=texts)
 
     def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None, bench: "Benchmark | None" = None,
               split: str | None = None, **options: Any) -> None:

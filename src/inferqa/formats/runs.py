@@ -1,5 +1,6 @@
 """Run files read in one place and checked against a benchmark: every format of the
-`run-format` registry kind (built in: `trec`, `rankify`; plain or compressed) and `optimal`.
+`run-format` registry kind (built in: `trec`, `rankify`, a rerank's `checkpoint`; plain or
+compressed) and `optimal`.
 
 A file's format is the one whose declared `suffixes` hold its name's ending (before
 .gz/.zst/.zsd), else the one whose `first_bytes` hold its first non-blank byte (Rankify
@@ -12,6 +13,7 @@ returned run's `findings`.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -56,18 +58,19 @@ class Run(dict):
     @classmethod
     def from_file(cls, path: str | os.PathLike, kind: str | None = None, *, bench: "Benchmark | None" = None,
                   split: str | None = None, allow_partial: bool = False, allow_duplicates: bool = False,
-                  strict: bool = True) -> "Run":
+                  strict: bool = True, **options: Any) -> "Run":
         """A run file as it is, in run format `kind` (None: `sniff`), not checked against a
         benchmark (`bench.check` does that); `bench` and `split` only where the format needs
         them (Rankify JSON is matched to a split's questions by position). Problems the file
-        can be read past go to the run's `findings`, raised at once when `strict`."""
+        can be read past go to the run's `findings`, raised at once when `strict`. `options`
+        go to the format's reader as they are (Rankify: `ranking`, `by_position`, `texts`)."""
         if str(path) != STDIN:
             path = check_file(path)
         findings = Findings(strict)
         fmt = kind or sniff(path)
         run, info = registry.create("run-format", fmt).read(path, bench, split, findings=findings,
                                                              allow_partial=allow_partial,
-                                                             allow_duplicates=allow_duplicates)
+                                                             allow_duplicates=allow_duplicates, **options)
         run.format, run.info, run.findings = fmt, info, findings
         return run
 
@@ -132,6 +135,25 @@ def run_format_by_name(path: str | os.PathLike) -> str | None:
 def sniff(path: str | os.PathLike) -> str:
     """The run format of a file (see the module's docstring): `rankify`, `trec` or a plugin's."""
     return run_format_by_name(path) or registry.claimed("run-format", "first_bytes", first_byte(path)) or TREC
+
+
+def checked_score(raw: Any, default: float | None = None, **where: Any) -> float:
+    """A passage's score as a float: a number or numeric text (None: `default`, where there is
+    one); anything else, and NaN, is an InputError at `where` (file, record, field)."""
+    bad = InputError(f"score {raw!r} is not a number", **where)
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
+        raise bad
+    if raw is None:
+        if default is None:
+            raise bad
+        return default
+    try:
+        score = float(raw)
+    except (TypeError, ValueError):
+        raise bad from None
+    if math.isnan(score):
+        raise InputError("score is NaN", **where)
+    return score
 
 
 def split_order(bench: "Benchmark | None", split: str | None, path: Any) -> list[str]:

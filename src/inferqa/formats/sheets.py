@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Literal
 
+from .. import registry
 from ..errors import InputError
 from ..io import atomic_open, check_file, iter_jsonl, read_csv
+from ..registry import plugin
 
 SheetFormat = Literal["csv", "jsonl"]
 
@@ -42,12 +44,28 @@ class SheetVerdict:
     verdict: str  # ACCEPT | REJECT | SKIP
 
 
+@plugin("sheet-format", "jsonl", suffixes=(".jsonl", ".json", ".ndjson"), help="JSON lines, one row per line")
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    yield from iter_jsonl(path)
+
+
+@plugin("sheet-format", "csv", suffixes=(".csv",), help="CSV with a header row (the default)")
+def _csv_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    header, rows = read_csv(path)  # a spreadsheet's BOM is dropped there
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"missing column {', '.join(repr(m) for m in missing)} in the header",
+                         file=path, record="row 1")
+    yield from rows
+
+
 def guess_format(path: str | os.PathLike, fmt: str | None = None) -> SheetFormat:
+    """`fmt`, else the sheet format whose declared suffixes hold the path's ending (csv for any other)."""
     if fmt:
         if fmt not in ("csv", "jsonl"):
             raise InputError(f"unknown sheet format {fmt!r} (use csv or jsonl)")
         return fmt  # type: ignore[return-value]
-    return "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv"
+    return registry.claimed("sheet-format", "suffixes", Path(path).suffix.lower()) or "csv"  # type: ignore[return-value]
 
 
 def write_sheet(path: str | os.PathLike, rows: Iterable[dict[str, object]], fmt: SheetFormat = "csv") -> int:
@@ -76,23 +94,11 @@ def parse_verdict(value: object, *, file: Path, row: int) -> str:
     return _VERDICTS[text]
 
 
-def _raw_rows(path: Path, fmt: SheetFormat) -> Iterator[tuple[int, dict]]:
-    if fmt == "jsonl":
-        yield from iter_jsonl(path)
-        return
-    header, rows = read_csv(path)  # a spreadsheet's BOM is dropped there
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise InputError(f"missing column {', '.join(repr(m) for m in missing)} in the header",
-                         file=path, record="row 1")
-    yield from rows
-
-
 def read_sheet(path: str | os.PathLike, fmt: str | None = None) -> list[SheetVerdict]:
     """Every row's verdict, or an InputError naming the first bad row."""
     path = check_file(path)
     out = []
-    for row, rec in _raw_rows(path, guess_format(path, fmt)):
+    for row, rec in registry.create("sheet-format", guess_format(path, fmt))(path):
         for col in REQUIRED:
             if col not in rec:
                 raise InputError(f"missing column {col!r}", file=path, record=f"row {row}", field=col)

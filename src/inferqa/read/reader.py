@@ -53,6 +53,3 @@ class Reader:
 
     def answer(self, question_text: str, hints: Sequence[str]) -> str:
         return self.read_batch([(question_text, hints)])[0].answer
-
-    def answer_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
-        return [o.answer for o in self.read_batch(items)]

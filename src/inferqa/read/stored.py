@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..evaluate.stored import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_label, check_store,
-                               hint_contribution_oracle, hint_contribution_run, load_store, optimal_em)
+                               hint_contribution_oracle, hint_contribution_run, is_right, load_store, optimal_em)
 from ..formats.answers import STRATEGY_CODES
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
 from ..stage_options import READ_KS
@@ -56,8 +56,7 @@ def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[in
         hit = 0
         for qid, ranked in run.items():
             pid = union_passage(bench, [p for p, _ in ranked[:k]], strategy)
-            ans = store.get(pid, {}).get(model) if pid else None
-            hit += ans is not None and ans in bench.questions[qid].answers
+            hit += is_right(store, pid, model, bench.questions[qid].answers)
         out[k] = hit / len(run) if run else 0.0
     return out
 

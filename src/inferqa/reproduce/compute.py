@@ -15,11 +15,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluate.metrics import evaluate, per_query_scores
-from ..evaluate.stored import HINT_COUNTS, hint_shares
+from ..evaluate.stored import HINT_COUNTS, Judged, hint_shares
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run
 from ..records import parse_passage_id
-from .release import INDEX, Question, ReaderRecord, stored_answer
+from .release import INDEX, Question, ReaderRecord
 
 
 def _run(ranked: Sequence[Sequence[str]]) -> Run:
@@ -70,47 +70,44 @@ def _gain_exp(column: str) -> str:
 def em_row(file: Path, records: Sequence[ReaderRecord], readers: Sequence[str], method: str) -> list[float]:
     """Per reader: share of questions whose stored answer for `method` (un_1 ... uf_5) is, as
     stored, one of the question's answers."""
-    return [round(sum(stored_answer(file, i, rec, model, method) in rec.answers
+    return [round(sum(rec.stored_answer(model, method, file, i) in rec.answers
                       for i, rec in enumerate(records)) / len(records), 4) for model in readers]
 
 
-def _stored(q: Question, ctx_index: int, model: str, file: str, record: int) -> str:
-    answer = q.contexts[ctx_index].reader_answers.get(model)
-    if not isinstance(answer, str):
-        raise InputError("no answer string", file=file, record=f"line {record + 1}",
-                         field=f"contexts[{ctx_index}].rag_answers.{model}")
-    return answer
-
-
-def label_accuracy(index: Sequence[Question], labels: Collection[int], model: str, file: str) -> tuple[float, int]:
-    """(share of the passages whose label is in `labels` with a correct stored answer, their number)."""
-    right = total = 0
+def judged(index: Sequence[Question], model: str, file: str) -> Judged:
+    """index/test/retriever.jsonl as `evaluate.stored` computes from it: the i-th question is
+    `str(i)`, its passages' labels and stored answers (`rag_answers`) as released; every
+    passage must hold an answer string of `model`."""
     for n, q in enumerate(index):
         for j, ctx in enumerate(q.contexts):
-            if ctx.label in labels:
-                total += 1
-                right += _stored(q, j, model, file, n) in q.answers
-    return (round(right / total, 4) if total else 0.0), total
+            if not isinstance(ctx.reader_answers.get(model), str):
+                raise InputError("no answer string", file=file, record=f"line {n + 1}",
+                                 field=f"contexts[{j}].rag_answers.{model}")
+    qids = [str(n) for n in range(len(index))]
+    return Judged(qids, {str(n): q.answers for n, q in enumerate(index)},
+                  {str(n): q.labels() for n, q in enumerate(index)},
+                  {ctx.id: ctx.reader_answers for q in index for ctx in q.contexts})
 
 
-def optimal_em(index: Sequence[Question], labels: Collection[int], model: str, file: str) -> float:
+def label_accuracy(stored: Judged, labels: Collection[int], model: str) -> tuple[float, int]:
+    """(share of the passages whose label is in `labels` with a correct stored answer, their number)."""
+    share, total = stored.accuracy(model, labels)
+    return round(share, 4), total
+
+
+def optimal_em(stored: Judged, labels: Collection[int], model: str) -> float:
     """Share of questions with at least one passage whose label is in `labels` and whose stored
     answer is correct (a perfect retriever and reranker), over all questions."""
-    hit = sum(any(ctx.label in labels and _stored(q, j, model, file, n) in q.answers
-                  for j, ctx in enumerate(q.contexts)) for n, q in enumerate(index))
-    return round(hit / len(index), 4)
+    return round(stored.optimal_em(model, lambda lab: lab in labels), 4)
 
 
 def checked_pid(pid: str, file: Path | str, record: object, field: str) -> str:
-    """`pid` if it is qid_mask_perm with a 5-bit mask naming the perm's hints, else InputError."""
-    parts = pid.split("_")
+    """`pid` if it is qid_mask_perm with a mask naming the perm's hints (`parse_passage_id`), else InputError."""
     try:
-        ok = len(parts) >= 5 and len(parts[3]) == 5 and bool(parse_passage_id(pid))
+        parse_passage_id(pid)
     except ValueError:
-        ok = False
-    if not ok:
-        raise InputError(f"passage id {pid!r} is not qid_mask_perm with a 5-bit mask naming the perm's hints",
-                         file=file, record=record, field=field)
+        raise InputError(f"passage id {pid!r} is not qid_mask_perm with a mask naming the perm's hints",
+                         file=file, record=record, field=field) from None
     return pid
 
 
@@ -121,10 +118,10 @@ def shares(pids: Sequence[str]) -> list[float]:
 
 
 def oracle_right(index: Sequence[Question], model: str, file: str) -> list[str]:
-    """Every passage of index/test/retriever.jsonl whose stored answer is right."""
-    return [checked_pid(ctx.id, file, f"line {n + 1}", f"contexts[{j}].id")
-            for n, q in enumerate(index) for j, ctx in enumerate(q.contexts)
-            if _stored(q, j, model, file, n) in q.answers]
+    """Every relevant passage of index/test/retriever.jsonl whose stored answer is right."""
+    where = {ctx.id: (n, j) for n, q in enumerate(index) for j, ctx in enumerate(q.contexts)}
+    return [checked_pid(pid, file, f"line {where[pid][0] + 1}", f"contexts[{where[pid][1]}].id")
+            for pid in judged(index, model, file).right_passages(model)]
 
 
 def top1_right(rag_file: Path, records: Sequence[ReaderRecord], run_file: Path,
@@ -134,7 +131,7 @@ def top1_right(rag_file: Path, records: Sequence[ReaderRecord], run_file: Path,
     check_positions(records, len(ranked), rag_file, str(run_file))
     out = []
     for i, rec in enumerate(records):
-        if stored_answer(rag_file, i, rec, model, "un_1") in rec.answers:
+        if rec.stored_answer(model, "un_1", rag_file, i) in rec.answers:
             if not ranked[i]:
                 raise InputError("empty ranking", file=run_file, record=i, field=key)
             out.append(checked_pid(ranked[i][0], run_file, i, f"{key}[0].id"))

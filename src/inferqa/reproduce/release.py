@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..formats.answers import ReaderRecord, RetrieverRecord, read_reader_output, read_retriever_records
+from ..formats.answers import Answers, ReaderRecord, RetrieverRecord, read_retriever_records
 from ..formats.corpus import iter_collection
 from ..formats.labels import read_baseline_labels
-from ..formats.rankify import iter_rankings, passage_id
+from ..formats.runs import RANKIFY, Run
 from ..io import check_file
 
 KEEP = 8  # parsed files kept (the index and the baseline labels always among them)
@@ -85,7 +85,8 @@ class Release:
         return self._cached((rel, key), lambda p: _read_ranking(p, key))
 
     def reader(self, rel: str) -> tuple[Path, list[ReaderRecord]] | None:
-        return self._cached((rel, "reader"), lambda p: (p, read_reader_output(p, complete=True)))
+        """A reader output (rag.json) read as any answers file, with its records in file order."""
+        return self._cached((rel, "reader"), lambda p: (p, Answers.from_file(p, complete=True).records))
 
     def word_counts(self, rel: str, depth: int | None = None) -> list[int] | None:
         """`len(text.split(" "))` of every passage of a run file (its `ctxs[:depth]`) or of
@@ -95,12 +96,9 @@ class Release:
             return None
         if rel == CORPUS:
             return [len(text.split(" ")) for _, _, text in iter_collection(path)]
-        counts = []
-        for i, ctxs in iter_rankings(path, "ctxs"):
-            for r, ctx in enumerate(ctxs[:depth]):
-                text = ctx.get("text") if isinstance(ctx, dict) else None
-                counts.append(_words(text, path, i, f"ctxs[{r}].text"))
-        return counts
+        run = _read_run(path, "ctxs", texts=True)
+        return [_words(text, path, i, f"ctxs[{r}].text")
+                for i, q in enumerate(run.info) for r, text in enumerate(q["texts"][:depth])]
 
     def baseline(self) -> list[dict[str, int]] | None:
         """baselines/baseline.json: per question, the label of every comparison-corpus passage."""
@@ -113,11 +111,14 @@ def _words(text: Any, path: Path, record: object, field: str) -> int:
     return len(text.split(" "))
 
 
+def _read_run(path: Path, key: str, texts: bool = False) -> Run:
+    """A run of the release, read by `Run.from_file` with every check of a Rankify run: its
+    `key` list (`ctxs` even where `reranked_ctxs` is there too), question i named `str(i)`
+    (matched to index/test/retriever.jsonl by position), a passage listed twice kept (their
+    scripts count it twice)."""
+    return Run.from_file(path, RANKIFY, ranking=key, by_position=True, allow_duplicates=True, texts=texts)
+
+
 def _read_ranking(path: Path, key: str) -> list[list[str]]:
-    return [[passage_id(ctx, f"{key}[{r}]", path, i) for r, ctx in enumerate(ctxs)]
-            for i, ctxs in iter_rankings(path, key)]
-
-
-def stored_answer(path: Path, record: int, rec: ReaderRecord, model: str, method: str) -> str:
-    """`predicted_answer[model][f"{id}_{method}"]` of one rag.json record, as stored."""
-    return rec.stored_answer(model, method, path, record)
+    run = _read_run(path, key)
+    return [[pid for pid, _ in run[qid]] for qid in run.qids]

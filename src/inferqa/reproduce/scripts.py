@@ -89,10 +89,11 @@ def _rag(rel: Release) -> Iterator[Grid]:
     if index is not None:
         file = str(rel.find(INDEX))
         everything = sum(len(q.contexts) for q in index)
+        stored = [compute.judged(index, m, file) for m in READERS]
         for label, labels in PAPER_LABEL_ROWS.items():
-            acc = [compute.label_accuracy(index, labels, m, file) for m in READERS]
-            main.rows.append((label, [a for a, _ in acc] + [compute.optimal_em(index, labels, m, file)
-                                                            for m in READERS]))
+            acc = [compute.label_accuracy(j, labels, m) for j, m in zip(stored, READERS)]
+            main.rows.append((label, [a for a, _ in acc] + [compute.optimal_em(j, labels, m)
+                                                            for j, m in zip(stored, READERS)]))
             n = acc[-1][1]
             counts.rows.append((label, [n, everything, round(n / everything, 4) if everything else 0.0]))
     yield main

@@ -83,12 +83,6 @@ def write_colbert(model, folder: str | os.PathLike) -> Path:
     return Path(folder)
 
 
-def save_colbert(model, out: str | os.PathLike) -> Path:
-    with atomic_dir(out) as tmp:
-        write_colbert(model, tmp)
-    return Path(out)
-
-
 def is_colbert_folder(path: str | os.PathLike) -> bool:
     path = Path(path)
     return (path / "config_sentence_transformers.json").exists() and (path / DENSE_DIR).is_dir()
