@@ -397,7 +397,8 @@ def significance(rows: list[dict]) -> str:
            and best["p"][m] < 0.05 and best[m] > rows[0][m]]
     return (f"{best['method']} vs {rows[0]['method']}, Holm-corrected p (" + " / ".join(LABELS) + "): "
             + " / ".join(small.fmt_p(best["p"][m]) for m in METRICS)
-            + f"; better with p < 0.05 on {len(sig)} of the 4 summary metrics" + (f" ({', '.join(sig)})" if sig else ""))
+            + f"; better with p < 0.05 on {len(sig)} of the 4 summary metrics"
+            + (f" ({', '.join(sig)})" if sig else ""))
 
 
 def note(clue: dict, dense: dict | None, tuned: dict) -> str:
@@ -414,7 +415,8 @@ def note(clue: dict, dense: dict | None, tuned: dict) -> str:
             f"{small.fmt_margin(tuned[LEARNED]['margin'])} ({100 * tuned[LEARNED]['share']:.0f} % of dev queries). "
             f"{mono}. texts encoded / index s: of the index as recorded when built on this shared 2-core machine "
             "(query encoding not counted); retrieval s: the table's queries, top 1,000, query encoding included. "
-            "nDCG@10 = ndcg_exp@10. p: paired randomisation test vs fine-tuned dense, Holm-corrected over the rows, "
+            "nDCG@10 = ndcg_exp@10. p: paired randomisation test vs the table's first row, Holm-corrected over "
+            "the rows, "
             "per metric.")
 
 

@@ -19,7 +19,8 @@ SPLIT_NAMES = {1: ("test",), 2: ("train", "test"), 3: ("train", "dev", "test")}
 SOURCE = "source"
 
 
-def parse_split(spec: "str | Sequence[float] | Mapping | SourceRoles | None") -> "tuple[float, ...] | str | SourceRoles":
+def parse_split(spec: "str | Sequence[float] | Mapping | SourceRoles | None"
+                ) -> "tuple[float, ...] | str | SourceRoles":
     """`"0.7,0.1,0.2"` (fractions summing to 1), `"5000,862,1539"` (counts), `"source"`, or
     per-source roles: a `.json`/`.yaml` roles file, a mapping or `SourceRoles` (`read_roles`);
     None is SPLIT's default."""
@@ -127,7 +128,8 @@ class SourceRoles:
                 raise InputError(f"role for {path!r}, which is not among the sources built from", file=self.origin,
                                  field="sources")
 
-    def splits(self, qids: Sequence[str], source_of: Mapping[str, str], seed: int) -> tuple[dict[str, list[str]], list[str]]:
+    def splits(self, qids: Sequence[str], source_of: Mapping[str, str],
+               seed: int) -> tuple[dict[str, list[str]], list[str]]:
         """(split name -> question ids, the ids left out): each source's questions (`source_of`:
         question id -> source path) cut on their own, in the order of `qids`."""
         seed = self.seed if self.seed is not None else seed
@@ -140,7 +142,8 @@ class SourceRoles:
         out: dict[str, list[str]] = {}
         for source, ids in by_source.items():
             role = self.role_of(source)
-            parts = {role: ids} if isinstance(role, str) else _cut(ids, [n for n, _ in role], [v for _, v in role], seed)
+            parts = ({role: ids} if isinstance(role, str)
+                     else _cut(ids, [n for n, _ in role], [v for _, v in role], seed))
             for name, part in parts.items():
                 out.setdefault(name, []).extend(part)
         left = [q for name in self.leave_out for q in out.pop(name, [])]
