@@ -7,7 +7,7 @@ questions are the tuning queries, its 700 train questions only train (their own 
 `triviahg-train`, never in the corpus searched). The full protocol would put all 1,100
 questions in the corpus (357,500 passages); full-passage dense over that does not finish on
 2 shared CPU cores in the time we had (measured while encoding this corpus: 30 to 120
-passages a second with other jobs running, 130,000 in 1,070 s at best, so 357,500 twice is
+passages a second with other jobs running, the untrained pass took 1,070 s, so 357,500 twice is
 1.7 to 6.5 hours), so this is the
 documented subset: every query question and its passages plus the 100 dev questions, 400
 questions, 130,000 passages.
