@@ -15,7 +15,8 @@ from .registry import Option
 
 # passage ids spell hint indices with one digit each: at most 10 hints
 TOP_K = Option("top_k", int, 5, "hints kept per question", min=1, max=10)
-SPLIT = Option("split", str, "0.7,0.1,0.2", "the train,dev,test split: fractions, counts (5000,862,1539) or 'source'")
+SPLIT = Option("split", str, "0.7,0.1,0.2", "the train,dev,test split: fractions, counts (5000,862,1539), 'source' "
+               "or a roles file (roles.yaml: per source file, its split names)")
 SEED = Option("seed", int, 13, "seed of the split shuffle")
 LEAK_THRESHOLD = Option("threshold", float, 0.85, "cosine from which a hint span leaks", min=0, max=1,
                         min_open=True)

@@ -29,7 +29,7 @@ from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import n_orders, order_table
 from .ranking import select_top
-from .splits import make_splits, parse_split
+from .splits import SourceRoles, make_splits, parse_split
 
 PostBuild = Callable[[Path, dict], None]
 
@@ -127,13 +127,22 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
     dict. `post_build(tmp_dir, meta)` runs inside the temp directory before the rename and may
     rewrite qrels.tsv or update meta."""
     _check_build_options(top_k, label_match)
-    questions, sources = _read_sources(questions, sources)
     split_spec = parse_split(split)
+    origins: dict[str, str] = {}
+    questions, sources = _read_sources(questions, sources, origins, split_spec)
     judge = leak_judge or StringLeakJudge()
     selected, info = _select_or_explain(questions, top_k, leak_policy, judge, strict)
-    splits = make_splits([s.question for s in selected], split_spec, seed)
+    if isinstance(split_spec, SourceRoles):
+        splits, left_out = split_spec.splits([s.question.id for s in selected], origins, seed)
+        gone = set(left_out)
+        selected = [s for s in selected if s.question.id not in gone]
+        info["counts"]["questions_left_out"] = len(left_out)
+        info["counts"]["questions"] = len(selected)
+    else:
+        splits = make_splits([s.question for s in selected], split_spec, seed)
     options = {"top_k": top_k, "leak_policy": leak_policy, "leak_judge": judge.name,
-               "split": split_spec if isinstance(split_spec, str) else list(split_spec),
+               "split": (split_spec.to_json() if isinstance(split_spec, SourceRoles)
+                         else split_spec if isinstance(split_spec, str) else list(split_spec)),
                "seed": seed, "strict": strict, "label_match": label_match}
     with atomic_dir(out_dir) as tmp:
         written = _write_passages(tmp, selected, label_match, show_progress)
@@ -153,15 +162,30 @@ def _check_build_options(top_k: int, label_match: str) -> None:
         raise InputError(f"--top-k must be between {TOP_K.min} and {TOP_K.max}, got {top_k}", field="top-k")
 
 
-def _read_sources(questions: Any, sources: Sequence[Any]) -> tuple[Sequence[Question], Sequence[Any]]:
-    """(the questions, the sources to record): source files are read, and are the sources unless given."""
+def _read_sources(questions: Any, sources: Sequence[Any], origins: dict[str, str],
+                  split_spec: Any = None) -> tuple[Sequence[Question], Sequence[Any]]:
+    """(the questions, the sources to record): source files are read, and are the sources unless
+    given; `origins` receives each question id's resolved source path. Per-source roles
+    (`SourceRoles`) need source files (the questions' own, or `sources` naming them), each with
+    a role, checked before any is read."""
+    from ..data import load_sources
+
     if isinstance(questions, (str, os.PathLike)):
         questions = [questions]
-    if questions and all(isinstance(q, (str, os.PathLike)) for q in questions):
-        from ..data import load_sources
-
+    is_files = bool(questions) and all(isinstance(q, (str, os.PathLike)) for q in questions)
+    found: dict[str, Any] = {}
+    if isinstance(split_spec, SourceRoles):
+        paths = list(questions) if is_files else [s["path"] if isinstance(s, dict) else s for s in sources]
+        if not paths:
+            raise InputError("per-source roles (a roles file as --split) need the questions as source files",
+                             file=split_spec.origin, field="split")
+        split_spec.check_sources(paths)
+        if not is_files:  # questions already read (e.g. by the CLI): their sources say where each came from
+            load_sources(paths, origins=found)
+    if is_files:
         sources = sources or [str(q) for q in questions]
-        questions = load_sources(questions)
+        questions = load_sources(questions, origins=found)
+    origins.update({qid: str(Path(path).resolve()) for qid, path in found.items()})
     if not questions:
         raise InputError("no questions to build from")
     return questions, sources

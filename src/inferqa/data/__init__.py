@@ -104,9 +104,11 @@ def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]
     return registry.create(FORMAT, fmt)(path, data)
 
 
-def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto") -> list[Question]:
-    """The questions of several source files, in order; a question id may occur once in all."""
-    questions, seen = [], {}
+def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto",
+                 origins: "dict[str, str | os.PathLike] | None" = None) -> list[Question]:
+    """The questions of several source files, in order; a question id may occur once in all.
+    `origins`, when given, receives each question id's source path."""
+    questions, seen = [], {} if origins is None else origins
     for path in paths:
         for q in load_questions(path, fmt):
             if q.id in seen:
