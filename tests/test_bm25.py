@@ -166,3 +166,20 @@ def test_search_arrays_matches_search(bench):
     run = r.search(queries, 50)
     got = {q: list(zip(p.astype("U").tolist(), s.tolist())) for q, p, s in r.search_arrays(queries, 50)}
     assert got == run
+
+
+@pytest.mark.parametrize("which", ["bench", "shuffled_bench"])
+@pytest.mark.parametrize("dedup", [True, False])
+def test_score_passages_equal_the_search_scores(which, dedup, request):
+    """Every passage's score read from the index for one query is the one search ranks it by."""
+    bench = request.getfixturevalue(which)
+    r = get_retriever("bm25", dedup=dedup, show_progress=False).ensure_index(bench)
+    queries = _queries(bench)
+    for qid, ranked in r.search(queries, 6 * 325).items():
+        pids = [p for p, _ in ranked][::-3]  # any order, any subset
+        got = r.score_passages(queries[qid], pids)
+        assert got.dtype == np.float64 and len(got) == len(pids)
+        np.testing.assert_allclose(got, [dict(ranked)[p] for p in pids], rtol=1e-6, atol=1e-7)
+    assert r.score_passages("anything", []).shape == (0,)
+    with pytest.raises(InputError, match="'nope_1_0' is not in the bm25 index"):
+        r.score_passages("anything", [pids[0], "nope_1_0"])

@@ -167,3 +167,26 @@ def test_unknown_question_is_a_clear_error(bench, encoder, tmp_path):
     (copy / "questions.jsonl").write_text("\n".join(lines[1:]) + "\n")
     with pytest.raises(InputError, match="unknown question"):
         clue(encoder).index(Benchmark(copy), tmp_path / "idx")
+
+
+@pytest.mark.parametrize("compose", ["mean-embedding", "mean-score", "max", "lse", "monotone"])
+def test_score_passages_equal_the_search_scores(bench, built, encoder, compose):
+    r = clue(encoder, compose=compose).attach(bench, built.index_dir)
+    queries = question_queries(bench)
+    for qid, ranked in r.search(queries, 120).items():
+        pids = [p for p, _ in ranked][::-2]
+        got = r.score_passages(queries[qid], pids)
+        np.testing.assert_allclose(got, [dict(ranked)[p] for p in pids], rtol=1e-5, atol=1e-6)
+
+
+def test_monotone_scores_equal_noisy_or_by_brute_force(bench, built, encoder, vectors):
+    """monotone = −w·log Π(1 − σ((s − c)/w)) over a passage's hints, from independently encoded hints."""
+    c, w = 0.25, 0.07
+    r = clue(encoder, compose="monotone", monotone_center=c, monotone_scale=w).attach(bench, built.index_dir)
+    query = bench.questions[next(iter(bench.questions))].text
+    q = unit(encoder.encode([query]))[0]
+    got = dict(r.search({"q": query}, 120)["q"])
+    assert len(got) == 120
+    for p in iter_corpus(bench):
+        prob = [1 / (1 + np.exp(-(float(vectors[h] @ q) - c) / w)) for h in bench.hints_of(p.id)]
+        assert got[p.id] == pytest.approx(-w * np.log(np.prod([1 - x for x in prob])), rel=1e-4, abs=1e-6)

@@ -296,3 +296,17 @@ def test_every_trainer_checks_its_model_before_mining_negatives(bench, trainer, 
         getattr(finetune, trainer)(bench, tmp_path / "out", model=str(tmp_path / "no" / "model"),
                                    options=finetune.FinetuneOptions(negatives_from="bm25", batch_size=2))
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("mode", ["full", "clue"])
+def test_score_passages_equal_the_search_scores(bench, tiny_colbert, tmp_path, mode):
+    from inferqa.retrieve import get_retriever, question_queries
+
+    r = get_retriever("colbert", model=str(tiny_colbert), mode=mode, show_progress=False)
+    r.index(bench, tmp_path / mode)
+    queries = question_queries(bench)
+    for qid, ranked in r.search(queries, 1000).items():
+        assert len(ranked) == 4 * 15
+        pids = [p for p, _ in ranked][::-2] + [ranked[0][0]]  # any order, a passage twice
+        got = r.score_passages(queries[qid], pids)
+        np.testing.assert_allclose(got, [dict(ranked)[p] for p in pids], rtol=1e-5, atol=1e-5)

@@ -176,3 +176,13 @@ def test_separate_query_encoder(bench, encoder, built, tmp_path):
     assert max(abs(s - want[p]) for p, s in got) < 1e-4
     same = built.search({"q": query}, 120)["q"]
     assert max(abs(s - dict(same)[p]) for p, s in got) > 1e-3  # the other encoder really was used
+
+
+def test_score_passages_equal_the_search_scores(bench, encoder, built):
+    queries = question_queries(bench)
+    for qid, ranked in built.search(queries, 120).items():
+        pids = [p for p, _ in ranked][::-2]
+        got = built.score_passages(queries[qid], pids)
+        np.testing.assert_allclose(got, [dict(ranked)[p] for p in pids], rtol=1e-5, atol=1e-6)
+    with pytest.raises(InputError, match="'nope_1_0' is not in the dense index"):
+        built.score_passages("q", ["nope_1_0"])

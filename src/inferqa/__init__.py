@@ -36,6 +36,7 @@ _EXPORTS = {
     "Qrels": ("inferqa.formats", "Qrels"),
     "load_llm": ("inferqa.llm", "load_llm"),
     "open_run": ("inferqa.formats", "open_run"),
+    "monotonicity": ("inferqa.diagnose", "monotonicity"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

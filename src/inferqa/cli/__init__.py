@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "read",
     "tune_union",
     "tune_diversify",
+    "diagnose",
     "answers",
     "label",
     "annotate",

@@ -15,7 +15,9 @@ import json
 import shutil
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
 
 from ..formats.benchmark import Benchmark
 from ..defaults import RETRIEVE_DEPTH
@@ -158,6 +160,26 @@ class Retriever(ABC):
             raise unfinished
         self._load(self.index_dir)
         self._loaded = True
+
+    def score_passages(self, query: str, pids: Sequence[str]) -> np.ndarray:
+        """The score `search` gives each of `pids` for `query` (float64, in the order given),
+        read from the index without ranking the corpus; a pid not in the index is an
+        InputError. Retrievers that cannot score given passages refuse it."""
+        raise InputError(f"the {self.name} retriever cannot score given passages (no score_passages)",
+                         field="retriever")
+
+    def _index_positions(self, pids: Sequence[str], index_pids: np.ndarray) -> np.ndarray:
+        """Each pid's row in `index_pids` (the loaded index's passage ids), looked up in a
+        table built once per loaded index."""
+        table = self.__dict__.get("_pid_rows")
+        if table is None or table[0] is not index_pids:
+            rows = {p: i for i, p in enumerate(np.asarray(index_pids).astype("U").tolist())}
+            table = self._pid_rows = (index_pids, rows)
+        try:
+            return np.fromiter((table[1][p] for p in pids), dtype=np.int64, count=len(pids))
+        except KeyError as exc:
+            raise InputError(f"passage {exc.args[0]!r} is not in the {self.name} index", file=self.index_dir,
+                             field="id") from None
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
         if k < 1:

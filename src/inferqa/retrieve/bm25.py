@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -237,6 +237,15 @@ class BM25Retriever(Retriever):
                 pids, scores = one(terms, k)
                 bar.update(1)  # before the yield: the caller may stop at the last question
                 yield qid, pids, scores
+
+    def score_passages(self, query: str, pids: Sequence[str]) -> np.ndarray:
+        self.load()
+        rows = self._index_positions(pids, self._arr["pids"])
+        terms = self._query_term_ids([query])[0]
+        if not self.options["dedup"]:
+            return self._model.get_scores_from_ids(terms.astype(np.int32).tolist())[rows].astype(np.float64)
+        group = np.searchsorted(self._arr["group_ptr"], rows, side="right") - 1
+        return self.group_scores(terms)[group].astype(np.float64)
 
     def group_scores(self, terms: np.ndarray) -> np.ndarray:
         """BM25 score of every (question, subset) group for a query's term ids (dedup index)."""

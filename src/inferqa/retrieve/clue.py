@@ -11,7 +11,15 @@ once; a passage's score is a composition of its units' scores:
 - `mean-score`: the mean of the units' cosines;
 - `max`: the best unit's cosine;
 - `lse`: temperature-scaled log-mean-exp of the cosines (`temperature`, default 0.05): a
-  soft max that still prefers passages whose other clues also fit.
+  soft max that still prefers passages whose other clues also fit;
+- `monotone`: noisy-OR evidence. Each unit is evidence with probability p = σ((s − c)/w)
+  (`monotone_center` c, `monotone_scale` w) and the passage scores w·Σ softplus((s − c)/w)
+  = −w·log Π(1 − p): the noisy-OR 1 − Π(1 − p) on a scale that does not saturate at 1, so
+  the same ranking. Every unit adds a positive amount, so adding a clue to a passage never
+  lowers its score (evidence monotonicity, `inferqa diagnose monotonicity`: violation rate
+  0); the other compositions can (a weak clue lowers a mean). Of the monotone compositions
+  tried (this one, and the clipped sum Σ max(0, s − c) it tends to as w → 0), it kept
+  retrieval closest to `mean-embedding` on the demo and WikiHint data (docs/diagnose.md).
 
 None of these depends on the order of a passage's units, so passages with the same multiset
 of units form one group, scored once; the index stores the groups (units per group, passages
@@ -25,7 +33,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -42,7 +50,7 @@ from .dense import load_encoder
 from .ranking import save_array, top_groups
 from ..registry import Option, plugin
 
-COMPOSITIONS = ("mean-embedding", "mean-score", "max", "lse")
+COMPOSITIONS = ("mean-embedding", "mean-score", "max", "lse", "monotone")
 UNIT_KINDS = ("hints", "sentences")
 ENCODE_CHUNK = 4096
 QUERY_BLOCK = 32
@@ -57,7 +65,9 @@ def split_sentences(text: str) -> list[str]:
 @plugin("retriever", "clue",
         Option("model", str, DEFAULT_ENCODER, "sentence-transformers model for the clue units: HF id, minilm, or a "
                "folder (`inferqa finetune clue` trains one)"),
-        Option("compose", str, "mean-embedding", "how a passage's unit scores combine", choices=COMPOSITIONS),
+        Option("compose", str, "mean-embedding", "how a passage's unit scores combine; monotone: noisy-OR of "
+               "per-unit evidence σ((cosine − monotone_center)/monotone_scale), so adding a clue never lowers "
+               "a score (docs/diagnose.md)", choices=COMPOSITIONS),
         Option("units", str, "hints", "clue units: the questions' hints, or sentences of the passage text",
                choices=UNIT_KINDS),
         Option("query_model", str, None, "separate query encoder (default: model)"),
@@ -65,6 +75,9 @@ def split_sentences(text: str) -> list[str]:
         Option("unit_prefix", str, "", "text put before each clue unit"),
         Option("temperature", float, 0.05, "lse: softness of the max (larger: closer to mean-score)", min=0,
                min_open=True),
+        Option("monotone_center", float, 0.3, "monotone: the cosine at which a unit is even-odds evidence"),
+        Option("monotone_scale", float, 0.1, "monotone: cosine width of the evidence's rise (smaller: closer to "
+               "Σ max(0, cosine − center))", min=0, min_open=True),
         Option("batch_size", int, 64, "encoding batch size", min=1),
         Option("device", str, None, "torch device (default: the library's choice)"),
         Option("show_progress", bool, True, "progress bars while encoding"))
@@ -72,7 +85,8 @@ class ClueRetriever(Retriever):
     """Each distinct hint encoded once; a passage scored from its hints' vectors."""
 
     def __init__(self, *, model: str, compose: str, units: str, query_model: str | None, query_prefix: str,
-                 unit_prefix: str, temperature: float, batch_size: int, device: str | None, show_progress: bool):
+                 unit_prefix: str, temperature: float, monotone_center: float, monotone_scale: float,
+                 batch_size: int, device: str | None, show_progress: bool):
         # compose, units and temperature are checked by the registry (their declared options).
         for ref, name in ((model, "model"), (query_model, "query_model")):
             if ref and ref != MINILM:
@@ -82,6 +96,7 @@ class ClueRetriever(Retriever):
         # How queries are scored against the index: not part of it (one index, every composition).
         self.compose, self.query_model, self.query_prefix = compose, query_model, query_prefix
         self.temperature = float(temperature)
+        self.monotone_center, self.monotone_scale = float(monotone_center), float(monotone_scale)
         self.batch_size, self.device, self.show_progress = int(batch_size), device, show_progress
         self._encoders: dict[str, Any] = {}
 
@@ -175,30 +190,53 @@ class ClueRetriever(Retriever):
 
     # -- search ---------------------------------------------------------------------------
     def _load(self, index_dir: Path) -> None:
-        import scipy.sparse as sp
-
         self._pids = np.load(index_dir / "pids.npy", mmap_mode="r")
         self._units = np.load(index_dir / "unit_vectors.npy")
-        self._a = {n: np.load(index_dir / f"{n}.npy") for n in _ARRAYS}
+        self._use_groups({n: np.load(index_dir / f"{n}.npy") for n in _ARRAYS}, len(self._units))
+
+    def _use_groups(self, arrays: dict[str, np.ndarray], n_units: int) -> None:
+        """Score groups of units as `arrays` (group_ptr, group_units, group_norm, ...) hold them."""
+        import scipy.sparse as sp
+
+        self._a = arrays
+        self._group_of = None  # corpus position -> group, built by the first score_passages
         ptr, members = self._a["group_ptr"], self._a["group_units"]
         sizes = np.diff(ptr)
         rows = np.repeat(np.arange(len(sizes)), sizes)
         weight = {"mean-embedding": 1.0 / np.maximum(self._a["group_norm"], 1e-12),
-                  "mean-score": 1.0 / sizes, "lse": 1.0 / sizes}.get(self.compose)
+                  "mean-score": 1.0 / sizes, "lse": 1.0 / sizes, "monotone": np.ones(len(sizes))}.get(self.compose)
         self._member = None if weight is None else sp.csr_matrix(
-            (np.repeat(weight, sizes).astype(np.float64), (rows, members)), shape=(len(sizes), len(self._units)))
+            (np.repeat(weight, sizes).astype(np.float64), (rows, members)), shape=(len(sizes), n_units))
+        if self._member is not None:
+            # each group's units summed in unit order: a superset's sum then adds its extra
+            # (non-negative) terms between the subset's, and rounding cannot make it smaller
+            self._member.sort_indices()
 
     def group_scores(self, unit_scores: np.ndarray) -> np.ndarray:
         """(queries × units) cosines → (queries × groups) composed scores, float32."""
         if self.compose == "max":
             ptr, members = self._a["group_ptr"], self._a["group_units"]
             return np.maximum.reduceat(unit_scores[:, members], ptr[:-1], axis=1).astype(np.float32)
+        if self.compose == "monotone":
+            w = self.monotone_scale
+            evidence = w * np.logaddexp(0.0, (unit_scores.astype(np.float64) - self.monotone_center) / w)
+            return (self._member @ evidence.T).T.astype(np.float32)
         if self.compose == "lse":
             t = self.temperature
             top = unit_scores.max(axis=1, keepdims=True).astype(np.float64)
             expo = np.exp((unit_scores - top) / t)
             return (t * np.log(np.maximum((self._member @ expo.T).T, 1e-300)) + top).astype(np.float32)
         return (self._member @ unit_scores.T.astype(np.float64)).T.astype(np.float32)
+
+    def score_passages(self, query: str, pids: Sequence[str]) -> np.ndarray:
+        self.load()
+        rows = self._index_positions(pids, self._pids)
+        if self._group_of is None:
+            ptr = self._a["psg_ptr"]
+            self._group_of = np.empty(len(self._pids), dtype=np.int64)
+            self._group_of[self._a["psg_pos"]] = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+        q = self._encode(self.query_model or self.options["model"], [query], self.query_prefix)
+        return self.group_scores(q @ self._units.T)[0, self._group_of[rows]].astype(np.float64)
 
     def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
         q = self._encode(self.query_model or self.options["model"], texts, self.query_prefix)

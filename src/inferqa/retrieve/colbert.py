@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -104,6 +104,20 @@ class ColbertRetriever(Retriever):
             for i, qid in enumerate(block_qids):
                 run[qid] = list(zip(self._pids[idx[i]].astype("U").tolist(), scores[i].astype(float).tolist()))
         return run
+
+    def score_passages(self, query: str, pids: Sequence[str]) -> np.ndarray:
+        """MaxSim of the given passages only: their own tokens (full), or their hint sets (clue)."""
+        self.load()
+        rows = self._index_positions(pids, self._pids)
+        queries = pad_queries(self._encode([query], query=True))
+        if self.options["mode"] == "clue":
+            return self.passage_scores(queries)[rows, 0].astype(np.float64)
+        texts, inverse = np.unique(rows, return_inverse=True)
+        spans = [np.arange(self._offsets[t], self._offsets[t + 1]) for t in texts]
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(sp) for sp in spans], out=offsets[1:])
+        tokens = self._tokens[np.concatenate(spans)] if len(spans) else self._tokens[:0]
+        return maxsim_scores(tokens, offsets, queries)[inverse.ravel(), 0].astype(np.float64)
 
     def passage_scores(self, queries: np.ndarray) -> np.ndarray:
         """MaxSim of every corpus passage for padded query token vectors: [passages, n_queries]."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -199,6 +199,16 @@ class DenseRetriever(Retriever):
             order = np.lexsort((j, -s))  # score descending, corpus position among equals
             run[qid] = list(zip(self._pids[j[order]].astype("U").tolist(), s[order].astype(float).tolist()))
         return run
+
+    def score_passages(self, query: str, pids: Sequence[str]) -> np.ndarray:
+        """Inner products with the stored embeddings (what flat and HNSW search both return)."""
+        self.load()
+        rows = self._index_positions(pids, self._pids)
+        q = self.encode([query], self.options["query_prefix"], self.query_encoder())[0]
+        order = np.argsort(rows, kind="stable")  # the memory map read in file order
+        scores = np.empty(len(rows), dtype=np.float32)
+        scores[order] = np.asarray(self._emb[rows[order]], dtype=np.float32) @ q
+        return scores.astype(np.float64)
 
     def _search_hnsw(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         self._hnsw.hnsw.efSearch = max(self.ef_search, k)
