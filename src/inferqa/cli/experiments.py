@@ -30,7 +30,7 @@ def _run(config_path: Path, out: Optional[Path], progress: bool, fmt: str, seed_
         from ..data.shipped_demo import seed_llm_cache
         from ..llm.cache import default_cache_path
 
-        added = seed_llm_cache(config.llm_cache or default_cache_path())
+        added = seed_llm_cache(default_cache_path(config.llm_cache))
         if added:
             console.print(f"  {added} shipped SmolLM2 answers copied into the LLM cache (--compute skips this)",
                           markup=False)

@@ -104,11 +104,10 @@ class _Runner:
     def llm(self, spec: str) -> Any:
         """One cached LLM per spec, loaded on first need."""
         if spec not in self.llms:
-            from ..llm import load_llm
-            from ..llm import DEFAULT_CACHE
-            cache = self.cfg.llm_cache if self.cfg.llm_cache is not None else DEFAULT_CACHE
+            from ..llm import default_cache_path, load_llm
+
             self.log(f"  loading LLM {spec}")
-            self.llms[spec] = load_llm(spec, cache=cache)
+            self.llms[spec] = load_llm(spec, cache=default_cache_path(self.cfg.llm_cache))
         return self.llms[spec]
 
     def llm_calls(self) -> int:
