@@ -335,10 +335,10 @@ def finetune_clue(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLi
 def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, model: str,
                 options: FinetuneOptions, device: str | None, examples_of: Callable) -> Path:
     """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
-    from sentence_transformers import SentenceTransformer
+    from ..models import load_sentence_transformer
 
     bench, weights, examples, rng = _setup(bench, model, options, examples=examples_of, least=2)
-    st = SentenceTransformer(weights, device=device or "cpu")
+    st = load_sentence_transformer(weights, device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
     total = _in_batch_steps(examples, options)
