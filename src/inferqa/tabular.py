@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 TEXT_FORMATS = ("table", "md", "csv", "tex")
+MISSING = "—"  # the one mark of a missing value in a table cell: no score, no p-value, no reranker
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import typer
 
 from ..defaults import TEST_SEED
 from ..errors import InputError
-from ..tabular import TextTable
+from ..tabular import MISSING, TextTable
 from ..defaults import MIN_LABEL
 from .app import allow_partial_opt, app, named_path
 from .flags import format_flag, json_flag, option_flag, chosen_format
@@ -38,7 +38,7 @@ def _warnings_as_notes():
 
 
 def _fmt(v: float | None) -> str:
-    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.2f}"
+    return MISSING if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.2f}"
 
 
 @app.command("evaluate")

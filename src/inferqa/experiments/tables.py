@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from ..io import atomic_open
 from ..tabular import latex_escape  # noqa: F401 (kept importable here)
-from ..tabular import TextTable, csv_text, json_text, latex, markdown
+from ..tabular import MISSING, TextTable, csv_text, json_text, latex, markdown
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
 FORMATS = ("md", "csv", "json", "tex")
@@ -58,7 +58,7 @@ class Table:
 
     def cell(self, value: Any, col: int, ci=None) -> str:
         if value is None or (isinstance(value, float) and value != value):
-            return "–"
+            return MISSING
         kind = self.kind(col)
         if kind == "score" and isinstance(value, (int, float)):
             text = f"{100 * value:.2f}"
@@ -190,17 +190,17 @@ def reranking_table(results: ExperimentResults) -> Table:
     picked = [r for r in results.ranking if r.reranker is not None or r.setting != PIPELINE]
     picked.sort(key=lambda r: _SETTING_ORDER.get(r.setting, 9))
     return _ranking_table("reranking", "Reranking", results, picked, ("setting", "retriever", "reranker"),
-                          lambda r: (r.setting, r.retriever, r.reranker or "–"))
+                          lambda r: (r.setting, r.retriever, r.reranker or MISSING))
 
 
 def reader_table(results: ExperimentResults) -> Table:
     ks = sorted({r.k for r in results.reader})
     grouped: dict[tuple, dict[int, Any]] = {}
     for r in results.reader:
-        key = (r.setting, r.retriever, r.reranker or "–", r.reader, r.strategy)
+        key = (r.setting, r.retriever, r.reranker or MISSING, r.reader, r.strategy)
         grouped.setdefault(key, {})[r.k] = r
     # within a setting: retriever, then its first-stage row before its reranked rows
-    keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != "–", *t[2:]))
+    keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != MISSING, *t[2:]))
     rows = tuple((*key, *[grouped[key][k].em if k in grouped[key] else None for k in ks]) for key in keys)
     cis = tuple((*([None] * 5), *[tuple(grouped[key][k].ci) if k in grouped[key] and grouped[key][k].ci else None
                                   for k in ks]) for key in keys)
