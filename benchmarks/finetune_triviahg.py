@@ -35,6 +35,8 @@ import os
 import time
 from pathlib import Path
 
+from inferqa.tabular import MISSING  # the mark of a missing value in a table
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # Per kind: the defaults of the runs the docs report.
@@ -116,7 +118,7 @@ def print_table(title: str, results: dict, metrics, n_questions: int, n_passages
     print("| retriever | " + " | ".join(metrics) + " | texts encoded | index s |")
     print("|---|" + "---:|" * (len(metrics) + 2))
     for label, m in results.items():
-        encoded = f"{m['encoded']:,}" if label != "bm25" and m["encoded"] is not None else "–"
+        encoded = f"{m['encoded']:,}" if label != "bm25" and m["encoded"] is not None else MISSING
         print(f"| {label} | " + " | ".join(f"{100 * m[k]:.2f}" for k in metrics) + f" | {encoded} | "
               f"{m['index_s']:.0f} |")
 

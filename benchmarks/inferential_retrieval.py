@@ -41,6 +41,8 @@ import sys
 import time
 from pathlib import Path
 
+from inferqa.tabular import MISSING  # the mark of a missing value in a table
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hint_data import REPO, SHARED, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
@@ -220,7 +222,7 @@ def fmt_margin(m: float | None) -> str:
 
 
 def fmt_p(p) -> str:
-    return "–" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+    return MISSING if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
 
 def fmt_table(title: str, rows: list[dict]) -> str:
@@ -229,7 +231,7 @@ def fmt_table(title: str, rows: list[dict]) -> str:
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         name = r["method"] + (f" ({r['diversified']} q diversified)" if r["diversified"] is not None else "")
-        ps = " / ".join(fmt_p(r["p"][m]) for m in METRICS) if r["method"] != DENSE else "–"
+        ps = " / ".join(fmt_p(r["p"][m]) for m in METRICS) if r["method"] != DENSE else MISSING
         lines.append(f"| {name} | " + " | ".join(f"{r[m]:.1f}" for m in METRICS)
                      + f" | {r['texts']:,} | {r['index_s']:,.1f} | {ps} |")
     return "\n".join(lines)

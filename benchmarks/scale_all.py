@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from inferqa.tabular import MISSING  # the mark of a missing value in a table
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from make_synthetic import DEFAULT_OUT, ensure_synthetic  # noqa: E402
@@ -186,7 +188,7 @@ def stage_rss(b: Bench, r: dict) -> float | None:
 def verdict(b: Bench, r: dict) -> str:
     rss = stage_rss(b, r)
     if rss is None or b.rss_target_mb is None:
-        return "–"
+        return MISSING
     return "within target" if rss <= b.rss_target_mb else "OVER target"
 
 
@@ -209,11 +211,11 @@ def render(results: list[tuple[Bench, dict]], syn: dict, total_s: float) -> str:
               "| stage | script | status | wall s | load avg | script peak RSS MB | stage peak RSS MB | target MB | memory |",
               "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for b, r in results:
-        target = f"{b.rss_target_mb:,.0f}" if b.rss_target_mb else "–"
+        target = f"{b.rss_target_mb:,.0f}" if b.rss_target_mb else MISSING
         own = stage_rss(b, r)
         load = f"{r['load']:.1f}" if "load" in r else "?"
         lines.append(f"| {b.what} | `{b.script}` | {r['status']} | {r['seconds']:.0f} | {load} | {r['rss_mb']:,.0f} | "
-                     f"{'–' if own is None else f'{own:,.0f}'} | {target} | {verdict(b, r)} |")
+                     f"{MISSING if own is None else f'{own:,.0f}'} | {target} | {verdict(b, r)} |")
     for b, r in results:
         lines += ["", f"## {b.what}", "", f"`python benchmarks/{b.script} {' '.join(b.args)}`".replace(" `", "`")
                   + f" (run {r.get('when', '?')})", ""]

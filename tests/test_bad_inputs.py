@@ -1,6 +1,6 @@
 """Every bad input to every command: exit code 2, one line on stderr, no traceback, nothing
 written at the output path. Then every loader fuzzed with random JSON / CSV / bytes: it
-returns or raises InputError, never anything else.
+raises InputError or returns what it promises (types, ids, counts), never anything else.
 
 The benchmarks are tiny and built once; no case loads a model (each error comes first).
 """
@@ -377,9 +377,13 @@ def test_run_reports_the_config_field(ws, tmp_path, capsys, monkeypatch):
     assert f"{config}: field 'readers[0].llm': unknown LLM spec 'bm25'" in err and not (tmp_path / "out").exists()
 
 
-# -- fuzzing: every loader returns or raises InputError -----------------------------------
+# -- fuzzing: every loader returns valid records or raises InputError ------------------------
 
-_text = st.text(string.printable + "éß☃\x00", max_size=12)
+# words the loaders take (ids of the fuzzed benchmark's questions, labels, verdicts, a strategy),
+# so that fuzzed files also load and what the loaders return gets checked
+_words = st.sampled_from(["0", "1", "2", "3", "-1", "0.5", "Q0", "q1", "p1", "accept", "reject", "skip",
+                          "union_norm", "bm25", "demo_01", "demo_02", "demo_03", "demo_04"])
+_text = st.text(string.printable + "éß☃\x00", max_size=12) | _words
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | _text,
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
                      max_leaves=12)
@@ -387,6 +391,15 @@ _keys = ["id", "question", "answers", "hints", "text", "qid", "strategy", "k", "
          "name", "benchmark", "retrievers", "verdict", "answer", "convergence", "metadata"]
 # records that look almost right: the loaders' own keys with random values
 _record = st.dictionaries(st.sampled_from(_keys), _json, max_size=8)
+# records of a loader's shape with random values: a question, an answer row, a sheet row, an experiment
+_shaped = (st.fixed_dictionaries({"id": _text, "question": _text, "answers": st.lists(_text, max_size=2),
+                                  "hints": st.lists(_text, max_size=3)})
+           | st.fixed_dictionaries({"qid": _text, "strategy": _text, "k": st.integers(-1, 5), "prediction": _text},
+                                   optional={"golds": st.lists(_text, max_size=2)})
+           | st.fixed_dictionaries({"qid": _text, "answer": _text, "verdict": _text})
+           | st.fixed_dictionaries({"name": _text, "benchmark": st.just({"demo": True}),
+                                    "retrievers": st.lists(st.fixed_dictionaries({"kind": _words | _text}),
+                                                           max_size=2)}))
 _fuzz = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
 
@@ -412,15 +425,70 @@ def _loaders(bench_dir: Path):
     }
 
 
-def _loads_or_input_error(load, path: Path) -> None:
+def _text_id(value) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+def _check_loaded(name: str, got, most: int, bench_dir: Path) -> None:
+    """What loader `name` returned is what it promises: its type, non-empty text ids (unique
+    where the format says so), typed values, and no more records than the file can hold (`most`)."""
+    from inferqa.experiments.config import ExperimentConfig
+    from inferqa.formats import Answers
+    from inferqa.formats.benchmark import Benchmark
+    from inferqa.formats.sheets import ACCEPT, REJECT, SKIP, SheetVerdict
+    from inferqa.records import Hint, Question
+
+    if name.startswith("questions."):
+        assert isinstance(got, list) and all(isinstance(q, Question) for q in got)
+        assert len(got) <= most
+        ids = [q.id for q in got]
+        assert all(_text_id(i) for i in ids) and len(set(ids)) == len(ids)  # ids unique within the file
+        for q in got:
+            assert isinstance(q.text, str) and q.text.strip()
+            assert isinstance(q.answers, list) and all(isinstance(a, str) for a in q.answers)
+            assert isinstance(q.hints, list) and all(isinstance(h, Hint) and isinstance(h.text, str) for h in q.hints)
+    elif name == "qrels.txt":
+        assert isinstance(got, Qrels) and sum(map(len, got.values())) <= most
+        for qid, labels in got.items():
+            assert _text_id(qid) and labels and all(_text_id(pid) for pid in labels)
+            assert all(isinstance(v, int) and not isinstance(v, bool) for v in labels.values())
+    elif name == "run.trec":
+        assert isinstance(got, Run) and sum(map(len, got.values())) <= most
+        for qid, ranked in got.items():
+            pids = [pid for pid, _ in ranked]
+            assert _text_id(qid) and ranked and all(_text_id(pid) for pid in pids)
+            assert len(set(pids)) == len(pids)  # a passage ranked once per question
+            assert all(isinstance(s, float) for _, s in ranked)
+    elif name == "answers.jsonl":
+        questions = Benchmark(bench_dir).questions
+        assert isinstance(got, Answers) and 0 < len(got) <= most
+        for row in got:
+            assert row["qid"] in questions and _text_id(row["strategy"]) and isinstance(row["prediction"], str)
+            assert isinstance(row["k"], int) and not isinstance(row["k"], bool) and row["k"] >= 1
+            assert row["golds"] == questions[row["qid"]].answers
+    elif name.startswith("sheet."):
+        assert isinstance(got, list) and 0 < len(got) <= most
+        for v in got:
+            assert isinstance(v, SheetVerdict) and isinstance(v.row, int)
+            assert _text_id(v.qid) and _text_id(v.answer) and v.verdict in (ACCEPT, REJECT, SKIP)
+    elif name == "config.yaml":
+        assert isinstance(got, ExperimentConfig) and _text_id(got.name) and got.retrievers
+        assert len({s.name for s in got.retrievers}) == len(got.retrievers)  # stages named apart
+    else:
+        raise AssertionError(f"no check for what {name} returns")
+
+
+def _loads_or_input_error(name: str, load, path: Path, most: int, bench_dir: Path) -> None:
+    """`load(path)` raises InputError or returns valid records: at most `most` of them."""
     try:
-        load(path)
+        got = load(path)
     except InputError:
-        pass  # any other exception fails the test with its traceback
+        return  # any other exception fails the test with its traceback
+    _check_loaded(name, got, most, bench_dir)
 
 
 @_fuzz
-@given(rows=st.lists(_record | _json, max_size=4), as_lines=st.booleans())
+@given(rows=st.lists(_shaped | _record | _json, max_size=4), as_lines=st.booleans())
 def test_json_loaders_fuzzed(ws, tmp_path_factory, rows, as_lines):
     work = tmp_path_factory.mktemp("fz")
     for name, load in _loaders(ws["root"] / "bench").items():
@@ -436,23 +504,29 @@ def test_json_loaders_fuzzed(ws, tmp_path_factory, rows, as_lines):
             text = json.dumps(rows)
         path = work / name
         path.write_text(text, encoding="utf-8")
-        _loads_or_input_error(load, path)
+        _loads_or_input_error(name, load, path, 1 if name.endswith(".yaml") else len(rows), ws["root"] / "bench")
 
 
-_cell = st.text(string.printable.replace("\r", "") + "é", max_size=8)
+_cell = st.text(string.printable.replace("\r", "") + "é", max_size=8) | _words
 
 
 @_fuzz
-@given(header=st.lists(st.sampled_from(_keys + ["hint_1", "hint_2", "convergence_1", "x"]) | _cell, max_size=6),
-       cells=st.lists(st.lists(_cell, max_size=7), max_size=4), sep=st.sampled_from([",", "\t", " "]))
-def test_table_loaders_fuzzed(ws, tmp_path_factory, header, cells, sep):
+@given(header=st.lists(st.sampled_from(_keys + ["hint_1", "hint_2", "convergence_1", "x"]) | _cell, max_size=6)
+       | st.sampled_from([["id", "question", "answers", "hint_1"], ["qid", "answer", "verdict"]]),
+       cells=st.lists(st.lists(_cell, max_size=7), max_size=4), sep=st.sampled_from([",", "\t", " "]),
+       headed=st.booleans(), width=st.sampled_from([None, 4, 6]))
+def test_table_loaders_fuzzed(ws, tmp_path_factory, header, cells, sep, headed, width):
     work = tmp_path_factory.mktemp("fz")
-    text = "\n".join(sep.join(row) for row in [header, *cells])
+    if width is not None:  # every row as wide as the header (TREC files, which have none: qrels 4, runs 6)
+        width = len(header) if headed else width
+        cells = [(row + [""] * width)[:width] for row in cells]
+    text = "\n".join(sep.join(row) for row in ([header] if headed else []) + cells)
     for name, load in _loaders(ws["root"] / "bench").items():
         if name.endswith((".csv", ".tsv", ".txt", ".trec")):
             path = work / name
             path.write_text(text, encoding="utf-8")
-            _loads_or_input_error(load, path)
+            # a record per line at the most (a cell may hold a line break)
+            _loads_or_input_error(name, load, path, len(text.splitlines()), ws["root"] / "bench")
 
 
 @_fuzz
@@ -462,7 +536,8 @@ def test_every_loader_on_random_bytes(ws, tmp_path_factory, data):
     for name, load in _loaders(ws["root"] / "bench").items():
         path = work / name
         path.write_bytes(data)
-        _loads_or_input_error(load, path)
+        # a record per line, or per object of a one-line JSON array, at the most
+        _loads_or_input_error(name, load, path, max(len(data.splitlines()), data.count(b"{")), ws["root"] / "bench")
 
 
 # -- outputs: checked before any work, nothing written or left behind ----------------------

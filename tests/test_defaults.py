@@ -52,13 +52,13 @@ def concept(place: str, name: str) -> str:
     if name == "model":  # rerankers and the colbert retriever start from their own weights, not an encoder's
         return f"model of {place}" if "reranker" in place or "colbert" in place else "encoder"
     if name == "split":  # the build's train,dev,test spec; tuning reads dev; fine-tuning trains on train
-        for where, what in (("build", "split spec"), ("tune", "tuning split"), ("finetune", "training split"),
-                            ("fine-tuner", "training split")):
+        for where, what in (("build", "split spec"), ("fine-tuner", "training split"), ("tune", "tuning split"),
+                            ("finetune", "training split")):
             if where in place:
                 return what
     if name == "seed":  # the build's split shuffle, training, LLM sampling: three seeds besides the oracle's
         for where, what in (("build", "split seed"), ("parametric", "split seed"), ("finetune", "training seed"),
-                            ("colbert", "training seed"), ("llm ", "sampling seed")):
+                            ("fine-tuner", "training seed"), ("colbert", "training seed"), ("llm ", "sampling seed")):
             if where in place:
                 return what
         return "oracle and paired-test seed"

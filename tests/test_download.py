@@ -1,31 +1,27 @@
-"""`inferqa download` without a network: one line, exit 2, within seconds, nothing written
-(tests never download)."""
+"""`inferqa download` without a network: one line, exit 2, nothing written (tests never
+download; a hang is stopped by the subprocess timeout)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 
-def cli(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "inferqa", *args], capture_output=True, text=True, timeout=60,
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inferqa", *args], capture_output=True, text=True, timeout=60,
                           env={**os.environ, **(env or {})})
-    return done, time.monotonic() - start
 
 
 @pytest.mark.parametrize("env", [{"HF_HUB_OFFLINE": "1"},
                                  {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9"}])
 def test_download_offline_fails_in_one_line(tmp_path, env):
-    done, took = cli("download", "quit", "--what", "results", "--out", str(tmp_path / "quit"), env=env)
+    done = cli("download", "quit", "--what", "results", "--out", str(tmp_path / "quit"), env=env)
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and "offline" in done.stderr and "Traceback" not in done.stderr
-    assert took < 10  # a generous guard against a hang, not a speed claim
     assert list(tmp_path.iterdir()) == []  # neither --out nor a partial folder beside it
 
 
@@ -34,7 +30,7 @@ def test_download_refuses_bad_arguments_before_any_network(tmp_path):
     for args, message in ((("download", "wikihint", "--what", "results", "--out", str(tmp_path / "w")), "no 'results'"),
                           (("download", "squad", "--out", str(tmp_path / "s")), "unknown source"),
                           (("download", "quit", "--out", str(tmp_path / "there")), "already exists")):
-        done, _ = cli(*args, env={"HF_HUB_OFFLINE": "1"})
+        done = cli(*args, env={"HF_HUB_OFFLINE": "1"})
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and message in done.stderr
 
 

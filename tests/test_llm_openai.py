@@ -22,10 +22,8 @@ def test_server_down_is_one_clear_error(tmp_path):
     port = _free_port()  # nothing listens there
     llm = load_llm(f"openai:some-model@http://127.0.0.1:{port}/v1?max_retries=1&timeout=5",
                    cache=tmp_path / "c.sqlite", api_key=SECRET)
-    t0 = time.time()
     with pytest.raises(InputError) as err:
         llm.chat([[{"role": "user", "content": "hi"}]])
-    assert time.time() - t0 < 30
     msg = str(err.value)
     assert f"cannot reach the LLM server at http://127.0.0.1:{port}/v1 after 2 attempts" in msg
     assert "\n" not in msg and SECRET not in msg

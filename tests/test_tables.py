@@ -58,12 +58,12 @@ def test_reader_table_pivots_k_into_columns(results):
     t = reader_table(results)
     assert t.columns[-2:] == ("EM@1", "EM@3")
     rows = {r[:5]: r[5:] for r in t.rows}
-    assert rows[(PIPELINE, "bm25", "–", "smol", "union_norm")] == (0.25, 0.5)
+    assert rows[(PIPELINE, "bm25", "—", "smol", "union_norm")] == (0.25, 0.5)
     assert rows[(PIPELINE, "bm25", "llm", "smol", "union_freq")] == (0.0, None)  # k=3 never run
     assert rows[(OPTIMAL, "oracle", "oracle", "smol", "union_norm")] == (0.75, 1.0)
     assert t.rows[-1][0] == OPTIMAL  # optimal comes last
-    assert [r[2] for r in t.rows[:2]] == ["–", "llm"]  # the first-stage row before the reranked one
-    assert "| pipeline | bm25 | llm | smol | union_freq | 0.00 | – |" in t.to_markdown()
+    assert [r[2] for r in t.rows[:2]] == ["—", "llm"]  # the first-stage row before the reranked one
+    assert "| pipeline | bm25 | llm | smol | union_freq | 0.00 | — |" in t.to_markdown()
 
 
 def test_csv_and_json_keep_raw_values(results):

@@ -129,6 +129,16 @@ def resolve_embedding_model(name_or_path: str) -> str:
     return str(minilm_path()) if name_or_path == MINILM else hub_model(check_model_ref(name_or_path))
 
 
+def load_sentence_transformer(name_or_path: str, device: str | None = None):
+    """The one place a sentence-transformers model is built: by alias (`minilm`), Hugging Face id
+    or folder, resolved before the (slow) import so that a missing folder or an unreachable hub
+    fails at once."""
+    ref = resolve_embedding_model(name_or_path)
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(ref, device=device)
+
+
 HUB_TIMEOUT = 3.0  # seconds to open a connection to the hub before calling it unreachable
 _TRUE = ("1", "true", "yes", "on")  # huggingface_hub's reading of its boolean variables
 

@@ -26,7 +26,6 @@ Plugin modules import their heavy libraries inside functions, so listing stays c
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import inspect
@@ -40,6 +39,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .errors import InputError
 from .options import parse_bool, parse_scalar
+from .text import close_matches, did_you_mean
 
 # kind -> packages whose modules hold its built-in plugins
 KINDS: dict[str, tuple[str, ...]] = {
@@ -265,12 +265,11 @@ def checked_options(owner: str, declared: Mapping[str, Option], given: Mapping[s
         if opt is not None:
             out[name] = opt.check(value, owner)
             continue
-        close = difflib.get_close_matches(name, declared, n=1, cutoff=0.75) or \
-            [n for n in (_OTHER_NAME.get(name),) if n in declared]
+        close = close_matches(name, declared) or [n for n in (_OTHER_NAME.get(name),) if n in declared]
         if extra and not close:
             out[name] = _guess(value)
             continue
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(name, matches=close)
         have = ", ".join(declared) or "none"
         raise InputError(f"{owner} has no option {key!r}{hint}; its options: {have}")
     for name, opt in declared.items():
@@ -369,8 +368,7 @@ def get(kind: str, name: str) -> Plugin:
     if name not in plugins:
         # `suggest_for`: words a user may mean this plugin by; suggested from, never accepted as names
         words = {w: p.name for p in plugins.values() for w in p.meta.get("suggest_for", ())}
-        close = difflib.get_close_matches(str(name), [*plugins, *words], n=1, cutoff=0.6)
-        hint = f" (did you mean {words.get(close[0], close[0])!r}?)" if close else ""
+        hint = did_you_mean(name, plugins, aliases=words)
         broken = "".join(f"; {m} failed to import ({e})" for m, e in _BROKEN[kind].items())
         raise InputError(f"unknown {kind} {name!r}{hint}; available: {', '.join(sorted(plugins))}{broken}")
     return plugins[name]

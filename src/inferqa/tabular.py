@@ -1,5 +1,6 @@
 """Tables of text cells, written one way for every command and file: a boxed table that fits a
-width without cutting a cell, a GitHub pipe table, CSV (RFC 4180) and a booktabs LaTeX table.
+width without cutting a cell, a GitHub pipe table, CSV (RFC 4180) and a booktabs LaTeX table;
+and the one JSON writer of table files.
 
 A boxed table wider than its width is cut into blocks of whole columns, stacked one under the
 other, each repeating the row-label columns; where the labels and one column alone are too
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import textwrap
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 TEXT_FORMATS = ("table", "md", "csv", "tex")
+MISSING = "—"  # the one mark of a missing value in a table cell: no score, no p-value, no reranker
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,11 @@ def csv_text(table: TextTable) -> str:
     writer.writerow(table.header)
     writer.writerows(table.rows)
     return buf.getvalue()
+
+
+def json_text(obj: Any) -> str:
+    """`obj` as a table file's JSON: indented by two, ASCII-escaped, ending in a newline."""
+    return json.dumps(obj, indent=2) + "\n"
 
 
 _LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",

@@ -1,17 +1,42 @@
-"""Text helpers shared by every stage: answer normalisation and hint cleaning."""
+"""Text helpers shared by every stage: answer normalisation, hint cleaning and the one
+"did you mean" suggestion of every error message that names an unknown word."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import string
 import unicodedata
 from functools import lru_cache
+from typing import Iterable, Mapping
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = frozenset(string.punctuation) | {"‘", "’", "“", "”", "–", "—", "…", "«", "»", "¿", "¡"}
 _WS = re.compile(r"\s+")
 # `[^1^]` (Bing-chat style, as in TriviaHG) and `[1]`-style numeric citation markers.
 _CITATION = re.compile(r"\s*\[\^?\d+(?:\^)?\]")
+
+
+# How alike a word must be to a known one to be suggested (difflib's ratio), everywhere.
+SUGGEST_CUTOFF = 0.6
+
+
+def close_matches(word: object, choices: Iterable[str], n: int = 1) -> list[str]:
+    """The (at most `n`) choices closest to `word`, closest first: those a message suggests."""
+    return difflib.get_close_matches(str(word), list(choices), n=n, cutoff=SUGGEST_CUTOFF)
+
+
+def did_you_mean(word: object, choices: Iterable[str] = (), *, n: int = 1, aliases: Mapping[str, str] = {},
+                 matches: Iterable[str] | None = None, quote: bool = True, form: str = " ({})") -> str:
+    """`form` holding "did you mean 'x'?" for the choice closest to `word` ('x' or 'y' ... for
+    `n` > 1; unquoted with `quote=False`), or "" where none is close. `aliases` maps other words
+    a user may mean a choice by to that choice (suggested from, never accepted); `matches`
+    gives the suggestions already found instead."""
+    found = close_matches(word, [*choices, *aliases], n) if matches is None else list(matches)
+    if not found:
+        return ""
+    shown = [aliases.get(m, m) for m in found]
+    return form.format(f"did you mean {' or '.join(map(repr, shown) if quote else shown)}?")
 
 
 def strip_accents(s: str) -> str:

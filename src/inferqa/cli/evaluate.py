@@ -12,7 +12,7 @@ import typer
 
 from ..defaults import TEST_SEED
 from ..errors import InputError
-from ..tabular import TextTable
+from ..tabular import MISSING, TextTable
 from ..defaults import MIN_LABEL
 from ..options import named_path
 from .app import allow_partial_opt, app
@@ -39,7 +39,7 @@ def _warnings_as_notes():
 
 
 def _fmt(v: float | None) -> str:
-    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.2f}"
+    return MISSING if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.2f}"
 
 
 @app.command("evaluate")

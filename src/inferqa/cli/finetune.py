@@ -8,10 +8,13 @@ from typing import Optional
 import typer
 
 from ..defaults import DEFAULT_ENCODER
+from .. import registry
 from ..errors import InputError
-from ..experiments.finetune import OPTIONS as FINETUNE
+from ..experiments import finetune as _fine_tuners  # noqa: F401 (registers the fine-tuners)
 from .app import app
 from .flags import option_flag
+
+FINETUNE = registry.options_of("fine-tuner", "retriever")  # every fine-tuner declares the same options
 
 
 @app.command("finetune")
@@ -34,18 +37,14 @@ def finetune_command(
     seed: Optional[int] = option_flag(FINETUNE["seed"], "--seed"),
 ) -> None:
     """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder or a cross-encoder reranker on a benchmark split."""
-    from ..experiments.finetune import FinetuneOptions
     from ..io import check_output
 
     check_output(out, kind="dir")
-    from .. import registry
-
     if kind not in registry.available("fine-tuner"):
         raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not {kind!r} "
                          "(`inferqa plugins fine-tuner`)", field="kind")
-    trainer = registry.get("fine-tuner", kind).factory
-    opts = FinetuneOptions.given(split=split, positives=positives, negatives=negatives, negatives_from=negatives_from,
-                                 epochs=epochs, batch_size=batch_size, lr=lr, max_questions=max_questions,
-                                 max_steps=max_steps, seed=seed, min_label=min_label)
-    path = trainer(bench, out, model=model, options=opts)
+    trainer = registry.create("fine-tuner", kind, split=split, positives=positives, negatives=negatives,
+                              negatives_from=negatives_from, epochs=epochs, batch_size=batch_size, lr=lr,
+                              max_questions=max_questions, max_steps=max_steps, seed=seed, min_label=min_label)
+    path = trainer(bench, out, model=model)
     typer.echo(f"model: {path}")

@@ -91,14 +91,12 @@ json_flag = typer.Option(False, "--json", help="The same as --format json.")
 def chosen_format(fmt: str, as_json: bool, default: str = "table") -> str:
     """The format asked for by `--format` and `--json` (refused where they disagree or unknown);
     `default` is the command's `--format` default, which `--json` overrides."""
-    import difflib
-
     from ..errors import InputError
+    from ..text import did_you_mean
 
     if fmt not in TABLE_FORMATS:
-        close = difflib.get_close_matches(fmt, TABLE_FORMATS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise InputError(f"unknown --format {fmt!r}{hint}; one of {' | '.join(TABLE_FORMATS)}", field="format")
+        raise InputError(f"unknown --format {fmt!r}{did_you_mean(fmt, TABLE_FORMATS)}; "
+                         f"one of {' | '.join(TABLE_FORMATS)}", field="format")
     if as_json and fmt not in ("json", default):
         raise InputError(f"--json and --format {fmt} disagree; give one", field="format")
     return "json" if as_json else fmt

@@ -48,7 +48,7 @@ def llm_opener(cache: Optional[Path], no_cache: bool = False, backend: str = "lo
                llm_urls: Optional[List[str]] = None) -> Callable[[str], object]:
     """spec -> LLM with the given cache and execution backend (inferqa.scale.load_scaled_llm)."""
     from ..io import check_output
-    from ..llm import DEFAULT_CACHE
+    from ..llm import default_cache_path
     from ..scale import check_backend, load_scaled_llm
 
     check_backend(backend)
@@ -58,6 +58,6 @@ def llm_opener(cache: Optional[Path], no_cache: bool = False, backend: str = "lo
     def open_llm(spec: str):
         return load_scaled_llm(spec, backend=backend, ray_address=ray_address, num_actors=num_actors,
                                base_urls=llm_urls or (),
-                               cache=None if no_cache else (DEFAULT_CACHE if cache is None else cache))
+                               cache=None if no_cache else default_cache_path(cache))
 
     return open_llm

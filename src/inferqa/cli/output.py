@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import typer
 
-from ..tabular import TextTable, render
+from ..tabular import MISSING, TextTable, render
 
 # Significant digits: far below any score's meaning, far above binary float noise
 # (0.5700000000000001 -> 0.57), and a p-value of 1e-12 keeps its size.
@@ -58,5 +58,5 @@ def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str, fmt: s
 
     summary = summarize(rows, metrics)
     cells = [(s["strategy"], str(s["k"]), str(s["n"]),
-              *[("-" if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics]) for s in summary]
+              *[(MISSING if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics]) for s in summary]
     print_tables([TextTable(title, ("strategy", "k", "n", *metrics), tuple(cells), 1)], fmt, summary)

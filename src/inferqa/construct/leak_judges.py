@@ -86,12 +86,9 @@ class EmbeddingLeakJudge:
     @property
     def model(self):
         if self._model is None:
-            from ..models import resolve_embedding_model
+            from ..models import load_sentence_transformer
 
-            ref = resolve_embedding_model(self._model_spec)  # before the slow import, as in dense
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(ref, device=self._device)
+            self._model = load_sentence_transformer(self._model_spec, self._device)
         return self._model
 
     def _embed(self, texts: Iterable[str]) -> None:

@@ -11,13 +11,13 @@ other spellings of the same families, meaning what they mean in those tools.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from ..defaults import MIN_LABEL
+from ..text import close_matches, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,8 @@ def known_names() -> list[str]:
 
 def _unknown(name: str, base: str) -> InputError:
     rest = name[len(base):] if name.startswith(base) else ""  # the parameters and cutoff, kept
-    close = difflib.get_close_matches(base.lower(), SPELLINGS, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(c + rest for c in close)}?" if close else ""
+    hint = did_you_mean(base, matches=[c + rest for c in close_matches(base.lower(), SPELLINGS, 3)],
+                        quote=False, form="; {}")
     return InputError(f"unknown metric {name!r}{hint} (known: {', '.join(known_names())}; e.g. nDCG@10, "
                       "nDCG(gain=exp)@10, P(rel=2)@5, RR, Judged@10, ndcg_cut_10)", field="metrics")
 

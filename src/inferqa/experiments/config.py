@@ -31,7 +31,6 @@ declare them (alpha, beta).
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from dataclasses import asdict, dataclass, field, replace
@@ -45,6 +44,7 @@ from ..io import read_yaml
 from ..registry import REQUIRED, Option
 from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..stage_options import READ_KS, READ_STRATEGIES
+from ..text import did_you_mean
 
 _POSITIVE = Option("value", int, REQUIRED, min=1)
 _BOOL = Option("value", bool, REQUIRED)
@@ -133,8 +133,7 @@ class _Checker:
             raise self.fail(f"expected a mapping, got {type(obj).__name__}", field, record)
         unknown = sorted(set(obj) - allowed, key=str)
         if unknown:
-            close = difflib.get_close_matches(str(unknown[0]), allowed, n=1, cutoff=0.75)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(unknown[0], allowed, form="; {}")
             raise self.fail(f"unknown key(s) {', '.join(map(str, unknown))}{hint} (allowed: "
                             f"{', '.join(sorted(allowed))})", field, record)
         return obj

@@ -45,9 +45,9 @@ LOG_FILE = "training_log.jsonl"
 INFO_FILE = TRAINING_INFO
 
 
-# The options of every fine-tuner, declared once: FinetuneOptions' defaults, its checks and
-# the `inferqa finetune` flags come from here.
-OPTIONS = {o.name: o for o in (
+# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`):
+# FinetuneOptions' fields and defaults and the `inferqa finetune` flags come from the declarations.
+OPTIONS = (
     Option("split", str, "train", "split to train on"),
     Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),
     Option("negatives", int, 10, "hard negatives per question (0: in-batch negatives only)", min=0),
@@ -61,20 +61,24 @@ OPTIONS = {o.name: o for o in (
     Option("max_questions", int, None, "use the first N questions", min=1),
     Option("max_steps", int, None, "stop after N optimiser steps", min=1),
     Option("seed", int, 13, "seed of sampling, shuffling and initialisation"),
-)}
-
-
-def _given(cls, **options: object) -> "FinetuneOptions":
-    """The options that were given (None: not given), checked by their declarations."""
-    return cls(**{k: OPTIONS[k].check(v, "finetune") for k, v in options.items() if v is not None})
-
+)
 
 # One field per declared option, with its default: the dataclass is made from OPTIONS, not written beside it.
 FinetuneOptions = make_dataclass(
     "FinetuneOptions",
-    [(o.name, o.types[0] | None if o.allows_none else o.types[0], field(default=o.default)) for o in OPTIONS.values()],
-    frozen=True, namespace={"given": classmethod(_given), "__module__": __name__,
-                            "__doc__": "Every fine-tuner's options (OPTIONS), checked by `given`."})
+    [(o.name, o.types[0] | None if o.allows_none else o.types[0], field(default=o.default)) for o in OPTIONS],
+    frozen=True, namespace={"__module__": __name__,
+                            "__doc__": "Every fine-tuner's options (OPTIONS) in one value, for Python callers."})
+
+
+def _options(options: "FinetuneOptions | None", settings: dict) -> "FinetuneOptions":
+    """A trainer's options: `options` from a Python caller, or the settings the registry bound
+    (`registry.create("fine-tuner", NAME, **options)`, checked there); not both."""
+    if options is None:
+        return FinetuneOptions(**settings)
+    if settings:
+        raise TypeError(f"give options= or the options one by one, not both ({', '.join(settings)})")
+    return options
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,8 @@ class Example:
 
 
 def _check(opts: FinetuneOptions) -> None:
-    for name, opt in OPTIONS.items():
-        opt.check(getattr(opts, name), "finetune")
+    for opt in OPTIONS:
+        opt.check(getattr(opts, opt.name), "finetune")
 
 
 def _questions(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[str]:
@@ -315,30 +319,31 @@ def _losses_module():
     return losses
 
 
-@plugin("fine-tuner", "retriever", help="bi-encoder: in-batch negatives plus n positives and n hard negatives per question")
+@plugin("fine-tuner", "retriever", *OPTIONS,
+        help="bi-encoder: in-batch negatives plus n positives and n hard negatives per question")
 def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
-                       model: str = DEFAULT_ENCODER,
-                       options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
+                       model: str = DEFAULT_ENCODER, options: FinetuneOptions | None = None,
+                       device: str | None = None, **settings: object) -> Path:
     """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
-    return _bi_encoder("retriever", bench, out_dir, model, options, device, build_examples)
+    return _bi_encoder("retriever", bench, out_dir, model, _options(options, settings), device, build_examples)
 
 
-@plugin("fine-tuner", "clue", help="clue encoder for the `clue` retriever: question vs its own hints, in-batch "
-        "negatives plus other questions' hints as hard negatives")
+@plugin("fine-tuner", "clue", *OPTIONS, help="clue encoder for the `clue` retriever: question vs its own hints, "
+        "in-batch negatives plus other questions' hints as hard negatives")
 def finetune_clue(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
-                  options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
+                  options: FinetuneOptions | None = None, device: str | None = None, **settings: object) -> Path:
     """Train the `clue` retriever's encoder (`build_clue_examples`, the bi-encoder's loss); the
     folder loads with `clue` model=PATH and its index stays one vector per distinct hint."""
-    return _bi_encoder("clue", bench, out_dir, model, options, device, build_clue_examples)
+    return _bi_encoder("clue", bench, out_dir, model, _options(options, settings), device, build_clue_examples)
 
 
 def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, model: str,
                 options: FinetuneOptions, device: str | None, examples_of: Callable) -> Path:
     """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
-    from sentence_transformers import SentenceTransformer
+    from ..models import load_sentence_transformer
 
     bench, weights, examples, rng = _setup(bench, model, options, examples=examples_of, least=2)
-    st = SentenceTransformer(weights, device=device or "cpu")
+    st = load_sentence_transformer(weights, device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
     total = _in_batch_steps(examples, options)
@@ -355,10 +360,11 @@ def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | 
                 lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))))
 
 
-@plugin("fine-tuner", "reranker", help="cross-encoder, binary relevance")
+@plugin("fine-tuner", "reranker", *OPTIONS, help="cross-encoder, binary relevance")
 def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
-                      options: FinetuneOptions = FinetuneOptions(), device: str | None = None) -> Path:
+                      options: FinetuneOptions | None = None, device: str | None = None, **settings: object) -> Path:
     """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
+    options = _options(options, settings)
     import torch
     from sentence_transformers import CrossEncoder
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
@@ -381,11 +387,13 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
                 total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))))
 
 
-@plugin("fine-tuner", "colbert", help="late interaction (ColBERT), the retriever's examples")
+@plugin("fine-tuner", "colbert", *OPTIONS, help="late interaction (ColBERT), the retriever's examples")
 def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
-                     options: FinetuneOptions = FinetuneOptions(), device: str | None = None, dim: int = 128) -> Path:
+                     options: FinetuneOptions | None = None, device: str | None = None, dim: int = 128,
+                     **settings: object) -> Path:
     """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
     projection to `dim`, or further from a ColBERT folder; MaxSim scores, in-batch + hard negatives."""
+    options = _options(options, settings)
     import shutil
 
     from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss

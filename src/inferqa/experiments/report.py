@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import atomic_open
+from ..tabular import MISSING
 from .results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults, run_label
 from .tables import all_tables
 
@@ -263,7 +264,7 @@ def _row_run(table, row) -> dict[str, Any]:
     get = lambda name, default=None: row[cols.index(name)] if name in cols else default  # noqa: E731
     reranker = get("reranker")
     return {"setting": get("setting", PIPELINE), "retriever": get("retriever"),
-            "reranker": None if reranker in (None, "–") else reranker, "reader": get("reader"),
+            "reranker": None if reranker in (None, MISSING) else reranker, "reader": get("reader"),
             "strategy": get("strategy")}
 
 

@@ -106,11 +106,10 @@ class _Runner:
     def llm(self, spec: str) -> Any:
         """One cached LLM per spec, loaded on first need."""
         if spec not in self.llms:
-            from ..llm import load_llm
-            from ..llm import DEFAULT_CACHE
-            cache = self.cfg.llm_cache if self.cfg.llm_cache is not None else DEFAULT_CACHE
+            from ..llm import default_cache_path, load_llm
+
             self.log(f"  loading LLM {spec}")
-            self.llms[spec] = load_llm(spec, cache=cache)
+            self.llms[spec] = load_llm(spec, cache=default_cache_path(self.cfg.llm_cache))
         return self.llms[spec]
 
     def llm_calls(self) -> int:
@@ -465,7 +464,7 @@ def demo_stage(s: Settings) -> ExperimentRun:
     config = load_config(shipped_config(s.config))
     out_dir = check_output(s.out, kind="dir")
     if not s.compute:
-        added = seed_llm_cache(config.llm_cache or default_cache_path())
+        added = seed_llm_cache(default_cache_path(config.llm_cache))
         if added:
             _stderr(f"  {added} shipped SmolLM2 answers copied into the LLM cache (--compute skips this)")
     return run_experiment(config, out_dir, progress=s.progress, log=_stderr)

@@ -10,16 +10,14 @@ Scores are shown in percent with two decimals, as in the paper; the JSON keeps r
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..io import atomic_open
-from ..tabular import TextTable, latex, latex_escape, markdown  # noqa: F401 (latex_escape: kept importable here)
+from ..tabular import latex_escape  # noqa: F401 (kept importable here)
+from ..tabular import MISSING, TextTable, csv_text, json_text, latex, markdown
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
 FORMATS = ("md", "csv", "json", "tex")
@@ -60,7 +58,7 @@ class Table:
 
     def cell(self, value: Any, col: int, ci=None) -> str:
         if value is None or (isinstance(value, float) and value != value):
-            return "–"
+            return MISSING
         kind = self.kind(col)
         if kind == "score" and isinstance(value, (int, float)):
             text = f"{100 * value:.2f}"
@@ -94,16 +92,18 @@ class Table:
         return [c for c in range(len(self.columns))
                 if any(self.ci(r, c) is not None for r in range(len(self.rows)))]
 
-    def to_csv(self) -> str:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+    def raw_table(self) -> TextTable:
+        """The values as stored (fractions to 6 decimals, each interval as two more columns), for
+        the CSV file."""
         ci_cols = self._ci_columns()
-        w.writerow([*self.columns, *[f"{self.columns[c]} {end}" for c in ci_cols for end in ("ci_low", "ci_high")]])
+        header = [*self.columns, *[f"{self.columns[c]} {end}" for c in ci_cols for end in ("ci_low", "ci_high")]]
         fmt = lambda v: "" if v is None else (f"{v:.6f}" if isinstance(v, float) else v)  # noqa: E731
-        for r, row in enumerate(self.rows):
-            extra = [fmt(x) for c in ci_cols for x in (self.ci(r, c) or (None, None))]
-            w.writerow([*[fmt(v) for v in row], *extra])
-        return buf.getvalue()
+        rows = [(*[fmt(v) for v in row], *[fmt(x) for c in ci_cols for x in (self.ci(r, c) or (None, None))])
+                for r, row in enumerate(self.rows)]
+        return TextTable(self.title, tuple(header), tuple(rows), self.n_label_columns)
+
+    def to_csv(self) -> str:
+        return csv_text(self.raw_table())
 
     def to_json(self) -> str:
         records = []
@@ -113,8 +113,7 @@ class Table:
             if cis:
                 rec["ci95"] = cis
             records.append(rec)
-        return json.dumps({"name": self.name, "title": self.title, "questions": self.questions,
-                           "rows": records}, indent=2) + "\n"
+        return json_text({"name": self.name, "title": self.title, "questions": self.questions, "rows": records})
 
     def to_latex(self) -> str:
         return latex(self.text_table(), label=self.name)
@@ -191,17 +190,17 @@ def reranking_table(results: ExperimentResults) -> Table:
     picked = [r for r in results.ranking if r.reranker is not None or r.setting != PIPELINE]
     picked.sort(key=lambda r: _SETTING_ORDER.get(r.setting, 9))
     return _ranking_table("reranking", "Reranking", results, picked, ("setting", "retriever", "reranker"),
-                          lambda r: (r.setting, r.retriever, r.reranker or "–"))
+                          lambda r: (r.setting, r.retriever, r.reranker or MISSING))
 
 
 def reader_table(results: ExperimentResults) -> Table:
     ks = sorted({r.k for r in results.reader})
     grouped: dict[tuple, dict[int, Any]] = {}
     for r in results.reader:
-        key = (r.setting, r.retriever, r.reranker or "–", r.reader, r.strategy)
+        key = (r.setting, r.retriever, r.reranker or MISSING, r.reader, r.strategy)
         grouped.setdefault(key, {})[r.k] = r
     # within a setting: retriever, then its first-stage row before its reranked rows
-    keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != "–", *t[2:]))
+    keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != MISSING, *t[2:]))
     rows = tuple((*key, *[grouped[key][k].em if k in grouped[key] else None for k in ks]) for key in keys)
     cis = tuple((*([None] * 5), *[tuple(grouped[key][k].ci) if k in grouped[key] and grouped[key][k].ci else None
                                   for k in ks]) for key in keys)

@@ -4,23 +4,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from .base import LLM, GenerationParams, Message
-from .cache import CachedLLM, LLMCache, default_cache_path
+from .cache import DEFAULT_CACHE, CachedLLM, LLMCache, default_cache_path, with_cache
 from .spec import LLMSpec, check_spec, parse_spec
 
 __all__ = ["LLM", "GenerationParams", "Message", "CachedLLM", "LLMCache", "default_cache_path",
-           "load_llm", "open_backend", "parse_spec", "check_spec", "LLMSpec", "DEFAULT_CACHE"]
-
-
-class _Default:
-    def __repr__(self) -> str:
-        return "DEFAULT_CACHE"
-
-
-DEFAULT_CACHE: Any = _Default()
+           "load_llm", "open_backend", "parse_spec", "check_spec", "LLMSpec", "DEFAULT_CACHE", "with_cache"]
 
 
 def open_backend(spec: str, **options: Any) -> LLM:
@@ -39,11 +30,7 @@ def open_backend(spec: str, **options: Any) -> LLM:
 def load_llm(spec: str, *, cache: str | os.PathLike | LLMCache | None = DEFAULT_CACHE, **options: Any) -> LLM:
     """Open the backend named by `spec`; wrap it in the SQLite cache unless `cache=None`.
 
-    `cache` defaults to `default_cache_path()`; keyword options override the spec's query.
+    `cache` is as in `with_cache` (default: the file `default_cache_path()` names); keyword
+    options override the spec's query.
     """
-    llm = open_backend(spec, **options)
-    if cache is None:
-        return llm
-    if cache is DEFAULT_CACHE:
-        cache = default_cache_path()
-    return CachedLLM(llm, cache if isinstance(cache, LLMCache) else LLMCache(Path(cache)))
+    return with_cache(open_backend(spec, **options), cache)

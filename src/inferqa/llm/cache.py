@@ -20,17 +20,28 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..models import user_cache_dir
 from .base import LLM, GenerationParams, Message
 
 CACHE_ENV = "INFERQA_LLM_CACHE"
 
 
-def default_cache_path() -> Path:
-    """`$INFERQA_LLM_CACHE`, else `$INFERQA_CACHE/llm.sqlite`, else `~/.cache/inferqa/llm.sqlite`."""
+class _Default:
+    def __repr__(self) -> str:
+        return "DEFAULT_CACHE"
+
+
+DEFAULT_CACHE: Any = _Default()  # as a `cache` argument: the file `default_cache_path()` names
+
+
+def default_cache_path(given: str | os.PathLike | None = None) -> Path:
+    """The LLM call cache's file: `given` where set (an experiment's `llm_cache`, `--cache`), else
+    `$INFERQA_LLM_CACHE`, else `$INFERQA_CACHE/llm.sqlite`, else `~/.cache/inferqa/llm.sqlite`."""
+    if given is not None:
+        return Path(given)
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    base = Path(os.environ.get("INFERQA_CACHE", Path.home() / ".cache" / "inferqa"))
-    return base / "llm.sqlite"
+    return user_cache_dir() / "llm.sqlite"
 
 
 @dataclass
@@ -171,3 +182,13 @@ class CachedLLM(LLM):
         if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+
+def with_cache(llm: LLM, cache: "str | os.PathLike | LLMCache | None" = DEFAULT_CACHE, chunk_size: int = 8) -> LLM:
+    """`llm` behind the call cache: `cache` is a file, an open `LLMCache`, `DEFAULT_CACHE` (the
+    file `default_cache_path()` names) or None (`llm` as it is, uncached)."""
+    if cache is None:
+        return llm
+    store = cache if isinstance(cache, LLMCache) else LLMCache(default_cache_path(None if cache is DEFAULT_CACHE
+                                                                                  else cache))
+    return CachedLLM(llm, store, chunk_size=chunk_size)

@@ -10,13 +10,13 @@ passage first) to the context's lines; `inferqa.registry` binds its declared opt
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .. import registry
 from ..errors import InputError
 from ..registry import Option, plugin
 from ..stage_options import UNION_ALPHA, UNION_BETA
+from ..text import did_you_mean
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark
@@ -65,9 +65,8 @@ def strategy_plugin(name: str) -> registry.Plugin:
     """The context plugin NAME; an unknown one is reported as what `-s` and the YAML call it."""
     known = registry.available("context")
     if name not in known:
-        close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise InputError(f"unknown strategy {name!r}{hint}; available: {', '.join(known)}", field="strategy")
+        raise InputError(f"unknown strategy {name!r}{did_you_mean(name, known)}; available: {', '.join(known)}",
+                         field="strategy")
     return registry.get("context", name)
 
 

@@ -42,11 +42,10 @@ from ..errors import InputError
 from ..hints import UnitSets, hint_unit_sets
 from ..io import read_json, write_json
 from ..defaults import DEFAULT_ENCODER
-from ..models import MINILM, check_model_kind
+from ..models import MINILM, check_model_kind, load_sentence_transformer
 from ..formats import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
-from .dense import load_encoder
 from .ranking import save_array, top_groups
 from ..registry import Option, plugin
 
@@ -102,7 +101,7 @@ class ClueRetriever(Retriever):
 
     def _encode(self, model: str, texts: list[str], prefix: str) -> np.ndarray:
         if model not in self._encoders:
-            self._encoders[model] = load_encoder(model, self.device)
+            self._encoders[model] = load_sentence_transformer(model, self.device)
         vecs = self._encoders[model].encode([prefix + t for t in texts], batch_size=self.batch_size,
                                             convert_to_numpy=True, show_progress_bar=False)
         vecs = np.ascontiguousarray(vecs, dtype=np.float32)

@@ -21,7 +21,7 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import read_json, temp_beside, write_json
 from ..defaults import DEFAULT_ENCODER
-from ..models import MINILM, check_model_ref, resolve_embedding_model
+from ..models import MINILM, check_model_ref, load_sentence_transformer
 from ..formats import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
@@ -35,12 +35,7 @@ PARTIAL = "embeddings.partial.npy"
 PROGRESS = "progress.json"
 
 
-def load_encoder(model: str, device: str | None = None):
-    """A sentence-transformers model by alias (`minilm`), Hugging Face id or folder."""
-    ref = resolve_embedding_model(model)  # before the (slow) import: an unreachable hub fails at once
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(ref, device=device)
+load_encoder = load_sentence_transformer  # the name this module has exported it by
 
 
 @plugin("retriever", "dense",
@@ -87,14 +82,14 @@ class DenseRetriever(Retriever):
 
     def encoder(self):
         if self._model is None:
-            self._model = load_encoder(self.options["model"], self.device)
+            self._model = load_sentence_transformer(self.options["model"], self.device)
         return self._model
 
     def query_encoder(self):
         if self.query_model is None:
             return self.encoder()
         if self._query_model is None:
-            self._query_model = load_encoder(self.query_model, self.device)
+            self._query_model = load_sentence_transformer(self.query_model, self.device)
         return self._query_model
 
     def encode(self, texts: list[str], prefix: str, encoder=None) -> np.ndarray:

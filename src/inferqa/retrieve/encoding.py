@@ -15,16 +15,13 @@ def embedding_worker(model: str = DEFAULT_ENCODER, *, normalize: bool = True, de
     """A factory for `texts -> unit (or raw) float32 vectors` with a sentence-transformers model."""
 
     def make():
-        from ..models import resolve_embedding_model
+        from ..models import load_sentence_transformer
 
-        ref = resolve_embedding_model(model)  # before the (slow) import: an unreachable hub fails at once
-        from sentence_transformers import SentenceTransformer
-
+        encoder = load_sentence_transformer(model, device)
         if threads:
             import torch
 
             torch.set_num_threads(threads)
-        encoder = SentenceTransformer(ref, device=device)
 
         def encode(texts: list[str]) -> list[np.ndarray]:
             vecs = encoder.encode(texts, batch_size=len(texts), normalize_embeddings=normalize,

@@ -18,7 +18,6 @@ SQLite file, one key per prompt, shared with local runs of the same model.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Sequence
 
 from ..defaults import NUM_ACTORS
@@ -169,7 +168,7 @@ def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = NUM_
     `cache` is as in `load_llm`: a path or an `LLMCache`, `DEFAULT_CACHE` (the default file)
     or None (no cache).
     """
-    from ..llm import CachedLLM, LLMCache, default_cache_path, load_llm
+    from ..llm import load_llm, with_cache
 
     check_backend(backend)
     if backend == "local":
@@ -178,12 +177,8 @@ def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = NUM_
         return load_llm(spec, cache=cache, **options)
     proxy = RayLLM(spec, num_actors=num_actors, ray_address=ray_address, base_urls=base_urls,
                    num_cpus_per_actor=num_cpus_per_actor, num_gpus_per_actor=num_gpus_per_actor, **options)
-    if cache is None:
-        return proxy
-    path = default_cache_path() if cache is DEFAULT_CACHE else cache
-    store = path if isinstance(path, LLMCache) else LLMCache(os.fspath(path))
     # One cache chunk is one scattered call: give every actor a few prompts per chunk.
-    return CachedLLM(proxy, store, chunk_size=8 * num_actors)
+    return with_cache(proxy, cache, chunk_size=8 * num_actors)
 
 
 def generate(llm: str | LLMFactory, requests: Sequence, *, kind: str = "complete",
