@@ -150,8 +150,8 @@ def tune_diversify_stage(s: Settings) -> MarginTuning:
     gaps = query_margins(run, bench, by)
     if margins is None:
         grid = list(dict.fromkeys(margin_at_share(list(gaps.values()), s) for s in grid))
-    plain = evaluate(run, bench, names, per_query=True)["per_query"]
-    spread = evaluate(diversify(run, bench, per_group, by), bench, names, per_query=True)["per_query"]
+    plain = evaluate(run, bench, names, per_query=True, split=split)["per_query"]
+    spread = evaluate(diversify(run, bench, per_group, by), bench, names, per_query=True, split=split)["per_query"]
     rows = []
     for m in grid:
         through = gated(gaps, m)

@@ -9,7 +9,6 @@ file is read as one when its first non-blank byte opens a JSON array.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -19,7 +18,7 @@ from ..io import atomic_open, read_json
 from .runs import Run
 from ..registry import plugin
 from ..text import answer_in_text
-from .runs import RANKED_KEYS, RANKIFY, Findings, RunFormat, Titles, split_order
+from .runs import RANKED_KEYS, RANKIFY, Findings, RunFormat, Titles, score_problem, split_order
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -107,8 +106,9 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
             except (TypeError, ValueError):
                 raise InputError(f"score {raw!r} is not a number", file=path, record=rec,
                                  field=f"{f}.score") from None
-            if math.isnan(score):
-                raise InputError("score is NaN", file=path, record=rec, field=f"{f}.score")
+            problem = score_problem(score)
+            if problem:
+                raise InputError(f"score {problem}", file=path, record=rec, field=f"{f}.score")
             title = ctx.get("title")
             if title is not None and not isinstance(title, (str, int)):
                 raise InputError(f"expected a string, got {type(title).__name__}", file=path, record=rec,
