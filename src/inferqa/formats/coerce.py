@@ -132,7 +132,8 @@ def _number(qid: Any, score: Any) -> float:
     """A score as a float: a finite number (`score_problem`), else an InputError naming the question."""
     problem = score_problem(score)
     if problem:
-        raise InputError(f"question {qid!r}: score {score!r} {problem}", record=str(qid), field="score")
+        shown = "" if problem != "is not a number" else f" {score!r}"
+        raise InputError(f"question {qid!r}: score{shown} {problem}", record=str(qid), field="score")
     return float(score)
 
 
