@@ -102,7 +102,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
     check_min_label(min_label)
     qids = list(run)
     longest = max((len(r) for r in run.values()), default=0)
-    if any(m.k is None for m in parsed):
+    if any(m.k is None or dict(m.given).get("judged_only") for m in parsed):  # judged_only: past k too
         depth = longest
     else:
         depth = min(max(m.k for m in parsed), longest)
@@ -114,7 +114,9 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
             defaults = source.defaults.get(m.family, {})
             key = m.canonical(min_label, defaults)
             if key not in done:
-                done[key] = source.measures[m.family](lists, m, m.params(min_label, defaults)).astype(float)
+                params = m.params(min_label, defaults)
+                ranked = lists.judged if params.get("judged_only") else lists
+                done[key] = source.measures[m.family](ranked, m, params).astype(float)
             out[m.name] = done[key]
     return qids, out
 
