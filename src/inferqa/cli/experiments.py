@@ -46,8 +46,10 @@ def _run(config_path: Path, out: Optional[Path], progress: bool, fmt: str, seed_
     say = (lambda s: typer.echo(s)) if fmt in ("table", "md") else (lambda s: typer.echo(s, err=True))
     tests = outcome.results.tests
     if tests:
+        from ..experiments.comparisons import CORRECTION, SIGNIFICANT, significant
+
         say(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
-            f"{sum(t['p'] < 0.05 for t in tests)} with p < 0.05")
+            f"{sum(map(significant, tests))} with {CORRECTION}-corrected p < {SIGNIFICANT}")
     total = outcome.results.timings.get("total", 0.0)
     say(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; {outcome.llm_summary()}; "
         f"wall time {total:.1f} s")

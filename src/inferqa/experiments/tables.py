@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from ..io import atomic_open
 from ..tabular import TextTable, latex, latex_escape, markdown  # noqa: F401 (latex_escape: kept importable here)
+from .comparisons import CORRECTION, with_corrected_p
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
 FORMATS = ("md", "csv", "json", "tex")
@@ -217,23 +218,24 @@ _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs 
               "The two are separate procedures: the interval only resamples the observed differences, so "
               "with few questions that differ it is too narrow and can exclude 0 while p ≥ 0.05 (read "
               "significance from p; `inferqa compare --test t` or `--test bootstrap` pair p with its own "
-              "interval). p-values are not corrected for multiple comparisons.")
+              f"interval). p ({CORRECTION}): p {CORRECTION}-corrected over the tests of one metric (reader EM: "
+              "of one k), as `inferqa compare` corrects over the runs it compares; the report's † reads it.")
 
 
 def significance_table(results: ExperimentResults, family: str) -> Table:
     """The paired tests of one family (`ranking` or `reader`) from `results.tests`."""
-    picked = [t for t in results.tests if t["family"] == family]
+    picked = [t for t in with_corrected_p(results.tests) if t["family"] == family]
     if family == "reader":
-        cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", "n")
+        cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", f"p ({CORRECTION})", "n")
         rows = tuple((t["reader"], t["strategy"], t["k"], t["a"], t["b"], t["mean_a"], t["mean_b"], t["diff"],
-                      t["p"], t["n"]) for t in picked)
-        kinds = ("text",) * 5 + ("score", "score", "diff", "p", "count")
+                      t["p"], t["p_corrected"], t["n"]) for t in picked)
+        kinds = ("text",) * 5 + ("score", "score", "diff", "p", "p", "count")
         what = "Paired tests of reader EM"
     else:
-        cols = ("A", "B", "metric", "A score", "B score", "A − B", "p", "n")
-        rows = tuple((t["a"], t["b"], t["metric"], t["mean_a"], t["mean_b"], t["diff"], t["p"], t["n"])
-                     for t in picked)
-        kinds = ("text",) * 3 + ("score", "score", "diff", "p", "count")
+        cols = ("A", "B", "metric", "A score", "B score", "A − B", "p", f"p ({CORRECTION})", "n")
+        rows = tuple((t["a"], t["b"], t["metric"], t["mean_a"], t["mean_b"], t["diff"], t["p"], t["p_corrected"],
+                      t["n"]) for t in picked)
+        kinds = ("text",) * 3 + ("score", "score", "diff", "p", "p", "count")
         what = "Paired tests of ranking metrics"
     at = cols.index("A − B")
     cis = tuple(tuple((t["ci_low"], t["ci_high"]) if i == at else None for i in range(len(cols))) for t in picked)
