@@ -447,3 +447,14 @@ def test_stats_json_and_formats(bench, monkeypatch, capsys):
     assert {r[0]: r[1:3] for r in splits[1:]}["test"] == [str(test["questions"]), str(test["passages"])]
     md = run_cli(monkeypatch, capsys, "stats", bench.path, "--format", "md")[1]
     assert "| split | questions | passages |" in md and "**how it was built**" in md
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "csv", "tex"])
+def test_format_and_json_disagree_whatever_the_format(bench, monkeypatch, capsys, tmp_path, fmt):
+    _noisy_run(bench).to_file(tmp_path / "run.trec")
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--bench", bench.path,
+                           "--format", fmt, "--json")
+    one_line_error(code, err, f"--json and --format {fmt} disagree")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--bench", bench.path,
+                             "--format", "json", "--json", "-m", "RR")
+    assert code in (0, None) and json.loads(out)["metrics"]

@@ -249,3 +249,10 @@ def test_compare_reads_a_partial_json_run_as_evaluate_does(bench4, tmp_path, mon
     got = json.loads(out)
     assert got["questions"] == 1
     assert {m: c["mean"] for m, c in got["runs"][0]["metrics"].items()} == pytest.approx(want)
+
+
+def test_compare_note_says_run_or_runs():
+    runs, qrels = _runs()
+    one = compare(runs[:2], qrels, ["mrr"], test="t").note()
+    assert "holm-corrected over the 1 run compared, per metric" in one
+    assert "over the 2 runs compared" in compare(runs, qrels, ["mrr"], test="t").note()

@@ -265,3 +265,40 @@ def test_cli_counts_questions_and_warns_once_for_a_partial_split(tmp_path, monke
     code, out, err = run_cli(monkeypatch, capsys, *args, "--bench", bench.path, "--split", "test")
     assert code in (0, None) and len(err.strip().splitlines()) == 1
     assert err.startswith(f"inferqa: warning: r lacks 1 of the {len(test)} judged questions of split test")
+
+
+def test_cli_evaluates_several_runs_one_row_each_and_per_query_csv_in_fractions(tmp_path, monkeypatch, capsys,
+                                                                                 demo_bench_8q):
+    import csv
+    import io
+    import json
+
+    from conftest import run_cli
+
+    bench = demo_bench_8q
+    test = bench.split_qids("test")
+    good = Run({q: [(p, 2.0 - i) for i, p in enumerate(list(bench.qrels[q])[:2])] for q in test})
+    worse = Run({q: list(reversed(r)) for q, r in good.items()})
+    good.to_file(tmp_path / "good.trec")
+    worse.to_file(tmp_path / "worse.trec")
+    args = ("evaluate", tmp_path / "good.trec", tmp_path / "worse.trec", "--bench", bench.path, "--split", "test",
+            "-m", "RR,nDCG@10")
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--json")
+    assert code in (0, None), err
+    got = json.loads(out)["runs"]
+    assert [r["run"] for r in got] == ["good", "worse"]
+    for r, run in zip(got, (good, worse)):
+        assert r["metrics"] == pytest.approx(evaluate(run, bench, ["RR", "nDCG@10"], split="test"))
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--format", "md")
+    lines = out.splitlines()
+    assert lines[2] == "| run | RR | nDCG@10 |"
+    assert lines[4] == f"| good | {100 * got[0]['metrics']['RR']:.2f} | {100 * got[0]['metrics']['nDCG@10']:.2f} |"
+    assert lines[5].startswith("| worse | ")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "worse.trec", "--bench", bench.path,
+                             "--split", "test", "-m", "RR,hit@1", "--per-query", "--format", "csv")
+    rows = list(csv.reader(io.StringIO(out)))
+    want = evaluate(worse, bench, ["RR", "hit@1"], split="test", per_query=True)
+    assert rows[0] == ["question", "RR", "hit@1"] and len(rows) == len(test) + 2
+    assert {r[0]: [float(r[1]), float(r[2])] for r in rows[1:-1]} == {
+        q: [v["RR"], v["hit@1"]] for q, v in want["per_query"].items()}  # fractions, every digit
+    assert rows[-1] == ["mean", repr(want["mean"]["RR"]), repr(want["mean"]["hit@1"])]

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ..io import atomic_open
 from ..tabular import TextTable, latex, latex_escape, markdown  # noqa: F401 (latex_escape: kept importable here)
-from .comparisons import CORRECTION, with_corrected_p
+from ..stages.evaluate import COMPARE
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
 FORMATS = ("md", "csv", "json", "tex")
@@ -213,6 +213,7 @@ def reader_table(results: ExperimentResults) -> Table:
                  rows, 5, cis=cis if with_ci else None, questions=n)
 
 
+CORRECTION = COMPARE.default("correction")  # the tests' correction: compare's (experiments.comparisons)
 _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs answer (10,000 sign flips, "
               "exact below 14 differing questions); A − B in points with its 95 % percentile-bootstrap CI. "
               "The two are separate procedures: the interval only resamples the observed differences, so "
@@ -224,6 +225,8 @@ _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs 
 
 def significance_table(results: ExperimentResults, family: str) -> Table:
     """The paired tests of one family (`ranking` or `reader`) from `results.tests`."""
+    from .comparisons import with_corrected_p  # not at import: the command line imports this module
+
     picked = [t for t in with_corrected_p(results.tests) if t["family"] == family]
     if family == "reader":
         cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", f"p ({CORRECTION})", "n")
