@@ -31,7 +31,7 @@ Show = Callable[[Any, Settings, Optional[str]], None]
 
 
 def _param(opt: Option) -> inspect.Parameter:
-    text = option_help(opt)
+    text = opt.help if opt.positional else option_help(opt)  # an argument: no flag to repeat, no default
     text = text[0].upper() + text[1:] + "."
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
