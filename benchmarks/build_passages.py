@@ -23,7 +23,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from hint_data import REPO, SHARED  # noqa: E402  (benchmarks/ is the script's folder)
+from hint_data import SHARED  # noqa: E402  (benchmarks/ is the script's folder)
 SOURCES = (SHARED / "data" / "wikihint" / "test.json", SHARED / "data" / "triviahg" / "validation.json")
 
 

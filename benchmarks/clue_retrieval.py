@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from hint_data import REPO, SHARED, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
+from hint_data import REPO, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
 OUT = REPO / "runs" / "clue-retrieval"
 K = 1000
 METRICS = ("hit@1", "hit@5", "hit@10", "hit@100", "mrr", "ndcg@10")

@@ -45,7 +45,7 @@ from inferqa.tabular import MISSING  # the mark of a missing value in a table
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from hint_data import REPO, SHARED, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
+from hint_data import REPO, WIKIHINT, TRIVIAHG  # noqa: E402  (benchmarks/ is the script's folder)
 OUT = REPO / "runs" / "inferential"
 K = 1000
 METRICS = ("hit@1", "hit@10", "mrr", "ndcg_exp@10")

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hint_data import REPO, SHARED, WIKIHINT  # noqa: E402  (benchmarks/ is the script's folder)
+from hint_data import WIKIHINT  # noqa: E402  (benchmarks/ is the script's folder)
 MODES = {"naive": {"prefix_reuse": False, "parallel": 1}, "head": {"reuse_scope": "head", "parallel": 1},
          "trie": {"parallel": 1}, "slots": {"parallel": 4}}
 PASSAGES = 325  # orderings of every subset of 5 hints

@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             llm = "" if it.llm is None else f" llm={'yes' if it.llm else 'no'}"
             console.print(f"  {it.score:.3f} [{it.span}] ~ {it.answers[0]!r}{llm} | {it.hint[:110]}", markup=False)
         near = sorted((it for it in items if not it.string and it.score < th), key=lambda it: -it.score)
-        console.print(f"[bold]just below the threshold[/] (not flagged)")
+        console.print("[bold]just below the threshold[/] (not flagged)")
         for it in near[:args.examples // 2]:
             console.print(f"  {it.score:.3f} [{it.span}] ~ {it.answers[0]!r} | {it.hint[:110]}", markup=False)
         llm_only = [it for it in items if it.llm and not it.string and it.score < th]

@@ -111,3 +111,27 @@ def test_llm_answer_judge_short_circuits_and_checks_options():
         answer_judge("llm", llm=judge, samples=0)
     exact = answer_judge("exact-match")
     assert exact.correct("q", "The Mars", ["mars"]) and not exact.correct("q", "Venus", ["mars"])
+
+
+def test_evaluate_answers_split_scores_only_that_splits_rows(tmp_path, monkeypatch, capsys, demo_bench_8q):
+    import json
+
+    from conftest import one_line_error, run_cli
+
+    bench = demo_bench_8q
+    test, train = bench.split_qids("test"), bench.split_qids("train")
+    rows = [{"qid": q, "strategy": "union_norm", "k": 1, "prediction": bench.questions[q].answers[0]}
+            for q in test[:2]] + [{"qid": q, "strategy": "union_norm", "k": 1, "prediction": "wrong"} for q in train[:3]]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate-answers", path, "--bench", bench.path, "--json")
+    assert code in (0, None), err
+    assert json.loads(out)[0]["n"] == 5 and json.loads(out)[0]["em"] == pytest.approx(2 / 5)
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate-answers", path, "--bench", bench.path, "--split", "test",
+                             "--json")
+    assert code in (0, None), err
+    assert json.loads(out)[0]["n"] == 2 and json.loads(out)[0]["em"] == 1.0
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate-answers", path, "--split", "test")
+    one_line_error(code, err, "split needs a benchmark")
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate-answers", path, "--bench", bench.path, "--split", "dev")
+    one_line_error(code, err, "no row of split 'dev'") if bench.split_qids("dev") else one_line_error(code, err, "dev")

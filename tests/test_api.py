@@ -36,6 +36,9 @@ def test_exports_are_the_stages_and_the_import_is_light(tmp_path):
 
     assert inferqa.Run is Run and inferqa.Qrels is Qrels and inferqa.Benchmark is Benchmark
     assert inferqa.open_run is open_run
+    from inferqa.retrieve.fusion import fuse
+
+    assert inferqa.fuse is fuse and "fuse" in inferqa.__all__
     assert inferqa.evaluate.evaluate is evaluate_fn and callable(inferqa.evaluate)
     assert inferqa.rerank.rerank_run is rerank_run and callable(inferqa.rerank) and callable(inferqa.read)
     with pytest.raises(AttributeError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import shutil
 import signal
@@ -320,8 +321,8 @@ RANGE_CASES = [
     ("fuse {bench}.trec {other}.trec --rrf-k -1 -o {out}", "option 'rrf_k' takes a number ≥ 0, not -1.0"),
     ("fuse {bench}.trec {other}.trec --rrf-k nan -o {out}", "finite"),
     ("fuse {bench}.trec {other}.trec --method rrf --norm zscore -o {out}", "fusion 'rrf' has no option 'norm'"),
-    ("evaluate {bench}.trec --bench {bench} --min-label 0", "option 'min_label' takes an integer ≥ 1, not 0"),
-    ("evaluate {bench}.trec --bench {bench} --min-label -2", "option 'min_label' takes an integer ≥ 1, not -2"),
+    ("evaluate {bench}.trec --bench {bench} --min-label 0", "--min-label takes an integer ≥ 1, not 0"),
+    ("evaluate {bench}.trec --bench {bench} --min-label -2", "--min-label takes an integer ≥ 1, not -2"),
     ("evaluate {bench}.trec --bench {bench} --min-label 9", "min-label 9 is above the largest label"),
     ("oracle {bench} --kind optimal --min-label 0 -o {out}", "option 'min_label' takes an integer ≥ 1"),
     ("oracle {bench} --kind retriever --min-label 9 -o {out}", "above the largest label"),
@@ -705,7 +706,6 @@ def test_output_in_a_read_only_folder_is_one_line(ws, line, kind, capsys, monkey
 
 def test_check_output_refusals(tmp_path):
     """check_output by hand: what each refusal says, for root as for anyone."""
-    import os
 
     from inferqa.io import check_output
 
@@ -1051,3 +1051,65 @@ def test_annotate_export_without_labels_is_one_line_and_writes_no_sheet(unlabell
     line = _one_error_line(code, capsys.readouterr().err, str(unlabelled / "labels.jsonl"))
     assert "label the benchmark first" in line
     assert not sheet.exists() and not any(p.name.startswith(".") for p in tmp_path.iterdir())
+
+
+# -- the Python API checks a run object as the CLI checks a run file -----------------------------
+
+def test_api_refuses_a_run_of_another_benchmark_with_the_cli_message(ws, tmp_path, capsys):
+    import inferqa
+
+    bench = ws["root"] / "bench"
+    (tmp_path / "zzz.trec").write_text("zzz Q0 foo 1 1.0 t\n")
+    code = main_code(["evaluate", tmp_path / "zzz.trec", "--bench", bench, "-m", "RR"])
+    cli = _one_error_line(code, capsys.readouterr().err, "zzz.trec").split("zzz.trec: ", 1)[1]
+    for kw in ({}, {"split": "test"}):
+        with pytest.raises(InputError) as caught:
+            inferqa.evaluate({"zzz": {"foo": 1.0}}, bench, "RR", **kw)
+        assert str(caught.value) == cli  # the same line, less the file name
+        with pytest.raises(InputError, match="question 'zzz' is not in the benchmark"):
+            inferqa.compare([{"zzz": {"foo": 1.0}}, ws["root"] / "bench.trec"], bench, "RR", **kw)
+
+
+_qid = st.sampled_from(["demo_00", "q", "1"]) | st.integers(0, 3)
+_bad_score = st.sampled_from([math.nan, math.inf, -math.inf, "1.0", None, [1.0], True]) | st.text(max_size=3)
+_bad_ranking = (st.text(max_size=4) | st.integers() | st.none() | st.floats(allow_nan=True)
+                | st.lists(st.text(max_size=3), min_size=1, max_size=3)  # entries that are not (pid, score)
+                | st.lists(st.tuples(st.text(max_size=3)), min_size=1, max_size=2)
+                | st.lists(st.tuples(st.text(max_size=3), st.floats(), st.floats()), min_size=1, max_size=2)
+                | st.dictionaries(st.text(max_size=3), _bad_score, min_size=1, max_size=2)
+                | st.lists(st.tuples(st.text(max_size=3), _bad_score), min_size=1, max_size=2))
+_bad_run = (st.none() | st.integers() | st.text(max_size=0) | st.lists(st.integers(), max_size=2)
+            | st.sets(st.integers(), max_size=2) | st.floats()
+            | st.dictionaries(_qid, _bad_ranking, min_size=1, max_size=3))
+_bad_qrels = (st.none() | st.integers() | st.lists(st.integers(), max_size=2)
+              | st.dictionaries(_qid, st.integers() | st.text(max_size=2) | st.lists(st.integers(), max_size=2),
+                                min_size=1, max_size=2)
+              | st.dictionaries(_qid, st.dictionaries(st.text(max_size=2), st.floats(allow_nan=True).filter(
+                  lambda x: not float(x).is_integer() if math.isfinite(x) else True)
+                  | st.text(max_size=2) | st.none(), min_size=1, max_size=2), min_size=1, max_size=2))
+
+
+@_fuzz
+@given(run=_bad_run, good_first=st.booleans())
+def test_malformed_run_objects_are_input_errors(run, good_first):
+    from inferqa.evaluate import compare, evaluate
+    from inferqa.formats import Qrels
+
+    qrels = Qrels({"demo_00": {"a": 1, "b": 0}, "q": {"c": 2}})
+    good = {"demo_00": {"a": 2.0, "b": 1.0}}
+    with pytest.raises(InputError):
+        evaluate(run, qrels, ["RR", "nDCG@10"])
+    with pytest.raises(InputError):
+        compare([good, run] if good_first else [run, good], qrels, ["RR"], resamples=10)
+
+
+@_fuzz
+@given(qrels=_bad_qrels)
+def test_malformed_qrels_objects_are_input_errors(qrels):
+    from inferqa.evaluate import compare, evaluate
+
+    run = {"demo_00": {"a": 2.0, "b": 1.0}}
+    with pytest.raises(InputError):
+        evaluate(run, qrels, ["RR"])
+    with pytest.raises(InputError):
+        compare([run, run], qrels, ["RR"], resamples=10)

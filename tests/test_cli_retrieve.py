@@ -51,7 +51,8 @@ def test_oracles_cli(bench_dir, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "optimal", "--split", "test",
                            "--out", tmp_path / "opt.trec")
     assert code == 0, err
-    code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "opt.trec", "--bench", bench_dir, "--json")
+    code, out, _ = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "opt.trec", "--bench", bench_dir, "--split", "test",
+                           "--json")
     assert json.loads(out)["metrics"]["ndcg_exp@10"] == pytest.approx(1.0)
     assert json.loads(out)["questions"] == 2
     code, _, err = run_cli(monkeypatch, capsys, "oracle", bench_dir, "--kind", "reranker", "--out", tmp_path / "x")

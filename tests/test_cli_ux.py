@@ -90,20 +90,24 @@ def test_evaluate_title_fits_and_json_is_rounded(bench, monkeypatch, capsys, tmp
     run = _noisy_run(bench)
     path = tmp_path / "noisy.trec"
     run.to_file(path)
-    want = evaluate(run, bench.qrels, ["mrr", "ndcg@10"])
+    # the run's 3 questions only (--questions run): by default the 4th, judged, would count 0
+    want = evaluate(run, bench.qrels, ["mrr", "ndcg@10"], questions="run")
     assert want["mrr"] == (1 + 1 / 2 + 1 / 3) / 3 and len(repr(want["mrr"])) > 14  # 0.6111111111111112
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "-m", "mrr,ndcg@10",
-                             "--json")
+                             "--json", "--questions", "run")
     assert code in (0, None), err
     assert not re.search(r"\d\.\d{11,}", out)
     got = json.loads(out)["metrics"]
     assert got == {m: float(f"{v:.10g}") for m, v in want.items()} and got["mrr"] == 0.6111111111
-    code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "-m", "mrr")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "-m", "mrr",
+                             "--questions", "run")
     assert code in (0, None), err
     lines = out.splitlines()
     assert [ln.strip() for ln in lines[:1]] == ["noisy.trec (%)"]  # the title, on one line
     assert any(ln.split("│")[1:3] == [" mrr    ", "  61.11 "] or "61.11" in ln for ln in lines)
-    assert lines[-1] == "3 questions, relevant: label ≥ 1, inferqa protocol, values in percent"
+    note = " ".join(" ".join(lines[[i for i, ln in enumerate(lines) if ln.startswith("└")][-1] + 1:]).split())
+    assert note == ("3 questions scored, 0 left out (not judged), 0 counted 0 (judged, not in the run); "
+                    "relevant: label ≥ 1, inferqa protocol, values in percent")
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -219,10 +223,10 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
     (("build",), "--split", None, "The train,dev,test split: fractions, counts (5000,862,1539) or 'source' (text, "
                                   "default 0.7,0.1,0.2); 6,4,38 with --demo alone."),
     (("build",), "--seed", None, "Seed of the split shuffle (an integer, default 13)."),
-    (("evaluate",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
-                                         "largest label; 2: fully relevant only."),
-    (("compare",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
-                                        "largest label; 2: fully relevant only."),
+    (("evaluate",), "--min-label", None, "Lowest label counted as relevant; at most the largest label; 2: fully "
+                                         "relevant only (an integer ≥ 1, default 1)."),
+    (("compare",), "--min-label", None, "Lowest label counted as relevant; at most the largest label; 2: fully "
+                                        "relevant only (an integer ≥ 1, default 1)."),
     (("oracle",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
                                        "largest label."),
     (("stored-answers",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); for "
@@ -269,7 +273,7 @@ def test_evaluate_warns_in_one_line_when_run_and_qrels_share_no_question(bench, 
     run = _noisy_run(bench)
     run.to_file(tmp_path / "run.trec")
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--bench", bench.path,
-                             "-m", "mrr")
+                             "-m", "mrr", "--questions", "run")
     assert code in (0, None) and err == ""  # questions shared: no word
     other = {f"x{qid}": labels for qid, labels in bench.qrels.items()}  # the same labels, other question ids
     (tmp_path / "other.tsv").write_text("".join(f"{q} 0 {p} {lab}\n" for q, labels in other.items()
@@ -280,7 +284,8 @@ def test_evaluate_warns_in_one_line_when_run_and_qrels_share_no_question(bench, 
     assert code in (0, None) and len(lines) == 1
     assert lines[0] == f"inferqa: warning: the run's {len(run)} questions and the qrels' {len(other)} share none: " \
                        "every value is 0 or undefined"
-    assert json.loads(out)["metrics"] == {"mrr": 0.0, "hit@1": None}  # as evaluate() gives them: 0 and NaN
+    # every judged question is one the run lacks: each counts 0 (the field's rule; hit@1 was NaN before it)
+    assert json.loads(out)["metrics"] == {"mrr": 0.0, "hit@1": 0.0}
 
 
 def test_unknown_strategy_is_called_a_strategy_with_a_did_you_mean(bench, monkeypatch, capsys, tmp_path):
@@ -381,7 +386,7 @@ def test_compare_at_80_columns_and_every_format(bench, monkeypatch, capsys, tmp_
     _noisy_run(bench).to_file(tmp_path / "noisy.trec")
     _perfect_run(bench).to_file(tmp_path / "perfect.trec")
     args = ("compare", tmp_path / "noisy.trec", f"a_long_run_name={tmp_path / 'perfect.trec'}", "--bench",
-            bench.path, "-m", "mrr,ndcg_exp@10,hit@1", "--test", "t")
+            bench.path, "-m", "mrr,ndcg_exp@10,hit@1", "--test", "t", "--questions", "run")
     code, out, err = run_cli(monkeypatch, capsys, *args, "--json")
     assert code in (0, None), err
     want = json.loads(out)
@@ -402,14 +407,20 @@ def test_compare_at_80_columns_and_every_format(bench, monkeypatch, capsys, tmp_
     from inferqa.evaluate import compare
 
     result = compare({"noisy": tmp_path / "noisy.trec", "a_long_run_name": tmp_path / "perfect.trec"}, bench,
-                     ["mrr", "ndcg_exp@10", "hit@1"], test="t")
+                     ["mrr", "ndcg_exp@10", "hit@1"], test="t", questions="run")
     cells = [result.header(), *result.cells()]
     md = run_cli(monkeypatch, capsys, *args, "--format", "md", columns=None)[1].splitlines()
     rows = [[c.strip() for c in r] for r in csv.reader((ln[2:-2] for ln in md if ln.startswith("| ")),
                                                       delimiter="|", escapechar="\\", quoting=csv.QUOTE_NONE)]
     assert rows == cells
+    # csv: tidy, one row per (run, metric), plain numbers in fractions (the json's `rows`)
     text = run_cli(monkeypatch, capsys, *args, "--format", "csv", columns=None)[1]
-    assert list(csv.reader(io.StringIO(text))) == cells
+    header, *records = list(csv.reader(io.StringIO(text)))
+    assert header == ["run", "metric", "value", "diff", "ci_low", "ci_high", "p", "p_corrected"]
+    assert len(records) == 2 * 3 and [r[:2] for r in records[:3]] == [["noisy", m] for m in ("mrr", "ndcg_exp@10", "hit@1")]
+    as_json = [[None if c == "" else c if i < 2 else float(c) for i, c in enumerate(r)] for r in records]
+    assert as_json == [[pytest.approx(v) if isinstance(v, float) else v for v in row.values()] for row in want["rows"]]
+    assert as_json[3][2] == pytest.approx(want["runs"][1]["metrics"]["mrr"]["mean"]) and as_json[0][3] is None
     tex = run_cli(monkeypatch, capsys, *args, "--format", "tex")[1]
     assert "a\\_long\\_run\\_name & " in tex and "ndcg\\_exp@10" in tex and "$\\Delta$ [95 \\% CI]" in tex
     assert "\\toprule" in tex and "\\bottomrule" in tex
@@ -436,3 +447,14 @@ def test_stats_json_and_formats(bench, monkeypatch, capsys):
     assert {r[0]: r[1:3] for r in splits[1:]}["test"] == [str(test["questions"]), str(test["passages"])]
     md = run_cli(monkeypatch, capsys, "stats", bench.path, "--format", "md")[1]
     assert "| split | questions | passages |" in md and "**how it was built**" in md
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "csv", "tex"])
+def test_format_and_json_disagree_whatever_the_format(bench, monkeypatch, capsys, tmp_path, fmt):
+    _noisy_run(bench).to_file(tmp_path / "run.trec")
+    code, _, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--bench", bench.path,
+                           "--format", fmt, "--json")
+    one_line_error(code, err, f"--json and --format {fmt} disagree")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--bench", bench.path,
+                             "--format", "json", "--json", "-m", "RR")
+    assert code in (0, None) and json.loads(out)["metrics"]

@@ -230,9 +230,16 @@ def test_compare_reads_a_partial_json_run_as_evaluate_does(bench4, tmp_path, mon
                  lambda: compare([part, full], bench4, ["mrr"], split="test")):
         with pytest.raises(InputError, match="1 questions in the run but 2 in split 'test'"):
             call()
-    want = evaluate(part, bench4, ["mrr", "hit@1"], split="test", allow_partial=True)
+    # scored on the run's judged questions only (--questions run); by default demo_03 counts 0
+    with pytest.warns(UserWarning, match="part lacks 1 of the 2 judged questions of split test"):
+        assert evaluate(part, bench4, ["mrr"], split="test", allow_partial=True) == {"mrr": 0.25}
+    judged = compare([part, full], bench4, ["mrr"], split="test", allow_partial=True, test="t")
+    assert judged.questions == 2 and [r["missing"] for r in judged.rows] == [1, 0]
+    assert judged.rows[0]["metrics"]["mrr"]["mean"] == pytest.approx(0.25)
+    want = evaluate(part, bench4, ["mrr", "hit@1"], split="test", allow_partial=True, questions="run")
     assert want == {"mrr": 0.5, "hit@1": 0.0}
-    got = compare([part, full], bench4, ["mrr", "hit@1"], split="test", allow_partial=True, test="t")
+    got = compare([part, full], bench4, ["mrr", "hit@1"], split="test", allow_partial=True, test="t",
+                  questions="run")
     assert got.questions == 1 and [r["missing"] for r in got.rows] == [0, 0]
     assert {m: got.rows[0]["metrics"][m]["mean"] for m in want} == pytest.approx(want)
     assert got.rows[1]["metrics"]["mrr"]["mean"] == 1.0  # full, on the baseline's one question
@@ -240,11 +247,24 @@ def test_compare_reads_a_partial_json_run_as_evaluate_does(bench4, tmp_path, mon
     for cmd in (("evaluate", part), ("compare", part, full)):
         code, _, err = run_cli(monkeypatch, capsys, *cmd, *args)
         one_line_error(code, err, "part.json", "1 questions in the run but 2", "--allow-partial")
-    code, out, err = run_cli(monkeypatch, capsys, "evaluate", part, *args, "--allow-partial", "--json")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", part, *args, "--allow-partial", "--json",
+                             "--questions", "run")
     assert code in (0, None), err
     assert json.loads(out)["metrics"] == want
-    code, out, err = run_cli(monkeypatch, capsys, "compare", part, full, *args, "--allow-partial", "--json")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", part, *args, "--allow-partial")
+    assert err == ("inferqa: warning: part lacks 1 of the 2 judged questions of split test (e.g. demo_03): each "
+                   "counts 0 (--questions run scores only the run's)\n")
+    assert "2 questions scored, 0 left out (not judged), 1 counted 0 (judged, not in the run)" in " ".join(out.split())
+    code, out, err = run_cli(monkeypatch, capsys, "compare", part, full, *args, "--allow-partial", "--json",
+                             "--questions", "run")
     assert code in (0, None), err
     got = json.loads(out)
     assert got["questions"] == 1
     assert {m: c["mean"] for m, c in got["runs"][0]["metrics"].items()} == pytest.approx(want)
+
+
+def test_compare_note_says_run_or_runs():
+    runs, qrels = _runs()
+    one = compare(runs[:2], qrels, ["mrr"], test="t").note()
+    assert "holm-corrected over the 1 run compared, per metric" in one
+    assert "over the 2 runs compared" in compare(runs, qrels, ["mrr"], test="t").note()

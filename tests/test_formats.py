@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.evaluate import evaluate
 from inferqa.evaluate.doctor import diagnose
 from inferqa.formats import iter_corpus, Run, open_run, optimal
 
@@ -50,7 +49,7 @@ def test_a_partial_json_run_needs_allow_partial(bench, tmp_path, monkeypatch, ca
     run = open_run(path, bench, "test", allow_partial=True); qids = run.qids
     assert qids == [test[0]] and [p for p, _ in run[test[0]]] == first
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", path, "--bench", bench.path, "--split", "test",
-                             "--allow-partial", "--json", "-m", "hit@1")
+                             "--allow-partial", "--json", "-m", "hit@1", "--questions", "run")
     assert code in (0, None), err
     assert json.loads(out)["questions"] == 1 and json.loads(out)["metrics"] == {"hit@1": 1.0}
 
@@ -391,3 +390,17 @@ def test_the_corpus_written_then_read_is_equal(bench, tmp_path):
     h = tmp_path / "again.jsonl"
     write_corpus(h, got)
     assert h.read_bytes() == g.read_bytes()
+
+
+def test_a_trec_line_of_other_than_six_columns_says_how_many(tmp_path):
+    from inferqa.errors import InputError
+    from inferqa.formats import Run
+
+    path = tmp_path / "five.trec"
+    path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0\n")
+    with pytest.raises(InputError) as caught:
+        Run.from_file(path)
+    assert str(caught.value) == (f"{path}: record line 2: expected 6 columns 'qid Q0 pid rank score tag', found 5")
+    path.write_text("q1 Q0 a 1 inf t\n")
+    with pytest.raises(InputError, match="score is infinite"):
+        Run.from_file(path)

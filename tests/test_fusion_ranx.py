@@ -200,3 +200,67 @@ def test_cli_fuse_checks_ids_against_the_bench_and_cuts_to_a_split(bench, monkey
 def load_run_saved(run: Run, folder):
     run.to_file(folder / "want.trec")
     return Run.from_file(folder / "want.trec")
+
+
+# -- the field's objects in and out: ranx.Run / ranx.Qrels and PyTerrier frames ------------------
+
+@needs_ranx
+def test_ranx_objects_round_trip_and_give_the_same_metrics():
+    import inferqa
+    from conftest import random_graded_case
+    from inferqa.formats import Qrels
+
+    run, qrels = random_graded_case(11, n_q=12, n_docs=80, depth=30)
+    r_run, r_qrels = run.to_ranx(), qrels.to_ranx()
+    assert isinstance(r_run, ranx.Run) and isinstance(r_qrels, ranx.Qrels)
+    from inferqa.formats.coerce import as_qrels, as_run
+
+    assert as_run(r_run) == run and as_qrels(r_qrels)[0] == qrels and isinstance(as_qrels(r_qrels)[0], Qrels)
+    names = ["RR", "nDCG@10", "hit@5", "P@5", "AP"]
+    want = inferqa.evaluate(run, qrels, names)
+    for got in (inferqa.evaluate(r_run, r_qrels, names), inferqa.evaluate(r_run, qrels, names),
+                inferqa.evaluate(run, r_qrels, names)):
+        assert got == pytest.approx(want, abs=1e-12)  # ranx may hold the questions in another order
+    theirs = ranx.evaluate(r_qrels, r_run, ["mrr", "ndcg@10", "hit_rate@5", "precision@5", "map"])
+    assert list(want.values()) == pytest.approx(list(theirs.values()), abs=1e-9)
+    other = Run({q: list(reversed(r)) for q, r in run.items()})
+    got = inferqa.compare([r_run, other.to_ranx()], r_qrels, ["RR"], resamples=50)
+    assert got.rows[0]["metrics"]["RR"]["mean"] == pytest.approx(want["RR"])
+
+
+def test_pyterrier_frames_round_trip_and_give_the_same_metrics():
+    pd = pytest.importorskip("pandas")
+    import inferqa
+    from conftest import random_graded_case
+    from inferqa.formats.coerce import as_qrels, as_run
+
+    run, qrels = random_graded_case(12, n_q=10, n_docs=80, depth=30)
+    frame, qframe = run.to_pyterrier(), qrels.to_dataframe()
+    assert list(frame.columns) == ["qid", "docno", "score", "rank"] and list(qframe.columns) == ["qid", "docno", "label"]
+    assert len(frame) == sum(map(len, run.values())) and len(qframe) == sum(map(len, qrels.values()))
+    assert as_run(frame) == run and as_qrels(qframe)[0] == qrels
+    names = ["RR", "nDCG(gain=exp)@10", "R@10"]
+    assert inferqa.evaluate(frame, qframe, names) == inferqa.evaluate(run, qrels, names)
+    # a frame without a rank column (as a transformer may give it) is ordered by score
+    shuffled = frame.drop(columns="rank").sample(frac=1.0, random_state=0)
+    assert as_run(shuffled) == run
+    with pytest.raises(InputError, match="a run frame needs columns qid, docno, score; it lacks score"):
+        as_run(pd.DataFrame({"qid": ["q"], "docno": ["d"]}))
+    with pytest.raises(InputError, match="score is NaN"):
+        as_run(pd.DataFrame({"qid": ["q"], "docno": ["d"], "score": [float("nan")]}))
+
+
+def test_a_missing_optional_library_is_an_input_error(monkeypatch):
+    import sys
+
+    for module in ("ranx", "pandas"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it raises ImportError
+    run = Run({"q": [("d", 1.0)]})
+    with pytest.raises(InputError, match="Run.to_ranx needs ranx, which is not installed"):
+        run.to_ranx()
+    with pytest.raises(InputError, match="Run.to_dataframe needs pandas"):
+        run.to_dataframe()
+    from inferqa.formats import Qrels
+
+    with pytest.raises(InputError, match="Qrels.to_ranx needs ranx"):
+        Qrels({"q": {"d": 1}}).to_ranx()

@@ -160,3 +160,59 @@ def test_cli_keeps_every_spelling_with_a_note_and_suggests_names(tmp_path, monke
     code, _, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "run.trec", "--qrels", tmp_path / "qrels.tsv",
                            "-m", "hitrate@10")
     assert code == 2 and "did you mean hit_rate@10 or hit@10?" in err
+
+
+@pytest.mark.parametrize("seed", [12, 13])
+def test_ir_measures_parameters_gains_judged_only_and_rel(seed):
+    """Each object as ir_measures writes it, read by its str, against ir_measures' own value
+    (one measure per call: docs/field.md), on runs with unjudged passages."""
+    from ir_measures import AP, P, R, RR, Rprec, Success, nDCG
+
+    run, qrels = _relevant_only(*random_graded_case(seed), 2)
+    qrels = Qrels({q: dict(list(docs.items())[: len(docs) // 2 + 1]) for q, docs in qrels.items()})  # more unjudged
+    qrels = Qrels({q: docs for q, docs in qrels.items() if max(docs.values()) >= 2})
+    run = Run({q: run[q] for q in qrels})
+    objects = [nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10, nDCG(gains={1: 0, 2: 1}) @ 10, nDCG(gains={2: 5}) @ 20,
+               nDCG(judged_only=True) @ 10, nDCG(gains={0: 0, 1: 1, 2: 3}, judged_only=True) @ 10,
+               P(judged_only=True) @ 5, P(rel=2, judged_only=True) @ 5, RR(judged_only=True), RR(rel=2) @ 10,
+               AP(judged_only=True) @ 20, Success(judged_only=True) @ 1, R(judged_only=True) @ 10,
+               Rprec(judged_only=True), Rprec(rel=2)]
+    ours = evaluate(run, qrels, objects)
+    theirs = _ir(objects, run, qrels)
+    for m in objects:
+        assert ours[str(m)] == pytest.approx(theirs[m], abs=1e-9), str(m)
+    assert parse_measure(str(nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10)).canonical() == "nDCG(gains={2:3})@10"
+
+
+def test_trec_eval_names_with_a_dot_and_names_that_need_their_cutoff():
+    run, qrels = random_graded_case(14)
+    dotted = evaluate(run, qrels, ["ndcg_cut.10", "P.5", "recall.100", "map_cut.100", "success.10"])
+    plain = evaluate(run, qrels, ["ndcg_cut_10", "P_5", "recall_100", "map_cut_100", "success_10"])
+    assert list(dotted.values()) == list(plain.values())
+    for name in ("ndcg_cut", "map_cut"):  # trec_eval: every default cutoff, not the whole list
+        with pytest.raises(InputError, match=f"'{name}' is trec_eval's .* at several cutoffs: give one, e.g. {name}.10"):
+            parse_measure(name)
+    assert parse_measure("ndcg").canonical() == "nDCG"  # trec_eval's ndcg is the whole list
+    for bad, says in {"nDCG(gain=exp,gains={2:3})@10": "not both", "nDCG(gains={a:1})@10": "mapping of labels",
+                      "P(judged_only=yes)@5": "True or False", "Judged(judged_only=True)@5": "no parameter"}.items():
+        with pytest.raises(InputError, match=says):
+            parse_measure(bad)
+    assert parse_measure("nDCG(gains={0:0,1:1,2:2})@10").canonical() == "nDCG@10"
+
+
+def test_cli_repeated_metrics_add_up_and_gains_keep_their_commas(tmp_path, monkeypatch, capsys):
+    import json
+
+    from conftest import run_cli
+
+    run, qrels = random_graded_case(15)
+    run.to_file(tmp_path / "run.trec")
+    qrels.to_file(tmp_path / "qrels.tsv")
+    args = ("evaluate", tmp_path / "run.trec", "--qrels", tmp_path / "qrels.tsv", "--json")
+    code, out, err = run_cli(monkeypatch, capsys, *args, "-m", "P@5", "-m", "nDCG(gains={0:0,1:1,2:3})@10,RR",
+                             "--metrics", "ndcg_cut.10")
+    assert code in (0, None), err
+    got = json.loads(out)["metrics"]
+    assert list(got) == ["P@5", "nDCG(gains={0:0,1:1,2:3})@10", "RR", "ndcg_cut.10"]
+    assert got == pytest.approx(evaluate(run, qrels, list(got)), abs=1e-9)
+    assert got["nDCG(gains={0:0,1:1,2:3})@10"] == pytest.approx(evaluate(run, qrels, "ndcg_exp@10")["ndcg_exp@10"])

@@ -152,3 +152,153 @@ def test_paper_protocol_differs_from_ours_on_a_hand_worked_case():
                    "ndcg_exp@3": 0.1527}
     with pytest.raises(InputError, match="protocol"):
         evaluate(run, qrels, names, protocol="trec")
+
+
+# -- which questions are scored: the field's rule (ir_measures; trec_eval -c) --------------------
+
+def _partial_case(seed: int):
+    """A random run and qrels that only partly overlap: questions of the run without a
+    judgement, judged questions the run lacks, judged ones without a relevant passage."""
+    import random
+
+    rng = random.Random(seed)
+    run, qrels = random_graded_case(seed, n_q=24, n_docs=120, depth=40)
+    qids = list(qrels)
+    for q in rng.sample(qids, 5):  # unjudged: in the run only
+        del qrels[q]
+    for q in rng.sample([q for q in qids if q in qrels], 5):  # judged, not in the run
+        del run[q]
+    for q in rng.sample([q for q in qrels if q in run], 2):  # judged, nothing relevant
+        qrels[q] = {d: 0 for d in qrels[q]}
+    return run, qrels
+
+
+def _ir_values(measure, run, qrels):
+    ir_qrels = [ir_measures.Qrel(q, d, lab) for q, docs in qrels.items() for d, lab in docs.items()]
+    ir_run = [ir_measures.ScoredDoc(q, d, s) for q, ranked in run.items() for d, s in ranked]
+    return {m.query_id: m.value for m in ir_measures.iter_calc([measure], ir_qrels, ir_run)}
+
+
+ir_measures = pytest.importorskip("ir_measures")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_partial_runs_and_qrels_score_the_questions_ir_measures_scores(seed):
+    from ir_measures import AP, P, R, RR, Judged, Rprec, Success, nDCG
+
+    run, qrels = _partial_case(seed)
+    theirs_by = {"hit@10": Success @ 10, "R@20": R @ 20, "P@5": P @ 5, "RR": RR, "mrr@10": RR @ 10, "AP": AP,
+                 "map@20": AP @ 20, "Rprec": Rprec, "nDCG@10": nDCG @ 10, "ndcg_exp@10": nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10,
+                 "Judged@10": Judged @ 10}
+    ours = evaluate(run, qrels, list(theirs_by), per_query=True)
+    no_relevant = {q for q, docs in qrels.items() if max(docs.values()) < 1}
+    for name, measure in theirs_by.items():
+        theirs = _ir_values(measure, run, qrels)  # one measure per call (docs/field.md)
+        assert set(ours["per_query"]) == set(theirs) == set(qrels), name  # unjudged out, judged missing in
+        defined = []
+        for q, value in theirs.items():
+            mine = ours["per_query"][q][name]
+            if name in ("hit@10", "R@20") and q in no_relevant:
+                assert mine is None and value == 0.0, (name, q)  # ours leaves them out of hit and recall
+                continue
+            assert mine == pytest.approx(value, abs=1e-9), (name, q)
+            defined.append(value)
+        assert ours["mean"][name] == pytest.approx(sum(defined) / len(defined), abs=1e-9), name
+    if seed < 5:  # pytrec_eval (trec_eval) where it has the measure: over the questions of both
+        pytrec_eval = pytest.importorskip("pytrec_eval")
+        names = {"recip_rank": "RR", "map": "AP", "P_5": "P@5", "recall_20": "R@20", "ndcg_cut_10": "nDCG@10",
+                 "Rprec": "Rprec", "success_10": "hit@10"}
+        got = pytrec_eval.RelevanceEvaluator(dict(qrels), set(names)).evaluate(
+            {q: dict(ranked) for q, ranked in run.items()})
+        assert set(got) == {q for q in run if q in qrels}
+        for q, values in got.items():
+            for theirs_name, name in names.items():
+                if ours["per_query"][q][name] is not None:
+                    assert ours["per_query"][q][name] == pytest.approx(values[theirs_name], abs=1e-9)
+
+
+def test_unjudged_questions_are_left_out_of_every_measure_alike():
+    # q1 relevant at rank 1; q2 unjudged (in the run only); q3 judged, not in the run
+    qrels = Qrels({"q1": {"a": 1}, "q3": {"c": 2}})
+    run = run_of({"q1": ["a"], "q2": ["b"]})
+    with pytest.warns(UserWarning, match="lacks 1 of the 2 judged questions"):
+        res = evaluate(run, qrels, ["RR", "hit@10", "nDCG@10", "R@10"], per_query=True)
+    assert res["mean"] == {"RR": 0.5, "hit@10": 0.5, "nDCG@10": 0.5, "R@10": 0.5}  # over q1 and q3, every one
+    assert set(res["per_query"]) == {"q1", "q3"}
+    # only the run's judged questions (trec_eval without -c)
+    assert evaluate(run, qrels, ["RR", "hit@10"], questions="run") == {"RR": 1.0, "hit@10": 1.0}
+    with pytest.raises(InputError, match="no judged question"):
+        evaluate(run_of({"q2": ["b"]}), qrels, ["RR"], questions="run")
+    with pytest.raises(InputError, match="questions"):
+        evaluate(run, qrels, ["RR"], questions="all")
+
+
+def test_summary_counts_scored_left_out_and_counted_zero():
+    from inferqa.evaluate.metrics import EVALUATE
+
+    qrels = Qrels({"q1": {"a": 1}, "q3": {"c": 2}, "q4": {"d": 0}})
+    run = run_of({"q1": ["a"], "q2": ["b"], "q4": ["d"]})
+    with pytest.warns(UserWarning):
+        (e,) = EVALUATE.run(runs=[run], qrels=qrels, metrics=["RR", "hit@10", "R@5"])
+    assert (e.scored, e.left_out, e.counted_zero) == (3, 1, 1)
+    assert e.summary() == ("3 questions scored (hit@10, R@5 over 2: 1 without a relevant passage), "
+                           "1 left out (not judged), 1 counted 0 (judged, not in the run)")
+
+
+def test_cli_counts_questions_and_warns_once_for_a_partial_split(tmp_path, monkeypatch, capsys, demo_bench_8q):
+    import json
+
+    from conftest import run_cli
+
+    bench = demo_bench_8q
+    test = bench.split_qids("test")
+    run = Run({q: [(next(iter(bench.qrels[q])), 1.0)] for q in [*test[1:], *bench.split_qids("train")[:1]]})
+    run.to_file(tmp_path / "r.trec")
+    bench.qrels.only(test).to_file(tmp_path / "test.qrels")
+    args = ("evaluate", tmp_path / "r.trec", "-m", "RR,hit@10,nDCG@10")
+    # qrels of the test questions only: the train question is left out of every measure alike
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--qrels", tmp_path / "test.qrels", "--json")
+    got = json.loads(out)
+    assert code in (0, None) and (got["questions"], got["left_out"], got["counted_zero"]) == (len(test), 1, 1)
+    want = evaluate(run, bench.qrels.only(test), ["RR", "hit@10", "nDCG@10"])
+    assert got["metrics"] == pytest.approx(want) and want["RR"] == pytest.approx((len(test) - 1) / len(test))
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--bench", bench.path, "--split", "test")
+    assert code in (0, None) and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"inferqa: warning: r lacks 1 of the {len(test)} judged questions of split test")
+
+
+def test_cli_evaluates_several_runs_one_row_each_and_per_query_csv_in_fractions(tmp_path, monkeypatch, capsys,
+                                                                                 demo_bench_8q):
+    import csv
+    import io
+    import json
+
+    from conftest import run_cli
+
+    bench = demo_bench_8q
+    test = bench.split_qids("test")
+    good = Run({q: [(p, 2.0 - i) for i, p in enumerate(list(bench.qrels[q])[:2])] for q in test})
+    worse = Run({q: list(reversed(r)) for q, r in good.items()})
+    good.to_file(tmp_path / "good.trec")
+    worse.to_file(tmp_path / "worse.trec")
+    args = ("evaluate", tmp_path / "good.trec", tmp_path / "worse.trec", "--bench", bench.path, "--split", "test",
+            "-m", "RR,nDCG@10")
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--json")
+    assert code in (0, None), err
+    got = json.loads(out)["runs"]
+    assert [r["run"] for r in got] == ["good", "worse"]
+    for r, run in zip(got, (good, worse)):
+        assert r["metrics"] == pytest.approx(evaluate(run, bench, ["RR", "nDCG@10"], split="test"))
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--format", "md")
+    lines = out.splitlines()
+    assert lines[2] == "| run | RR | nDCG@10 |"
+    assert lines[4] == f"| good | {100 * got[0]['metrics']['RR']:.2f} | {100 * got[0]['metrics']['nDCG@10']:.2f} |"
+    assert lines[5].startswith("| worse | ")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", tmp_path / "worse.trec", "--bench", bench.path,
+                             "--split", "test", "-m", "RR,hit@1", "--per-query", "--format", "csv")
+    rows = list(csv.reader(io.StringIO(out)))
+    want = evaluate(worse, bench, ["RR", "hit@1"], split="test", per_query=True)
+    assert rows[0] == ["question", "RR", "hit@1"] and len(rows) == len(test) + 2
+    assert {r[0]: [float(r[1]), float(r[2])] for r in rows[1:-1]} == {
+        q: [v["RR"], v["hit@1"]] for q, v in want["per_query"].items()}  # fractions, every digit
+    assert rows[-1] == ["mean", repr(want["mean"]["RR"]), repr(want["mean"]["hit@1"])]

@@ -139,9 +139,11 @@ def test_report_series_styles_bold_marks_link_and_timings(full_report, tmp_path,
         marks = driver.execute_script(
             "return Array.from(document.querySelectorAll('sup.sig')).map(s => [s.closest('table').id, "
             "s.closest('tr').cells[1].innerText, s.closest('td').cellIndex, s.title]);")
-        # p = 0.01 (dense → llm, hit@5) and p = 0.0004 (oracle reranker EM@3); p = 0.5 gets no mark
-        assert marks == [["table-reranking", "dense", 4, "p = 0.010 against dense (paired test, uncorrected)"],
-                         ["table-reader", "bm25", 6, "p = <0.001 against bm25 (paired test, uncorrected)"]]
+        # p = 0.01 (dense → llm, hit@5) and p = 0.0004 (oracle reranker EM@3); p = 0.5 gets no mark; each
+        # the only test of its column, so Holm leaves it as it is
+        assert marks == [["table-reranking", "dense", 4,
+                          "p = 0.010 against dense (paired test, holm-corrected over 1 test)"],
+                         ["table-reader", "bm25", 6, "p = <0.001 against bm25 (paired test, holm-corrected over 1 test)"]]
         timings = driver.execute_script(
             "return Array.from(document.querySelectorAll('#table-timings tr')).map("
             "r => Array.from(r.cells).map(c => c.innerText));")
@@ -162,3 +164,33 @@ def test_hit_curve_is_hit_at_every_k_to_the_run_depth():
     # first relevant: q1 at 2, q2 at 1, q3 never; depth 3
     assert hit_curve(run, qrels) == pytest.approx([1 / 3, 2 / 3, 2 / 3])
     assert hit_curve(Run(), qrels) == []
+
+
+def test_report_marks_and_tests_tables_use_the_corrected_p_as_compare_does():
+    """One rule: a † needs the Holm-corrected p below 0.05, corrected over the tests of its
+    column, as `inferqa compare` corrects over the runs it compares (adjust_p, its default)."""
+    from dataclasses import replace
+
+    from inferqa.evaluate.significance import adjust_p
+    from inferqa.experiments.report import emphasised
+    from inferqa.experiments.tables import all_tables
+
+    base = _full_results()
+    one = {"family": "ranking", "n": 10, "mean_a": 0.4, "mean_b": 0.3, "diff": 0.1, "ci_low": 0.0, "ci_high": 0.2,
+           "exact": True}
+    # two tests of hit@5 at p 0.03 and 0.04: each below 0.05 alone, Holm makes them 0.06 and 0.06
+    tests = [{**one, "metric": "hit@5", "a": "dense → llm", "b": "dense", "p": 0.03},
+             {**one, "metric": "hit@5", "a": "dense", "b": "bm25", "p": 0.04},
+             {**one, "metric": "mrr", "a": "dense → llm", "b": "dense", "p": 0.001},
+             {**one, "metric": "mrr", "a": "dense", "b": "bm25", "p": 0.5}]
+    results = replace(base, tests=tests)
+    holm = {m: list(adjust_p([t["p"] for t in tests if t["metric"] == m], "holm")) for m in ("hit@5", "mrr")}
+    assert holm["hit@5"] == pytest.approx([0.06, 0.06]) and holm["mrr"] == pytest.approx([0.002, 0.5])
+    tables = {t.name: t for t in all_tables(results)}
+    marked = {(tables[name].rows[r][1], tables[name].columns[c])
+              for name in ("retrieval", "reranking") for (r, c) in emphasised(tables[name], results).marks}
+    assert marked == {("dense", "mrr")}  # the reranked dense row; hit@5 p 0.03 is no longer a mark
+    tested = tables["tests-ranking"]
+    at = tested.columns.index("p (holm)")
+    assert [row[at] for row in tested.rows] == pytest.approx([0.06, 0.06, 0.002, 0.5])
+    assert "holm-corrected over the tests of one metric" in tested.note

@@ -76,7 +76,7 @@ def test_each_rows_means_are_evaluate_of_diversify(five, metric):
     dev = Run(RUN).only(["a", "b", "c"])
     t = tune_margin(Run(RUN), five, split="dev", margins=[0, 0.6, 1.2, 3.0, None], by="linked", metric=metric)
     for r in t.rows:
-        direct = evaluate(diversify(dev, five, 1, by="linked", margin=r.margin), five, [metric])[metric]
+        direct = evaluate(diversify(dev, five, 1, by="linked", margin=r.margin), five, [metric], split="dev")[metric]
         assert r.scores[metric] == pytest.approx(direct)
     assert [r.scores[metric] for r in t.rows] == sorted((r.scores[metric] for r in t.rows), reverse=True)
     # a's head loses relevant passages when diversified: nDCG prefers 0.6 (b alone) over every larger margin
@@ -161,7 +161,7 @@ def test_the_tuned_share_reproduces_the_tuned_margin_on_its_split(five):
     t = tune_margin(Run(RUN), five, split="dev", by="linked", metric="mrr")
     dev = Run(RUN).only(["a", "b", "c"])
     assert t.share == pytest.approx(1 / 3)  # b alone: dev margins 0.5, 1.0, 2.0, no tie
-    by_share = evaluate(diversify(dev, five, 1, "linked", share=t.share), five, ["mrr"])["mrr"]
+    by_share = evaluate(diversify(dev, five, 1, "linked", share=t.share), five, ["mrr"], split="dev")["mrr"]
     assert by_share == pytest.approx(t.best.scores["mrr"])
 
 

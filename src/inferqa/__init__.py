@@ -32,6 +32,7 @@ _EXPORTS = {
     "read": ("inferqa.read", None),
     "evaluate": ("inferqa.evaluate", None),
     "compare": ("inferqa.evaluate", "compare"),
+    "fuse": ("inferqa.retrieve.fusion", "fuse"),
     "Run": ("inferqa.formats", "Run"),
     "Qrels": ("inferqa.formats", "Qrels"),
     "load_llm": ("inferqa.llm", "load_llm"),

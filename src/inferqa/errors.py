@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class InputError(Exception):
     """Bad input, located by file, record (index or id) and field."""
@@ -23,3 +25,13 @@ class InputError(Exception):
             where.append(f"field '{self.field}'")
         prefix = ": ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message
+
+
+def optional_import(module: str, wanted_by: str) -> Any:
+    """`module` imported, or an InputError saying that `wanted_by` needs it (ranx, pandas: optional)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise InputError(f"{wanted_by} needs {module}, which is not installed (pip install {module})") from None

@@ -25,7 +25,7 @@ from .evaluate.measures import metric_names
 from .evaluate.metrics import resolve
 from .formats import as_run
 from .formats.coerce import as_benchmark
-from .retrieve.diversify import GROUPING, MARGIN, check_diversify, diversify, gated, query_margins, share_count
+from .retrieve.diversify import MARGIN, check_diversify, diversify, gated, query_margins, share_count
 from .stages import Settings
 from .stages.tune import DEFAULT_SHARES, TUNE_DIVERSIFY
 
@@ -150,8 +150,8 @@ def tune_diversify_stage(s: Settings) -> MarginTuning:
     gaps = query_margins(run, bench, by)
     if margins is None:
         grid = list(dict.fromkeys(margin_at_share(list(gaps.values()), s) for s in grid))
-    plain = evaluate(run, bench, names, per_query=True)["per_query"]
-    spread = evaluate(diversify(run, bench, per_group, by), bench, names, per_query=True)["per_query"]
+    plain = evaluate(run, bench, names, per_query=True, split=split)["per_query"]
+    spread = evaluate(diversify(run, bench, per_group, by), bench, names, per_query=True, split=split)["per_query"]
     rows = []
     for m in grid:
         through = gated(gaps, m)

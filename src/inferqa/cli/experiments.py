@@ -29,8 +29,10 @@ def show_experiment(outcome: Any, _settings: Settings, fmt: str | None) -> None:
     out_dir: Path = outcome.out_dir
     tests = outcome.results.tests
     if tests:
+        from ..experiments.comparisons import CORRECTION, SIGNIFICANT, significant
+
         say(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
-            f"{sum(t['p'] < 0.05 for t in tests)} with p < 0.05")
+            f"{sum(map(significant, tests))} with {CORRECTION}-corrected p < {SIGNIFICANT}")
     total = outcome.results.timings.get("total", 0.0)
     say(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; {outcome.llm_summary()}; "
         f"wall time {total:.1f} s")

@@ -79,7 +79,7 @@ def format_flag(default: str = "table") -> Any:
     """`--format`, as every command that prints tables takes it."""
     from .output import JSON_DIGITS
 
-    return typer.Option(default, "--format", help="How tables print: table (boxed, fitted to the terminal; 80 "
+    return typer.Option(None, "--format", help="How tables print: table (boxed, fitted to the terminal; 80 "
                         "columns in a pipe or log, no cell cut) | md (GitHub pipe table) | csv | tex (booktabs) "
                         f"| json (fractions to {JSON_DIGITS} significant digits); default {default}; see "
                         "docs/getting-started.md#output-formats", show_default=False)
@@ -88,15 +88,18 @@ def format_flag(default: str = "table") -> Any:
 json_flag = typer.Option(False, "--json", help="The same as --format json.")
 
 
-def chosen_format(fmt: str, as_json: bool, default: str = "table") -> str:
-    """The format asked for by `--format` and `--json` (refused where they disagree or unknown);
-    `default` is the command's `--format` default, which `--json` overrides."""
+def chosen_format(fmt: str | None, as_json: bool, default: str = "table") -> str:
+    """The format asked for by `--format` and `--json` (refused where they disagree or unknown,
+    `--format X --json` for any X but json); `default` is the command's format when neither is
+    given (`format_flag`'s default is None: not given)."""
     from ..errors import InputError
     from ..text import did_you_mean
 
+    if fmt is None:
+        return "json" if as_json else default
     if fmt not in TABLE_FORMATS:
         raise InputError(f"unknown --format {fmt!r}{did_you_mean(fmt, TABLE_FORMATS)}; "
                          f"one of {' | '.join(TABLE_FORMATS)}", field="format")
-    if as_json and fmt not in ("json", default):
+    if as_json and fmt != "json":
         raise InputError(f"--json and --format {fmt} disagree; give one", field="format")
     return "json" if as_json else fmt

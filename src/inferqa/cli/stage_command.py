@@ -2,14 +2,19 @@
 
 Every flag is read as text and given to `Stage.settings`, so the command line converts and
 checks a value exactly as the experiment file and the Python API do, and a default is the
-declaration's (a flag not given is None: not given). Lists are repeated or comma-separated,
-dicts are KEY=VALUE pairs, a bool is a flag (one spelled --no-X sets False). The command
-prints what the stage returns with its `show` function, the only part written per command.
+declaration's (a flag not given is None: not given). Lists are repeated or comma-separated
+(a comma inside brackets, as in `nDCG(gains={0:0,1:1})@10`, separates nothing; a positional
+list takes each argument whole), dicts are KEY=VALUE pairs, a bool is a flag (one spelled
+--no-X sets False). A warning the stage raises prints as one line on stderr ('note: ...', or
+its category's `prefix`). The command prints what the stage returns with its `show`
+function, the only part written per command.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
+import warnings
 from typing import Any, Callable, List, Optional
 
 import typer
@@ -26,12 +31,14 @@ Show = Callable[[Any, Settings, Optional[str]], None]
 
 
 def _param(opt: Option) -> inspect.Parameter:
-    text = option_help(opt)
+    text = opt.help if opt.positional else option_help(opt)  # an argument: no flag to repeat, no default
     text = text[0].upper() + text[1:] + "."
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
-        annotation: Any = List[str] if opt.types[0] is list else str if opt.required else Optional[str]
+        annotation: Any = str if opt.required else Optional[str]
+        if opt.types[0] is list:
+            annotation = List[str] if opt.required else Optional[List[str]]
     elif opt.types[0] is bool:
         flags = opt.cli_flags
         if opt.default is True and not opt.flags:  # --x/--no-x: either can be written
@@ -55,9 +62,12 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
         item = Option(opt.name, opt.item_type, REQUIRED)
-        return [_finite(item, part.strip(), owner) for text in given for part in str(text).split(",")
-                if part.strip()]
+        parts = given if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
+        return [_finite(item, part.strip(), owner) for part in parts if part.strip()]
     return _finite(opt, given, owner)
+
+
+_OUTER_COMMA = re.compile(r",(?![^([{]*[)\]}])")  # a comma not inside (), [] or {}
 
 
 def _finite(opt: Option, text: str, owner: str) -> Any:
@@ -89,7 +99,12 @@ def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: 
         fmt = chosen_format(given.pop("table_format"), given.pop("as_json"), default_format) if tables else None
         values = {opt.name: _value(opt, given[opt.name], stage.name) for opt in stage.options}
         settings = stage.settings(values)
-        show(stage.run(settings), settings, fmt)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = stage.run(settings)
+        for w in caught:
+            typer.echo(f"{getattr(w.category, 'prefix', 'note')}: {w.message}", err=True)
+        show(result, settings, fmt)
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__doc__ = stage.help + (f"\n\n{stage.description}" if stage.description else "")

@@ -19,9 +19,13 @@ The definitions are a provider's. `inferqa` (the default):
   question; 0 where no gain is possible. Without a cutoff, over the whole list.
 - Rprec (r-precision): relevant in the top R / R, R = the question's relevant passages.
 - Judged@k: passages in the top k that have a label (0 included) / passages ranked there.
-Every measure but Success and R is a mean over all the run's questions.
 
-The questions evaluated are the run's questions; the ranking is the run's list order.
+The questions scored are the field's (ir_measures; trec_eval -c): every judged question (of the
+split, if one is given); a question without a judgement is left out of every measure alike,
+and a judged question the run lacks is an empty ranking (0; Success and R: left out when it has
+no relevant passage, as above). `questions="run"` scores only the run's judged questions
+(trec_eval without -c). Every measure but Success and R is a mean over all the questions
+scored. The ranking is the run's list order.
 
 `protocol="paper"` is the QUIT authors' rules (their results scripts): every measure is a plain
 mean over the run's questions (a question without a relevant passage, or with an empty list,
@@ -38,7 +42,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -48,15 +54,13 @@ from ..formats.coerce import as_qrels, as_run
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run
 from ..formats.oracles import check_min_label  # noqa: F401 - part of this module's API
+from ..formats.coerce import as_benchmark
+from ..stages import Settings
+from ..stages.evaluate import DEFAULT_METRICS, EVALUATE
 from .measures import Measure, metric_names, parse_measure
 from .providers import PROVIDERS, Lists, provider
 
-# inferqa's own nDCG gains 2^label - 1 (QUIT's); it is named so, nDCG@k being linear as elsewhere.
-DEFAULT_METRICS: tuple[str, ...] = (
-    "hit@1", "hit@5", "hit@10", "hit@50", "hit@100",
-    "recall@5", "recall@10", "recall@50",
-    "mrr", "ndcg_exp@10", "ndcg_exp@100",
-)
+_D = EVALUATE.default
 
 PROTOCOLS = tuple(PROVIDERS)  # ours, or the QUIT authors' rules (metrics and EM alike)
 Metric = Measure  # the name this module exported before measures had parameters
@@ -71,6 +75,8 @@ def resolve(metrics: Any, min_label: int = MIN_LABEL.default, protocol: str = "i
     """The measures asked for, keyed as spelled; two spellings of one measure are computed once
     (both keys are kept), with a warning naming them (to the caller of the caller)."""
     parsed = [parse_measure(m) for m in metric_names(metrics)]
+    if not parsed:
+        raise InputError("give at least one metric", field="metrics")
     defaults = provider(protocol).defaults
     seen: dict[str, list[str]] = {}
     for m in parsed:
@@ -96,7 +102,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
     check_min_label(min_label)
     qids = list(run)
     longest = max((len(r) for r in run.values()), default=0)
-    if any(m.k is None for m in parsed):
+    if any(m.k is None or dict(m.given).get("judged_only") for m in parsed):  # judged_only: past k too
         depth = longest
     else:
         depth = min(max(m.k for m in parsed), longest)
@@ -108,7 +114,9 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
             defaults = source.defaults.get(m.family, {})
             key = m.canonical(min_label, defaults)
             if key not in done:
-                done[key] = source.measures[m.family](lists, m, m.params(min_label, defaults)).astype(float)
+                params = m.params(min_label, defaults)
+                ranked = lists.judged if params.get("judged_only") else lists
+                done[key] = source.measures[m.family](ranked, m, params).astype(float)
             out[m.name] = done[key]
     return qids, out
 
@@ -122,7 +130,7 @@ def scored_run(run: Run | str | os.PathLike, bench: Benchmark | None = None, spl
     files list every question, some empty)."""
     check_protocol(protocol)
     if split is not None and bench is None:
-        raise InputError("split needs a benchmark as qrels (its splits name the questions)", field="split")
+        raise InputError("split needs a benchmark (--bench DIR): its splits name the questions", field="split")
     paper = protocol == "paper"
     run = as_run(run, bench, split, min_label=min_label, allow_partial=allow_partial, allow_duplicates=paper)
     if paper and split is not None:
@@ -130,35 +138,195 @@ def scored_run(run: Run | str | os.PathLike, bench: Benchmark | None = None, spl
     return run
 
 
+class ScopeWarning(UserWarning):
+    """Judged questions count 0 because the run lacks them (the command line prints it so)."""
+
+    prefix = "inferqa: warning"
+
+
+@dataclass
+class Evaluation:
+    """One run's evaluation: the means, each question's values (None: undefined there), and
+    which questions were scored (`scored_questions`)."""
+
+    name: str
+    means: dict[str, float]
+    per_query: dict[str, dict[str, float | None]]
+    left_out: int  # the run's questions without a judgement: in no mean
+    counted_zero: int  # judged questions the run lacks (or lists nothing for): an empty ranking
+    undefined: dict[str, int] = field(default_factory=dict)  # per metric: scored questions it leaves out
+    min_label: int = MIN_LABEL.default
+    protocol: str = "inferqa"
+
+    @property
+    def scored(self) -> int:
+        return len(self.per_query)
+
+    def result(self, per_query: bool = False) -> dict:
+        """What `evaluate` returns: the means, or with `per_query` {"mean": ..., "per_query": ...}."""
+        return {"mean": self.means, "per_query": self.per_query} if per_query else self.means
+
+    def summary(self) -> str:
+        """'38 questions scored (hit@10 over 36: 2 without a relevant passage), 10 left out (not
+        judged), 0 counted 0 (judged, not in the run)'."""
+        over: dict[int, list[str]] = {}
+        for name, n in self.undefined.items():
+            if n:
+                over.setdefault(n, []).append(name)
+        detail = "; ".join(f"{', '.join(names)} over {self.scored - n}: {n} without a relevant passage"
+                           for n, names in over.items())
+        return (f"{self.scored} questions scored" + (f" ({detail})" if detail else "")
+                + f", {self.left_out} left out (not judged), {self.counted_zero} counted 0 (judged, not in the run)")
+
+    def to_dict(self, per_query: bool = False) -> dict:
+        out = {"run": self.name, "questions": self.scored, "left_out": self.left_out,
+               "counted_zero": self.counted_zero, "undefined": self.undefined, "min_label": self.min_label,
+               "protocol": self.protocol, "metrics": self.means}
+        return {**out, "per_query": self.per_query} if per_query else out
+
+
+def scored_questions(run: Run, qrels: Qrels, scope: Sequence[str] | None = None,
+                     questions: str = _D("questions")) -> tuple[list[str], int, list[str]]:
+    """The questions scored under the field's rule (ir_measures; trec_eval -c): every judged
+    question of `scope` (None: of the qrels), the run's first in its order; a question
+    without a judgement is left out of every measure. `questions="run"`: only the run's
+    judged questions (trec_eval without -c). Returns (the questions, how many of the run's
+    are left out, the judged ones the run lacks: each an empty ranking, so 0)."""
+    inside = None if scope is None else set(scope)
+    answered = [q for q in run if q in qrels and (inside is None or q in inside)]
+    wanted = qrels if scope is None else [q for q in scope if q in qrels]
+    lacking = [] if questions == "run" else [q for q in wanted if q not in run]
+    return answered + lacking, len(run) - len(answered), lacking
+
+
+def named_runs(runs: Any) -> list[tuple[str, Any]]:
+    """(name, run) of each run: a mapping's keys, else a NAME=PATH's name, a file's stem, a
+    Run's tag, or run1, run2, ... (a name taken twice: the path, or NAME#i)."""
+    if isinstance(runs, Mapping):
+        return [(str(k), v) for k, v in runs.items()]
+    out, seen = [], set()
+    for i, run in enumerate(runs):
+        name, run = _name_of(run, i)
+        if name in seen:
+            name = str(run) if isinstance(run, (str, os.PathLike)) else f"{name}#{i + 1}"
+        seen.add(name)
+        out.append((name, run))
+    return out
+
+
+def _name_of(run: Any, i: int) -> tuple[str, Any]:
+    if isinstance(run, str) and "=" in run and not Path(run).exists():  # NAME=PATH
+        name, _, path = run.rpartition("=")
+        if name:
+            return name, Path(path)
+    if isinstance(run, (str, os.PathLike)):
+        return Path(run).stem, run
+    return getattr(run, "tag", None) or f"run{i + 1}", run
+
+
+def checked_min_label(min_label: int, qrels: Qrels) -> int:
+    """`min_label` checked; one above the default also against the qrels' largest label (qrels
+    without a relevant passage are no error at the default: every hit@k is undefined)."""
+    return check_min_label(min_label, qrels if min_label != MIN_LABEL.default else None)
+
+
+def qrels_and_bench(qrels: Any, bench: Any) -> tuple[Qrels, Benchmark | None]:
+    """The qrels (given, else the benchmark's) and the benchmark the runs are checked against."""
+    b = None if bench is None else as_benchmark(bench)
+    if qrels is None:
+        if b is None:
+            raise InputError("give --qrels QRELS (or --bench DIR to use its qrels.tsv)", field="qrels")
+        return b.qrels, b
+    qrels, of_qrels = as_qrels(qrels)
+    return qrels, b or of_qrels
+
+
+def scope_of(bench: Benchmark | None, split: str | None) -> list[str] | None:
+    if split is None:
+        return None
+    if bench is None:
+        raise InputError("split needs a benchmark (--bench DIR): its splits name the questions", field="split")
+    return bench.split_qids(split)
+
+
+def score(name: str, run: Run, qrels: Qrels, measures: list[Measure], *, scope: Sequence[str] | None = None,
+          split: str | None = None, min_label: int = MIN_LABEL.default, protocol: str = "inferqa",
+          questions: str = _D("questions")) -> Evaluation:
+    """One read run (`scored_run`) evaluated: under the paper protocol over the run's questions
+    (an empty list counting 0), else over `scored_questions`, with a warning when judged
+    questions count 0 because the run lacks them."""
+    if protocol == "paper":
+        qids, left_out, lacking = list(run), 0, [q for q in run if not run[q]]
+    else:
+        qids, left_out, lacking = scored_questions(run, qrels, scope, questions)
+        _warn_partial(name, run, qrels, qids, lacking, split)
+    qids, scores = per_query_scores(run.only(qids, fill=True), qrels, measures, min_label, protocol)
+    source = provider(protocol)
+    means, undefined = {}, {}
+    for metric, v in scores.items():
+        defined = v[~np.isnan(v)]
+        mean = float(defined.mean()) if defined.size else source.empty_mean
+        means[metric] = round(mean, source.decimals) if source.decimals is not None and defined.size else mean
+        undefined[metric] = int(v.size - defined.size)
+    table = {qid: {m: (None if np.isnan(v[i]) else float(v[i])) for m, v in scores.items()}
+             for i, qid in enumerate(qids)}
+    return Evaluation(name, means, table, left_out, len(lacking), undefined, min_label, protocol)
+
+
+def _warn_partial(name: str, run: Run, qrels: Qrels, qids: list[str], lacking: list[str], split: str | None) -> None:
+    of = f" of split {split}" if split else ""
+    if not qids:
+        raise InputError(f"{name}: no judged question{of} to score (the run's {len(run)} questions and the "
+                         f"qrels' {len(qrels)} share none)", field="qrels")
+    if len(lacking) == len(qids):
+        warnings.warn(ScopeWarning(f"the run's {len(run)} questions and the qrels' {len(qids)}{of} share none: "
+                                   "every value is 0 or undefined"), stacklevel=4)
+    elif lacking:
+        warnings.warn(ScopeWarning(f"{name} lacks {len(lacking)} of the {len(qids)} judged questions{of} (e.g. "
+                                   f"{lacking[0]}): each counts 0 (--questions run scores only the run's)"),
+                      stacklevel=4)
+
+
+def evaluate_stage(s: Settings) -> list[Evaluation]:
+    """The entry point of `EVALUATE` (CLI, experiment file and `evaluate` alike): each run
+    read by `scored_run` and scored by `score`."""
+    measures = resolve(s.metrics, s.min_label, s.protocol)
+    qrels, bench = qrels_and_bench(s.qrels, s.bench)
+    if not qrels:
+        raise InputError("qrels are empty", field="qrels")
+    min_label = checked_min_label(s.min_label, qrels)
+    scope = scope_of(bench, s.split)
+    runs = s.runs if isinstance(s.runs, list) else [s.runs]
+    out = []
+    for name, run in named_runs(runs):
+        read = scored_run(run, bench, s.split, min_label=min_label, protocol=s.protocol,
+                          allow_partial=s.allow_partial)
+        out.append(score(name, read, qrels, measures, scope=scope, split=s.split, min_label=min_label,
+                         protocol=s.protocol, questions=s.questions))
+    return out
+
+
 def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.PathLike,
              metrics: Any = DEFAULT_METRICS, min_label: int = MIN_LABEL.default, per_query: bool = False,
-             protocol: str = "inferqa", *, split: str | None = None, allow_partial: bool = False) -> dict:
-    """Mean of each metric over the run's questions: `{"hit@10": 0.25, ...}` (rounded to 4
-    decimals under `protocol="paper"`), keyed by the names as given. `metrics` is one name
-    (`"RR"`), a comma-separated string, ir_measures measure objects, or a list of these.
+             protocol: str = _D("protocol"), *, split: str | None = None, allow_partial: bool = False,
+             questions: str = _D("questions")) -> dict:
+    """Mean of each metric (`{"hit@10": 0.25, ...}`, rounded to 4 decimals under
+    `protocol="paper"`), keyed by the names as given. `metrics` is one name (`"RR"`), a
+    comma-separated string, ir_measures measure objects, or a list of these.
 
-    `run` is a `Run` or a run file; `qrels` is `Qrels`, a qrels file, or a benchmark
-    (object or directory: its qrels, its passage ids checked against a run file, and
-    `split` cuts the run to that split's questions); the run is read by `scored_run`.
+    `run` is a `Run`, a run file, a {qid: {pid: score}} dict, a ranx.Run or a PyTerrier
+    frame; `qrels` is `Qrels`, a qrels file, a dict, a ranx.Qrels or a frame, or a benchmark
+    (object or directory: its qrels, the run's passage ids checked against it, and `split`
+    cuts the run to that split's questions); the run is read by `scored_run`.
+
+    The questions scored (`scored_questions`): every judged question (of `split`), one the
+    run lacks counting 0, as ir_measures does; one without a judgement is left out of every
+    measure; `questions="run"` scores only the run's judged questions.
 
     With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
     (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
     A mean over no defined question is NaN.
     """
-    measures = resolve(metrics, min_label, protocol)
-    qrels, bench = as_qrels(qrels)
-    run = scored_run(run, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
-    qids, scores = per_query_scores(run, qrels, measures, min_label, protocol)
-    source = provider(protocol)
-    means = {}
-    for name, v in scores.items():
-        defined = v[~np.isnan(v)]
-        mean = float(defined.mean()) if defined.size else source.empty_mean
-        means[name] = round(mean, source.decimals) if source.decimals is not None and defined.size else mean
-    if not per_query:
-        return means
-    table = {
-        qid: {name: (None if np.isnan(v[i]) else float(v[i])) for name, v in scores.items()}
-        for i, qid in enumerate(qids)
-    }
-    return {"mean": means, "per_query": table}
+    evaluation = EVALUATE.run(runs=[run], qrels=qrels, metrics=metrics, min_label=min_label, protocol=protocol,
+                              split=split, allow_partial=allow_partial, questions=questions)[0]
+    return evaluation.result(per_query)

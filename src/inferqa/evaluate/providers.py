@@ -75,6 +75,25 @@ class Lists:
                 seen.add(p)
         return out
 
+    @cached_property
+    def judged(self) -> "Lists":
+        """These lists with every unjudged passage taken out first (ranks close up behind it):
+        what a measure with judged_only=True ranks, as trec_eval -J does."""
+        out = Lists.__new__(Lists)
+        out.__dict__.update(self.__dict__)
+        for cached in ("judged", "first_listed"):
+            out.__dict__.pop(cached, None)
+        keep = self.labels >= 0
+        order = np.argsort(~keep, axis=1, kind="stable")  # judged first, in rank order
+        out.labels = np.where(np.take_along_axis(keep, order, axis=1),
+                              np.take_along_axis(self.labels, order, axis=1), -1).astype(np.int16)
+        out.retrieved = keep.sum(axis=1).astype(np.int64)
+        out.run = Run({q: [e for e in self.run[q][: self.depth] if e[0] in self.qrels.get(q, {})] for q in self.qids})
+        out.rel = lru_cache(None)(lambda rel: out.labels >= rel)
+        out.ideal = lru_cache(None)(out._ideal)
+        out.found = lru_cache(None)(out._found)
+        return out
+
     def at(self, k: int, rel: int, once: bool = False) -> np.ndarray:
         return self.found(rel, once)[:, min(k, self.depth) - 1]
 
@@ -87,9 +106,25 @@ def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
     return g @ (1.0 / np.log2(np.arange(2, g.shape[1] + 2)))
 
 
-def _gain(labels: np.ndarray, gain: str) -> np.ndarray:
-    labels = np.maximum(labels, 0).astype(float)
-    return labels if gain == "lin" else 2.0 ** labels - 1.0
+def _gain(labels: np.ndarray, p: dict) -> np.ndarray:
+    """Each label's gain: `gains` ({label: gain}, an unlisted label its own value) where given,
+    else the label (lin) or 2^label - 1 (exp); an unjudged passage (-1) gains 0."""
+    judged = labels >= 0
+    values = np.maximum(labels, 0).astype(float)
+    if p.get("gains"):
+        out = values.copy()
+        for label, g in p["gains"]:
+            out[labels == label] = g
+        return np.where(judged, out, 0.0)
+    return values if p["gain"] == "lin" else 2.0 ** values - 1.0
+
+
+def _ndcg_of(L: "Lists", m: Measure, p: dict, rel: int) -> np.ndarray:
+    """nDCG with labels below `rel` gaining 0 and the ideal ranking sorted by gain."""
+    gains = np.where(L.rel(rel), _gain(L.labels, p), 0.0)
+    ideal_labels = L.ideal(rel)[0]
+    ideal = -np.sort(-np.where(ideal_labels >= rel, _gain(ideal_labels, p), 0.0), axis=1)
+    return _ndcg(gains, ideal, m.k)
 
 
 def _ndcg(gains: np.ndarray, ideal: np.ndarray, k: int | None) -> np.ndarray:
@@ -112,8 +147,7 @@ INFERQA: dict[str, Compute] = {
     "P": lambda L, m, p: L.at(m.k, p["rel"]) / m.k,
     "RR": lambda L, m, p: _rr(L, m.k, p["rel"]),
     "AP": lambda L, m, p: _ap(L, m.k, p["rel"]),
-    "nDCG": lambda L, m, p: _ndcg(np.where(L.rel(p["rel"]), _gain(L.labels, p["gain"]), 0.0),
-                                  _gain(L.ideal(p["rel"])[0], p["gain"]), m.k),
+    "nDCG": lambda L, m, p: _ndcg_of(L, m, p, p["rel"]),
     "Rprec": lambda L, m, p: _rprec(L, p["rel"]),
     "Judged": lambda L, m, p: _judged(L, m.k),
 }
@@ -157,7 +191,7 @@ PAPER: dict[str, Compute] = {
     "R": lambda L, m, p: _paper_judged_only(L.at(m.k, p["rel"], once=True) / L.n_rel(p["rel"]), L, p["rel"]),
     "P": lambda L, m, p: L.at(m.k, p["rel"], once=True) / np.maximum(1, np.minimum(m.k, L.retrieved)),
     # every label gains, whatever rel; the ideal from all of the question's labels
-    "nDCG": lambda L, m, p: _ndcg(_gain(L.labels, p["gain"]), _gain(L.ideal(0)[0], p["gain"]), m.k),
+    "nDCG": lambda L, m, p: _ndcg(_gain(L.labels, p), -np.sort(-_gain(L.ideal(0)[0], p), axis=1), m.k),
 }
 
 

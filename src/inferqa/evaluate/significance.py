@@ -38,11 +38,8 @@ import numpy as np
 
 from ..defaults import TEST_SEED
 from ..errors import InputError
+from ..stages.evaluate import CONFIDENCE, CORRECTIONS, RESAMPLES, TESTS
 
-RESAMPLES = 10_000
-CONFIDENCE = 0.95
-TESTS = ("randomisation", "t", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "none")
 _BLOCK = 1_000  # resamples per block: bounds memory at block × questions
 _TOL = 1e-12    # sums equal up to float noise count as "as extreme"
 

@@ -1,8 +1,9 @@
 """Confidence intervals and paired tests for an experiment, from its per-question scores.
 
 This module only chooses the pairs; `inferqa.evaluate.significance` computes every test.
-Which pairs are tested (two-sided paired randomisation test, p-values not corrected for
-multiple comparisons):
+Which pairs are tested (two-sided paired randomisation test; each p-value also corrected,
+`CORRECTION` (Holm, `inferqa compare`'s default) over the tests of one table column: a
+ranking metric, or reader EM at one k; `with_corrected_p`):
 - ranking metrics: each reranked run against its first-stage run (does reranking help?),
   each retriever against the first retriever of the config;
 - reader EM, per reader, strategy and k: every setting against optimal (how far from
@@ -17,10 +18,34 @@ from typing import Sequence
 import numpy as np
 
 from ..defaults import TEST_SEED
-from ..evaluate.significance import RESAMPLES, bootstrap_cis, paired_tests
+from ..evaluate.significance import RESAMPLES, adjust_p, bootstrap_cis, paired_tests
+from ..stages.evaluate import COMPARE
 from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 
 HEADLINE = ("hit@10", "mrr", "ndcg_exp@10")
+CORRECTION = COMPARE.default("correction")  # one rule: compare, the report's marks, the tests tables
+SIGNIFICANT = 0.05
+
+
+def with_corrected_p(tests: Sequence[dict]) -> list[dict]:
+    """`tests` each with `p_corrected`: its p `CORRECTION`-corrected over the tests of one
+    table column (family and metric, and for reader EM the k), and `correction` naming it."""
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(tests):
+        groups.setdefault((t["family"], t["metric"], t.get("k")), []).append(i)
+    out = [dict(t) for t in tests]
+    for members in groups.values():
+        ps = [np.nan if tests[i]["p"] is None else tests[i]["p"] for i in members]
+        for i, pc in zip(members, adjust_p(ps, CORRECTION)):
+            out[i].update(p_corrected=None if np.isnan(pc) else float(pc), correction=CORRECTION,
+                          family_size=len(members))
+    return out
+
+
+def significant(test: dict) -> bool:
+    """Whether a test's corrected p is below SIGNIFICANT (the report's † and the demo's count)."""
+    p = test.get("p_corrected")
+    return p is not None and p < SIGNIFICANT
 
 
 def tested_metrics(metrics: Sequence[str]) -> list[str]:
@@ -94,7 +119,7 @@ def add_statistics(results: ExperimentResults, ranking_scores: Sequence[dict[str
         if fam == "reader":
             test.update(reader=ra.reader, strategy=ra.strategy, k=ra.k)
         tests.append(test)
-    return replace(results, ranking=ranking, reader=reader, tests=tests)
+    return replace(results, ranking=ranking, reader=reader, tests=with_corrected_p(tests))
 
 
 def per_question_em(rows: Sequence[dict], qids: Sequence[str]) -> dict[tuple[str, int], np.ndarray]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..io import atomic_open
 from ..tabular import MISSING
+from .comparisons import CORRECTION, SIGNIFICANT, significant, with_corrected_p
 from .results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults, run_label
 from .tables import all_tables
 
@@ -251,10 +252,10 @@ def figures(results: ExperimentResults) -> list[tuple[str, str, list[dict[str, A
     return out
 
 
-SIGNIFICANT = 0.05
 _EMPHASIS_NOTE = ("Bold: the best pipeline value of a column (oracle rows are bounds, not candidates). "
-                  "† after a value: it differs from its baseline (the first-stage run a reranker reorders, the "
-                  "first retriever for a retriever) at p < 0.05 in the paired test below, uncorrected; hover "
+                  f"† after a value: it differs from its baseline (the first-stage run a reranker reorders, the "
+                  f"first retriever for a retriever) at p < {SIGNIFICANT} in the paired test below, the p-value "
+                  f"{CORRECTION}-corrected over the tests of its column (as `inferqa compare` corrects); hover "
                   "for p.")
 
 
@@ -287,20 +288,23 @@ def emphasised(table, results: ExperimentResults):
             top = max(v for _, v in cand)
             bold |= {(r, c) for r, v in cand if v == top}
     marks = {}
+    tests = with_corrected_p(results.tests)  # results.json of an older inferqa holds p alone
     for r, run in enumerate(runs):
         label = run_label(SimpleNamespace(**run))
         for c in range(table.n_label_columns, len(table.columns)):
             col = table.columns[c]
-            for t in results.tests:
-                if t["a"] != label or t["b"] == OPTIMAL or t["p"] is None or t["p"] >= SIGNIFICANT:
+            for t in tests:
+                if t["a"] != label or t["b"] == OPTIMAL or not significant(t):
                     continue
                 if t["family"] == "ranking" and t["metric"] == col:
                     pass
                 elif not (t["family"] == "reader" and col == f"EM@{t['k']}" and t["reader"] == run["reader"]
                           and t["strategy"] == run["strategy"]):
                     continue
-                p = "<0.001" if t["p"] < 0.001 else f"{t['p']:.3f}"
-                marks[(r, c)] = ("†", f"p = {p} against {t['b']} (paired test, uncorrected)")
+                pc = t["p_corrected"]
+                p = "<0.001" if pc < 0.001 else f"{pc:.3f}"
+                marks[(r, c)] = ("†", f"p = {p} against {t['b']} (paired test, {t['correction']}-corrected over "
+                                      f"{t['family_size']} test{'s' if t['family_size'] != 1 else ''})")
     return replace(table, bold=frozenset(bold), marks=marks)
 
 

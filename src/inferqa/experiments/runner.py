@@ -272,8 +272,9 @@ class _Runner:
             from ..evaluate import DEFAULT_METRICS, evaluate
 
             run = Run.from_file(out.path / RUN_FILE)
-            ev = evaluate(run, self.bench.qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
-            self._parsed[out.path] = run, ev, hit_curve(run, self.bench.qrels)
+            qrels = self.bench.qrels.only(self.qids)  # the experiment's questions: one the run lacks counts 0
+            ev = evaluate(run, qrels, self.cfg.metrics or DEFAULT_METRICS, per_query=True)
+            self._parsed[out.path] = run, ev, hit_curve(run, qrels)
         return self._parsed[out.path]
 
     def ranked(self, setting: str, retriever: str, reranker: str | None, out: StageOutput) -> RankedRun:

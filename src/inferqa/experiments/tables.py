@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..io import atomic_open
-from ..tabular import latex_escape  # noqa: F401 (kept importable here)
-from ..tabular import MISSING, TextTable, csv_text, json_text, latex, markdown
+from ..stages.evaluate import COMPARE
+from ..tabular import MISSING, TextTable, csv_text, json_text, latex, latex_escape, markdown  # noqa: F401 (latex_escape: kept importable here)
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
 FORMATS = ("md", "csv", "json", "tex")
@@ -211,28 +211,32 @@ def reader_table(results: ExperimentResults) -> Table:
                  rows, 5, cis=cis if with_ci else None, questions=n)
 
 
+CORRECTION = COMPARE.default("correction")  # the tests' correction: compare's (experiments.comparisons)
 _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs answer (10,000 sign flips, "
               "exact below 14 differing questions); A − B in points with its 95 % percentile-bootstrap CI. "
               "The two are separate procedures: the interval only resamples the observed differences, so "
               "with few questions that differ it is too narrow and can exclude 0 while p ≥ 0.05 (read "
               "significance from p; `inferqa compare --test t` or `--test bootstrap` pair p with its own "
-              "interval). p-values are not corrected for multiple comparisons.")
+              f"interval). p ({CORRECTION}): p {CORRECTION}-corrected over the tests of one metric (reader EM: "
+              "of one k), as `inferqa compare` corrects over the runs it compares; the report's † reads it.")
 
 
 def significance_table(results: ExperimentResults, family: str) -> Table:
     """The paired tests of one family (`ranking` or `reader`) from `results.tests`."""
-    picked = [t for t in results.tests if t["family"] == family]
+    from .comparisons import with_corrected_p  # not at import: the command line imports this module
+
+    picked = [t for t in with_corrected_p(results.tests) if t["family"] == family]
     if family == "reader":
-        cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", "n")
+        cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", f"p ({CORRECTION})", "n")
         rows = tuple((t["reader"], t["strategy"], t["k"], t["a"], t["b"], t["mean_a"], t["mean_b"], t["diff"],
-                      t["p"], t["n"]) for t in picked)
-        kinds = ("text",) * 5 + ("score", "score", "diff", "p", "count")
+                      t["p"], t["p_corrected"], t["n"]) for t in picked)
+        kinds = ("text",) * 5 + ("score", "score", "diff", "p", "p", "count")
         what = "Paired tests of reader EM"
     else:
-        cols = ("A", "B", "metric", "A score", "B score", "A − B", "p", "n")
-        rows = tuple((t["a"], t["b"], t["metric"], t["mean_a"], t["mean_b"], t["diff"], t["p"], t["n"])
-                     for t in picked)
-        kinds = ("text",) * 3 + ("score", "score", "diff", "p", "count")
+        cols = ("A", "B", "metric", "A score", "B score", "A − B", "p", f"p ({CORRECTION})", "n")
+        rows = tuple((t["a"], t["b"], t["metric"], t["mean_a"], t["mean_b"], t["diff"], t["p"], t["p_corrected"],
+                      t["n"]) for t in picked)
+        kinds = ("text",) * 3 + ("score", "score", "diff", "p", "p", "count")
         what = "Paired tests of ranking metrics"
     at = cols.index("A − B")
     cis = tuple(tuple((t["ci_low"], t["ci_high"]) if i == at else None for i in range(len(cols))) for t in picked)

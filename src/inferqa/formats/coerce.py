@@ -3,16 +3,24 @@
 - `open_run`: the one way a command reads a run: a run file of any run format (plain or
   compressed, `-` for stdin) or `optimal`, checked against the benchmark and cut to a split.
 - `as_run`: a `Run` (or `open_run`'s result), a run file or `optimal` (read by `open_run`),
-  a `{qid: {pid: score}}` dict (ranx, pytrec_eval) or a `{qid: [(pid, score), ...]}` mapping.
-- `as_qrels`: `Qrels`, a `{qid: {pid: label}}` dict, a qrels file, or a benchmark (object or
-  directory), whose qrels.tsv it is; also returns that benchmark, if any.
+  a `{qid: {pid: score}}` dict (ranx, pytrec_eval), a `{qid: [(pid, score), ...]}` mapping,
+  a `ranx.Run`, or a PyTerrier result frame (a pandas DataFrame with columns qid, docno,
+  score; ordered by its rank column where it has one). Every score must be a finite number
+  (`score_problem`, the check the run files' readers make); with a benchmark, an object is
+  checked against it as a run file is (`Benchmark.check`) and cut to `split`.
+- `as_qrels`: `Qrels`, a `{qid: {pid: label}}` dict, a `ranx.Qrels`, a frame with columns qid,
+  docno, label, a qrels file, or a benchmark (object or directory), whose qrels.tsv it is;
+  also returns that benchmark, if any.
+
+ranx and pandas stay optional: their objects are recognised by their type's module, so
+neither is imported here.
 - `as_benchmark`: a `Benchmark`, or its directory.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -22,7 +30,7 @@ from .benchmark import Benchmark
 from .findings import Findings
 from .oracles import optimal
 from .qrels import Qrels
-from .runs import OPTIMAL, Run
+from .runs import OPTIMAL, Run, score_problem
 
 BenchLike = Union[Benchmark, str, os.PathLike]
 RunLike = Union[Run, str, os.PathLike, Mapping]
@@ -30,7 +38,39 @@ PATH_TYPES = (str, os.PathLike)
 
 
 def _type_error(argument: str, value: Any, wanted: str) -> InputError:
-    return InputError(f"{argument} must be {wanted}, not {type(value).__name__}", field=argument)
+    kind = type(value)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__qualname__}"
+    return InputError(f"{argument} must be {wanted}, not {name}", field=argument)
+
+
+RUN_FORMS = "a run file, a Run, a {qid: {pid: score}} dict, a ranx.Run or a frame with columns qid, docno, score"
+QRELS_FORMS = ("Qrels, a {qid: {pid: label}} dict, a ranx.Qrels, a frame with columns qid, docno, label, a qrels "
+               "file or a benchmark")
+
+
+def _of_library(value: Any, library: str, name: str) -> bool:
+    kind = type(value)
+    return kind.__module__.split(".")[0] == library and kind.__name__ == name
+
+
+def _frame_rows(frame: Any, argument: str, columns: tuple[str, str, str]) -> Any:
+    """The frame's rows of `columns` (a PyTerrier frame: qid, docno and score or label)."""
+    lacking = [c for c in columns if c not in frame.columns]
+    if lacking:
+        raise InputError(f"a {argument} frame needs columns {', '.join(columns)}; it lacks {', '.join(lacking)}",
+                         field=argument)
+    if argument == "run" and "rank" in frame.columns:
+        frame = frame.sort_values(["qid", "rank"], kind="stable")
+    return zip(*(frame[c].tolist() for c in columns))
+
+
+def _from_frame(frame: Any) -> dict[str, list[tuple[Any, Any]]]:
+    rankings: dict[str, list[tuple[Any, Any]]] = {}
+    for qid, pid, score in _frame_rows(frame, "run", ("qid", "docno", "score")):
+        rankings.setdefault(str(qid), []).append((pid, score))
+    if "rank" in frame.columns:
+        return rankings
+    return {q: sorted(r, key=lambda ps: (-_number(q, ps[1]), str(ps[0]))) for q, r in rankings.items()}
 
 
 def as_benchmark(bench: BenchLike, argument: str = "bench") -> Benchmark:
@@ -62,32 +102,65 @@ def open_run(run: str | os.PathLike, bench: BenchLike | None = None, split: str 
         out.format, out.info, out.findings, out.qids = OPTIMAL, [], Findings(strict), qids
         return out
     if not isinstance(run, PATH_TYPES):
-        raise _type_error("run", run, "a run file, a Run or a {qid: {pid: score}} dict")
+        raise _type_error("run", run, RUN_FORMS)
     loaded = Run.from_file(run, bench=b, split=split, allow_partial=allow_partial,
                            allow_duplicates=allow_duplicates, strict=strict)
     if b is None:
         return loaded
     for kind, examples in b.check(loaded, strict=strict, file=run).items():
         loaded.findings.setdefault(kind, []).extend(examples)
+    if strict:
+        loaded.checked_against = b.path
+    return _cut(loaded, b, split, run, strict)
+
+
+def _cut(run: Run, bench: Benchmark, split: str | None, source: Any, strict: bool = True) -> Run:
+    """`run` cut to the questions of `split` (None: kept whole); none of them is an error."""
     if split is None:
-        return loaded
-    wanted = set(b.split_qids(split))
-    qids = [q for q in loaded if q in wanted]
+        return run
+    wanted = set(bench.split_qids(split))
+    qids = [q for q in run if q in wanted]
     if not qids and strict:
-        raise InputError(f"the run has no question of split {split!r} of {b.path}", file=run, field="split")
-    out = loaded.only(qids)
+        where = {"file": source} if isinstance(source, PATH_TYPES) else {}
+        raise InputError(f"the run has no question of split {split!r} of {bench.path}", field="split", **where)
+    out = run.only(qids)
     out.qids = qids
     return out
 
 
+def _number(qid: Any, score: Any) -> float:
+    """A score as a float: a finite number (`score_problem`), else an InputError naming the question."""
+    problem = score_problem(score)
+    if problem:
+        shown = "" if problem != "is not a number" else f" {score!r}"
+        raise InputError(f"question {qid!r}: score{shown} {problem}", record=str(qid), field="score")
+    return float(score)
+
+
 def _ranked(qid: Any, ranking: Any) -> list[tuple[str, float]]:
     if isinstance(ranking, Mapping):  # {pid: score}: best first, ties by passage id
-        return sorted(((str(p), float(s)) for p, s in ranking.items()), key=lambda ps: (-ps[1], ps[0]))
-    try:
-        return [(str(p), float(s)) for p, s in ranking]
-    except (TypeError, ValueError):
+        return sorted(((str(p), _number(qid, s)) for p, s in ranking.items()), key=lambda ps: (-ps[1], ps[0]))
+    if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable) or any(
+            isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 2 for e in ranking):
         raise InputError(f"question {qid!r}: a ranking must be {{pid: score}} or [(pid, score), ...]",
-                         field="run") from None
+                         record=str(qid), field="run")
+    return [(str(p), _number(qid, s)) for p, s in ranking]
+
+
+def _checked_run(run: Any) -> Run:
+    """A Run from an object (checked as `_ranked` checks each ranking; a Run is kept when it passes)."""
+    if _of_library(run, "ranx", "Run"):
+        run = run.to_dict()
+    elif _of_library(run, "pandas", "DataFrame"):
+        run = _from_frame(run)
+    if not isinstance(run, Mapping):
+        raise _type_error("run", run, RUN_FORMS)
+    rankings = {str(q): _ranked(q, r) for q, r in run.items()}
+    if isinstance(run, Run):
+        if all(rankings[q] == r for q, r in run.items()):
+            return run
+        return run._like(rankings)
+    return Run(rankings)
 
 
 def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *,
@@ -98,14 +171,27 @@ def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = Non
     if isinstance(run, PATH_TYPES):
         return open_run(run, b, split, min_label=min_label, allow_partial=allow_partial,
                         allow_duplicates=allow_duplicates)
-    if not isinstance(run, Run):
-        if not isinstance(run, Mapping):
-            raise _type_error("run", run, "a run file, a Run or a {qid: {pid: score}} dict")
-        run = Run({str(q): _ranked(q, r) for q, r in run.items()})
-    if b is not None and split is not None:
-        wanted = set(b.split_qids(split))
-        return run.only([q for q in run if q in wanted])
-    return run
+    run = _checked_run(run)
+    if b is None:
+        return run
+    if getattr(run, "checked_against", None) != b.path:
+        b.check(run)
+    return _cut(run, b, split, run)
+
+
+def _labels(qid: Any, labels: Any) -> dict[str, int]:
+    """{pid: label} of one question: whole-number labels (a float like 2.0 taken as 2)."""
+    if not isinstance(labels, Mapping):
+        raise InputError(f"question {qid!r}: qrels must map each passage id to a label", record=str(qid),
+                         field="qrels")
+    out = {}
+    for pid, label in labels.items():
+        whole = isinstance(label, (int, float)) and not isinstance(label, bool) and float(label).is_integer()
+        if not whole:
+            raise InputError(f"question {qid!r}, passage {pid!r}: label {label!r} is not a whole number",
+                             record=str(qid), field="label")
+        out[str(pid)] = int(label)
+    return out
 
 
 def as_qrels(qrels: Any) -> tuple[Qrels, Benchmark | None]:
@@ -113,10 +199,19 @@ def as_qrels(qrels: Any) -> tuple[Qrels, Benchmark | None]:
     qrels file, or a benchmark (object or directory)."""
     if isinstance(qrels, Benchmark):
         return qrels.qrels, qrels
+    if isinstance(qrels, Qrels):
+        return qrels, None
+    if _of_library(qrels, "ranx", "Qrels"):
+        qrels = qrels.to_dict()
+    elif _of_library(qrels, "pandas", "DataFrame"):
+        rows = _frame_rows(qrels, "qrels", ("qid", "docno", "label"))
+        qrels = {}
+        for qid, pid, label in rows:
+            qrels.setdefault(str(qid), {})[pid] = label
     if isinstance(qrels, Mapping):
-        return (qrels if isinstance(qrels, Qrels) else Qrels({str(q): dict(d) for q, d in qrels.items()})), None
+        return Qrels({str(q): _labels(q, d) for q, d in qrels.items()}), None
     if not isinstance(qrels, PATH_TYPES):
-        raise _type_error("qrels", qrels, "Qrels, a {qid: {pid: label}} dict, a qrels file or a benchmark")
+        raise _type_error("qrels", qrels, QRELS_FORMS)
     if Path(qrels).is_dir():
         bench = Benchmark(qrels)
         return bench.qrels, bench

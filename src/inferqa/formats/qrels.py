@@ -6,10 +6,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..defaults import MIN_LABEL
-from ..errors import InputError
+from ..errors import InputError, optional_import
 from ..io import atomic_open, iter_lines
 
 QRELS_KINDS = ("trec",)
@@ -53,6 +53,22 @@ class Qrels(dict):
             def write(qid: str, pid: str, label: int) -> None:
                 fh.write(f"{qid} 0 {pid} {label}\n")
             yield write
+
+    def only(self, qids: Iterable[str]) -> "Qrels":
+        """The judgements of `qids` (a question without any left out)."""
+        return Qrels({q: self[q] for q in qids if q in self})
+
+    def to_ranx(self) -> Any:
+        """These qrels as a `ranx.Qrels` (ranx keeps label 0 judgements too)."""
+        return optional_import("ranx", "Qrels.to_ranx").Qrels({q: dict(d) for q, d in self.items()})
+
+    def to_dataframe(self) -> Any:
+        """These qrels as a pandas DataFrame of PyTerrier's qrels columns: qid, docno, label."""
+        pd = optional_import("pandas", "Qrels.to_dataframe")
+        rows = [(q, p, int(lab)) for q, docs in self.items() for p, lab in docs.items()]
+        return pd.DataFrame(rows, columns=["qid", "docno", "label"])
+
+    to_pyterrier = to_dataframe
 
     def relevant(self, qid: str, min_label: int = MIN_LABEL.default) -> set[str]:
         return {pid for pid, lab in self.get(qid, {}).items() if lab >= min_label}

@@ -14,11 +14,12 @@ returned run's `findings`.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import registry
-from ..errors import InputError
+from ..errors import InputError, optional_import
 from ..io import STDIN, check_file, first_byte, inner_suffix
 from .findings import Findings
 
@@ -30,6 +31,15 @@ Titles = dict  # qid -> the `title` of each passage of its ranking, as a Rankify
 RANKED_KEYS = ("reranked_ctxs", "ctxs")  # a reranker's output holds both; its own ranking wins
 OPTIMAL = "optimal"
 
+
+def score_problem(score: Any) -> str | None:
+    """Why `score` cannot rank a passage ('is not a number', 'is NaN', 'is infinite'), or None:
+    the one check of a run's scores, in files and objects alike."""
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        return "is not a number"
+    if math.isnan(score):
+        return "is NaN"
+    return "is infinite" if math.isinf(score) else None
 
 
 class Run(dict):
@@ -45,6 +55,7 @@ class Run(dict):
         self.info: list[dict[str, Any]] = []
         self.findings: Findings = Findings()
         self._qids: list[str] | None = None
+        self.checked_against: Any = None  # the benchmark path `open_run` checked the ids against
 
     @property
     def qids(self) -> list[str]:
@@ -95,7 +106,22 @@ class Run(dict):
     def _like(self, rankings: dict) -> "Run":
         out = Run(rankings, tag=self.tag)
         out.format, out.info, out.findings = self.format, self.info, self.findings
+        out.checked_against = self.checked_against
         return out
+
+    def to_ranx(self) -> Any:
+        """This run as a `ranx.Run` named by its tag (ranx orders by score: give distinct scores)."""
+        ranx = optional_import("ranx", "Run.to_ranx")
+        return ranx.Run({q: {p: float(s) for p, s in reversed(r)} for q, r in self.items() if r}, name=self.tag)
+
+    def to_dataframe(self) -> Any:
+        """This run as a pandas DataFrame of PyTerrier's result columns: qid, docno, score, rank
+        (from 0), a row per passage in list order; `inferqa` reads it back (`as_run`)."""
+        pd = optional_import("pandas", "Run.to_dataframe")
+        rows = [(q, p, float(s), r) for q, ranked in self.items() for r, (p, s) in enumerate(ranked)]
+        return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
+
+    to_pyterrier = to_dataframe
 
     def top(self, k: int) -> "Run":
         return self._like({qid: ranked[:k] for qid, ranked in self.items()})
@@ -139,7 +165,7 @@ def sniff(path: str | os.PathLike) -> str:
 
 def checked_score(raw: Any, default: float | None = None, **where: Any) -> float:
     """A passage's score as a float: a number or numeric text (None: `default`, where there is
-    one); anything else, and NaN, is an InputError at `where` (file, record, field)."""
+    one); anything else, NaN and infinities, is an InputError at `where` (file, record, field)."""
     bad = InputError(f"score {raw!r} is not a number", **where)
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
         raise bad
@@ -151,8 +177,9 @@ def checked_score(raw: Any, default: float | None = None, **where: Any) -> float
         score = float(raw)
     except (TypeError, ValueError):
         raise bad from None
-    if math.isnan(score):
-        raise InputError("score is NaN", **where)
+    problem = score_problem(score)
+    if problem:
+        raise InputError(f"score {problem}", **where)
     return score
 
 

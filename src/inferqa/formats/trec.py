@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import InputError
 from ..io import atomic_open, iter_lines
 from ..registry import plugin
-from .runs import TREC, Findings, Run, RunFormat
+from .runs import TREC, Findings, Run, RunFormat, score_problem
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -45,7 +44,7 @@ def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
 
 def read_trec(path: str | os.PathLike, findings: Findings | None = None, *, allow_duplicates: bool = False) -> Run:
     """A TREC run. Duplicate passages of a question (unless `allow_duplicates`: the QUIT
-    authors' metrics keep them), unsorted ranks and NaN scores are errors (or findings
+    authors' metrics keep them), unsorted ranks and NaN or infinite scores are errors (or findings
     `duplicate_ids`, `unsorted_ranks`, `nan_scores`, the entries kept)."""
     findings = Findings() if findings is None else findings
     run = Run()
@@ -59,15 +58,16 @@ def read_trec(path: str | os.PathLike, findings: Findings | None = None, *, allo
         if len(parts) != 6:
             if not line.endswith("\n"):
                 raise InputError(f"truncated: the last line ends mid-way ({len(parts)} of 6 columns)", **where)
-            raise InputError("expected 6 columns 'qid Q0 pid rank score tag'", **where)
+            raise InputError(f"expected 6 columns 'qid Q0 pid rank score tag', found {len(parts)}", **where)
         qid, _, pid, rank_s, score_s, tag = parts
         try:
             rank, score = int(rank_s), float(score_s)
         except ValueError:
             raise InputError("rank must be an integer and score a number", field="rank/score", **where) from None
         example = f"{qid} rank {rank}: {pid}"
-        if math.isnan(score):
-            findings.add("nan_scores", example, InputError("score is NaN", field="score", **where))
+        problem = score_problem(score)
+        if problem:
+            findings.add("nan_scores", example, InputError(f"score {problem}", field="score", **where))
         if pid in seen.setdefault(qid, set()) and not allow_duplicates:
             findings.add("duplicate_ids", example, InputError(f"duplicate passage {pid} for question {qid}",
                                                               field="pid", **where))

@@ -11,7 +11,9 @@ from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 from .answers import answer_judge
 
 if TYPE_CHECKING:
+    from ..formats import Answers
     from ..llm.base import LLM
+    from ..stages import Settings
 
 METRICS = ("em", "f1", "contains")
 
@@ -39,3 +41,41 @@ def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *,
             row["judge"] = float(judged.correct(row["question"], pred, golds))
     return METRICS + (("judge",) if judge is not None else ())
 
+
+
+def evaluate_answers_stage(s: "Settings") -> tuple["Answers", tuple[str, ...]]:
+    """The entry point of `EVALUATE_ANSWERS`: the rows of `s.answers` (of `s.split` only, with a
+    benchmark), scored by `score_answers`; returns (the rows, the metric names set)."""
+    import os
+
+    from ..formats import Answers
+    from ..formats.coerce import as_benchmark
+    from ..io import check_output
+    from ..llm import DEFAULT_CACHE
+    from ..scale import load_scaled_llm
+
+    check_protocol(s.protocol)
+    bench = None if s.bench is None else as_benchmark(s.bench)
+    if s.judge and bench is None:
+        raise InputError("--judge needs --bench (the judge reads the question)", field="judge")
+    if s.split is not None and bench is None:
+        raise InputError("split needs a benchmark (--bench DIR): its splits name the questions", field="split")
+    if not isinstance(s.answers, (str, os.PathLike)):
+        raise InputError("answers must be an answers file (ANSWERS.jsonl or an authors' reader output)",
+                         field="answers")
+    rows = Answers.from_file(s.answers, bench)
+    if s.split is not None:
+        wanted = set(bench.split_qids(s.split))
+        rows = Answers([r for r in rows if r["qid"] in wanted])
+        if not rows:
+            raise InputError(f"no row of split {s.split!r}", file=s.answers, field="split")
+    if s.cache is not None:
+        check_output(s.cache)
+    model = load_scaled_llm(s.judge, cache=DEFAULT_CACHE if s.cache is None else s.cache) if s.judge else None
+    try:
+        metrics = score_answers(rows, model, judge_samples=s.judge_samples, judge_temperature=s.judge_temperature,
+                                protocol=s.protocol)
+    finally:
+        if model is not None:
+            model.close()
+    return rows, metrics
