@@ -166,7 +166,8 @@ SUMMARY = ("hit@1", "hit@10", "mrr", "ndcg_exp@10")  # the four of the `inferent
 BM25, DENSE, FT_DENSE, CLUE, LEARNED, ADAPTIVE, FUSED = (
     "BM25", "full-passage dense", "fine-tuned dense", "clue", "learned clue", "learned clue + adaptive",
     "learned clue + BM25 (RRF)")
-MONOTONE, MONOTONE_ADAPTIVE = "learned clue, monotone", "learned clue, monotone + adaptive"
+MONOTONE, MONOTONE_ADAPTIVE, MONOTONE_FUSED = (
+    "learned clue, monotone", "learned clue, monotone + adaptive", "learned clue, monotone + BM25 (RRF)")
 BASELINES = (BM25, DENSE, FT_DENSE)
 
 
@@ -194,51 +195,12 @@ class Searcher:
         return run, {**self.facts, "search_s": time.perf_counter() - t0}
 
 
-def hard_embeddings(r) -> tuple:
-    """(pids, embeddings, rows encoded) of a dense index: finished, or the rows an unfinished
-    build has written so far (its progress.json), None when it has not started."""
-    import numpy as np
-
-    from inferqa.io import read_json
-
-    d = r.index_dir
-    if not (d / "pids.npy").exists():
-        return None
-    pids = np.load(d / "pids.npy").astype("U")
-    if (d / "embeddings.npy").exists():
-        return pids, np.load(d / "embeddings.npy", mmap_mode="r"), len(pids)
-    if (d / "progress.json").exists() and (d / "embeddings.partial.npy").exists():
-        return pids, np.load(d / "embeddings.partial.npy", mmap_mode="r"), int(read_json(d / "progress.json")["done"])
-    return None
-
-
 def subset_dense(hard, bench, model: str, rate_from: Searcher) -> Searcher | None:
-    """`bench`'s dense index made of the rows of the hard index's embeddings that are its
-    passages (ids checked to match; an unfinished hard build serves when its rows cover them),
-    so no passage is encoded again. Index seconds: `rate_from`'s (a finished hard dense
-    index), pro rata of passages, marked as such. None: the rows are not there yet."""
-    import numpy as np
-
-    from inferqa.formats.corpus import corpus_ids
-    from inferqa.retrieve import get_retriever
-
-    r = get_retriever("dense", model=model, chunk_size=512, show_progress=False).attach(bench)
-    if not r.is_indexed():
-        got = hard_embeddings(get_retriever("dense", model=model, show_progress=False).attach(hard))
-        if got is None:
-            return None
-        hard_pids, emb, done = got
-        row = {p: i for i, p in enumerate(hard_pids.tolist())}
-        ids = corpus_ids(bench)
-        rows = [row.get(p, -1) for p in ids.astype("U").tolist()]
-        if min(rows) < 0:
-            sys.exit(f"{bench.path.name}: a passage is not in the hard corpus")
-        if max(rows) >= done:
-            return None
-        r.index_dir.mkdir(parents=True, exist_ok=True)
-        np.save(r.index_dir / "pids.npy", ids)
-        np.save(r.index_dir / "embeddings.npy", np.ascontiguousarray(emb[rows]))
-        r.index(bench)  # keeps the embeddings (same ids): writes the manifest only
+    """`bench`'s dense index cut from the hard index's embeddings (`small.cut_dense`), so no
+    passage is encoded again. Index seconds: `rate_from`'s (a finished hard dense index), pro
+    rata of passages, marked as such. None: the rows are not there yet."""
+    if not small.cut_dense(hard, bench, model):
+        return None
     s = Searcher(bench, "dense", model=model, chunk_size=512)
     s.facts = {"texts": s.facts["texts"], "derived": True,
                "index_s": rate_from.facts["index_s"] * s.facts["texts"] / rate_from.facts["texts"]}
@@ -259,7 +221,7 @@ def monotone_available() -> bool:
     return "monotone" in COMPOSITIONS
 
 
-def searchers(bench, args, hard=None, hard_found: dict | None = None) -> dict:
+def searchers(bench, args, hard=None, hard_found: dict | None = None, tuned: dict | None = None) -> dict:
     """Every retriever of the table on `bench`; its dense rows cut from `hard`'s dense indexes
     when given. A dense row whose index is not finished is left out (the caller says so)."""
     out = {BM25: Searcher(bench, "bm25")}
@@ -270,14 +232,12 @@ def searchers(bench, args, hard=None, hard_found: dict | None = None) -> dict:
     out[CLUE] = Searcher(bench, "clue", model="minilm")
     out[LEARNED] = Searcher(bench, "clue", model=str(args.clue_dir))
     if monotone_available():
-        out[MONOTONE] = Searcher(bench, "clue", model=str(args.clue_dir), compose="monotone")
+        out[MONOTONE] = monotone_searcher(bench, str(args.clue_dir), tuned)
     return out
 
 
 def scores(run, bench) -> dict:
-    from inferqa.evaluate import evaluate
-
-    return {k: 100 * float(v) for k, v in evaluate(run, bench.qrels, list(METRICS)).items()}
+    return small.scores(run, bench, METRICS)
 
 
 # -- tuning on dev, before any test figure --------------------------------------------------------
@@ -289,15 +249,22 @@ def tune_on_dev(hard, found: dict, out: Path) -> dict:
 
     from inferqa.io import read_json, write_json
 
-    if (out / "tuned.json").exists():  # fixed once, before the first test figure: never re-tuned
-        return read_json(out / "tuned.json")
     dev = hard.split_qids("dev")
-    dense_dev = {name: scores(found[name].search(dev)[0], hard) for name in (DENSE, FT_DENSE) if name in found}
-    ref = {m: max(d[m] for d in dense_dev.values()) for m in SUMMARY}
-    tuned = {"dev_questions": len(dev), "reference": f"per metric the stronger of {' and '.join(dense_dev)} on dev",
-             "dense_dev": dense_dev}
+    if (out / "tuned.json").exists():  # a scorer's rule is fixed once, before its first test figure: never re-tuned
+        tuned = read_json(out / "tuned.json")
+        ref = {m: max(d[m] for d in tuned["dense_dev"].values()) for m in SUMMARY}
+    else:
+        dense_dev = {name: scores(found[name].search(dev)[0], hard) for name in (DENSE, FT_DENSE) if name in found}
+        ref = {m: max(d[m] for d in dense_dev.values()) for m in SUMMARY}
+        tuned = {"dev_questions": len(dev), "reference": f"per metric the stronger of {' and '.join(dense_dev)} "
+                 "on dev", "dense_dev": dense_dev}
+    if MONOTONE in found and MONOTONE not in tuned:
+        mono = small.tune_monotone(hard, str(found[MONOTONE].r.options["model"]), dev)
+        tuned["monotone_options"], tuned["monotone_grid"] = mono["options"], mono["grid"]
+        found[MONOTONE] = monotone_searcher(hard, found[MONOTONE].r.options["model"], tuned)
+        log(f"monotone composition tuned on dev: {mono['options']}")
     for name in (LEARNED, MONOTONE):
-        if name not in found:
+        if name not in found or name in tuned:
             continue
         run = found[name].search(dev)[0]
         grid = tune_margin(run, hard, split="dev", shares=small.SHARES, per_group=1, by="linked", metric="mrr",
@@ -309,11 +276,16 @@ def tune_on_dev(hard, found: dict, out: Path) -> dict:
         best = max(grid.rows, key=lambda r: (round(min(gains(r)), 6), round(sum(gains(r)), 6)))
         tuned[name] = {"margin": best.margin, "share": best.share, "min_gain": min(gains(best)),
                        "dev_scores": {m: 100 * v for m, v in best.scores.items()},
-                       "undiversified_dev": scores(run, hard)}
+                       "undiversified_dev": scores(run, hard), "tuned_at": time.strftime("%Y-%m-%d %H:%M:%S")}
         log(f"tuned on dev ({name}): margin {small.fmt_margin(best.margin)}, diversifies "
             f"{100 * best.share:.0f} % of dev queries, smallest gain over the stronger dense {min(gains(best)):+.1f}")
     write_json(out / "tuned.json", tuned)
     return tuned
+
+
+def monotone_searcher(bench, model: str, tuned: dict | None) -> Searcher:
+    """The learned clue scorer with `compose=monotone`, at the dev-tuned centre and scale."""
+    return Searcher(bench, "clue", model=model, compose="monotone", **(tuned or {}).get("monotone_options", {}))
 
 
 # -- tables -----------------------------------------------------------------------------------------
@@ -329,20 +301,22 @@ def runs_on(bench, found: dict, qids: list[str], tuned: dict) -> dict:
             div = small.adaptive(run, bench, tuned[source]["margin"])
             runs[adaptive] = (div, {**facts, "search_s": facts["search_s"] + time.perf_counter() - t0,
                                     "diversified": small.diversified(run, bench, tuned[source]["margin"])})
-    (learned, lf), (bm25, bf) = runs[LEARNED], runs[BM25]
-    t0 = time.perf_counter()
-    fused = fuse([learned, bm25], "rrf", k=K)
-    runs[FUSED] = (fused, {"texts": lf["texts"], "index_s": lf["index_s"] + bf["index_s"],
-                           "search_s": lf["search_s"] + bf["search_s"] + time.perf_counter() - t0})
+    for fused, source in ((FUSED, LEARNED), (MONOTONE_FUSED, MONOTONE)):
+        if source in runs:
+            (clue_run, cf), (bm25, bf) = runs[source], runs[BM25]
+            t0 = time.perf_counter()
+            run = fuse([clue_run, bm25], "rrf", k=K)
+            runs[fused] = (run, {"texts": cf["texts"], "index_s": cf["index_s"] + bf["index_s"],
+                                 "search_s": cf["search_s"] + bf["search_s"] + time.perf_counter() - t0})
     order = [FT_DENSE if FT_DENSE in runs else DENSE, BM25, DENSE, FT_DENSE, CLUE, LEARNED, ADAPTIVE, FUSED,
-             MONOTONE, MONOTONE_ADAPTIVE]
+             MONOTONE, MONOTONE_ADAPTIVE, MONOTONE_FUSED]
     return {name: runs[name] for name in dict.fromkeys(order) if name in runs}  # the first: compare's baseline
 
 
 def table(bench, runs: dict) -> list[dict]:
     from inferqa.evaluate.comparison import compare
 
-    cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS))
+    cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS), questions="run")
     rows = []
     for row in cmp.rows:
         rows.append({"method": row["run"], **{m: 100 * row["metrics"][m]["mean"] for m in METRICS},
@@ -402,8 +376,19 @@ def significance(rows: list[dict]) -> str:
             + (f" ({', '.join(sig)})" if sig else ""))
 
 
+def monotone_rule(tuned: dict) -> str:
+    rule = tuned.get(MONOTONE)
+    if rule is None:
+        return "rows shown, no adaptive rule tuned"
+    return (f"`compose=monotone` (noisy-OR; centre {tuned['monotone_options']['monotone_center']}, scale "
+            f"{tuned['monotone_options']['monotone_scale']}: the best dev MRR of a 5 × 3 grid); its adaptive "
+            f"margin tuned on the same dev queries at "
+            f"{rule['tuned_at']}, before any monotone test figure (after the other rows' test figures were seen): "
+            f"{small.fmt_margin(rule['margin'])} ({100 * rule['share']:.0f} % of dev queries)")
+
+
 def note(clue: dict, dense: dict | None, tuned: dict) -> str:
-    mono = ("monotone composition: " + ("rows shown" if monotone_available() else
+    mono = ("monotone composition: " + (monotone_rule(tuned) if monotone_available() else
             "not available on this branch (no `compose=monotone` in inferqa.retrieve.clue); rows omitted"))
     ft = ("fine-tuned dense not trained yet" if dense is None else
           f"fine-tuned dense {dense['examples']} examples, {dense['steps']} steps, {dense['seconds']:.0f} s "
@@ -419,6 +404,63 @@ def note(clue: dict, dense: dict | None, tuned: dict) -> str:
             "nDCG@10 = ndcg_exp@10. p: paired randomisation test vs the table's first row, Holm-corrected over "
             "the rows, "
             "per metric.")
+
+
+# -- evidence monotonicity ----------------------------------------------------------------------------
+EMVR_ROWS = (BM25, DENSE, FT_DENSE, CLUE, LEARNED, MONOTONE)
+
+
+def source_splits(hard, wikihint):
+    """The hard benchmark with its test queries split by source too: `wikihint-test` and
+    `triviahg-test` (in memory; the benchmark's splits.json is left as it is)."""
+    from inferqa.formats.benchmark import Benchmark
+
+    view = Benchmark(hard.path)
+    test, ours = hard.split_qids("test"), set(wikihint.questions)
+    view.splits = {**hard.splits, "wikihint-test": [q for q in test if q in ours],
+                   "triviahg-test": [q for q in test if q not in ours]}
+    return view
+
+
+def emvr_rows(hard, wikihint, found: dict, out: Path) -> dict:
+    """split -> retriever row -> `inferqa.monotonicity`'s report (as a dict), cached in
+    OUT/emvr.json: every retriever's index is the hard table's one (BM25's statistics are the
+    hard corpus's), scored on each source's test questions."""
+    from inferqa import monotonicity
+    from inferqa.io import read_json, write_json
+
+    cache = out / "emvr.json"
+    got = read_json(cache) if cache.exists() else {}
+    view = source_splits(hard, wikihint)
+    for split in ("wikihint-test", "triviahg-test"):
+        for name in EMVR_ROWS:
+            if name in found and name not in got.setdefault(split, {}):
+                t0 = time.perf_counter()
+                report = monotonicity(view, found[name].r, split=split)
+                got[split][name] = {**report.to_dict(), "seconds": time.perf_counter() - t0}
+                log(f"EMVR {split} {name}: {100 * report.emvr:.1f} %")
+                write_json(cache, got)
+    return got
+
+
+def fmt_emvr(got: dict) -> str:
+    from inferqa.tabular import MISSING
+
+    def cell(r: dict | None) -> str:
+        if r is None:
+            return MISSING
+        low, high = r["ci"]
+        return f"{100 * r['emvr']:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+    splits = list(got)
+    names = [n for n in EMVR_ROWS if any(n in got[s] for s in splits)]
+    counts = ", ".join(f"{s}: {next(iter(got[s].values()))['additions']:,} additions" for s in splits if got[s])
+    lines = ["**Evidence monotonicity: EMVR % [95 % CI, bootstrap over questions] (lower is better)**", "",
+             "| retriever | " + " | ".join(splits) + " |", "|---|" + "---:|" * len(splits)]
+    lines += [f"| {n} | " + " | ".join(cell(got[s].get(n)) for s in splits) + " |" for n in names]
+    return "\n".join(lines + ["", f"{counts}; a set's score is the mean over its orderings, ties are not "
+                                   "violations (`inferqa.monotonicity`, 1,000 resamples, seed 0). For scale: the "
+                                   "published study's best retriever on QUIT test, BGE, 30.2 %."])
 
 
 def finished(args) -> dict:
@@ -449,10 +491,13 @@ def main() -> None:
         log("indexes built")
         return
     tuned = tune_on_dev(hard, found, args.out)  # written before any test query is searched
+    if MONOTONE in found:
+        found[MONOTONE] = monotone_searcher(hard, str(args.clue_dir), tuned)
     log("computing the test tables")
     hard_rows = table(hard, runs_on(hard, found, hard.split_qids("test"), tuned))
-    small_found = searchers(wikihint, args, hard, found)
+    small_found = searchers(wikihint, args, hard, found, tuned)
     small_rows = table(wikihint, runs_on(wikihint, small_found, list(wikihint.questions), tuned))
+    emvr = emvr_rows(hard, wikihint, found, args.out)
     missing = [f"{name} on {where}: its index is not finished (rerun to add it)"
                for where, got in (("the hard corpus", found), ("WikiHint", small_found))
                for name in (DENSE, FT_DENSE) if name not in got]
@@ -464,11 +509,12 @@ def main() -> None:
                   small_rows),
         note(prep["clue_training"], prep["dense_training"], tuned) + "".join(f" Left out: {m}." for m in missing),
         significance(small_rows), summary(small_rows, "small WikiHint"),
+        fmt_emvr(emvr),
         significance(hard_rows), summary(hard_rows, "inferential")])
     print(text)
     (args.out / "inferential-hard.md").write_text(text + "\n")
     (args.out / "inferential-hard.json").write_text(json.dumps(
-        {"hard": hard_rows, "wikihint": small_rows, "tuned": tuned, "clue_training": prep["clue_training"],
+        {"hard": hard_rows, "wikihint": small_rows, "emvr": emvr, "tuned": tuned, "clue_training": prep["clue_training"],
          "dense_training": prep["dense_training"]}, indent=2))
 
 
