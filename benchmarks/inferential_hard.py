@@ -406,6 +406,21 @@ def note(clue: dict, dense: dict | None, tuned: dict) -> str:
             "per metric.")
 
 
+def distractor_cost(hard_runs: dict, small_rows: list[dict], hard, qids: list[str]) -> str:
+    """The same 100 WikiHint queries against their own 32,500 passages (the small table) and
+    against the hard corpus's 130,000 (the hard runs cut to them): what the distractors cost."""
+    lines = ["**What more distractors cost: the 100 WikiHint queries, 32,500 → 130,000 passages**", "",
+             "| method | " + " | ".join(f"{label} 32.5k → 130k" for label, m in zip(LABELS, METRICS) if m in SUMMARY)
+             + " |", "|---|" + "---:|" * len(SUMMARY)]
+    for row in small_rows:
+        if row["method"] not in hard_runs:
+            continue
+        big = scores(hard_runs[row["method"]][0].only(qids), hard)
+        lines.append(f"| {row['method']} | " + " | ".join(
+            f"{row[m]:.1f} → {big[m]:.1f} ({big[m] - row[m]:+.1f})" for m in SUMMARY) + " |")
+    return "\n".join(lines)
+
+
 # -- evidence monotonicity ----------------------------------------------------------------------------
 EMVR_ROWS = (BM25, DENSE, FT_DENSE, CLUE, LEARNED, MONOTONE)
 
@@ -494,7 +509,8 @@ def main() -> None:
     if MONOTONE in found:
         found[MONOTONE] = monotone_searcher(hard, str(args.clue_dir), tuned)
     log("computing the test tables")
-    hard_rows = table(hard, runs_on(hard, found, hard.split_qids("test"), tuned))
+    hard_runs = runs_on(hard, found, hard.split_qids("test"), tuned)
+    hard_rows = table(hard, hard_runs)
     small_found = searchers(wikihint, args, hard, found, tuned)
     small_rows = table(wikihint, runs_on(wikihint, small_found, list(wikihint.questions), tuned))
     emvr = emvr_rows(hard, wikihint, found, args.out)
@@ -509,6 +525,7 @@ def main() -> None:
                   small_rows),
         note(prep["clue_training"], prep["dense_training"], tuned) + "".join(f" Left out: {m}." for m in missing),
         significance(small_rows), summary(small_rows, "small WikiHint"),
+        distractor_cost(hard_runs, small_rows, hard, list(wikihint.questions)),
         fmt_emvr(emvr),
         significance(hard_rows), summary(hard_rows, "inferential")])
     print(text)
