@@ -17,12 +17,17 @@ full-passage dense (bundled MiniLM, untrained), fine-tuned dense (`finetune_retr
 the same 700 train questions, the same number of examples and steps as the clue encoder),
 clue (untrained MiniLM), learned clue (`finetune_clue`), learned clue + adaptive (the
 margin and the share of queries it diversifies tuned on the dev queries and written to
-OUT/tuned.json before any test figure is computed), learned clue fused with BM25 (RRF), and,
-where this branch has them, the monotone composition and its EMVR diagnostic. p: paired
-randomisation test against fine-tuned dense, Holm-corrected over the rows (`compare`). The
+OUT/tuned.json before any test figure is computed), learned clue fused with BM25 (RRF), and
+the learned clue with `compose=monotone` alone, + adaptive and + BM25 (its centre and scale:
+the best dev MRR of `small.MONOTONE_GRID`; then its own adaptive margin; both added to
+tuned.json before its first test figure). p: paired randomisation test against fine-tuned
+dense, Holm-corrected over the rows (`compare`), every row scored on its own queries. The
 second table is WikiHint's 100 questions alone (32,500 passages): its dense runs search the
 rows of the hard index's embeddings that are WikiHint's passages (same hints, same passage
-texts), so no passage text is encoded twice.
+texts), so no passage text is encoded twice. Then: what the 98,500 more passages cost those
+100 queries (the hard runs cut to them), and the evidence-monotonicity table (EMVR with a
+bootstrap CI over questions, `inferqa.monotonicity`, on each source's test questions,
+cached in OUT/emvr.json).
 
     nice python benchmarks/inferential_hard.py --out /work/cache/inferential   # default runs/inferential-hard
 

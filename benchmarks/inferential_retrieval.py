@@ -16,7 +16,9 @@ clue + family (one passage per linked hint family in the head), adaptive (family
 diversification only where the top family's lead over the next is below a margin tuned on
 TriviaHG dev, never on the table's data), dev share (the share of TriviaHG dev queries that
 margin diversifies, applied as `diversify(..., share=)` to the table's own run: its least-led
-queries), the learned clue scorer, and learned + adaptive (margin, dev share). The margin
+queries), the learned clue scorer, learned + adaptive (margin, dev share), and the learned
+scorer with `compose=monotone` alone and + adaptive (its centre and scale: the best dev MRR
+of MONOTONE_GRID; the printed gap to the mean composition is the target's). The margin
 maximises, on TriviaHG dev, the smallest gain over dense among the four metrics (ties: the
 largest mean gain). The ahead-tuned rule (margin, and the dev share it diversifies) was set
 after WikiHint's figures were seen: its rows are shown, marked post hoc, and never picked as
@@ -25,11 +27,14 @@ randomisation test against dense per metric, Holm-corrected over the rows (`comp
 
     nice python benchmarks/inferential_retrieval.py            # → runs/inferential/
     nice python benchmarks/inferential_retrieval.py --scale 100000 400000
+    nice python benchmarks/inferential_retrieval.py --out /work/cache/inferential \
+        --dense-from /work/cache/inferential/hard-400   # dense rows cut from inferential_hard.py's index
 
 Each stage is reused when its output exists (benchmarks, indexes, the trained model, in
 --out). `--scale N ...` indexes synthetic QUIT-shaped benchmarks (`make_synthetic.py`) of
 about N passages with the chosen method and reports index seconds and peak memory against
-distinct hints. The last line is the `inferential:` summary.
+distinct hints, and the seconds to retrieve the test split's queries (1,728 at QUIT size) with
+both compositions. The last line is the `inferential:` summary.
 """
 
 from __future__ import annotations
