@@ -440,6 +440,26 @@ def scale(sizes: list[int], out: Path, model_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def note(info: dict, tuned: dict, shares: dict, tests: int) -> str:
+    """The paragraph under the tables: training, tuned margins and shares, what the columns hold."""
+    return (
+        f"Learned clue encoder: MiniLM trained on {info['questions']} TriviaHG train questions "
+        f"({info['examples']} question-hint examples, {info['steps']} steps, {info['seconds']:.0f} s). Margins tuned "
+        f"on TriviaHG dev: clue {fmt_margin(tuned['clue'])}, learned {fmt_margin(tuned['learned'])}, learned "
+        f"monotone (`compose=monotone`, centre {tuned['monotone_options']['monotone_center']} and scale "
+        f"{tuned['monotone_options']['monotone_scale']}: the best dev MRR of a 5 × 3 grid) "
+        f"{fmt_margin(tuned['monotone'])} (maximin: the largest "
+        f"smallest gain over dense), learned ahead-tuned {fmt_margin(tuned['ahead'])} (the largest mean gain with "
+        "every gain >= 0; chosen after WikiHint's figures were seen, so it is shown but never the best). "
+        f"Dev shares: the share of TriviaHG dev queries the maximin margin diversifies, clue "
+        f"{100 * shares['clue']:.0f} %, learned {100 * shares['learned']:.0f} %, learned ahead-tuned "
+        f"{100 * shares['ahead']:.0f} % (post hoc as its margin), applied to each table's own "
+        "margins (its least-led queries; ties by qid). texts encoded / index s: of the "
+        "index, as recorded when it was built on this shared 2-core machine (query encoding not counted). "
+        f"nDCG@10 = ndcg_exp@10. p: paired randomisation test vs dense, Holm-corrected over the "
+        f"{tests} rows, per metric. Best: among the rows not marked post hoc.")
+
+
 def main() -> None:
     args = parse_args()
     sys.path.insert(0, str(REPO / "src"))
@@ -479,21 +499,7 @@ def main() -> None:
         results[key] = rows
         tables.append(fmt_table(title + f", top {K}", rows))
     text = "\n\n".join(tables + [
-        f"Learned clue encoder: MiniLM trained on {info['questions']} TriviaHG train questions "
-        f"({info['examples']} question-hint examples, {info['steps']} steps, {info['seconds']:.0f} s). Margins tuned "
-        f"on TriviaHG dev: clue {fmt_margin(tuned['clue'])}, learned {fmt_margin(tuned['learned'])}, learned "
-        f"monotone (`compose=monotone`, centre {tuned['monotone_options']['monotone_center']} and scale "
-        f"{tuned['monotone_options']['monotone_scale']}: the best dev MRR of a 5 × 3 grid) "
-        f"{fmt_margin(tuned['monotone'])} (maximin: the largest "
-        f"smallest gain over dense), learned ahead-tuned {fmt_margin(tuned['ahead'])} (the largest mean gain with "
-        "every gain >= 0; chosen after WikiHint's figures were seen, so it is shown but never the best). "
-        f"Dev shares: the share of TriviaHG dev queries the maximin margin diversifies, clue "
-        f"{100 * shares['clue']:.0f} %, learned {100 * shares['learned']:.0f} %, learned ahead-tuned "
-        f"{100 * shares['ahead']:.0f} % (post hoc as its margin), applied to each table's own "
-        "margins (its least-led queries; ties by qid). texts encoded / index s: of the "
-        "index, as recorded when it was built on this shared 2-core machine (query encoding not counted). "
-        f"nDCG@10 = ndcg_exp@10. p: paired randomisation test vs dense, Holm-corrected over the "
-        f"{len(results['wikihint']) - 1} rows, per metric. Best: among the rows not marked post hoc.",
+        note(info, tuned, shares, len(results["wikihint"]) - 1),
         monotone_gap(results["test"], "held-out TriviaHG test"), monotone_gap(results["wikihint"], "WikiHint test"),
         best_p(results["test"]), summary(results["test"], "held-out TriviaHG test"),
         best_p(results["wikihint"]), summary(results["wikihint"])])
