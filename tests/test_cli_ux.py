@@ -229,8 +229,8 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
                                         "relevant only (an integer ≥ 1, default 1)."),
     (("oracle",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
                                        "largest label."),
-    (("stored-answers",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); for "
-                                               "optimal EM; inferqa protocol only."),
+    (("stored-answers",), "--min-label", None, "Lowest label counted as relevant for optimal EM; inferqa protocol "
+                                               "only (an integer ≥ 1, default 1)."),
     (("oracle",), "--seed", None, "Shuffle seed of the oracle retriever (an integer, default 0)."),
     (("read",), "--llm", None, "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, openai:MODEL@URL "
                                "or transformers:ID_OR_PATH (text, default smollm2)."),

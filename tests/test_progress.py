@@ -123,3 +123,43 @@ def test_track_in_a_log_and_the_build_command(monkeypatch, capsys, tmp_path):
     assert code in (0, None), err
     progress = [ln for ln in err.splitlines() if ln.startswith("Building passages: ")]
     assert len(progress) == 10 and progress[-1].startswith("Building passages: 100% (48/48,"), err
+
+
+# -- other libraries' bars off a terminal ------------------------------------------------------
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_other_bars_quiet_off_a_terminal_only_and_a_users_setting_kept(monkeypatch):
+    from inferqa.progress import QUIET_BARS_ENV, quiet_other_bars
+
+    for name in QUIET_BARS_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert quiet_other_bars(_Tty()) is False
+    assert not any(name in inferqa.progress.os.environ for name in QUIET_BARS_ENV)
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # the user asked for the hub's bars
+    assert quiet_other_bars(io.StringIO()) is True
+    assert inferqa.progress.os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "0"
+    assert inferqa.progress.os.environ["TQDM_DISABLE"] == "1"
+    out = io.StringIO()  # ours keep their line per 10 %
+    with counter(4, "reading", "q", True, stream=out, clock=_slow_clock()) as bar:
+        bar.update(4)
+    assert [int(m["pct"]) for m in _lines(out)] == [100]
+
+
+def test_a_model_loaded_through_the_cli_in_a_pipe_draws_no_bar(bench_factory, minilm):
+    """`index -r dense` loads the bundled MiniLM through transformers, whose "Loading weights
+    0%|...|" bar reached a piped stderr before the CLI silenced other libraries' bars."""
+    import os
+    import subprocess
+    import sys
+
+    bench = bench_factory(2)
+    env = {k: v for k, v in os.environ.items() if k not in inferqa.progress.QUIET_BARS_ENV}
+    done = subprocess.run([sys.executable, "-m", "inferqa", "index", str(bench.path), "-r", "dense"],
+                          capture_output=True, text=True, timeout=300, env={**env, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("index written: ")
+    assert "%|" not in done.stderr and "\r" not in done.stderr, done.stderr

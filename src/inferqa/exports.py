@@ -65,3 +65,28 @@ def qrels(bench, out, split) -> int:
 @plugin("export", "topics", help="qid<TAB>question per question of the split (default: every question)")
 def topics(bench, out, split) -> int:
     return write_topics(bench, split, out)
+
+
+# the stage's options that are options of a target (`inferqa plugins export NAME`), with their flags
+TARGET_FLAGS = {"run": "--run", "first_stage": "--first-stage", "with_text": "--no-text", "reranked": "--reranked",
+                "allow_partial": "--allow-partial"}
+
+
+def export_stage(settings: Any) -> int:
+    """`inferqa export` (declared in `inferqa.stages.export`): the target's options checked before
+    the output is checked or the benchmark read; returns what `export` returns."""
+    from .formats.benchmark import Benchmark
+    from .io import check_output
+
+    target = registry.get("export", settings.kind)
+    given = {name: settings[name] for name in TARGET_FLAGS
+             if settings[name] != settings.stage.default(name)}  # a flag only moves off the default
+    options = {k: str(v) if isinstance(v, os.PathLike) else v for k, v in given.items()}
+    for name in options:
+        if name not in target.options:
+            raise InputError(f"{TARGET_FLAGS[name]} does not apply to export {settings.kind}",
+                             field=TARGET_FLAGS[name][2:])
+    options.update(settings.options or {})
+    target.settings(options)
+    check_output(settings.out)
+    return export(settings.kind, Benchmark(settings.bench), settings.out, settings.split, **options)

@@ -5,6 +5,7 @@ couple of seconds (a log needs no ten lines about a 0.1 s loop)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
@@ -67,6 +68,25 @@ class LogLines:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+# What silences other libraries' bars: huggingface_hub's (transformers' "Loading weights"
+# follows it) and every tqdm bar's default (ours off a terminal are LogLines, not tqdm).
+QUIET_BARS_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
+
+
+def quiet_other_bars(stream: TextIO | None = None) -> bool:
+    """Off a terminal, silence the progress bars of the libraries we call (a bar redrawn with
+    carriage returns is garbage in a log); ours keep their lines. A variable the user set
+    stays as set. Call it before those libraries are imported (they read it then); returns
+    whether they were silenced."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    if isatty and isatty():  # not _interactive: tqdm reads TQDM_* when imported, so not before
+        return False
+    for name, value in QUIET_BARS_ENV.items():
+        os.environ.setdefault(name, value)
+    return True
 
 
 def _interactive(stream: TextIO) -> bool:

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InputError
 from ..formats.benchmark import Benchmark
 from .candidates import collect_candidates
 from ..formats.labels import Labels
@@ -38,8 +39,12 @@ def export_sheet(bench_dir: str | os.PathLike, out: str | os.PathLike, *, split:
     bench = Benchmark(bench_dir)
     state = VerificationState.from_meta(bench.meta)
     qids = bench.split_qids(split)
-    cands = collect_candidates(Labels.from_file(bench.path / "labels.jsonl"), bench.questions, state,
-                               qids=qids, min_f1=min_f1)
+    labels = Labels.from_file(bench.path / "labels.jsonl")
+    wanted = set(qids)
+    if not any(r.answers for r in labels if r.qid in wanted):  # e.g. only a release's reader answers
+        raise InputError(f"no labeller answers for split {split or 'all'!r}: label the benchmark first "
+                         "(inferqa label)", file=bench.path / "labels.jsonl", field="answers")
+    cands = collect_candidates(labels, bench.questions, state, qids=qids, min_f1=min_f1)
     order = {qid: i for i, qid in enumerate(qids)}
     chosen = sorted((c for c in cands.values() if c.exportable),
                     key=lambda c: (order[c.qid], -len(c.decides), -len(c.passages), c.key))

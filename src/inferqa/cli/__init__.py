@@ -25,7 +25,9 @@ COMMAND_MODULES = [
     "answers",
     "label",
     "annotate",
-    "interop",
+    "doctor",
+    "export",
+    "stored_answers",
     "download",
     "reproduce",
     "plugins",
@@ -47,6 +49,9 @@ def main() -> None:
     except ImportError:  # pragma: no cover - older typer on plain click
         from click import exceptions as cx
 
+    from ..progress import quiet_other_bars
+
+    quiet_other_bars()
     try:
         code = app(standalone_mode=False)
     except InputError as exc:

@@ -31,9 +31,50 @@ def _refuse_flag_values(command, ctx, args: list[str]) -> None:
                                      + (f" (or {other[0]})" if other else ""), ctx=ctx, param_hint=tok)
 
 
+def _fold_long_words() -> None:
+    """Help that wraps, never cut: in a narrow terminal rich ends a cell's word that does not
+    fit (a long flag, a default list, a path) with '…'; folded, the word goes on over the
+    next line. typer builds its help tables from `rich_utils.Table` and each help text with
+    `rich_utils._make_rich_text`."""
+    from rich.table import Table
+    from typer import rich_utils
+
+    if issubclass(rich_utils.Table, _FoldingTableMark):
+        return
+
+    class FoldingTable(Table, _FoldingTableMark):
+        def add_column(self, *args, **options):
+            options.setdefault("overflow", "fold")
+            super().add_column(*args, **options)
+
+        def add_row(self, *cells, **options):
+            super().add_row(*cells, **options)
+            for column in self.columns:
+                column.overflow = "fold"
+
+    make_text = rich_utils._make_rich_text
+
+    def folding_text(**options):  # an option's help, laid out by rich's Columns, not in the table
+        text = make_text(**options)
+        if hasattr(text, "overflow"):
+            text.overflow = "fold"
+        return text
+
+    rich_utils.Table = FoldingTable
+    rich_utils._make_rich_text = folding_text
+
+
+class _FoldingTableMark:
+    pass
+
+
 class FlagCommand(TyperCommand):
     def get_params(self, ctx):
         return _tidy_flags(super().get_params(ctx))
+
+    def format_help(self, ctx, formatter):
+        _fold_long_words()
+        return super().format_help(ctx, formatter)
 
     def parse_args(self, ctx, args):
         _refuse_flag_values(self, ctx, args)
@@ -43,6 +84,10 @@ class FlagCommand(TyperCommand):
 class FlagGroup(TyperGroup):
     def get_params(self, ctx):
         return _tidy_flags(super().get_params(ctx))
+
+    def format_help(self, ctx, formatter):
+        _fold_long_words()
+        return super().format_help(ctx, formatter)
 
 
 class InferqaTyper(typer.Typer):

@@ -1,4 +1,4 @@
-"""`inferqa download`: the QUIT release, TriviaHG or WikiHint from the hub."""
+"""`inferqa download` (declared in `inferqa.stages.download`): its printing."""
 
 from __future__ import annotations
 
@@ -6,20 +6,14 @@ from pathlib import Path
 
 import typer
 
-from .app import app
+from ..stages import Settings
+from ..stages.download import DOWNLOAD
+from .stage_command import stage_command
 
 
-@app.command("download")
-def download_cmd(
-    source: str = typer.Argument(..., help="quit (JamshidJDMY/InferentialQA) | triviahg (JamshidJDMY/TriviaHG) | "
-                                 "wikihint (JamshidJDMY/WikiHint): dataset repositories on the hub."),
-    what: str = typer.Option("dataset", "--what", help="dataset (quit: results/dataset/, the three splits) | "
-                             "results (quit: all of results/, runs and reader outputs too) | all."),
-    out: Path = typer.Option(..., "--out", "-o", help="New folder to download into; files stay as the hub "
-                             "stores them (.zsd)."),
-) -> None:
-    """Download a dataset repository; resumes an interrupted download, fails in one line offline."""
-    from ..data.download import download
+def show(result: tuple[Path, int], _s: Settings, _fmt: str | None) -> None:
+    path, files = result
+    typer.echo(f"{path}: {files:,} files")
 
-    path, n = download(source, what, out, on_start=lambda line: typer.echo(line, err=True))
-    typer.echo(f"{path}: {n:,} files")
+
+stage_command(DOWNLOAD, show)

@@ -1,22 +1,17 @@
-"""`inferqa plugins [KIND] [NAME]`: what the registry holds and which options each plugin takes."""
+"""`inferqa plugins [KIND] [NAME]` (declared in `inferqa.stages.plugins`): its printing."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
-from ..registry import KINDS
-from .app import app
+from ..stages import Settings
+from ..stages.plugins import PLUGINS
+from .stage_command import stage_command
 
 
-@app.command("plugins")
-def plugins_cmd(
-    kind: Optional[str] = typer.Argument(None, help=" | ".join(KINDS) + " (default: every kind)."),
-    name: Optional[str] = typer.Argument(None, help="One plugin: print its options with types and defaults."),
-) -> None:
-    """List the plugins of every kind, or one plugin's options (pass them as KEY=VALUE)."""
-    from .. import registry
-
-    for line in registry.describe([kind] if kind else None, name):
+def show(lines: list[str], _s: Settings, _fmt: str | None) -> None:
+    for line in lines:
         typer.echo(line)
+
+
+stage_command(PLUGINS, show)

@@ -106,3 +106,10 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
         report["titled_passages"] = titled
     report["ok"] = not any(v.count for v in checks.values())
     return report
+
+
+def doctor_stage(settings: Any) -> dict[str, Any]:
+    """`inferqa doctor` (declared in `inferqa.stages.doctor`): the report of `diagnose`."""
+    from ..formats.benchmark import Benchmark
+
+    return diagnose(settings.run, Benchmark(settings.bench), settings.split, settings.tie_length)

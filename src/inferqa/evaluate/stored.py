@@ -51,7 +51,7 @@ def stored_models(store: Store) -> list[str]:
 
 
 def check_store(store: Store, model: str, bench: "Benchmark") -> None:
-    if not store:
+    if not any(store.values()):  # no row, or rows that hold no answer
         raise InputError("no stored answers for these questions: labels.jsonl is missing or holds none (build "
                          "a QUIT release, or label with `inferqa label`)", file=bench.path)
     if model not in stored_models(store):

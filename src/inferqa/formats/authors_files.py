@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .answers import RetrieverContext, RetrieverRecord, write_retriever_records
 from .corpus import iter_corpus
@@ -69,3 +69,15 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, RetrieverContex
 
 __all__ = ["iter_retriever_records", "merge_reader_answers", "write_pyserini_collection", "write_rankify",
            "write_retriever_jsonl"]
+
+
+def import_answers_stage(settings: Any) -> dict[str, int]:
+    """`inferqa import-answers` (declared in `inferqa.stages.stored_answers`): the counts of
+    `merge_reader_answers`."""
+    from .answers import read_retriever_jsonl
+    from .benchmark import Benchmark
+    from ..io import check_output
+
+    check_output(settings.bench / "labels.jsonl")
+    bench = Benchmark(settings.bench)
+    return merge_reader_answers(bench, read_retriever_jsonl(settings.retriever_jsonl, bench, settings.split))

@@ -32,7 +32,8 @@ class Benchmark:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if not self.path.is_dir():
-            raise InputError("benchmark directory not found", file=self.path)
+            raise InputError("a file, not a benchmark directory" if self.path.is_file()
+                             else "benchmark directory not found", file=self.path)
         for name in ("questions.jsonl", "qrels.tsv"):
             if not (self.path / name).exists():
                 raise InputError(f"not a benchmark directory: {name} is missing", file=self.path)

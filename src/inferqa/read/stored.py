@@ -99,3 +99,45 @@ def paper_answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run:
         out["oracle_reranker_em"] = {f"{code}_{k}": round(ems[code][k], 4) for k in ks for code in STRATEGY_CODES}
         out["hint_contribution"]["run"] = r4(hint_contribution_run(run, bench, model, store))
     return out
+
+
+def stored_answers_stage(settings: Any) -> dict[str, Any]:
+    """`inferqa stored-answers` (declared in `inferqa.stages.stored_answers`): each model's
+    answer table, `answer_table` or, under the paper protocol, `paper_answer_table`."""
+    from ..errors import InputError
+    from ..evaluate import check_min_label
+    from ..evaluate.metrics import check_protocol
+    from ..evaluate.stored import stored_models
+    from ..formats.benchmark import Benchmark
+
+    s = settings
+    check_protocol(s.protocol)
+    paper = s.protocol == "paper"
+    min_label_given = s.min_label != s.stage.default("min_label")
+    if paper and min_label_given:
+        raise InputError("--min-label applies to the inferqa protocol (the paper's rows are labels 1 and 2, 1, 2)",
+                         field="min-label")
+    bench = Benchmark(s.bench)
+    if min_label_given:
+        check_min_label(s.min_label, bench.qrels)
+    qids = bench.split_qids(s.split)
+    ranked = _ranked_run(s, bench, paper)  # read (and its ids checked) before the stored answers
+    store = load_store(bench, qids)
+    models = s.models or stored_models(store)
+    if not models:
+        raise InputError(f"no stored answers for split {s.split!r}: labels.jsonl is missing or holds none",
+                         file=bench.path / "labels.jsonl", field="reader_answers")
+    tables = {m: paper_answer_table(bench, qids, m, ranked, s.ks, store) if paper
+              else answer_table(bench, qids, m, ranked, s.ks, store, s.min_label) for m in models}
+    return {"bench": str(s.bench), "split": s.split, "questions": len(qids), "protocol": s.protocol, "models": tables}
+
+
+def _ranked_run(settings: Any, bench: "Benchmark", paper: bool) -> "Run | None":
+    """The run of --run: as given (paper protocol) or sorted by label first (the oracle reranker)."""
+    if settings.run is None:
+        return None
+    from ..formats import open_run
+    from ..rerank.oracle import oracle_rerank
+
+    run = open_run(settings.run, bench, settings.split, allow_partial=settings.allow_partial, allow_duplicates=paper)
+    return run if paper else oracle_rerank(run, bench)

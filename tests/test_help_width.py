@@ -1,0 +1,55 @@
+"""At 80 columns every command's --help wraps and cuts nothing: no '…', and each declared
+option's help is there in full, read down its column across the wrapped lines."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from inferqa.cli import app
+
+_BOX = re.compile(r"[│╭╮╰╯─\s]")
+
+
+def _commands(cmd, path=()):
+    yield path, cmd
+    for name, sub in getattr(cmd, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+ROOT = typer.main.get_command(app)
+COMMANDS = list(_commands(ROOT))
+
+
+def _in_its_column(help_text: str, lines: list[str]) -> bool:
+    """Whether `help_text` starts at some line's column x and runs on down that column
+    (what lies left of x, a folded flag or type, is another column's)."""
+    words = help_text.split()
+    first, whole = words[0], _BOX.sub("", help_text)
+    for i, line in enumerate(lines):
+        for x in (m.start() for m in re.finditer(re.escape(first), line)):
+            column = "".join(_BOX.sub("", rest[x:]) for rest in lines[i:])
+            if column.startswith(whole):
+                return True
+    return False
+
+
+def test_the_walk_finds_every_command_and_sub_command():
+    names = {" ".join(path) for path, _ in COMMANDS}
+    assert {"", "evaluate", "doctor", "stored-answers", "diagnose monotonicity", "annotate export"} <= names
+    assert len(names) > 30
+
+
+@pytest.mark.parametrize("path, cmd", COMMANDS, ids=[" ".join(p) or "inferqa" for p, _ in COMMANDS])
+def test_help_at_80_columns_cuts_no_text(path, cmd):
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert "…" not in result.output
+    shown = [p for p in cmd.params if p.help and not getattr(p, "hidden", False)]
+    for param in shown:
+        assert _in_its_column(param.help, lines), f"{' '.join(path)} {param.opts}: {param.help!r} not in full"
