@@ -233,3 +233,66 @@ def test_a_valid_run_gives_finite_values_in_every_api(bench):
     fused = inferqa.fuse([good, good], "combsum", bench=bench.path)
     assert all(math.isfinite(s) for r in fused.values() for _, s in r)
     assert set(diversify(good, bench.path, 1)) == set(good)
+
+
+# -- a run keeps its questions, format and info through every run-to-run step (Run.derive) --------
+
+@pytest.fixture(scope="module")
+def rankify_run(bench, tmp_path_factory):
+    """A Rankify file of split test (every passage titled 'T:pid', worst first so that a step
+    reorders it), read back: format rankify, qids the split's, info with titles."""
+    import json
+
+    from inferqa.formats import open_run
+
+    qids = bench.split_qids("test")
+    records = [{"question": bench.questions[q].text,
+                "ctxs": [{"id": p, "score": float(i), "title": f"T:{p}"} for i, p in enumerate(list(bench.qrels[q])[:6])]}
+               for q in qids]
+    records = [{**r, "ctxs": sorted(r["ctxs"], key=lambda c: -c["score"])} for r in records]
+    path = tmp_path_factory.mktemp("rankify") / "run.json"
+    path.write_text(json.dumps(records))
+    run = open_run(path, bench, "test")
+    assert run.format == "rankify" and run.qids == qids and set(run.titles) == set(qids)
+    return run
+
+
+def _keeps_metadata(out: Run, run: Run) -> None:
+    assert out.format == run.format == "rankify"
+    assert out.qids == run.qids
+    assert [d["qid"] for d in out.info] == [d["qid"] for d in run.info]
+    assert all(d["question"] == bench_d["question"] for d, bench_d in zip(out.info, run.info))
+    for qid, ranked in out.items():  # each title follows its passage
+        assert out.titles[qid] == [f"T:{p}" for p, _ in ranked]
+
+
+def test_diversify_keeps_the_runs_metadata(bench, rankify_run):
+    out = diversify(rankify_run, bench, 1)  # 110_01 follows 110_10 (one hint set): moved below
+    assert any([p for p, _ in out[q]] != [p for p, _ in rankify_run[q]] for q in out)
+    _keeps_metadata(out, rankify_run)
+
+
+def test_fuse_keeps_the_first_runs_metadata(bench, rankify_run):
+    reverse = Run({q: [(p, -float(i)) for i, (p, _) in enumerate(reversed(r))] for q, r in rankify_run.items()})
+    out = inferqa.fuse([rankify_run, reverse], "rrf", weights=[1, 3], bench=bench)
+    assert out.tag == "fuse-rrf"
+    assert all([p for p, _ in out[q]] == [p for p, _ in reversed(rankify_run[q])] for q in out)
+    _keeps_metadata(out, rankify_run)
+
+
+def test_rerank_keeps_the_runs_metadata(bench, rankify_run):
+    from inferqa.rerank import rerank_run
+
+    out = rerank_run(rankify_run, bench, "oracle", depth=6)
+    for q, ranked in out.items():  # the oracle sorts by label, best first
+        labels = [bench.qrels[q].get(p, 0) for p, _ in ranked]
+        assert labels == sorted(labels, reverse=True)
+    _keeps_metadata(out, rankify_run)
+
+
+def test_top_and_only_keep_the_metadata_of_what_is_left(rankify_run):
+    first, *rest = rankify_run.qids
+    top = rankify_run.top(2)
+    _keeps_metadata(top, rankify_run)
+    only = rankify_run.only(rest)
+    assert only.qids == rest and [d["qid"] for d in only.info] == rest and only.format == "rankify"
