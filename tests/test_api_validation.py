@@ -296,3 +296,10 @@ def test_top_and_only_keep_the_metadata_of_what_is_left(rankify_run):
     _keeps_metadata(top, rankify_run)
     only = rankify_run.only(rest)
     assert only.qids == rest and [d["qid"] for d in only.info] == rest and only.format == "rankify"
+
+
+def test_fuse_and_diversify_are_top_level_names():
+    from inferqa.retrieve.fusion import fuse
+
+    assert inferqa.fuse is fuse and inferqa.diversify is diversify
+    assert {"fuse", "diversify"} <= set(dir(inferqa))
