@@ -66,6 +66,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--dense-max-length", type=int, default=256,
                     help="tokens per passage when the fine-tuned dense model encodes (the bundled MiniLM's own "
                          "limit, as for untrained dense); it trains at the clue encoder's 64, like every setting")
+    ap.add_argument("--questions", type=int, help="the first N questions of each hint file (default: all): a quick "
+                                                  "check of the pipeline, not the protocol")
+    ap.add_argument("--max-steps", type=int, help="stop the clue encoder's training after N steps (default: one "
+                                                  "epoch); fine-tuned dense takes as many")
     args = ap.parse_args()
     args.clue_dir = args.out / "models" / "clue-triviahg"
     args.dense_dir = args.out / "models" / "dense-triviahg"
@@ -77,14 +81,16 @@ def log(msg: str) -> None:
 
 
 # -- data -------------------------------------------------------------------------------------
-def benchmarks(out: Path) -> dict:
-    from inferqa.data import load_questions
-
-    trivia = small.built(load_questions(TRIVIAHG), out / "triviahg", split=(0.7, 0.1, 0.2))
-    train = small.built([trivia.questions[q] for q in trivia.split_qids("train")], out / "triviahg-train",
-                        split=(1.0, 0, 0))
-    hard = hard_benchmark(out / "hard-400", load_questions(WIKIHINT), trivia)
-    wikihint = small.built(load_questions(WIKIHINT), out / "wikihint-100")
+def benchmarks(out: Path, questions: int | None = None) -> dict:
+    """The benchmarks of the protocol; `questions`: of the first N questions of each hint file."""
+    sized = small.sized
+    wikihint_questions = small.hint_file(WIKIHINT, questions)
+    trivia = small.built(small.hint_file(TRIVIAHG, questions), out / sized("triviahg", questions),
+                         split=(0.7, 0.1, 0.2))
+    train = small.built([trivia.questions[q] for q in trivia.split_qids("train")],
+                        out / sized("triviahg-train", questions), split=(1.0, 0, 0))
+    hard = hard_benchmark(out / sized("hard-400", questions), wikihint_questions, trivia)
+    wikihint = small.built(wikihint_questions, out / sized("wikihint-100", questions))
     return {"trivia": trivia, "train": train, "hard": hard, "wikihint": wikihint}
 
 
@@ -122,7 +128,7 @@ def trained(args, train) -> tuple[dict, dict]:
 
     if not (args.clue_dir / "training.json").exists():
         log("training the clue encoder")
-        finetune_clue(train, args.clue_dir, model="minilm", options=clue_options())
+        finetune_clue(train, args.clue_dir, model="minilm", options=clue_options(max_steps=args.max_steps))
     clue = read_json(args.clue_dir / "training.json")
     if not (args.dense_dir / "training.json").exists():
         log(f"fine-tuning dense: {clue['steps']} steps like the clue encoder")
@@ -157,7 +163,7 @@ def prepare(args) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    benches = benchmarks(args.out)
+    benches = benchmarks(args.out, args.questions)
     dense_index(benches["hard"], "minilm")
     clue, dense = trained(args, benches["train"])
     dense_index(benches["hard"], str(args.dense_dir))
@@ -487,7 +493,7 @@ def finished(args) -> dict:
     """`prepare`'s result without training or encoding anything: the clue encoder must exist."""
     from inferqa.io import read_json
 
-    benches = benchmarks(args.out)
+    benches = benchmarks(args.out, args.questions)
     if not (args.clue_dir / "training.json").exists():
         sys.exit(f"{args.clue_dir} is not trained yet")
     dense = args.dense_dir / "training.json"
@@ -523,7 +529,9 @@ def main() -> None:
                for where, got in (("the hard corpus", found), ("WikiHint", small_found))
                for name in (DENSE, FT_DENSE) if name not in got]
     text = "\n\n".join([
-        fmt_table(f"Hard protocol: {len(hard.split_qids('test'))} test questions (100 WikiHint + 200 TriviaHG) "
+        fmt_table(f"Hard protocol: {len(hard.split_qids('test'))} test questions "
+                  f"({len(wikihint.questions)} WikiHint + {len(hard.split_qids('test')) - len(wikihint.questions)} "
+                  "TriviaHG) "
                   f"against {len(hard.questions)} questions' {len(hard.questions) * 325:,} passages, top {K}",
                   hard_rows),
         fmt_table(f"Small corpus: WikiHint test, {len(wikihint.questions)} questions × 325 passages, top {K}",

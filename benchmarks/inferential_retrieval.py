@@ -85,6 +85,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--dense-from", type=Path, help="a benchmark holding every evaluated question's passages with "
                     "a finished dense minilm index (inferential_hard.py's hard-400): dense indexes are cut from its "
                     "embeddings instead of encoded again (index seconds pro rata)")
+    ap.add_argument("--questions", type=int, help="the first N questions of each hint file (default: all): a quick "
+                                                  "check of the pipeline, not the protocol")
+    ap.add_argument("--max-steps", type=int, help="stop training after N steps (default: one epoch)")
     args = ap.parse_args()
     args.model_dir = args.model_dir or args.out / "models" / "clue-triviahg"
     return args
@@ -101,21 +104,32 @@ def built(questions, out: Path, **options):
     return Benchmark(out)
 
 
-def benchmarks(args) -> dict:
+def hint_file(path: Path, questions: int | None = None) -> list:
+    """The questions of a hint file (the first `questions`, where given)."""
     from inferqa.data import load_questions
 
-    for source in (WIKIHINT, TRIVIAHG):
-        if not source.exists():
-            sys.exit(f"{source} is absent (set INFERQA_SHARED to the folder holding data/)")
-    out = args.out
-    trivia = built(load_questions(TRIVIAHG), out / "triviahg", split=(0.7, 0.1, 0.2))
+    if not path.exists():
+        sys.exit(f"{path} is absent (set INFERQA_SHARED to the folder holding data/)")
+    return load_questions(path)[:questions]
+
+
+def sized(name: str, questions: int | None) -> str:
+    """A benchmark folder's name; with `--questions N` its own, so no cut reuses the full one's."""
+    return name if questions is None else f"{name}-first{questions}"
+
+
+def benchmarks(args) -> dict:
+    out, n_first = args.out, args.questions
+    wikihint = hint_file(WIKIHINT, n_first)
+    trivia = built(hint_file(TRIVIAHG, n_first), out / sized("triviahg", n_first), split=(0.7, 0.1, 0.2))
 
     def part(split: str, n: int | None, name: str):
         qids = trivia.split_qids(split)[:n]
-        return built([trivia.questions[q] for q in qids], out / name, split=(0.0, 0.0, 1.0) if n else (1.0, 0, 0))
+        return built([trivia.questions[q] for q in qids], out / sized(name, n_first),
+                     split=(0.0, 0.0, 1.0) if n else (1.0, 0, 0))
 
     n = args.eval_questions
-    return {"wikihint": built(load_questions(WIKIHINT), out / "wikihint-100"),
+    return {"wikihint": built(wikihint, out / sized("wikihint-100", n_first)),
             "train": part("train", None, "triviahg-train"),
             "dev": part("dev", n, f"triviahg-dev-{n}"), "test": part("test", n, f"triviahg-test-{n}")}
 
@@ -127,7 +141,7 @@ def learned_model(args, train) -> dict:
     if not (args.model_dir / "training.json").exists():
         opts = FinetuneOptions(split="train", positives=args.positives, negatives=args.negatives,
                                negatives_from=args.negatives_from, epochs=args.epochs, batch_size=args.batch_size,
-                               lr=args.lr, max_length=args.max_length, seed=args.seed)
+                               lr=args.lr, max_length=args.max_length, max_steps=args.max_steps, seed=args.seed)
         print(f"training the clue encoder on {len(train.questions)} TriviaHG train questions", flush=True)
         finetune_clue(train, args.model_dir, model="minilm", options=opts)
     return read_json(args.model_dir / "training.json")
@@ -494,7 +508,7 @@ def main() -> None:
     results, tables = {}, []
     for key, title in (("test", f"TriviaHG validation, {len(benches['test'].questions)} held-out test questions "
                                 "(never seen in training or tuning)"),
-                       ("wikihint", "WikiHint test, 100 questions × 325 passages")):
+                       ("wikihint", f"WikiHint test, {len(benches['wikihint'].questions)} questions × 325 passages")):
         rows, _ = table_rows(benches[key], args.model_dir, args.compose, tuned, shares)
         results[key] = rows
         tables.append(fmt_table(title + f", top {K}", rows))

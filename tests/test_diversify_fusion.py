@@ -70,20 +70,20 @@ def test_linked_groups_join_passages_through_shared_hint_text(families):
     ranked = [(pid("q1", 0), 5.0), (pid("q2", 1), 4.0), (pid("q1", 1, 2), 3.0), (pid("q3", 0), 2.0),
               (pid("q3", 1, 2), 1.0)]
     # q2 reaches q1 through 'It is red.' (a passage of q1 holds it with q1's other hints)
-    out = diversify(Run({"x": ranked}), families, 1, by="linked")["x"]
+    out = diversify(Run({"q1": ranked}), families, 1, by="linked")["q1"]
     assert [p for p, _ in out] == [pid("q1", 0), pid("q3", 0), pid("q2", 1), pid("q1", 1, 2), pid("q3", 1, 2)]
     assert [s for _, s in out] == [5.0, 2.0, 2.0, 2.0, 1.0]
-    assert diversify(Run({"x": ranked}), families, 2, by="linked")["x"] == [
+    assert diversify(Run({"q1": ranked}), families, 2, by="linked")["q1"] == [
         (pid("q1", 0), 5.0), (pid("q2", 1), 4.0), (pid("q3", 0), 2.0), (pid("q3", 1, 2), 1.0), (pid("q1", 1, 2), 1.0)]
     # by set, the five are five groups: nothing moves
-    assert diversify(Run({"x": ranked}), families, 1)["x"] == ranked
+    assert diversify(Run({"q1": ranked}), families, 1)["q1"] == ranked
 
 
 def test_a_dropped_hint_links_nothing(families):
     ranked = [(pid("q1", 0), 3.0), (pid("q4", 0), 2.0), (pid("q3", 0), 1.0)]
-    assert diversify(Run({"x": ranked}), families, 1, by="linked")["x"] == ranked
+    assert diversify(Run({"q1": ranked}), families, 1, by="linked")["q1"] == ranked
     with pytest.raises(InputError, match="unknown hint-group 'question'"):
-        diversify(Run({"x": ranked}), families, 1, by="question")
+        diversify(Run({"q1": ranked}), families, 1, by="question")
 
 
 def test_diversified_run_saves_and_loads(bench, tmp_path):
@@ -92,7 +92,7 @@ def test_diversified_run_saves_and_loads(bench, tmp_path):
     assert [p for p, _ in Run.from_file(tmp_path / "d.trec")["q1"]] == [pid("q1", 0, 1), pid("q1", 2), pid("q1", 1, 0)]
     with pytest.raises(InputError, match="positive"):
         diversify(Run({"q1": ranked}), bench, 0)
-    with pytest.raises(InputError, match="not in the benchmark"):
+    with pytest.raises(InputError, match="unknown passage id .q9_100_0. \\(not in the corpus"):
         diversify(Run({"q1": [("q9_100_0", 1.0)]}), bench, 1)
 
 

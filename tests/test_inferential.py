@@ -39,13 +39,13 @@ def test_margins_by_hand(families):
     assert group_margin(QA[:3], key) == float("inf")  # one family only
 
 
-@pytest.mark.parametrize("margin, diversified", [(None, {"qa", "qb"}), (4.0, {"qa", "qb"}), (1.0, {"qb"}),
+@pytest.mark.parametrize("margin, diversified", [(None, {"q1", "q2"}), (4.0, {"q1", "q2"}), (1.0, {"q2"}),
                                                  (0.5, set()), (0.0, set())])
 def test_gate_diversifies_only_queries_below_the_margin(families, margin, diversified):
-    run = Run({"qa": QA, "qb": QB})
+    run = Run({"q1": QA, "q2": QB})
     out = diversify(run, families, 1, by="linked", margin=margin)
-    full = {"qa": [pid("q1", 0), pid("q3", 0), pid("q2", 1), pid("q1", 1, 2)],
-            "qb": [pid("q3", 0), pid("q1", 0), pid("q3", 1, 2), pid("q2", 1)]}
+    full = {"q1": [pid("q1", 0), pid("q3", 0), pid("q2", 1), pid("q1", 1, 2)],
+            "q2": [pid("q3", 0), pid("q1", 0), pid("q3", 1, 2), pid("q2", 1)]}
     for qid, ranked in run.items():
         expect = full[qid] if qid in diversified else [p for p, _ in ranked]
         assert [p for p, _ in out[qid]] == expect
@@ -54,5 +54,5 @@ def test_gate_diversifies_only_queries_below_the_margin(families, margin, divers
 @pytest.mark.parametrize("bad", [-0.1, "x"])
 def test_margin_out_of_range_is_one_line(families, bad):
     with pytest.raises(InputError) as exc:
-        diversify(Run({"qa": QA}), families, 1, by="linked", margin=bad)
+        diversify(Run({"q1": QA}), families, 1, by="linked", margin=bad)
     assert "diversify_margin" in str(exc.value) and "\n" not in str(exc.value)

@@ -9,6 +9,10 @@ The stages, each taking paths or objects (docs/getting-started.md#the-same-in-py
     run = bm25.retrieve("bench", split="test", depth=100)
     inferqa.evaluate(run, "bench", ["nDCG@10", "RR"])
     inferqa.compare([run, "other.trec"], "bench", split="test")
+    inferqa.fuse([run, "other.trec"], "rrf", bench="bench")   # also inferqa.diversify(run, "bench", 1)
+
+Each checks what it is given as the command line checks a file (`formats.as_run`): a
+malformed object, a NaN score or an id the benchmark lacks is an `InputError`.
 
 `rerank`, `read` and `evaluate` are the stage packages themselves, callable as their
 stage's function (`inferqa.rerank.rerank_run`, `inferqa.read.read_with_llm`,
@@ -33,6 +37,7 @@ _EXPORTS = {
     "evaluate": ("inferqa.evaluate", None),
     "compare": ("inferqa.evaluate", "compare"),
     "fuse": ("inferqa.retrieve.fusion", "fuse"),
+    "diversify": ("inferqa.retrieve.diversify", "diversify"),
     "Run": ("inferqa.formats", "Run"),
     "Qrels": ("inferqa.formats", "Qrels"),
     "load_llm": ("inferqa.llm", "load_llm"),

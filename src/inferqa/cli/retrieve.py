@@ -189,6 +189,6 @@ def fuse_cmd(
     loaded = [as_run(r, bench, split, allow_partial=allow_partial) for r in runs]
     if not allow_partial:
         check_same_questions(loaded, runs)
-    fused = fuse(loaded, method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth)
+    fused = fuse(loaded, method, weights=ws, rrf_k=rrf_k, norm=norm, k=depth, allow_partial=allow_partial)
     fused.to_file(out)
     typer.echo(f"{len(runs)} runs fused ({method}): {len(fused)} questions → {out}")

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..defaults import MIN_LABEL
 from ..errors import InputError
-from ..formats.coerce import as_qrels
+from ..formats.coerce import as_qrels, as_run_list
 from ..stages import Settings
 from ..stages.evaluate import COMPARE, COMPARE_METRICS
 from ..tabular import TextTable, markdown
@@ -127,7 +127,7 @@ def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Any = 
     `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs); every run is read
     as `evaluate` reads it (`scored_run`: `min_label`, `protocol`, `allow_partial`) and scored
     on the questions `evaluate` scores (`questions`)."""
-    return COMPARE.run(runs=runs if isinstance(runs, Mapping) else list(runs), bench=qrels, metrics=metrics,
+    return COMPARE.run(runs=runs if isinstance(runs, Mapping) else as_run_list(runs), bench=qrels, metrics=metrics,
                        split=split, test=test, correction=correction, min_label=min_label, protocol=protocol,
                        allow_partial=allow_partial, resamples=resamples, seed=seed, confidence=confidence,
                        questions=questions)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .answers import (Answers, ReaderRecord, RetrieverContext, RetrieverRecord, iter_answer_rows, read_retriever_jsonl,
                       read_retriever_records, write_retriever_records)
 from .benchmark import Benchmark, check_run_ids
-from .coerce import as_benchmark, as_qrels, as_run, open_run
+from .coerce import as_benchmark, as_qrels, as_run, as_run_list, open_run
 from .corpus import corpus_ids, iter_corpus, write_corpus
 from .findings import Findings
 from .labels import LabelRow, Labels, read_baseline_labels, resolve_copies, stored_answers
@@ -27,7 +27,7 @@ from .trec import write_trec
 
 __all__ = ["Answers", "Benchmark", "Findings", "LabelRow", "Labels", "OPTIMAL", "Qrels", "RANKED_KEYS", "RANKIFY",
            "ReaderRecord", "RetrieverContext", "RetrieverRecord", "Run", "RunFormat", "TREC", "Titles",
-           "as_benchmark", "as_qrels", "as_run", "check_run_ids", "check_same_questions", "corpus_ids",
+           "as_benchmark", "as_qrels", "as_run", "as_run_list", "check_run_ids", "check_same_questions", "corpus_ids",
            "iter_answer_rows", "iter_corpus", "open_run", "optimal", "oracle_retriever", "read_baseline_labels",
            "read_retriever_jsonl", "read_retriever_records", "resolve_copies", "sniff", "stored_answers",
            "write_corpus", "write_rankify", "write_retriever_records", "write_trec"]

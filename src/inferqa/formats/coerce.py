@@ -133,21 +133,29 @@ def _number(qid: Any, score: Any) -> float:
     problem = score_problem(score)
     if problem:
         shown = "" if problem != "is not a number" else f" {score!r}"
-        raise InputError(f"question {qid!r}: score{shown} {problem}", record=str(qid), field="score")
+        raise InputError(f"score{shown} {problem}", record=str(qid), field="score")  # a run file's words
     return float(score)
 
 
-def _ranked(qid: Any, ranking: Any) -> list[tuple[str, float]]:
+def _ranked(qid: Any, ranking: Any, allow_duplicates: bool = False) -> list[tuple[str, float]]:
     if isinstance(ranking, Mapping):  # {pid: score}: best first, ties by passage id
         return sorted(((str(p), _number(qid, s)) for p, s in ranking.items()), key=lambda ps: (-ps[1], ps[0]))
     if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable) or any(
             isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 2 for e in ranking):
         raise InputError(f"question {qid!r}: a ranking must be {{pid: score}} or [(pid, score), ...]",
                          record=str(qid), field="run")
-    return [(str(p), _number(qid, s)) for p, s in ranking]
+    out = [(str(p), _number(qid, s)) for p, s in ranking]
+    if not allow_duplicates:
+        seen: set[str] = set()
+        for rank, (pid, _) in enumerate(out, 1):
+            if pid in seen:  # a run file's words (`formats.trec`)
+                raise InputError(f"duplicate passage {pid} for question {qid}", record=f"{qid} rank {rank}",
+                                 field="pid")
+            seen.add(pid)
+    return out
 
 
-def _checked_run(run: Any) -> Run:
+def _checked_run(run: Any, allow_duplicates: bool = False) -> Run:
     """A Run from an object (checked as `_ranked` checks each ranking; a Run is kept when it passes)."""
     if _of_library(run, "ranx", "Run"):
         run = run.to_dict()
@@ -155,12 +163,24 @@ def _checked_run(run: Any) -> Run:
         run = _from_frame(run)
     if not isinstance(run, Mapping):
         raise _type_error("run", run, RUN_FORMS)
-    rankings = {str(q): _ranked(q, r) for q, r in run.items()}
+    if not run:
+        raise InputError("run is empty: it ranks no question", field="run")
+    rankings = {str(q): _ranked(q, r, allow_duplicates) for q, r in run.items()}
     if isinstance(run, Run):
         if all(rankings[q] == r for q, r in run.items()):
             return run
-        return run._like(rankings)
+        return run.derive(rankings)
     return Run(rankings)
+
+
+def as_run_list(runs: Any, argument: str = "runs") -> list[Any]:
+    """The runs a stage takes several of, as a list: any iterable of what `as_run` takes; one
+    run alone (a path, a mapping, a frame) is an error, not a list of its keys or letters."""
+    one = (isinstance(runs, (*PATH_TYPES, bytes, Mapping)) or _of_library(runs, "pandas", "DataFrame")
+           or _of_library(runs, "ranx", "Run"))
+    if one or not isinstance(runs, Iterable):
+        raise _type_error(argument, runs, "a list of runs")
+    return list(runs)
 
 
 def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = None, *,
@@ -171,7 +191,7 @@ def as_run(run: RunLike, bench: BenchLike | None = None, split: str | None = Non
     if isinstance(run, PATH_TYPES):
         return open_run(run, b, split, min_label=min_label, allow_partial=allow_partial,
                         allow_duplicates=allow_duplicates)
-    run = _checked_run(run)
+    run = _checked_run(run, allow_duplicates)
     if b is None:
         return run
     if getattr(run, "checked_against", None) != b.path:
@@ -188,8 +208,7 @@ def _labels(qid: Any, labels: Any) -> dict[str, int]:
     for pid, label in labels.items():
         whole = isinstance(label, (int, float)) and not isinstance(label, bool) and float(label).is_integer()
         if not whole:
-            raise InputError(f"question {qid!r}, passage {pid!r}: label {label!r} is not a whole number",
-                             record=str(qid), field="label")
+            raise InputError(f"label {label!r} is not an integer", record=f"{qid} {pid}", field="label")
         out[str(pid)] = int(label)
     return out
 

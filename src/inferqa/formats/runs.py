@@ -103,10 +103,22 @@ class Run(dict):
         """Whether the file was a reranker's output (Rankify `reranked_ctxs`)."""
         return any(d.get("key") == "reranked_ctxs" for d in self.info)
 
-    def _like(self, rankings: dict) -> "Run":
-        out = Run(rankings, tag=self.tag)
-        out.format, out.info, out.findings = self.format, self.info, self.findings
-        out.checked_against = self.checked_against
+    def derive(self, rankings: dict, tag: str | None = None) -> "Run":
+        """A new run of `rankings` (qid -> [(pid, score), ...]) that keeps this one's metadata:
+        its tag (unless `tag` is given), `format`, `findings`, `qids` (those still ranked) and
+        per question `info`, whose per-passage lists (`PASSAGE_INFO`: titles, texts) follow
+        each passage to its new place. The way every run-to-run step (top, only, diversify,
+        fuse, rerank) builds its output, so nothing read with a run is lost on the way."""
+        out = Run(rankings, tag=self.tag if tag is None else tag)
+        out.format, out.findings = self.format, self.findings
+        out.info = [_realigned(d, self.get(d.get("qid"), []), out.get(d.get("qid"), [])) for d in self.info
+                    if d.get("qid") in out]
+        if self._qids is not None:
+            out.qids = [q for q in self._qids if q in out]
+        if self.checked_against is not None:
+            seen = {p for ranked in self.values() for p, _ in ranked}
+            if all(p in seen for ranked in out.values() for p, _ in ranked):
+                out.checked_against = self.checked_against  # no passage the check has not seen
         return out
 
     def to_ranx(self) -> Any:
@@ -124,17 +136,34 @@ class Run(dict):
     to_pyterrier = to_dataframe
 
     def top(self, k: int) -> "Run":
-        return self._like({qid: ranked[:k] for qid, ranked in self.items()})
+        return self.derive({qid: ranked[:k] for qid, ranked in self.items()})
 
     def only(self, qids: Iterable[str], fill: bool = False) -> "Run":
         """The rankings of `qids`, in that order; with `fill`, a question the run lacks gets an
         empty ranking, else it is left out."""
-        return self._like({q: self.get(q, []) for q in qids if fill or q in self})
+        return self.derive({q: self.get(q, []) for q in qids if fill or q in self})
 
     def iter_lines(self) -> Iterator[tuple[str, str, int, float]]:
         for qid, ranked in self.items():
             for rank, (pid, score) in enumerate(ranked, 1):
                 yield qid, pid, rank, score
+
+
+PASSAGE_INFO = ("titles", "texts")  # info lists holding one value per passage of the question's ranking
+
+
+def _realigned(info: dict[str, Any], before: list, after: list) -> dict[str, Any]:
+    """A question's `info` with its `PASSAGE_INFO` lists reordered from ranking `before` to
+    `after` (None for a passage `before` lacks)."""
+    out = dict(info)
+    for key in PASSAGE_INFO:
+        values = info.get(key)
+        if isinstance(values, list) and len(values) == len(before) and before != after:
+            by_pid: dict[str, Any] = {}
+            for (pid, _), value in zip(before, values):
+                by_pid.setdefault(pid, value)
+            out[key] = [by_pid.get(pid) for pid, _ in after]
+    return out
 
 
 class RunFormat:

@@ -78,7 +78,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     finally:
         if saved:
             saved.close()
-    return Run({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
+    return run.derive({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
 def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.PathLike, depth: int):

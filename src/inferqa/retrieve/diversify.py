@@ -25,11 +25,12 @@ a share chosen on dev transfers as a share). The two exclude each other.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from ..errors import InputError
 from ..hints import check_grouping, hint_group_key
-from ..formats import Run, as_run
+from ..formats import Run, as_benchmark, as_run
 from ..stages.diversify import GROUPING, MARGIN, OPTIONS, PER_GROUP, SHARE
 
 if TYPE_CHECKING:
@@ -107,17 +108,18 @@ def group_margin(ranked: list[tuple[str, float]], group: Callable[[str], Hashabl
     return float("inf")
 
 
-def diversify(run: Any, bench: "Benchmark", per_group: int, by: str = GROUPING.default,
+def diversify(run: Any, bench: "Benchmark | str | os.PathLike", per_group: int, by: str = GROUPING.default,
               margin: float | None = None, share: float | None = None) -> Run:
-    """`run` (anything `as_run` takes) with at most `per_group` passages of each hint-group ahead
+    """`run` (anything `as_run` takes, checked against `bench`, a `Benchmark` or its directory) with at most `per_group` passages of each hint-group ahead
     of the rest; with `margin`, only the queries whose top group leads the next by less than `margin`;
     with `share`, only the `share_count(share, n)` queries whose top group leads by least (ties by qid)."""
     per_group, by, margin, share = check_diversify(per_group, by, margin, share)
-    run = as_run(run)
+    bench = as_benchmark(bench)
+    run = as_run(run, bench)  # ids checked as a run file's are (`Benchmark.check`)
     key = hint_group_key(bench, by)
     chosen = gated(query_margins(run, bench, by), margin, share)
-    return Run({qid: diversify_ranking(ranked, per_group, key) if qid in chosen else ranked
-                for qid, ranked in run.items()}, tag=run.tag)
+    return run.derive({qid: diversify_ranking(ranked, per_group, key) if qid in chosen else ranked
+                       for qid, ranked in run.items()})
 
 
 def query_margins(run: Run, bench: "Benchmark", by: str = GROUPING.default) -> dict[str, float]:

@@ -26,13 +26,14 @@ the runs given, then passage id.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import registry
 from ..errors import InputError
-from ..formats import Run, as_run
+from ..formats import Run, as_benchmark, as_run, as_run_list, check_same_questions
 from ..registry import Option, plugin
 
 NORMS = ("minmax", "max", "sum", "zscore", "rank", "none")
@@ -160,22 +161,41 @@ def fusion_method(method: str, weights: Sequence[Any] | None = None, **options: 
 
 
 def fuse(runs: Sequence[Any], method: str = "rrf", *, weights: Sequence[float] | None = None,
-         depth: int | None = None, k: int | None = None, **options: Any) -> Run:
+         depth: int | None = None, k: int | None = None, bench: Any = None, split: str | None = None,
+         allow_partial: bool = False, **options: Any) -> Run:
     """Fuse `runs` (each cut to its top `depth` when given) into one run of up to `k` per question.
-    `options` are the method's (rrf: rrf_k; combsum, combmnz, combmax, weighted: norm)."""
+    `options` are the method's (rrf: rrf_k; combsum, combmnz, combmax, weighted: norm). The
+    runs are read and checked as `inferqa fuse` reads them: anything `as_run` takes, with
+    `bench` their ids checked against it and `split` cutting them to its questions; runs
+    over different questions are refused unless `allow_partial`. The fused run keeps the
+    first run's metadata (`Run.derive`), with the questions of all."""
     score = fusion_method(method, weights, **options)
-    if len(runs) < 2:
+    given = as_run_list(runs)
+    if len(given) < 2:
         raise InputError("fusion needs at least two runs", field="runs")
-    weights = check_weights(weights, len(runs))
-    runs = [as_run(r) for r in runs]
-    out = Run(tag=f"fuse-{method}")
-    for qid in dict.fromkeys(q for r in runs for q in r):
-        rankings = [run.get(qid, [])[:depth] if depth else run.get(qid, []) for run in runs]
-        best: dict[str, tuple[int, int]] = {}
-        for r_i, ranked in enumerate(rankings):
-            for rank, (pid, _) in enumerate(ranked, 1):
-                best[pid] = min(best.get(pid, (rank, r_i)), (rank, r_i))
-        fused = score(rankings, weights)
-        order = sorted(fused, key=lambda p: (-fused[p], best[p], p))
-        out[qid] = [(p, fused[p]) for p in (order[:k] if k else order)]
+    weights = check_weights(weights, len(given))
+    if split is not None and bench is None:
+        raise InputError("split needs a benchmark (--bench DIR): its splits name the questions", field="split")
+    b = None if bench is None else as_benchmark(bench)
+    loaded = [as_run(r, b, split, allow_partial=allow_partial) for r in given]
+    if not allow_partial:
+        check_same_questions(loaded, [r if isinstance(r, (str, os.PathLike)) else f"run {i + 1}"
+                                      for i, r in enumerate(given)])
+    fused = {}
+    for qid in dict.fromkeys(q for r in loaded for q in r):
+        fused[qid] = _fused_question([run.get(qid, [])[:depth] if depth else run.get(qid, []) for run in loaded],
+                                     score, weights, k)
+    out = loaded[0].derive(fused, tag=f"fuse-{method}")
+    out.qids = dict.fromkeys(q for r in loaded for q in r.qids)
     return out
+
+
+def _fused_question(rankings: list[Ranking], score: Any, weights: list[float], k: int | None) -> list[tuple[str, float]]:
+    """One question's fused ranking, ties broken as the module's docstring says."""
+    best: dict[str, tuple[int, int]] = {}
+    for r_i, ranked in enumerate(rankings):
+        for rank, (pid, _) in enumerate(ranked, 1):
+            best[pid] = min(best.get(pid, (rank, r_i)), (rank, r_i))
+    fused = score(rankings, weights)
+    order = sorted(fused, key=lambda p: (-fused[p], best[p], p))
+    return [(p, fused[p]) for p in (order[:k] if k else order)]
