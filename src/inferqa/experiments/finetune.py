@@ -294,17 +294,21 @@ def _steps(n_batches: int, opts: FinetuneOptions) -> int:
     return min(total, opts.max_steps) if opts.max_steps else total
 
 
-def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, resolve=None,
+def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, start: str, resolve=None,
            examples: Callable = build_examples, least: int = 1) -> tuple[Benchmark, str, list[Example], random.Random]:
-    """What every trainer does first, in this order: the benchmark, the starting weights
-    (a missing model folder fails before negatives are mined), the seeds, the examples
-    (`examples(bench, options, least)`; `least`: the fewest questions it can learn from)."""
-    from ..models import resolve_embedding_model
+    """What every trainer does first, before the model libraries are imported, in this order:
+    the starting weights' kind (`start`, as `models.check_model_kind` takes it: a file, an
+    empty folder or another kind of model fails here), the benchmark, the starting weights
+    resolved, the examples (`examples(bench, options, least)`; `least`: the fewest
+    questions it can learn from), the seeds."""
+    from ..models import check_model_kind, resolve_embedding_model
 
+    check_model_kind(model, start)
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
     weights = (resolve or resolve_embedding_model)(model)
-    _seed_everything(options.seed)
-    return bench, weights, examples(bench, options, least), random.Random(options.seed)
+    found = examples(bench, options, least)
+    _seed_everything(options.seed)  # imports torch: after the checks above
+    return bench, weights, found, random.Random(options.seed)
 
 
 def _in_batch_steps(examples: list[Example], opts: FinetuneOptions) -> int:
@@ -342,7 +346,7 @@ def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | 
     """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
     from ..models import load_sentence_transformer
 
-    bench, weights, examples, rng = _setup(bench, model, options, examples=examples_of, least=2)
+    bench, weights, examples, rng = _setup(bench, model, options, "bi-encoder", examples=examples_of, least=2)
     st = load_sentence_transformer(weights, device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
@@ -365,11 +369,11 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
                       options: FinetuneOptions | None = None, device: str | None = None, **settings: object) -> Path:
     """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
     options = _options(options, settings)
+    bench, weights, examples, rng = _setup(bench, model, options, "encoder")
     import torch
     from sentence_transformers import CrossEncoder
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    bench, weights, examples, rng = _setup(bench, model, options)
     pairs = [(e.query, e.positive, 1.0) for e in examples]
     pairs += [(e.query, e.negative, 0.0) for e in examples if e.negative]
     if all(lab == 1.0 for *_, lab in pairs):
@@ -394,14 +398,13 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
     """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
     projection to `dim`, or further from a ColBERT folder; MaxSim scores, in-batch + hard negatives."""
     options = _options(options, settings)
-    import shutil
-
-    from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
-
     from ..retrieve.colbert_model import (init_colbert, is_colbert_folder, load_colbert, resolve_colbert_start,
                                           write_colbert)
 
-    bench, start, examples, rng = _setup(bench, model, options, resolve_colbert_start, least=2)
+    bench, start, examples, rng = _setup(bench, model, options, "colbert", resolve_colbert_start, least=2)
+    import shutil
+
+    from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
 
     def make(tmp: Path):  # a new projection is initialised in the output folder, then removed
         begin = start if is_colbert_folder(start) else \
