@@ -65,6 +65,7 @@ def rerank_cmd(
     from ..formats import open_run
     from ..io import check_output
     from ..rerank import rerank_run
+    from ..rerank.run import RerankCounts
     from ..retrieve.diversify import check_diversify, diversify as diversify_run
     from ..scale import Executor
 
@@ -84,8 +85,9 @@ def rerank_cmd(
     run = open_run(run_file, benchmark, split, allow_partial=allow_partial)
     ckpt = checkpoint_path(out)
     t0 = time.perf_counter()
+    counts = RerankCounts()
     reranked = rerank_run(run, benchmark, reranker, options=extra, depth=depth, qids=run.qids, checkpoint=ckpt,
-                          progress=True, executor=executor)
+                          progress=True, executor=executor, counts=counts)
     seconds = time.perf_counter() - t0
     if per_group is not None:
         reranked = diversify_run(reranked, benchmark, per_group, grouping, margin, share)
@@ -93,4 +95,15 @@ def rerank_cmd(
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)
     Console().print(f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {reranker} "
-                    f"in {seconds:.1f} s ({scored / max(seconds, 1e-9):.1f} passages/s)")
+                    f"in {seconds:.1f} s")
+    typer.echo(calls_line(counts, seconds))
+
+
+def calls_line(counts, seconds: float) -> str:
+    """Where the scores came from: model calls computed (their rate: computed calls only) and
+    answered by the LLM call cache, questions taken whole from the checkpoint."""
+    computed, cached = counts.model_calls()
+    source = f", {cached:,} from the LLM cache" if counts.computed is not None else " (no call cache)"
+    rate = f", {computed / max(seconds, 1e-9):.1f} computed calls/s" if computed else ", none computed: no rate"
+    resumed = f"; {counts.resumed:,} questions from the checkpoint" if counts.resumed else ""
+    return f"model calls: {computed:,} computed{source}{rate}{resumed}"

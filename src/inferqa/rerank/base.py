@@ -35,6 +35,11 @@ class Reranker(ABC):
         """What identifies this reranker's output (written into checkpoints)."""
         return {"reranker": self.name}
 
+    def call_stats(self) -> Any:
+        """The hits and misses of this reranker's model-call cache (`llm.cache.CacheStats`), None
+        for a reranker that has none."""
+        return None
+
     def load(self) -> None:
         """Load the model now rather than on first use: `rerank_run` calls it once per worker,
         before any progress is shown, so a model that cannot load fails first."""
