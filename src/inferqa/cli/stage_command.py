@@ -31,8 +31,9 @@ Show = Callable[[Any, Settings, Optional[str]], None]
 
 
 def _param(opt: Option) -> inspect.Parameter:
-    text = opt.help if opt.positional else option_help(opt)  # an argument: no flag to repeat, no default
-    text = text[0].upper() + text[1:] + "."
+    # an argument: no flag to repeat, no default; a --no-X flag: its default is not to be given
+    text = opt.help if opt.positional or opt.cli_flags[0].startswith("--no-") else option_help(opt)
+    text = (text if re.match(r"\w+_\w+", text) else text[0].upper() + text[1:]) + "."  # union_freq keeps its case
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)

@@ -29,39 +29,26 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from dataclasses import asdict, dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..formats.benchmark import Benchmark
 from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
-from ..defaults import MIN_LABEL
 from ..io import atomic_dir, write_json
 from ..models import TRAINING_INFO
-from ..registry import Option, plugin
+from ..registry import plugin
+from ..stages import Settings
+from ..stages.finetune import FINETUNER_OPTIONS
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = TRAINING_INFO
 
 
-# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`):
-# FinetuneOptions' fields and defaults and the `inferqa finetune` flags come from the declarations.
-OPTIONS = (
-    Option("split", str, "train", "split to train on"),
-    Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),
-    Option("negatives", int, 10, "hard negatives per question (0: in-batch negatives only)", min=0),
-    Option("negatives_from", str, "bm25", "negatives from bm25, dense, clue, random or a TREC run file"),
-    replace(MIN_LABEL, help="lowest label counted as positive (2: answerable only)"),
-    Option("epochs", int, 1, "passes over the examples", min=1),
-    Option("batch_size", int, 32, "examples per step (in-batch negatives need two)", min=2),
-    Option("lr", float, 2e-5, "learning rate", min=0, min_open=True),
-    Option("warmup_ratio", float, 0.1, "share of the steps the learning rate warms up over", min=0, max=1),
-    Option("max_length", int, 128, "tokens kept per text", min=1),
-    Option("max_questions", int, None, "use the first N questions", min=1),
-    Option("max_steps", int, None, "stop after N optimiser steps", min=1),
-    Option("seed", int, 13, "seed of sampling, shuffling and initialisation"),
-)
+# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`),
+# declared once with the finetune stage: FinetuneOptions' fields and defaults come from them.
+OPTIONS = FINETUNER_OPTIONS
 
 # One field per declared option, with its default: the dataclass is made from OPTIONS, not written beside it.
 FinetuneOptions = make_dataclass(
@@ -462,3 +449,18 @@ def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: Fin
         "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
         "seconds": round(seconds, 2),
     })
+
+
+def finetune_stage(s: Settings) -> Path:
+    """The entry point of `FINETUNE` (`inferqa finetune`): the output checked, then the kind's
+    fine-tuner with the settings' options (it checks the model and the benchmark before any
+    model library is imported)."""
+    from .. import registry
+    from ..io import check_output
+
+    check_output(s.out, kind="dir")
+    if s.kind not in registry.available("fine-tuner"):
+        raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not "
+                         f"{s.kind!r} (`inferqa plugins fine-tuner`)", field="kind")
+    trainer = registry.create("fine-tuner", s.kind, **{o.name: s[o.name] for o in FINETUNER_OPTIONS})
+    return trainer(s.bench, s.out, model=s.model)

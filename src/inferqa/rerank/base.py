@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
-from ..defaults import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats import Run
 

@@ -13,11 +13,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
-from ..defaults import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint
@@ -144,3 +145,9 @@ def _digest(run: Run, qids: list[str]) -> str:
 def _trusted(run: Run) -> Callable[[str, list], bool]:
     """A checkpoint row is only trusted if it reranks exactly the passages this run has for the question."""
     return lambda qid, ranked: qid in run and sorted(p for p, _ in ranked) == sorted(p for p, _ in run[qid])
+
+
+def checkpoint_path(out: os.PathLike) -> Path:
+    """Where `inferqa rerank --out OUT` keeps its finished questions until OUT is written."""
+    out = Path(out)
+    return out.with_name(f".{out.name}.rerank-checkpoint.jsonl")
