@@ -62,7 +62,7 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
     if opt.types[0] is dict:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
-        item = Option(opt.name, opt.item_type, REQUIRED)
+        item = Option(opt.name, opt.item_type, REQUIRED, flags=opt.cli_flags)  # an error names the flag as written
         parts = given if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
         return [_finite(item, part.strip(), owner) for part in parts if part.strip()]
     return _finite(opt, given, owner)
