@@ -188,7 +188,7 @@ CASES = [
     ("read {bench}.trec -b {bench} --strategy nope -o {out}", "unknown strategy 'nope'"),
     ("read {bench}.trec -b {bench} --llm smollm2?n_thread=1 -o {out}", "n_thread"),
     ("read {bench}.trec -b {bench} --k 0 -o {out}", "positive"),
-    ("read {bench}.trec -b {bench} --k x -o {out}", "not a valid value"),
+    ("read {bench}.trec -b {bench} --k x -o {out}", "--k takes an integer, not 'x'"),
     ("read {bench}.trec -b {bench} --alpha nan -o {out}", "finite"),
     ("read {root}/not_utf8.trec -b {bench} -o {out}", "not UTF-8"),
     ("evaluate-answers {root}/null_prediction.jsonl", "field 'prediction'"),

@@ -173,6 +173,6 @@ def test_an_untrained_cross_encoder_folder_is_refused(minilm, tmp_path):
     from inferqa.retrieve import get_retriever
 
     CrossEncoder(minilm, num_labels=1, device="cpu").save(str(tmp_path / "ce"))
-    with pytest.raises(InputError, match="a CrossEncoder"):
+    with pytest.raises(InputError, match="found a cross-encoder"):
         get_retriever("clue", model=str(tmp_path / "ce"))
     get_retriever("clue", model=minilm)  # the bi-encoder it came from is taken

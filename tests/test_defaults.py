@@ -37,7 +37,7 @@ EXTRA_FUNCTIONS = (("inferqa.label.labelling", "label_benchmark"), ("inferqa.lab
                    ("inferqa.retrieve.encoding", "embedding_worker"), ("inferqa.retrieve.diversify", "diversify"),
                    ("inferqa.tuning", "tune_margin"), ("inferqa.hints", "hint_group_key"), ("inferqa.formats.oracles", "oracle_retriever"),
                    ("inferqa.llm.servers", "local_server"), ("inferqa.data.quit", "labeller_correct"),
-                   ("inferqa.data.quit", "release_label"), ("inferqa.cli.llm_options", "llm_opener"))
+                   ("inferqa.data.quit", "release_label"), ("inferqa.scale.llm", "llm_opener"))
 
 
 def concept(place: str, name: str) -> str:
@@ -52,8 +52,8 @@ def concept(place: str, name: str) -> str:
     if name == "model":  # rerankers and the colbert retriever start from their own weights, not an encoder's
         return f"model of {place}" if "reranker" in place or "colbert" in place else "encoder"
     if name == "split":  # the build's train,dev,test spec; tuning reads dev; fine-tuning trains on train
-        for where, what in (("build", "split spec"), ("fine-tuner", "training split"), ("tune", "tuning split"),
-                            ("finetune", "training split")):
+        for where, what in (("build", "split spec"), ("fine-tuner", "training split"), ("finetune", "training split"),
+                            ("tune", "tuning split")):
             if where in place:
                 return what
     if name == "seed":  # the build's split shuffle, training, LLM sampling: three seeds besides the oracle's
@@ -66,6 +66,8 @@ def concept(place: str, name: str) -> str:
         return "clue softmax temperature"
     if name == "ks" and "tune" in place:
         return "tuning cutoffs"
+    if name == "alphas" and "check_read_options" in place:  # () there: no grid to check
+        return "alphas checked"
     return name
 
 
@@ -118,12 +120,23 @@ def _yaml(found: dict) -> None:
 
 
 def _cli(found: dict) -> None:
+    """Flags' defaults: a typer default, or for a command made from a stage declaration
+    (its flags default to None, not given), the declared option's."""
+    import pkgutil
+
+    import inferqa.stages
     from inferqa.cli import app
+    from inferqa.stages import Stage
 
     for name, command in typer.main.get_command(app).commands.items():
         for param in command.params:
             flag = param.opts[0] if param.opts else param.name
             _add(found, f"inferqa {name} {flag}", param.name, param.default)
+    for info in pkgutil.iter_modules(inferqa.stages.__path__):
+        for stage in vars(importlib.import_module(f"inferqa.stages.{info.name}")).values():
+            if isinstance(stage, Stage):
+                for opt in stage.options:
+                    _add(found, f"inferqa {stage.name} {opt.cli_flags[0]}", opt.name, opt.default)
 
 
 def all_defaults() -> dict[str, list[tuple[str, object]]]:

@@ -239,8 +239,7 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkey
     """With no --llm/--strategy/--k, `inferqa read` asks smollm2 with union_norm at k = 1, 3, 5;
     `tune-union` with no --llm/--k/--alphas asks smollm2 at alpha 0, 0.1, ..., 1 and k = 3, 5
     (stage_options' defaults, written out here)."""
-    import inferqa.cli.read
-    import inferqa.cli.tune_union
+    import inferqa.read.run
     from conftest import run_cli
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
@@ -260,8 +259,7 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkey
             return 0.0
 
     specs = []
-    for module in (inferqa.cli.read, inferqa.cli.tune_union):
-        monkeypatch.setattr(module, "llm_opener", lambda *args: lambda spec: specs.append(spec) or SaysX())
+    monkeypatch.setattr(inferqa.read.run, "llm_opener", lambda *args, **kw: lambda spec: specs.append(spec) or SaysX())
     build_benchmark(load_questions(demo_path())[:3], tmp_path / "b", top_k=3, split=(0.0, 1.0, 0.0))
     code, _, err = run_cli(monkeypatch, capsys, "read", "optimal", "--bench", tmp_path / "b",
                            "-o", tmp_path / "answers.jsonl")

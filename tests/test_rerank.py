@@ -307,7 +307,7 @@ def test_reranker_defaults_come_from_the_option_table(monkeypatch):
 
 
 def test_cli_option_parsing():
-    from inferqa.cli.rerank import checkpoint_path
+    from inferqa.rerank.run import checkpoint_path
     from inferqa.options import parse_key_values
 
     assert parse_key_values(["window=10", "reduction=mean", "use-x=true", "t=0.5", "y=no"], "option") == \

@@ -20,8 +20,6 @@ DEFAULT_ENCODER = MINILM
 DEFAULT_LLM = SMOLLM2
 
 RETRIEVE_DEPTH = Option("depth", int, 1000, "passages per question in the run", min=1)
-RERANK_DEPTH = Option("depth", int, 100, "the top DEPTH passages of each question are reranked; the rest "
-                      "stays below in its order", min=1)
 # Each actor loads its own copy of the model: one fits on any machine, more are asked for.
 NUM_ACTORS = Option("num_actors", int, 1, "Ray actors (with --backend ray), each with its own copy of the model",
                     min=1)

@@ -86,32 +86,63 @@ def check_model_ref(name_or_path: str, what: str = "model folder", field: str = 
 
 TRAINING_INFO = "training.json"  # what `inferqa finetune` writes beside every model it trains
 
+# What a model folder holds, as `model_found` names it: the family of a trained kind (training.json).
+_TRAINED_FAMILY = {"retriever": "bi-encoder", "clue": "bi-encoder", "reranker": "cross-encoder", "colbert": "colbert"}
+_FAMILY_WORDS = {"bi-encoder": "a sentence-transformers bi-encoder", "cross-encoder": "a cross-encoder",
+                 "colbert": "a ColBERT (late-interaction) model", "t5": "a T5 (sequence-to-sequence) model",
+                 "bare": "a bare transformer (no pooling module)", "file": "a file",
+                 "empty": "an empty folder", "unknown": "a folder with no model config (config.json)"}
+# The families each kind of model reference takes: a consumer's model (clue, dense, the rerankers),
+# or a fine-tuner's starting weights (`finetune KIND --model`).
+ACCEPTED = {"clue": ("bi-encoder",), "retriever": ("bi-encoder",), "dense": ("bi-encoder",),
+            "bi-encoder": ("bi-encoder",), "cross-encoder": ("cross-encoder",), "t5": ("t5",),
+            "colbert": ("colbert", "bi-encoder"), "encoder": ("bi-encoder", "cross-encoder", "bare")}
+# A trained kind must match exactly where the consumer is one of them (a dense folder is no clue encoder).
+_STRICT = {"clue": "clue", "retriever": "retriever", "dense": "retriever"}
 
-def check_model_kind(name_or_path: str, kind: str, field: str = "model") -> str:
-    """`name_or_path` as given, unless it is a folder that holds another kind of model: one
-    that `inferqa finetune` trained as another KIND (its training.json says which), or one
-    that is no sentence-transformers bi-encoder (a cross-encoder, a late-interaction model,
-    a bare transformer: no pooling module). A missing folder fails as in `check_model_ref`;
-    names and HF ids pass."""
-    text = check_model_ref(name_or_path, field=field)
-    folder = Path(text).expanduser()
+
+def model_found(folder: Path) -> tuple[str, str | None]:
+    """(family, trained kind) of what `folder` holds: a family of `_FAMILY_WORDS`, and the KIND
+    that `inferqa finetune` trained it as (its training.json), None for other folders."""
     if not folder.is_dir():
-        return text
+        return "file", None
+    if not any(folder.iterdir()):
+        return "empty", None
     info = folder / TRAINING_INFO
     if info.is_file():
         trained = _json_field(info, "kind")
-        if trained != kind:
-            raise InputError(f"this folder holds a {trained!r} model, not a {kind!r} one "
-                             f"(train one with `inferqa finetune {kind}`)", file=text, field=field)
-        return text
+        return _TRAINED_FAMILY.get(trained, "unknown"), trained
     model_type = _json_field(folder / "config_sentence_transformers.json", "model_type")
-    modules = folder / "modules.json"
-    pooled = modules.is_file() and any(str(m.get("type", "")).endswith("Pooling")
-                                       for m in _read_json(modules, []) if isinstance(m, dict))
-    if model_type not in (None, "SentenceTransformer") or not pooled:
-        what = f"a {model_type}" if model_type not in (None, "SentenceTransformer") else "no pooling module"
-        raise InputError(f"not a sentence-transformers bi-encoder folder ({what}), so not a {kind!r} model",
-                         file=text, field=field)
+    architectures = _json_field(folder / "config.json", "architectures") or []
+    if model_type == "CrossEncoder" or any(str(a).endswith("ForSequenceClassification") for a in architectures):
+        return "cross-encoder", None
+    if model_type not in (None, "SentenceTransformer"):
+        return "colbert", None
+    modules = _read_json(folder / "modules.json", [])
+    if any(str(m.get("type", "")).endswith("Pooling") for m in modules if isinstance(m, dict)):
+        return "bi-encoder", None
+    if _json_field(folder / "config.json", "model_type") == "t5" or any("T5" in str(a) for a in architectures):
+        return "t5", None
+    return ("bare", None) if (folder / "config.json").is_file() else ("unknown", None)
+
+
+def check_model_kind(name_or_path: str, kind: str, field: str = "model") -> str:
+    """THE check of a model reference, before anything is imported or written: `name_or_path`
+    as given when it is a name or Hugging Face id, or a path to a folder holding a model of
+    `kind` (a key of ACCEPTED). A missing path fails as in `check_model_ref`; a file, an empty
+    folder or another kind of model fails in one line naming what was found there."""
+    text = check_model_ref(name_or_path, field=field)
+    path = Path(text).expanduser()
+    if not path.exists():
+        return text
+    family, trained = model_found(path)
+    strict = _STRICT.get(kind)
+    if trained is not None and strict is not None and trained != strict:
+        raise InputError(f"this folder holds a {trained!r} model, not a {kind!r} one "
+                         f"(train one with `inferqa finetune {strict}`)", file=text, field=field)
+    if family not in ACCEPTED[kind]:
+        found = f"a {trained!r} model" if trained else _FAMILY_WORDS[family]
+        raise InputError(f"not a {kind!r} model: found {found}", file=text, field=field)
     return text
 
 

@@ -31,8 +31,9 @@ Show = Callable[[Any, Settings, Optional[str]], None]
 
 
 def _param(opt: Option) -> inspect.Parameter:
-    text = opt.help if opt.positional else option_help(opt)  # an argument: no flag to repeat, no default
-    text = text[0].upper() + text[1:] + "."
+    # an argument: no flag to repeat, no default; a --no-X flag: its default is not to be given
+    text = opt.help if opt.positional or opt.cli_flags[0].startswith("--no-") else option_help(opt)
+    text = (text if re.match(r"\w+_\w+", text) else text[0].upper() + text[1:]) + "."  # union_freq keeps its case
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
@@ -61,7 +62,7 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
     if opt.types[0] is dict:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
-        item = Option(opt.name, opt.item_type, REQUIRED)
+        item = Option(opt.name, opt.item_type, REQUIRED, flags=opt.cli_flags)  # an error names the flag as written
         parts = given if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
         return [_finite(item, part.strip(), owner) for part in parts if part.strip()]
     return _finite(opt, given, owner)

@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..defaults import RERANK_DEPTH, RETRIEVE_DEPTH
+from ..defaults import RETRIEVE_DEPTH
+from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats.oracles import ORACLE_SEED
 from ..io import read_yaml

@@ -29,39 +29,26 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from dataclasses import asdict, dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..formats.benchmark import Benchmark
 from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
-from ..defaults import MIN_LABEL
 from ..io import atomic_dir, write_json
 from ..models import TRAINING_INFO
-from ..registry import Option, plugin
+from ..registry import plugin
+from ..stages import Settings
+from ..stages.finetune import FINETUNER_OPTIONS
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = TRAINING_INFO
 
 
-# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`):
-# FinetuneOptions' fields and defaults and the `inferqa finetune` flags come from the declarations.
-OPTIONS = (
-    Option("split", str, "train", "split to train on"),
-    Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),
-    Option("negatives", int, 10, "hard negatives per question (0: in-batch negatives only)", min=0),
-    Option("negatives_from", str, "bm25", "negatives from bm25, dense, clue, random or a TREC run file"),
-    replace(MIN_LABEL, help="lowest label counted as positive (2: answerable only)"),
-    Option("epochs", int, 1, "passes over the examples", min=1),
-    Option("batch_size", int, 32, "examples per step (in-batch negatives need two)", min=2),
-    Option("lr", float, 2e-5, "learning rate", min=0, min_open=True),
-    Option("warmup_ratio", float, 0.1, "share of the steps the learning rate warms up over", min=0, max=1),
-    Option("max_length", int, 128, "tokens kept per text", min=1),
-    Option("max_questions", int, None, "use the first N questions", min=1),
-    Option("max_steps", int, None, "stop after N optimiser steps", min=1),
-    Option("seed", int, 13, "seed of sampling, shuffling and initialisation"),
-)
+# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`),
+# declared once with the finetune stage: FinetuneOptions' fields and defaults come from them.
+OPTIONS = FINETUNER_OPTIONS
 
 # One field per declared option, with its default: the dataclass is made from OPTIONS, not written beside it.
 FinetuneOptions = make_dataclass(
@@ -294,17 +281,21 @@ def _steps(n_batches: int, opts: FinetuneOptions) -> int:
     return min(total, opts.max_steps) if opts.max_steps else total
 
 
-def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, resolve=None,
+def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, start: str, resolve=None,
            examples: Callable = build_examples, least: int = 1) -> tuple[Benchmark, str, list[Example], random.Random]:
-    """What every trainer does first, in this order: the benchmark, the starting weights
-    (a missing model folder fails before negatives are mined), the seeds, the examples
-    (`examples(bench, options, least)`; `least`: the fewest questions it can learn from)."""
-    from ..models import resolve_embedding_model
+    """What every trainer does first, before the model libraries are imported, in this order:
+    the starting weights' kind (`start`, as `models.check_model_kind` takes it: a file, an
+    empty folder or another kind of model fails here), the benchmark, the starting weights
+    resolved, the examples (`examples(bench, options, least)`; `least`: the fewest
+    questions it can learn from), the seeds."""
+    from ..models import check_model_kind, resolve_embedding_model
 
+    check_model_kind(model, start)
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
     weights = (resolve or resolve_embedding_model)(model)
-    _seed_everything(options.seed)
-    return bench, weights, examples(bench, options, least), random.Random(options.seed)
+    found = examples(bench, options, least)
+    _seed_everything(options.seed)  # imports torch: after the checks above
+    return bench, weights, found, random.Random(options.seed)
 
 
 def _in_batch_steps(examples: list[Example], opts: FinetuneOptions) -> int:
@@ -342,7 +333,7 @@ def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | 
     """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
     from ..models import load_sentence_transformer
 
-    bench, weights, examples, rng = _setup(bench, model, options, examples=examples_of, least=2)
+    bench, weights, examples, rng = _setup(bench, model, options, "bi-encoder", examples=examples_of, least=2)
     st = load_sentence_transformer(weights, device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
@@ -365,11 +356,11 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
                       options: FinetuneOptions | None = None, device: str | None = None, **settings: object) -> Path:
     """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
     options = _options(options, settings)
+    bench, weights, examples, rng = _setup(bench, model, options, "encoder")
     import torch
     from sentence_transformers import CrossEncoder
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    bench, weights, examples, rng = _setup(bench, model, options)
     pairs = [(e.query, e.positive, 1.0) for e in examples]
     pairs += [(e.query, e.negative, 0.0) for e in examples if e.negative]
     if all(lab == 1.0 for *_, lab in pairs):
@@ -394,14 +385,13 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
     """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
     projection to `dim`, or further from a ColBERT folder; MaxSim scores, in-batch + hard negatives."""
     options = _options(options, settings)
-    import shutil
-
-    from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
-
     from ..retrieve.colbert_model import (init_colbert, is_colbert_folder, load_colbert, resolve_colbert_start,
                                           write_colbert)
 
-    bench, start, examples, rng = _setup(bench, model, options, resolve_colbert_start, least=2)
+    bench, start, examples, rng = _setup(bench, model, options, "colbert", resolve_colbert_start, least=2)
+    import shutil
+
+    from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
 
     def make(tmp: Path):  # a new projection is initialised in the output folder, then removed
         begin = start if is_colbert_folder(start) else \
@@ -459,3 +449,18 @@ def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: Fin
         "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
         "seconds": round(seconds, 2),
     })
+
+
+def finetune_stage(s: Settings) -> Path:
+    """The entry point of `FINETUNE` (`inferqa finetune`): the output checked, then the kind's
+    fine-tuner with the settings' options (it checks the model and the benchmark before any
+    model library is imported)."""
+    from .. import registry
+    from ..io import check_output
+
+    check_output(s.out, kind="dir")
+    if s.kind not in registry.available("fine-tuner"):
+        raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not "
+                         f"{s.kind!r} (`inferqa plugins fine-tuner`)", field="kind")
+    trainer = registry.create("fine-tuner", s.kind, **{o.name: s[o.name] for o in FINETUNER_OPTIONS})
+    return trainer(s.bench, s.out, model=s.model)

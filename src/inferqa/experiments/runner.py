@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..formats.benchmark import Benchmark
-from ..defaults import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats import Answers
 from ..io import atomic_open, check_output, open_input, read_text, write_json

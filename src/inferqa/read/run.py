@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
 from ..registry import REQUIRED, Option
 from ..progress import counter
-from ..stage_options import READ_KS, READ_STRATEGIES, TUNE_ALPHAS, TUNE_KS
+from ..stage_options import READ_KS, READ_STRATEGIES, TUNE_ALPHAS, TUNE_KS, UNION_ALPHA, UNION_BETA
 from ..evaluate.answers import NO_ANSWER, score_row
+from ..scale.llm import llm_opener
 from .context import strategies as context_strategies
 from .evidence import evidence_sets, vote
 from .reader import Reader, ReaderOutput, reading_order
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark
+    from ..stages import Settings
     from ..llm.base import LLM
     from ..formats import Run
 
@@ -152,3 +155,69 @@ def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = T
         out.append({"alpha": a, "beta": round(1 - a, 6), "em": sum(per_k.values()) / len(per_k),
                     **{f"em@{k}": v for k, v in per_k.items()}})
     return sorted(out, key=lambda r: -r["em"])
+
+
+@dataclass
+class Reading:
+    """What `read_stage` did: the rows it wrote, and its LLM call cache's hits and misses (None: no cache)."""
+
+    rows: list[dict[str, Any]]
+    cache: Any
+
+
+@dataclass
+class UnionTuning:
+    """The union_freq grid of `tune_union_stage`, best first, over `questions` questions."""
+
+    grid: list[dict[str, Any]]
+    questions: int
+
+
+def _opened(s: "Settings", check_options) -> tuple["Benchmark", "Run", Any]:
+    """The settings' benchmark and run, `check_options()` run, then the LLM opened with its call
+    cache and backend (`inferqa.stages.llm`'s options) as the settings give them."""
+    from ..formats import open_run
+    from ..formats.benchmark import Benchmark
+
+    bench = Benchmark(s.bench)
+    ranked = open_run(s.run, bench, s.split, allow_partial=s.allow_partial)
+    check_options()
+    backend = {k: s[k] for k in ("backend", "ray_address", "num_actors") if k in s}
+    model = llm_opener(s.cache, not s.use_cache, **backend, llm_urls=s.get("llm_url"))(s.llm)
+    return bench, ranked, model
+
+
+def _context_options(s: "Settings") -> dict[str, Any]:
+    """--alpha and --beta for the chosen strategies that take them (union_freq); a value other
+    than the declared default that none of them takes is passed on too, to be refused as a slip."""
+    from .context import strategy_plugin
+
+    taken = {o for name in s.strategies for o in strategy_plugin(name).options}
+    return {opt.name: s[opt.name] for opt in (UNION_ALPHA, UNION_BETA)
+            if opt.name in taken or s[opt.name] != opt.default}
+
+
+def read_stage(s: "Settings") -> Reading:
+    """The entry point of `READ` (`inferqa read`): ANSWERS.jsonl written, one row per question, strategy and k."""
+    from ..formats import Answers
+    from ..io import check_output
+
+    check_output(s.out)
+    context = _context_options(s)
+    bench, ranked, model = _opened(s, lambda: check_read_options(s.strategies, s.ks, **context))
+    try:
+        rows = read_with_llm(bench, ranked, model, s.strategies, s.ks, qids=ranked.qids, **context)
+    finally:
+        model.close()
+    Answers(rows).to_file(s.out)
+    return Reading(rows, getattr(model, "stats", None))
+
+
+def tune_union_stage(s: "Settings") -> UnionTuning:
+    """The entry point of `TUNE_UNION` (`inferqa tune-union`)."""
+    bench, ranked, model = _opened(s, lambda: check_read_options(["union_freq"], s.ks, s.alphas))
+    try:
+        grid = tune_union(bench, ranked, model, s.ks, qids=ranked.qids, alphas=s.alphas)
+    finally:
+        model.close()
+    return UnionTuning(grid, len(ranked.qids))

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
-from ..defaults import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats import Run
 
@@ -34,6 +34,11 @@ class Reranker(ABC):
     def config(self) -> dict[str, Any]:
         """What identifies this reranker's output (written into checkpoints)."""
         return {"reranker": self.name}
+
+    def call_stats(self) -> Any:
+        """The hits and misses of this reranker's model-call cache (`llm.cache.CacheStats`), None
+        for a reranker that has none."""
+        return None
 
     def load(self) -> None:
         """Load the model now rather than on first use: `rerank_run` calls it once per worker,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_ref, hub_model
+from ..models import check_model_kind, hub_model
 from ..registry import Option, plugin
 from .base import Reranker
 
@@ -22,7 +22,7 @@ class CrossEncoderReranker(Reranker):
     name = "cross-encoder"
 
     def __init__(self, *, model: str, batch_size: int, max_length: int, device: str | None):
-        self.model_name = check_model_ref(str(model))
+        self.model_name = check_model_kind(str(model), "cross-encoder")
         self.batch_size, self.max_length, self.device = batch_size, max_length, device
         self._model = None
 

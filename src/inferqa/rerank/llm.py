@@ -60,6 +60,9 @@ class _LLMReranker(Reranker):
     def config(self) -> dict[str, Any]:
         return {"reranker": self.name, "llm": self.llm.identity}
 
+    def call_stats(self) -> Any:
+        return getattr(self._llm, "stats", None)
+
 
 @plugin("reranker", "llm-pointwise", *LLM_OPTIONS,
         Option("prompt", str, POINTWISE_PROMPT, "prompt with {query} and {passage}"),

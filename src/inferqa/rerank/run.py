@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
-from ..defaults import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint
@@ -24,11 +26,27 @@ from ..formats import Run
 from ..scale.backends import LOCAL, Executor
 
 
+@dataclass
+class RerankCounts:
+    """What one `rerank_run` call did: questions taken whole from its checkpoint, passages its
+    workers scored, and of the model calls they made, how many were computed and how many the
+    LLM call cache answered (None: a reranker with no call cache, or workers on Ray)."""
+
+    resumed: int = 0
+    scored: int = 0
+    computed: int | None = None
+    cached: int | None = None
+
+    def model_calls(self) -> tuple[int, int]:
+        """(computed, cached) model calls: without a call cache, each passage scored is one computed call."""
+        return (self.scored, 0) if self.computed is None else (self.computed, self.cached or 0)
+
+
 def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLike, reranker: Any, *,
                options: dict[str, Any] | None = None, depth: int = RERANK_DEPTH.default,
                qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
-               progress: bool = False, batch_size: int = 1) -> Run:
+               progress: bool = False, batch_size: int = 1, counts: RerankCounts | None = None) -> Run:
     """Rerank the top `depth` passages of each question of `run` (all, or `qids`).
 
     `run` and `bench` are objects or paths (a run file is read with the benchmark).
@@ -36,6 +54,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     The returned run holds the selected questions only, each with exactly the passages it
     had in `run`; see `Reranker.rerank_question` for the scores. With `checkpoint`, a rerun
     with the same reranker, options, depth and input run resumes (delete it when done).
+    `counts`, when given, is filled with what this call computed and what it found done.
     """
     executor = executor or LOCAL
     bench = as_benchmark(bench)
@@ -66,6 +85,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     done = saved.read(_trusted(run)) if saved else {}
     todo = [q for q in selected if q not in done]
     worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth)
+    calls_before = _call_stats(reranker)
     try:
         outs = executor.imap([(qid, run[qid]) for qid in todo], worker, batch_size=batch_size,
                              desc=f"rerank {name}", progress=progress)
@@ -78,6 +98,8 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     finally:
         if saved:
             saved.close()
+    if counts is not None:
+        _count(counts, reranker, calls_before, len(selected) - len(todo), sum(min(depth, len(run[q])) for q in todo))
     return run.derive({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
@@ -95,6 +117,20 @@ def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.
     return make
 
 
+def _call_stats(reranker: Any) -> tuple[int, int] | None:
+    """(computed, cached) calls of a local reranker's LLM call cache so far; None without one."""
+    stats = reranker.call_stats() if hasattr(reranker, "call_stats") else None
+    return None if stats is None else (stats.misses, stats.hits)
+
+
+def _count(counts: RerankCounts, reranker: Any, before: tuple[int, int] | None, resumed: int, scored: int) -> None:
+    after = _call_stats(reranker)
+    counts.resumed, counts.scored = resumed, scored
+    if after is not None:
+        start = before or (0, 0)
+        counts.computed, counts.cached = after[0] - start[0], after[1] - start[1]
+
+
 def _digest(run: Run, qids: list[str]) -> str:
     """Identifies the input ranking, so a checkpoint is only reused for the same run."""
     h = hashlib.sha256()
@@ -109,3 +145,9 @@ def _digest(run: Run, qids: list[str]) -> str:
 def _trusted(run: Run) -> Callable[[str, list], bool]:
     """A checkpoint row is only trusted if it reranks exactly the passages this run has for the question."""
     return lambda qid, ranked: qid in run and sorted(p for p, _ in ranked) == sorted(p for p, _ in run[qid])
+
+
+def checkpoint_path(out: os.PathLike) -> Path:
+    """Where `inferqa rerank --out OUT` keeps its finished questions until OUT is written."""
+    out = Path(out)
+    return out.with_name(f".{out.name}.rerank-checkpoint.jsonl")

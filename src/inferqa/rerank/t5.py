@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_ref, hub_model
+from ..models import check_model_kind, hub_model
 from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
@@ -38,7 +38,7 @@ def _t5_options(model: str, max_length: int = 512) -> tuple[Option, ...]:
 
 class _T5Reranker(Reranker):
     def __init__(self, *, model: str, batch_size: int, max_length: int, device: str | None, dtype: str | None):
-        self.model_name = check_model_ref(str(model))
+        self.model_name = check_model_kind(str(model), "t5")
         self.batch_size, self.max_length = batch_size, max_length
         self.device, self.dtype = device, dtype
         self._tok = self._model = None

@@ -181,6 +181,24 @@ def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = NUM_
     return with_cache(proxy, cache, chunk_size=8 * num_actors)
 
 
+def llm_opener(cache: Any = None, no_cache: bool = False, backend: str = "local", ray_address: str | None = None,
+               num_actors: int = NUM_ACTORS.default, llm_urls: Sequence[str] | None = None) -> Callable[[str], LLM]:
+    """spec -> LLM with the given call cache (None: the default file; `no_cache`: none) and
+    execution backend: the options `inferqa.stages.llm` declares, checked before any model loads."""
+    from ..io import check_output
+    from ..llm import default_cache_path
+
+    check_backend(backend)
+    if cache is not None and not no_cache:
+        check_output(cache)
+
+    def open_llm(spec: str) -> LLM:
+        return load_scaled_llm(spec, backend=backend, ray_address=ray_address, num_actors=num_actors,
+                               base_urls=llm_urls or (), cache=None if no_cache else default_cache_path(cache))
+
+    return open_llm
+
+
 def generate(llm: str | LLMFactory, requests: Sequence, *, kind: str = "complete",
              params: GenerationParams = GenerationParams(), llm_options: dict[str, Any] | None = None,
              **map_options: Any) -> list:

@@ -1,11 +1,16 @@
-"""`inferqa tune-diversify`: the adaptive diversification margin chosen on one split."""
+"""`inferqa tune-diversify` and `inferqa tune-union`: the adaptive diversification margin, and
+union_freq's alpha/beta, chosen on one split."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
+from ..stage_options import TUNE_ALPHAS, TUNE_KS
 from .diversify import GROUPING
+from .evaluate import ALLOW_PARTIAL
+from .llm import CALL_CACHE
+from .read import BENCH, LLM, RUN_HELP
 from . import REQUIRED, Option, Stage
 
 DEFAULT_SHARES = [i / 10 for i in range(11)]  # from no query diversified to all
@@ -31,4 +36,18 @@ TUNE_DIVERSIFY = Stage(
         Option("per_group", int, 1, "at most N passages of one hint-group in the head of a diversified query",
                min=1, flags=("--diversify",)),
         replace(GROUPING, flags=("--diversify-by",)),
+    ))
+
+TUNE_UNION = Stage(
+    "tune-union", "Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first.",
+    entry="inferqa.read.run:tune_union_stage",
+    options=(
+        Option("run", str, "optimal", RUN_HELP, positional=True, metavar="RUN"),
+        replace(BENCH, help="benchmark directory"),
+        Option("split", str, "dev", "split to tune on"),
+        LLM,
+        replace(TUNE_KS, flags=("--k",), item=int),
+        replace(TUNE_ALPHAS, help="union_freq: " + TUNE_ALPHAS.help, item=float),
+        *CALL_CACHE,
+        ALLOW_PARTIAL,
     ))
