@@ -118,12 +118,21 @@ def _yaml(found: dict) -> None:
 
 
 def _cli(found: dict) -> None:
+    import pkgutil
+
+    import inferqa.stages
     from inferqa.cli import app
 
     for name, command in typer.main.get_command(app).commands.items():
         for param in command.params:
             flag = param.opts[0] if param.opts else param.name
             _add(found, f"inferqa {name} {flag}", param.name, param.default)
+    # A command made from a stage's declaration takes its flags' defaults from it (not given: None).
+    for info in pkgutil.iter_modules(inferqa.stages.__path__):
+        for stage in vars(importlib.import_module(f"inferqa.stages.{info.name}")).values():
+            if isinstance(stage, inferqa.stages.Stage):
+                for opt in stage.options:
+                    _add(found, f"inferqa {stage.name} {opt.cli_flags[0]}", opt.name, opt.default)
 
 
 def all_defaults() -> dict[str, list[tuple[str, object]]]:
@@ -172,12 +181,13 @@ def test_the_walk_sees_each_kind_of_place():
 
 
 def test_the_four_resolved_defaults():
-    from inferqa.defaults import NUM_ACTORS, RETRIEVE_DEPTH
+    from inferqa.defaults import NUM_ACTORS
+    from inferqa.stages.retrieve import RETRIEVE
     from inferqa.formats.oracles import ORACLE_SEED
     from inferqa.llm.llamacpp import N_CTX
 
     found = all_defaults()
-    assert {v for _, v in found["retrieve depth"]} == {RETRIEVE_DEPTH.default} == {1000}
+    assert {v for _, v in found["retrieve depth"]} == {RETRIEVE.default("depth")} == {1000}
     assert {v for _, v in found["oracle and paired-test seed"]} == {ORACLE_SEED.default} == {0}
     assert {v for _, v in found["num_actors"]} == {NUM_ACTORS.default} == {1}
     assert {v for _, v in found["n_ctx"]} == {N_CTX.default} == {4096}

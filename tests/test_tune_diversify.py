@@ -296,11 +296,11 @@ def test_cli_yaml_and_library_share_gate_give_the_same_run(gated, tmp_path, monk
 @pytest.mark.parametrize("bad, needle", [
     (["--diversify-margin", "0.1"], "--diversify-margin needs --diversify N"),
     (["--diversify", "1", "--diversify-margin", "-0.1"], "--diversify-margin takes a number ≥ 0"),
-    (["--diversify", "1", "--diversify-margin", "nan"], "not a finite number"),
+    (["--diversify", "1", "--diversify-margin", "nan"], "finite number"),  # the stage adapter: "takes a finite number, not 'nan'"
     (["--diversify-share", "0.5"], "--diversify-share needs --diversify N"),
     (["--diversify", "1", "--diversify-share", "1.5"], "--diversify-share takes a number in [0, 1]"),
     (["--diversify", "1", "--diversify-share", "-0.5"], "--diversify-share takes a number in [0, 1]"),
-    (["--diversify", "1", "--diversify-share", "nan"], "not a finite number"),
+    (["--diversify", "1", "--diversify-share", "nan"], "finite number"),  # the stage adapter: "takes a finite number, not 'nan'"
     (["--diversify", "1", "--diversify-margin", "0.1", "--diversify-share", "0.5"],
      "--diversify-margin and --diversify-share are two gates: give one"),
     (["--diversify", "1", "--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),

@@ -20,11 +20,11 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from ..formats.benchmark import Benchmark
-from ..defaults import RETRIEVE_DEPTH
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, BenchLike
 from ..io import read_json, sha256_file, write_json
 from ..formats import Run
+from ..stages.retrieve import RETRIEVE
 
 MANIFEST = "retriever.json"
 CORPUS = "corpus.jsonl"
@@ -191,8 +191,8 @@ class Retriever(ABC):
         return run
 
 
-    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = RETRIEVE_DEPTH.default,
-                 index_dir: str | Path | None = None) -> Run:
+    def retrieve(self, bench: BenchLike, split: str | None = RETRIEVE.default("split"),
+                 depth: int = RETRIEVE.default("depth"), index_dir: str | Path | None = None) -> Run:
         """The top `depth` passages for each question of `split` (None or "all": every
         question) from the index of `bench` (attached here unless already attached to it)."""
         b = as_benchmark(bench)
