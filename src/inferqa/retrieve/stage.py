@@ -46,8 +46,8 @@ def index_stage(s: Settings) -> Any:
     """Build (or resume, or reuse) the index; returns its directory."""
     from ..scale import Executor
 
+    r = _retriever(s)  # its model paths checked before anything else
     executor = Executor(s.backend, ray_address=s.ray_address, num_actors=s.num_actors)
-    r = _retriever(s)
     bench = Benchmark(s.bench)
     check_output(s.index_dir or r.default_index_dir(bench), kind="dir")
     return r.index(bench, s.index_dir, executor=executor)
