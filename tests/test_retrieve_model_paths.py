@@ -12,9 +12,9 @@ import pytest
 from conftest import REPO, one_line_error, run_cli
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def bench(bench_factory):
-    return bench_factory(2)
+    return bench_factory(2)  # one each: a case's folder is checked untouched
 
 
 def _tree(folder):

@@ -52,3 +52,29 @@ def test_the_suggested_clue_index_command_repeats_model(bench, minilm, tmp_path,
     suggestion = _retrieve_after_suggestion(monkeypatch, capsys, bench, tmp_path / "clue.trec",
                                             "-r", "clue", "--model", minilm, "--opt", "unit_prefix=clue: ")
     assert suggestion[suggestion.index("--model") + 1] == minilm and "unit_prefix=clue: " in suggestion
+
+
+def test_the_stages_run_from_python_as_from_the_command_line(bench, tmp_path):
+    """One entry point per stage: INDEX / RETRIEVE / FUSE / ORACLE.run take a Benchmark and Run objects
+    and write what the command writes; the Python API's defaults are the declaration's."""
+    import inspect
+
+    from inferqa.formats.oracles import oracle_retriever
+    from inferqa.retrieve import Retriever, get_retriever
+    from inferqa.retrieve.fusion import fuse
+    from inferqa.stages.retrieve import FUSE, INDEX, ORACLE, RETRIEVE
+
+    def ids(r):
+        return {q: [p for p, _ in ranked] for q, ranked in r.items()}
+
+    signature = inspect.signature(Retriever.retrieve).parameters
+    assert signature["depth"].default == RETRIEVE.default("depth") == 1000
+    assert signature["split"].default == RETRIEVE.default("split") == "test"
+    assert INDEX.run(bench=bench, retriever="bm25", k1=1.1).name.startswith("bm25-")
+    run = RETRIEVE.run(bench=bench, out=tmp_path / "a.trec", k1="1.1", depth=4)
+    want = get_retriever("bm25", k1=1.1).retrieve(bench, depth=4)
+    assert ids(run) == ids(want) == ids(Run.from_file(tmp_path / "a.trec"))
+    oracle = ORACLE.run(bench=bench, kind="retriever", out=tmp_path / "o.trec", seed=3)
+    assert oracle == oracle_retriever(bench, bench.split_qids("test"), seed=3)
+    fused = FUSE.run(runs=[run, oracle], out=tmp_path / "f.trec", depth=3)
+    assert fused == fuse([run, oracle], "rrf", k=3) and ids(Run.from_file(tmp_path / "f.trec")) == ids(fused)

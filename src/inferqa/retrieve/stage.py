@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import registry
 from ..errors import InputError
 from ..formats import Run
-from ..formats.benchmark import Benchmark
+from ..formats.coerce import as_benchmark
 from ..io import check_output
 from ..models import check_model_kind
 from ..stages.retrieve import SHORTCUTS
@@ -48,7 +48,7 @@ def index_stage(s: Settings) -> Any:
 
     r = _retriever(s)  # its model paths checked before anything else
     executor = Executor(s.backend, ray_address=s.ray_address, num_actors=s.num_actors)
-    bench = Benchmark(s.bench)
+    bench = as_benchmark(s.bench)
     check_output(s.index_dir or r.default_index_dir(bench), kind="dir")
     return r.index(bench, s.index_dir, executor=executor)
 
@@ -61,7 +61,7 @@ def retrieve_stage(s: Settings) -> Run:
     check_output(s.out)
     per_group, grouping, margin, share = check_diversify(s.diversify, s.diversify_by, s.diversify_margin,
                                                          s.diversify_share, names=_DIVERSIFY_FLAGS)
-    bench = Benchmark(s.bench)
+    bench = as_benchmark(s.bench)
     r = _retriever(s)
     r.attach(bench, s.index_dir)
     r.load()  # a missing index fails before any query is encoded
@@ -82,7 +82,7 @@ def oracle_stage(s: Settings) -> Run:
         raise InputError(f"unknown oracle kind {s.kind!r} (use {', '.join(registry.available('oracle'))})",
                          field="kind")
     oracle = registry.get("oracle", s.kind)
-    bench = Benchmark(s.bench)
+    bench = as_benchmark(s.bench)
     min_label = check_min_label(s.min_label, bench.qrels)
     if oracle.meta.get("needs_run"):
         if s.run is None:
@@ -107,7 +107,7 @@ def fuse_stage(s: Settings) -> Run:
         raise InputError("--split needs --bench DIR (the split's questions come from it)", field="split")
     weights = None if s.weights is None else check_weights(s.weights, len(s.runs))
     fusion_method(s.method, weights, rrf_k=s.rrf_k, norm=s.norm)  # option errors before any run is read
-    bench = Benchmark(s.bench) if s.bench is not None else None
+    bench = as_benchmark(s.bench) if s.bench is not None else None
     loaded = [as_run(r, bench, s.split, allow_partial=s.allow_partial) for r in s.runs]
     if not s.allow_partial:
         check_same_questions(loaded, s.runs)

@@ -17,8 +17,8 @@ from .diversify import GROUPING, MARGIN, PER_GROUP, SHARE
 
 DEPTH = Option("depth", int, 1000, "passages per question in the run", min=1)
 
-BENCH = Option("bench", Path, REQUIRED, "benchmark directory written by `inferqa build`", positional=True,
-               metavar="BENCH_DIR")
+BENCH = Option("bench", (Path, object), REQUIRED, "benchmark directory written by `inferqa build` (in Python also "
+               "a Benchmark)", positional=True, metavar="BENCH_DIR")
 SPLIT = Option("split", str, "test", "questions to retrieve for: train | dev | test | all")
 # The retriever and its options (their help, where the CLI prints it, is the plugins' own).
 RETRIEVER = Option("retriever", str, "bm25", "retriever (`inferqa plugins retriever NAME`: its options)",
@@ -75,13 +75,14 @@ ORACLE = Stage(
 FUSE = Stage(
     "fuse", "Fuse runs: reciprocal rank, inverse square rank, CombSUM, CombMNZ, CombMAX or a weighted sum.",
     entry="inferqa.retrieve.stage:fuse_stage",
-    options=(Option("runs", list, REQUIRED, "two or more TREC runs of the same questions", positional=True,
+    options=(Option("runs", list, REQUIRED, "two or more TREC runs of the same questions (in Python also Run "
+                    "objects)", positional=True,
                     metavar="RUN...", item=Path),
              Option("allow_partial", bool, False, "fuse runs over different questions (each question from the runs "
                     "that have it); refused by default"),
              Option("out", Path, REQUIRED, "fused TREC run to write", flags=("--out", "-o")),
-             Option("bench", Path, None, "benchmark directory: the runs' question and passage ids are checked "
-                    "against it", flags=("--bench",)),
+             Option("bench", (Path, object), None, "benchmark directory (in Python also a Benchmark): the runs' "
+                    "question and passage ids are checked against it", flags=("--bench",)),
              Option("split", str, None, "fuse only the questions of this split (needs --bench)"),
              Option("method", str, "rrf", "fusion method (`inferqa plugins fusion`: what each computes)"),
              Option("weights", list, None, "comma-separated weight ≥ 0 per run (default 1 each)", item=str),
