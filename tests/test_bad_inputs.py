@@ -324,7 +324,7 @@ RANGE_CASES = [
     ("evaluate {bench}.trec --bench {bench} --min-label 0", "--min-label takes an integer ≥ 1, not 0"),
     ("evaluate {bench}.trec --bench {bench} --min-label -2", "--min-label takes an integer ≥ 1, not -2"),
     ("evaluate {bench}.trec --bench {bench} --min-label 9", "min-label 9 is above the largest label"),
-    ("oracle {bench} --kind optimal --min-label 0 -o {out}", "option 'min_label' takes an integer ≥ 1"),
+    ("oracle {bench} --kind optimal --min-label 0 -o {out}", "--min-label takes an integer ≥ 1, not 0"),
     ("oracle {bench} --kind retriever --min-label 9 -o {out}", "above the largest label"),
     ("stored-answers {bench} --min-label 9", "above the largest label"),
 ]

@@ -227,8 +227,8 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
                                          "relevant only (an integer ≥ 1, default 1)."),
     (("compare",), "--min-label", None, "Lowest label counted as relevant; at most the largest label; 2: fully "
                                         "relevant only (an integer ≥ 1, default 1)."),
-    (("oracle",), "--min-label", None, "Lowest label counted as relevant (an integer ≥ 1, default 1); at most the "
-                                       "largest label."),
+    (("oracle",), "--min-label", None, "Lowest label counted as relevant; at most the largest label (an integer "
+                                       "≥ 1, default 1)."),
     (("stored-answers",), "--min-label", None, "Lowest label counted as relevant for optimal EM; inferqa protocol "
                                                "only (an integer ≥ 1, default 1)."),
     (("oracle",), "--seed", None, "Shuffle seed of the oracle retriever (an integer, default 0)."),

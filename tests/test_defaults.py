@@ -185,12 +185,13 @@ def test_the_walk_sees_each_kind_of_place():
 
 
 def test_the_four_resolved_defaults():
-    from inferqa.defaults import NUM_ACTORS, RETRIEVE_DEPTH
+    from inferqa.defaults import NUM_ACTORS
+    from inferqa.stages.retrieve import RETRIEVE
     from inferqa.formats.oracles import ORACLE_SEED
     from inferqa.llm.llamacpp import N_CTX
 
     found = all_defaults()
-    assert {v for _, v in found["retrieve depth"]} == {RETRIEVE_DEPTH.default} == {1000}
+    assert {v for _, v in found["retrieve depth"]} == {RETRIEVE.default("depth")} == {1000}
     assert {v for _, v in found["oracle and paired-test seed"]} == {ORACLE_SEED.default} == {0}
     assert {v for _, v in found["num_actors"]} == {NUM_ACTORS.default} == {1}
     assert {v for _, v in found["n_ctx"]} == {N_CTX.default} == {4096}

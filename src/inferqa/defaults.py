@@ -19,11 +19,12 @@ DEFAULT_ENCODER = MINILM
 # The LLM of every stage that asks one (reader, labeller, leak judge, LLM rerankers, answer judge).
 DEFAULT_LLM = SMOLLM2
 
-RETRIEVE_DEPTH = Option("depth", int, 1000, "passages per question in the run", min=1)
 # Each actor loads its own copy of the model: one fits on any machine, more are asked for.
 NUM_ACTORS = Option("num_actors", int, 1, "Ray actors (with --backend ray), each with its own copy of the model",
                     min=1)
 # The hint-group of diversification (`inferqa.hints`): passages with the same hint texts.
 HINT_GROUPING = "set"
+# The oracle retriever's shuffle seed (`inferqa oracle --kind retriever`).
+ORACLE_SEED = Option("seed", int, 0, "shuffle seed of the oracle retriever")
 # The seed of the paired tests' resamples and sign flips (`inferqa compare`, the experiment's tables).
 TEST_SEED = 0

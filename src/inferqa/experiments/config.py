@@ -37,7 +37,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..defaults import RETRIEVE_DEPTH
 from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats.oracles import ORACLE_SEED
@@ -45,6 +44,7 @@ from ..io import read_yaml
 from ..registry import REQUIRED, Option
 from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..stage_options import READ_KS, READ_STRATEGIES
+from ..stages.retrieve import RETRIEVE
 from ..text import did_you_mean
 
 _POSITIVE = Option("value", int, REQUIRED, min=1)
@@ -256,7 +256,7 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
         raise c.fail("give a benchmark 'path' or 'demo: true'", "benchmark")
     benchmark = BenchmarkSpec(path=bpath, demo=demo)
 
-    retrievers = _stages(c, raw["retrievers"], "retrievers", depth_option=RETRIEVE_DEPTH, plugin_kind="retriever")
+    retrievers = _stages(c, raw["retrievers"], "retrievers", depth_option=RETRIEVE.option("depth"), plugin_kind="retriever")
     if not retrievers:
         raise c.fail("at least one retriever is needed", "retrievers")
     rerankers = _stages(c, raw.get("rerankers"), "rerankers", depth_option=RERANK_DEPTH, plugin_kind="reranker")

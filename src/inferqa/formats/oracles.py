@@ -14,12 +14,10 @@ from typing import Iterable
 
 from .benchmark import Benchmark
 from ..errors import InputError
-from ..defaults import MIN_LABEL
+from ..defaults import MIN_LABEL, ORACLE_SEED
 from .qrels import Qrels
 from .runs import Run
-from ..registry import Option, plugin
-
-ORACLE_SEED = Option("seed", int, 0, "shuffle seed of the oracle retriever")
+from ..registry import plugin
 
 
 def check_min_label(min_label: object, qrels: Qrels | None = None) -> int:

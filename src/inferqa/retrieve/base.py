@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import shutil
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -20,11 +21,12 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from ..formats.benchmark import Benchmark
-from ..defaults import RETRIEVE_DEPTH
+from .. import registry
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, BenchLike
 from ..io import read_json, sha256_file, write_json
 from ..formats import Run
+from ..stages.retrieve import RETRIEVE
 
 MANIFEST = "retriever.json"
 CORPUS = "corpus.jsonl"
@@ -139,16 +141,14 @@ class Retriever(ABC):
             return
         if self.index_dir is None:
             raise InputError(f"{self.name} retriever has no index: call index() or attach() first")
-        bench = self.bench.path if self.bench is not None else "BENCH_DIR"
-        unfinished = InputError(f"no finished {self.name} index here; build it with "
-                                f"`inferqa index {bench} --retriever {self.name}` (with the same options)",
-                                file=self.index_dir)
+        build = self.index_command()
+        unfinished = InputError(f"no finished {self.name} index here; build it with `{build}`", file=self.index_dir)
         if not (self.index_dir / MANIFEST).exists():
             raise unfinished
         manifest = read_json(self.index_dir / MANIFEST)
         if self.bench is not None and not same_corpus(manifest.get("corpus"), self.bench):
             raise InputError(f"index was built from another {CORPUS} (the benchmark changed since); rebuild it "
-                             f"with `inferqa index {bench} --retriever {self.name}`", file=self.index_dir / MANIFEST)
+                             f"with `{build}`", file=self.index_dir / MANIFEST)
         if manifest.get("retriever") != self.name:
             raise InputError(f"index was built by {manifest.get('retriever')!r}, not {self.name!r}",
                              file=self.index_dir / MANIFEST)
@@ -160,6 +160,26 @@ class Retriever(ABC):
             raise unfinished
         self._load(self.index_dir)
         self._loaded = True
+
+    def index_command(self) -> str:
+        """The `inferqa index` command that builds this index where it is looked for: the
+        options that differ from the retriever's declared defaults repeated (--model, the rest
+        as --opt), and --index-dir when it is not the default one."""
+        bench = self.bench.path if self.bench is not None else "BENCH_DIR"
+        words = ["inferqa", "index", str(bench), "--retriever", self.name]
+        try:
+            declared = registry.options_of("retriever", self.name)
+        except InputError:  # a retriever made without the registry: its options are all repeated
+            declared = {}
+        for key, value in self.options.items():
+            default = declared[key].default if key in declared else object()
+            if value == default or (value is None and default in ("", None)):
+                continue
+            text = "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+            words += ["--model", text] if key == "model" else ["--opt", f"{key}={text}"]
+        if self.bench is not None and self.index_dir is not None and self.index_dir != self.default_index_dir(self.bench):
+            words += ["--index-dir", str(self.index_dir)]
+        return shlex.join(words)
 
     def score_passages(self, query: str, pids: Sequence[str]) -> np.ndarray:
         """The score `search` gives each of `pids` for `query` (float64, in the order given),
@@ -191,8 +211,8 @@ class Retriever(ABC):
         return run
 
 
-    def retrieve(self, bench: BenchLike, split: str | None = "test", depth: int = RETRIEVE_DEPTH.default,
-                 index_dir: str | Path | None = None) -> Run:
+    def retrieve(self, bench: BenchLike, split: str | None = RETRIEVE.default("split"),
+                 depth: int = RETRIEVE.default("depth"), index_dir: str | Path | None = None) -> Run:
         """The top `depth` passages for each question of `split` (None or "all": every
         question) from the index of `bench` (attached here unless already attached to it)."""
         b = as_benchmark(bench)
