@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..formats.bench_write import BenchmarkWrite
 from ..formats.benchmark import Benchmark, write_questions
 from ..errors import InputError
 from ..io import sha256_file, write_json
@@ -28,7 +29,6 @@ from ..formats.corpus import iter_corpus, write_corpus
 from ..formats.labels import LabelRow, Labels, answer_key, resolve_copies
 from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
 from ..formats.sheets import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
-from .staging import staged_files
 from .state import META_KEY, VerificationState
 
 
@@ -203,7 +203,7 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     })
     meta[META_KEY] = state.to_dict()
 
-    with staged_files(bench.path) as staged:
+    with BenchmarkWrite(bench.path) as staged:
         Labels(r for r in rows if kept(r.pid)).to_file(staged.path("labels.jsonl"))
         qrels.to_file(staged.path("qrels.tsv"))
         write_questions(staged.path("questions.jsonl"),
@@ -217,19 +217,14 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
             splits = {s: [q for q in qs if q not in drops.questions] for s, qs in bench.splits.items()}
             write_json(staged.path("splits.json"), splits)
         _update_counts(meta, raw_questions, drops.questions, qrels, splits)
-        write_json(staged.path("meta.json"), meta)
+        staged.commit(meta)
         summary.files_written = staged.names
     return summary
 
 
 def _update_counts(meta: dict, raw_questions: dict, dropped: set[str], qrels: Qrels,
                    splits: dict[str, list[str]] | None) -> None:
-    """Keep the builder's and labeller's totals in meta.json true after this round."""
-    labels: dict[str, int] = {}
-    for docs in qrels.values():
-        for lab in docs.values():
-            labels[str(lab)] = labels.get(str(lab), 0) + 1
-    meta["labels"] = dict(sorted(labels.items()))
+    """Keep the builder's totals in meta.json true after this round (the label counts are the commit's)."""
     counts = meta.get("counts")
     if isinstance(counts, dict):
         if "questions" in counts:

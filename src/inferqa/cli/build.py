@@ -17,13 +17,13 @@ LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-qu
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
 
 
-def _check_out_dir(out: Path) -> None:
-    """Refuse to replace a non-empty directory that is not a benchmark (atomic_dir would)."""
+def _check_out_dir(out: Path, overwrite: bool) -> None:
+    """Refuse, before any work, a folder that is not a benchmark, or one that is without --overwrite."""
+    from ..formats.bench_write import refuse_existing
     from ..io import check_output
 
     check_output(out, kind="dir")
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "meta.json").exists())):
-        raise InputError("--out exists and is not a benchmark directory; choose another path", file=out)
+    refuse_existing(out, overwrite)
 
 
 @app.command("build")
@@ -31,6 +31,8 @@ def build_cmd(
     sources: Optional[List[Path]] = typer.Argument(None, help="Source files: WikiHint/TriviaHG/QUIT JSON, JSONL or CSV.",
                                                    show_default=False),
     out: Path = typer.Option(..., "--out", "-o", help="Benchmark directory to write (replaced atomically)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing benchmark's files (what else its "
+                                   "folder holds, such as indexes and runs, stays)."),
     fmt: str = typer.Option("auto", "--format", "-f",
                             help="auto | wikihint | triviahg | quit | jsonl | csv (applies to every SOURCE)."),
     demo: bool = typer.Option(False, "--demo", help="The demo benchmark `inferqa demo` runs on: the 48 embedded "
@@ -71,7 +73,7 @@ def build_cmd(
     from ..data import demo_path, load_sources
     from ..data.shipped_demo import DEMO_BUILD, demo_build_options
 
-    _check_out_dir(out)
+    _check_out_dir(out, overwrite)
     paths = list(sources or [])
     demo_only = demo and not paths
     if demo:
@@ -95,7 +97,7 @@ def build_cmd(
     meta = build_benchmark(questions, out, top_k=top_k, leak_policy=leak_policy, leak_judge=make_leak_judge(leak_judge, threshold=leak_threshold, llm=leak_llm),
                            split=split_spec, seed=seed, strict=strict, post_build=post_build,
                            sources=[{"path": str(p), "format": fmt} for p in paths], show_progress=True,
-                           label_match=label_match)
+                           label_match=label_match, overwrite=overwrite)
     c = meta["counts"]
     Console().print(f"[bold]{out}[/]: {c['questions']:,} questions, {c['passages']:,} passages "
                     f"({c['leak_hints_dropped']} leaking hints dropped, {c['leak_questions_dropped']} questions "
