@@ -89,7 +89,7 @@ def rerank_cmd(
     seconds = time.perf_counter() - t0
     if per_group is not None:
         reranked = diversify_run(reranked, benchmark, per_group, grouping, margin, share)
-    reranked.to_file(out)
+    reranked.to_file(out, against=benchmark)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(depth, len(reranked[q])) for q in reranked)
     Console().print(f"[bold]{out}[/]: {len(reranked):,} questions, {scored:,} passages reranked by {reranker} "

@@ -118,7 +118,7 @@ def retrieve_cmd(
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
     if per_group is not None:
         run = diversify_run(run, bench, per_group, grouping, margin, share)
-    run.to_file(out)
+    run.to_file(out, against=bench)
     typer.echo(f"{len(run)} questions × up to {depth} passages → {out}")
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import registry
 from ..errors import InputError, optional_import
-from ..io import STDIN, check_file, first_byte, inner_suffix
+from ..io import STDIN, check_file, first_byte, inner_suffix, read_json, write_json
 from .findings import Findings
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class Run(dict):
         self.findings: Findings = Findings()
         self._qids: list[str] | None = None
         self.checked_against: Any = None  # the benchmark path `open_run` checked the ids against
+        self.bench_hash: str | None = None  # the content hash of the benchmark the run was made against
 
     @property
     def qids(self) -> list[str]:
@@ -83,15 +84,20 @@ class Run(dict):
                                                              allow_partial=allow_partial,
                                                              allow_duplicates=allow_duplicates, **options)
         run.format, run.info, run.findings = fmt, info, findings
+        run.bench_hash = recorded_bench_hash(path)
         return run
 
     def to_file(self, path: str | os.PathLike, kind: str | None = None, *, tag: str | None = None,
-                **context: Any) -> None:
+                against: "Benchmark | None" = None, **context: Any) -> None:
         """The run written by run format `kind` (default: the one whose declared suffixes
         hold the path's ending, else `trec`: in list order, with strictly decreasing scores,
-        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split)."""
+        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split). The
+        content hash of the benchmark the run was made `against` (else `bench_hash`) goes
+        to the sidecar `PATH.bench.json`, which scoring checks (`BENCH_SIDECAR`)."""
         fmt = kind or run_format_by_name(path) or TREC
         registry.create("run-format", fmt).write(self, path, tag=tag, **context)
+        bench = against if against is not None else context.get("bench")
+        record_bench_hash(path, (bench.meta.get("content_hash") if bench is not None else None) or self.bench_hash)
 
     @property
     def titles(self) -> Titles:
@@ -106,7 +112,7 @@ class Run(dict):
     def _like(self, rankings: dict) -> "Run":
         out = Run(rankings, tag=self.tag)
         out.format, out.info, out.findings = self.format, self.info, self.findings
-        out.checked_against = self.checked_against
+        out.checked_against, out.bench_hash = self.checked_against, self.bench_hash
         return out
 
     def to_ranx(self) -> Any:
@@ -201,3 +207,48 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
                     f"{len(extra)} questions {files[0]} lacks (e.g. {extra[0]})")
             raise InputError(f"covers other questions than {files[0]}: {what}; give runs of the same questions "
                              "(or --allow-partial)", file=file, field="qid")
+
+
+# What a run was made against: `x.trec.bench.json` beside `x.trec` holds the benchmark's content
+# hash (a sidecar, so the run file stays one that trec_eval, ranx and ir_measures read).
+BENCH_SIDECAR = ".bench.json"
+
+
+class BenchmarkChangedWarning(UserWarning):
+    """A run scored against a benchmark rebuilt or relabelled since the run was made."""
+
+    prefix = "inferqa: warning"
+
+
+def _sidecar(path: str | os.PathLike) -> str:
+    return f"{os.fspath(path)}{BENCH_SIDECAR}"
+
+
+def record_bench_hash(path: str | os.PathLike, content_hash: str | None) -> None:
+    """Write (or, without a hash, remove an earlier run's) sidecar of the run file `path`."""
+    if str(path) == STDIN:
+        return
+    if content_hash:
+        write_json(_sidecar(path), {"benchmark_content_hash": content_hash})
+    elif os.path.isfile(_sidecar(path)):
+        os.unlink(_sidecar(path))
+
+
+def recorded_bench_hash(path: str | os.PathLike) -> str | None:
+    """The benchmark content hash the sidecar of the run file `path` records, None without one."""
+    if str(path) == STDIN or not os.path.isfile(_sidecar(path)):
+        return None
+    value = read_json(_sidecar(path))
+    return value.get("benchmark_content_hash") if isinstance(value, dict) else None
+
+
+def warn_if_benchmark_changed(run: Run, source: Any, bench: "Benchmark") -> None:
+    """One-line warning when `run` records another content hash than `bench`'s own."""
+    now = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
+    if run.bench_hash and now and run.bench_hash != now:
+        import warnings
+
+        warnings.warn(BenchmarkChangedWarning(
+            f"{source} was made against benchmark {run.bench_hash[:12]}, but {bench.path} is now {now[:12]} "
+            "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=3)
+    run.bench_hash = now or run.bench_hash
