@@ -9,9 +9,12 @@ import typer
 
 from ..errors import InputError
 from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, SEED, SPLIT, TOP_K
+from ..stages import Settings
+from ..stages.build import STATS
 from .app import app
-from .flags import format_flag, json_flag, option_flag, chosen_format
+from .flags import option_flag
 from .output import print_tables
+from .stage_command import stage_command
 
 LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
                     "choice); none: no filter (data already filtered, e.g. the QUIT release).")
@@ -109,27 +112,21 @@ def build_cmd(
                         f"demo's own build only: --top-k {DEMO_BUILD['top_k']}, string leak judge, no --label)")
 
 
-@app.command("stats")
-def stats_cmd(
-    bench: Path = typer.Argument(..., help="A benchmark directory written by `inferqa build`."),
-    table_format: str = format_flag(),
-    as_json: bool = json_flag,
-) -> None:
-    """Print counts of a benchmark directory: questions, passages and labels per split (JSON: the
-    counts as `inferqa.construct.stats.benchmark_stats` returns them)."""
-    from ..construct.stats import benchmark_stats, build_rows
+def show_stats(stats: dict, settings: Settings, fmt: str | None) -> None:
+    from ..construct.stats import build_rows
     from ..tabular import TextTable
 
-    fmt = chosen_format(table_format, as_json)
-    stats = benchmark_stats(bench)
     labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})
     rows = [(name, f"{row['questions']:,}", f"{row['passages']:,}",
              *[f"{row['labels'].get(lab, 0):,}" for lab in labels], f"{row['hints_per_question']:.2f}")
             for name, row in stats["splits"].items()]
-    tables = [TextTable(f"{bench}", ("split", "questions", "passages", *[f"label {lab}" for lab in labels],
-                                     "hints/question"), tuple(rows))]
+    tables = [TextTable(f"{settings.bench}", ("split", "questions", "passages", *[f"label {lab}" for lab in labels],
+                                              "hints/question"), tuple(rows))]
     if stats["build"]:
         tables.append(TextTable("how it was built", ("step", "count"),
                                 tuple((name, f"{value:,}" if isinstance(value, int) else str(value))
                                       for name, value in build_rows(stats["build"]))))
     print_tables(tables, fmt, stats)
+
+
+stage_command(STATS, show_stats, tables=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import re
 import warnings
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Mapping, Optional
 
 import typer
 
@@ -24,15 +24,15 @@ from ..options import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stages import Settings, Stage
 from .app import app
-from .flags import chosen_format, format_flag, json_flag, option_help
+from .flags import chosen_format, flag_text, format_flag, json_flag
 
 # show(result, settings, fmt): prints the stage's result; fmt is None unless the command prints tables.
 Show = Callable[[Any, Settings, Optional[str]], None]
 
 
-def _param(opt: Option) -> inspect.Parameter:
-    text = opt.help if opt.positional else option_help(opt)  # an argument: no flag to repeat, no default
-    text = text[0].upper() + text[1:] + "."
+def _param(opt: Option, words: Mapping[str, str]) -> inspect.Parameter:
+    # an argument: no flag to repeat, no default
+    text = opt.help[0].upper() + opt.help[1:] + "." if opt.positional else flag_text(opt, **words)
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
@@ -83,11 +83,13 @@ def _finite(opt: Option, text: str, owner: str) -> Any:
 
 
 def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: bool | str = False,
-                  group: typer.Typer | None = None) -> Callable[..., None]:
+                  group: typer.Typer | None = None,
+                  words: Mapping[str, Mapping[str, str]] | None = None) -> Callable[..., None]:
     """Register `stage` as a command (NAME, default the stage's name) on `group` (default the
     app); `tables`: it takes --format/--json (a format's name: that one is the default), and
-    `show` gets the chosen format."""
-    params = [_param(opt) for opt in stage.options]
+    `show` gets the chosen format. `words`: per option, the `flag_text` parts of its help
+    (owner, note, takes) beyond the declaration's."""
+    params = [_param(opt, (words or {}).get(opt.name, {})) for opt in stage.options]
     default_format = tables if isinstance(tables, str) else "table"
     if tables:
         params += [inspect.Parameter("table_format", inspect.Parameter.KEYWORD_ONLY,
