@@ -19,7 +19,7 @@ def _default(value: Any) -> str:
     return "none" if value is None else "empty" if value == "" else str(value)
 
 
-def option_help(opt: Any, takes: str | None = None) -> str:
+def option_help(opt: Any, takes: str | None = None, shown_default: str | None = None) -> str:
     """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option; what it
     accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance; a
     list flag is repeated or comma-separated)."""
@@ -27,7 +27,7 @@ def option_help(opt: Any, takes: str | None = None) -> str:
 
     from ..registry import REQUIRED
 
-    default = "" if opt.default is REQUIRED else f", default {_default(opt.default)}"
+    default = "" if opt.default is REQUIRED else f", default {shown_default or _default(opt.default)}"
     if takes is None:
         takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
     return f"{opt.help} ({takes}{default})"
@@ -46,11 +46,13 @@ def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | Non
                         parser=parser, show_default=not filled, **bounds)
 
 
-def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes: str | None = None) -> str:
+def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes: str | None = None,
+              shown_default: str | None = None) -> str:
     """A flag's help: 'Cosine from which ... (a number in (0, 1], default 0.85).', after
     'OWNER: ' when a plugin owns it (then not capitalised), with '; NOTE' after it; `takes`
-    replaces what it accepts in words."""
-    text = option_help(opt, takes)
+    replaces what it accepts in words, `shown_default` the default (an option whose None
+    the stage resolves, e.g. from another declaration)."""
+    text = option_help(opt, takes, shown_default)
     text = f"{owner}: {text}" if owner else text[0].upper() + text[1:]
     return text + (f"; {note}" if note else "") + "."
 

@@ -26,9 +26,8 @@ from ..formats.labels import LABELS, Labels, read_order_labels, write_order_labe
 from ..io import iter_jsonl, write_jsonl
 from ..records import parse_passage_id
 from ..formats import Qrels
+from ..stages.build import DEMO_BUILD
 
-# 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
-DEMO_BUILD: dict[str, Any] = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
 LABELS_FILE = "demo_labels.jsonl"
 CACHE_FILE = "demo_llm_cache.jsonl"
 LABELLING_NOTE = ("labels shipped with the demo (inferqa/data/demo/demo_labels.jsonl): SmolLM2-135M-Instruct "
