@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import registry
 from ..errors import InputError, optional_import
-from ..io import STDIN, check_file, first_byte, inner_suffix, read_json, write_json
+from ..io import STDIN, check_file, first_byte, inner_suffix
 from .findings import Findings
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class Run(dict):
                                                              allow_partial=allow_partial,
                                                              allow_duplicates=allow_duplicates, **options)
         run.format, run.info, run.findings = fmt, info, findings
-        run.bench_hash = recorded_bench_hash(path)
+        _split_mark(run)
         return run
 
     def to_file(self, path: str | os.PathLike, kind: str | None = None, *, tag: str | None = None,
@@ -92,12 +93,12 @@ class Run(dict):
         """The run written by run format `kind` (default: the one whose declared suffixes
         hold the path's ending, else `trec`: in list order, with strictly decreasing scores,
         `trec_scores`); `context` goes to that format's writer (Rankify: bench, split). The
-        content hash of the benchmark the run was made `against` (else `bench_hash`) goes
-        to the sidecar `PATH.bench.json`, which scoring checks (`BENCH_SIDECAR`)."""
+        content hash of the benchmark the run was made `against` (else `bench_hash`) is
+        marked on the TREC tag (`BENCH_MARK`), which scoring checks."""
         fmt = kind or run_format_by_name(path) or TREC
-        registry.create("run-format", fmt).write(self, path, tag=tag, **context)
         bench = against if against is not None else context.get("bench")
-        record_bench_hash(path, (bench.meta.get("content_hash") if bench is not None else None) or self.bench_hash)
+        content_hash = (bench.meta.get("content_hash") if bench is not None else None) or self.bench_hash
+        registry.create("run-format", fmt).write(self, path, tag=marked_tag(tag or self.tag, content_hash), **context)
 
     @property
     def titles(self) -> Titles:
@@ -209,9 +210,10 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
                              "(or --allow-partial)", file=file, field="qid")
 
 
-# What a run was made against: `x.trec.bench.json` beside `x.trec` holds the benchmark's content
-# hash (a sidecar, so the run file stays one that trec_eval, ranx and ir_measures read).
-BENCH_SIDECAR = ".bench.json"
+# What a run was made against: the first 16 hex digits of the benchmark's content hash after
+# the run tag (`bm25@0123456789abcdef`), the TREC column every scorer ignores, so the file
+# stays one that trec_eval, ranx and ir_measures read and no other file is written.
+BENCH_MARK = re.compile(r"(.*)@([0-9a-f]{16})")
 
 
 class BenchmarkChangedWarning(UserWarning):
@@ -220,35 +222,27 @@ class BenchmarkChangedWarning(UserWarning):
     prefix = "inferqa: warning"
 
 
-def _sidecar(path: str | os.PathLike) -> str:
-    return f"{os.fspath(path)}{BENCH_SIDECAR}"
+def marked_tag(tag: str, content_hash: str | None) -> str:
+    """`tag` carrying the benchmark content hash (a mark it had already replaced)."""
+    plain = BENCH_MARK.fullmatch(tag)
+    tag = plain[1] if plain else tag
+    return f"{tag}@{content_hash[:16]}" if content_hash else tag
 
 
-def record_bench_hash(path: str | os.PathLike, content_hash: str | None) -> None:
-    """Write (or, without a hash, remove an earlier run's) sidecar of the run file `path`."""
-    if str(path) == STDIN:
-        return
-    if content_hash:
-        write_json(_sidecar(path), {"benchmark_content_hash": content_hash})
-    elif os.path.isfile(_sidecar(path)):
-        os.unlink(_sidecar(path))
-
-
-def recorded_bench_hash(path: str | os.PathLike) -> str | None:
-    """The benchmark content hash the sidecar of the run file `path` records, None without one."""
-    if str(path) == STDIN or not os.path.isfile(_sidecar(path)):
-        return None
-    value = read_json(_sidecar(path))
-    return value.get("benchmark_content_hash") if isinstance(value, dict) else None
+def _split_mark(run: Run) -> None:
+    """A run read from a file: its tag's benchmark mark moves to `bench_hash`."""
+    m = BENCH_MARK.fullmatch(run.tag or "")
+    if m:
+        run.tag, run.bench_hash = m[1], m[2]
 
 
 def warn_if_benchmark_changed(run: Run, source: Any, bench: "Benchmark") -> None:
     """One-line warning when `run` records another content hash than `bench`'s own."""
     now = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
-    if run.bench_hash and now and run.bench_hash != now:
+    if run.bench_hash and now and not now.startswith(run.bench_hash):
         import warnings
 
         warnings.warn(BenchmarkChangedWarning(
-            f"{source} was made against benchmark {run.bench_hash[:12]}, but {bench.path} is now {now[:12]} "
+            f"{source} was made against benchmark {run.bench_hash[:16]}, but {bench.path} is now {now[:16]} "
             "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=3)
     run.bench_hash = now or run.bench_hash
