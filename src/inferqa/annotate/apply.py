@@ -178,18 +178,8 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     def kept(pid: str) -> bool:
         return not drops.drops(pid)
 
-    qrels = bench.qrels
-    new_labels = {r.pid: r.label for r in rows}
-    for qid, docs in qrels.items():
-        for pid in docs:
-            if pid in new_labels:
-                docs[pid] = new_labels[pid]
-    before = sum(len(d) for d in qrels.values())
-    for qid in list(qrels):
-        qrels[qid] = {pid: lab for pid, lab in qrels[qid].items() if kept(pid)}
-        if not qrels[qid]:
-            del qrels[qid]
-    summary.passages_dropped = before - sum(len(d) for d in qrels.values())
+    qrels = _relabelled_qrels(bench, rows, kept)
+    summary.passages_dropped = sum(len(d) for d in bench.qrels.values()) - sum(len(d) for d in qrels.values())
 
     when = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     state.rounds.append({
@@ -203,23 +193,43 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     })
     meta[META_KEY] = state.to_dict()
 
+    summary.files_written = _write_round(bench, meta, rows, qrels, raw_questions, drops)
+    return summary
+
+
+def _relabelled_qrels(bench: Benchmark, rows: list[LabelRow], kept: Any) -> Qrels:
+    """The benchmark's qrels with the labels of `rows`, without the passages not `kept`."""
+    new_labels = {r.pid: r.label for r in rows}
+    qrels = Qrels()
+    for qid, docs in bench.qrels.items():
+        docs = {pid: new_labels.get(pid, lab) for pid, lab in docs.items() if kept(pid)}
+        if docs:
+            qrels[qid] = docs
+    return qrels
+
+
+def _write_round(bench: Benchmark, meta: dict, rows: list[LabelRow], qrels: Qrels, raw_questions: dict,
+                 drops: Any) -> list[str]:
+    """The round's labels, qrels, questions (and corpus and splits when it drops any) with
+    meta, as one benchmark write; returns the names of the files written."""
+    def kept(pid: str) -> bool:
+        return not drops.drops(pid)
+
     with BenchmarkWrite(bench.path) as staged:
         Labels(r for r in rows if kept(r.pid)).to_file(staged.path("labels.jsonl"))
         qrels.to_file(staged.path("qrels.tsv"))
         write_questions(staged.path("questions.jsonl"),
                         (q for qid, q in raw_questions.items() if qid not in drops.questions))
-        if drops.any:
-            corpus = bench.path / "corpus.jsonl"
-            if corpus.exists():
-                write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if kept(p.id)))
+        corpus = bench.path / "corpus.jsonl"
+        if drops.any and corpus.exists():
+            write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if kept(p.id)))
         splits = None
         if drops.questions and (bench.path / "splits.json").exists():
             splits = {s: [q for q in qs if q not in drops.questions] for s, qs in bench.splits.items()}
             write_json(staged.path("splits.json"), splits)
         _update_counts(meta, raw_questions, drops.questions, qrels, splits)
         staged.commit(meta)
-        summary.files_written = staged.names
-    return summary
+        return staged.names
 
 
 def _update_counts(meta: dict, raw_questions: dict, dropped: set[str], qrels: Qrels,
