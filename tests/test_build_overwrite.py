@@ -92,3 +92,15 @@ def test_api_refuses_too(tmp_path):
     build_benchmark(questions, tmp_path / "b", top_k=2, split=(1.0,), overwrite=True)
     assert not (tmp_path / "b" / "labels.jsonl").exists()  # an older build's file, not this one's
     assert sorted(os.listdir(tmp_path / "b")) == sorted(n for n in before if n != "labels.jsonl")
+
+
+def test_a_folder_write_without_overwrite_refuses_before_any_work(tmp_path):
+    from inferqa.io import atomic_dir
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "mine.txt").write_text("keep")
+    ran = []
+    with pytest.raises(InputError, match="already exists; give --overwrite"):
+        with atomic_dir(tmp_path / "d", overwrite=False):
+            ran.append(True)
+    assert not ran and snapshot(tmp_path) == {"d/mine.txt": (b"keep", (tmp_path / "d" / "mine.txt").stat().st_ino)}
