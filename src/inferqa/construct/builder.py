@@ -26,6 +26,7 @@ from ..io import sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
 from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
+from ..stages.build import BUILD
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import n_orders, order_table
 from .ranking import select_top
@@ -115,7 +116,7 @@ def _most_usable_hints(questions: Sequence[Question], details: dict) -> int:
 
 def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence[str | os.PathLike],
                     out_dir: str | os.PathLike, *, top_k: int = TOP_K.default,
-                    leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
+                    leak_policy: str = BUILD.default("leak_policy"), leak_judge: LeakJudge | None = None,
                     split: Any = SPLIT.default, seed: int = SEED.default, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
                     show_progress: bool = False, label_match: str = LABEL_MATCH.default,

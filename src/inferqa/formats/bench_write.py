@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError
-from ..io import _running, iter_lines, read_json, sha256_file, temp_beside, write_json
+from ..io import _running, iter_lines, read_json, sha256_file, sweep_stale, temp_beside, write_json
 
 # Every file a build (and label, annotate) writes; nothing else in a benchmark is theirs.
 BUILD_FILES = ("questions.jsonl", "corpus.jsonl", "qrels.tsv", "labels.jsonl", "parametric.jsonl",
@@ -63,6 +63,15 @@ def roll_forward(directory: str | os.PathLike) -> bool:
     journal = directory / JOURNAL
     if not journal.is_file():
         return False
+    try:
+        _replay(directory, journal)
+    except OSError as exc:
+        raise InputError(f"a write killed mid-way cannot be finished here: {exc.strerror or exc}",
+                         file=journal) from None
+    return True
+
+
+def _replay(directory: Path, journal: Path) -> None:
     plan = read_json(journal)
     for source, name in plan["replace"]:
         if (directory / source).exists():
@@ -75,11 +84,12 @@ def roll_forward(directory: str | os.PathLike) -> bool:
     _kill_point()
     if plan.get("staged"):
         shutil.rmtree(directory / plan["staged"], ignore_errors=True)
-    return True
 
 
 def _sweep_staged(directory: Path) -> None:
-    """Remove the staging folders of writers that no longer run (and wrote no journal)."""
+    """Remove the staging folders of writers that no longer run (and wrote no journal), and
+    their journal's temp file."""
+    sweep_stale(directory / JOURNAL)
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
             m = _STAGED.fullmatch(entry.name)
@@ -94,7 +104,8 @@ def existing_benchmark(directory: Path) -> bool:
 def what_would_be_lost(directory: Path) -> str:
     """'2 indexes, 1 run, 1 other file': what a benchmark folder holds besides `BUILD_FILES`."""
     indexes = [p for p in (directory / "indexes").glob("*") if p.is_dir()] if (directory / "indexes").is_dir() else []
-    others = [p for p in directory.rglob("*") if p.is_file() and not p.name.startswith(".")
+    others = [p for p in directory.rglob("*") if p.is_file()
+              and not any(part.startswith(".") for part in p.relative_to(directory).parts)
               and p.relative_to(directory).parts[0] not in (*BUILD_FILES, "indexes")]
     runs = [p for p in others if p.suffix in (".trec", ".run", ".tsv") and p.name != "qrels.tsv"]
     parts = [(len(indexes), "index", "indexes"), (len(runs), "run", "runs"),
