@@ -273,7 +273,7 @@ def test_missing_verdict_column_and_jsonl_sheet(bench, tmp_path):
 
 
 def test_failed_write_leaves_everything_untouched(bench, tmp_path, monkeypatch):
-    import inferqa.annotate.apply as apply
+    import inferqa.formats.bench_write as bench_write
 
     export_sheet(bench, tmp_path / "sheet.csv")
     sheet = filled(tmp_path / "sheet.csv", tmp_path / "done.csv")
@@ -282,7 +282,7 @@ def test_failed_write_leaves_everything_untouched(bench, tmp_path, monkeypatch):
     def boom(path, obj):
         raise OSError("disk full")
 
-    monkeypatch.setattr(apply, "write_json", boom)  # meta.json is written last
+    monkeypatch.setattr(bench_write, "write_json", boom)  # meta.json is written last
     with pytest.raises(OSError):
         import_sheet(bench, sheet, annotator="ada")
     assert snapshot(bench) == files

@@ -142,7 +142,8 @@ def test_leaking_hint_is_dropped_before_ranking(tmp_path):
     assert [h.text for h in kept.hints] == ["a hint 5.", "a hint 4.", "a hint 3.", "a hint 2.", "a hint 0."]
     assert kept.metadata["source_hint_indices"] == [5, 4, 3, 2, 0]
     assert meta["leakage"]["dropped_hints"] == {"a": [1]} and meta["counts"]["leak_hints_dropped"] == 1
-    meta = build_benchmark([leaky, q("b", 5)], tmp_path / "b", leak_policy="drop-question", split=(1.0,))
+    meta = build_benchmark([leaky, q("b", 5)], tmp_path / "b", leak_policy="drop-question", split=(1.0,),
+                           overwrite=True)
     assert meta["counts"]["questions"] == 1 and meta["leakage"]["dropped_questions"] == ["a"]
 
 
@@ -175,7 +176,7 @@ def test_post_build_hook_runs_inside_the_temp_dir_and_failure_leaves_the_old_out
         raise RuntimeError("labeller crashed")
 
     with pytest.raises(RuntimeError):
-        build_benchmark([q("z", 5)], out, post_build=boom)
+        build_benchmark([q("z", 5)], out, post_build=boom, overwrite=True)
     assert list(Benchmark(out).questions) == ["a"]             # previous benchmark untouched
     assert [p.name for p in tmp_path.iterdir()] == ["b"]
 

@@ -128,7 +128,7 @@ def test_quit_release_with_source_splits(monkeypatch, capsys, tmp_path):
     assert bench.qrels["d1"] == {"d1_10_0": 1, "d1_01_1": 1, "d1_11_01": 1, "d1_11_10": 1}
     assert bench.meta["options"]["label_match"] == "exact"
     code, _, err = run_cli(monkeypatch, capsys, "build", dev, test, "--out", tmp_path / "b", "--top-k", "2",
-                           "--split", "source", "--leak-policy", "none", "--label-match", "normalized")
+                           "--split", "source", "--leak-policy", "none", "--label-match", "normalized", "--overwrite")
     assert code in (0, None), err
     bench = Benchmark(tmp_path / "b")
     assert bench.qrels["d1"] == {"d1_10_0": 2, "d1_01_1": 1, "d1_11_01": 1, "d1_11_10": 2}

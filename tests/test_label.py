@@ -324,7 +324,7 @@ def test_build_label_cli_with_smollm2(tmp_path):
             return db.execute("SELECT COUNT(*), MAX(created) FROM calls").fetchone()
     before = stored()
     assert before[0] == 3 + 1  # three subsets asked, one closed-book question
-    res2 = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    res2 = subprocess.run(cmd + ["--overwrite"], capture_output=True, text=True, env=env, timeout=600)
     assert res2.returncode == 0
     assert stored() == before
     assert [json.loads(x) for x in (tmp_path / "b" / "labels.jsonl").read_text().splitlines()] == rows

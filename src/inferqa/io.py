@@ -200,8 +200,13 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike, overwrite: bool = True) -> Iterator[Path]:
-    """Yield a temp directory beside `path`; it replaces `path` only if the block succeeds."""
+    """Yield a temp directory beside `path`; it replaces `path` only if the block succeeds.
+    The whole folder is replaced: for a folder the writer owns entirely (a model, a stage's
+    cache). `overwrite=False` refuses an existing `path` before the block runs (a benchmark,
+    whose folder holds others' files too, is written by `formats.bench_write` instead)."""
     path = Path(path)
+    if not overwrite and path.exists():
+        raise InputError("already exists; give --overwrite to replace it", file=path)
     with temp_beside(path, directory=True) as tmp:
         yield tmp
         if not path.exists():

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..formats.bench_write import BenchmarkWrite
 from ..formats.benchmark import Benchmark, write_questions
 from ..errors import InputError
 from ..io import sha256_file, write_json
@@ -28,7 +29,6 @@ from ..formats.corpus import iter_corpus, write_corpus
 from ..formats.labels import LabelRow, Labels, answer_key, resolve_copies
 from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
 from ..formats.sheets import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
-from .staging import staged_files
 from .state import META_KEY, VerificationState
 
 
@@ -178,18 +178,8 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     def kept(pid: str) -> bool:
         return not drops.drops(pid)
 
-    qrels = bench.qrels
-    new_labels = {r.pid: r.label for r in rows}
-    for qid, docs in qrels.items():
-        for pid in docs:
-            if pid in new_labels:
-                docs[pid] = new_labels[pid]
-    before = sum(len(d) for d in qrels.values())
-    for qid in list(qrels):
-        qrels[qid] = {pid: lab for pid, lab in qrels[qid].items() if kept(pid)}
-        if not qrels[qid]:
-            del qrels[qid]
-    summary.passages_dropped = before - sum(len(d) for d in qrels.values())
+    qrels = _relabelled_qrels(bench, rows, kept)
+    summary.passages_dropped = sum(len(d) for d in bench.qrels.values()) - sum(len(d) for d in qrels.values())
 
     when = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     state.rounds.append({
@@ -203,33 +193,48 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     })
     meta[META_KEY] = state.to_dict()
 
-    with staged_files(bench.path) as staged:
+    summary.files_written = _write_round(bench, meta, rows, qrels, raw_questions, drops)
+    return summary
+
+
+def _relabelled_qrels(bench: Benchmark, rows: list[LabelRow], kept: Any) -> Qrels:
+    """The benchmark's qrels with the labels of `rows`, without the passages not `kept`."""
+    new_labels = {r.pid: r.label for r in rows}
+    qrels = Qrels()
+    for qid, docs in bench.qrels.items():
+        docs = {pid: new_labels.get(pid, lab) for pid, lab in docs.items() if kept(pid)}
+        if docs:
+            qrels[qid] = docs
+    return qrels
+
+
+def _write_round(bench: Benchmark, meta: dict, rows: list[LabelRow], qrels: Qrels, raw_questions: dict,
+                 drops: Any) -> list[str]:
+    """The round's labels, qrels, questions (and corpus and splits when it drops any) with
+    meta, as one benchmark write; returns the names of the files written."""
+    def kept(pid: str) -> bool:
+        return not drops.drops(pid)
+
+    with BenchmarkWrite(bench.path) as staged:
         Labels(r for r in rows if kept(r.pid)).to_file(staged.path("labels.jsonl"))
         qrels.to_file(staged.path("qrels.tsv"))
         write_questions(staged.path("questions.jsonl"),
                         (q for qid, q in raw_questions.items() if qid not in drops.questions))
-        if drops.any:
-            corpus = bench.path / "corpus.jsonl"
-            if corpus.exists():
-                write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if kept(p.id)))
+        corpus = bench.path / "corpus.jsonl"
+        if drops.any and corpus.exists():
+            write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if kept(p.id)))
         splits = None
         if drops.questions and (bench.path / "splits.json").exists():
             splits = {s: [q for q in qs if q not in drops.questions] for s, qs in bench.splits.items()}
             write_json(staged.path("splits.json"), splits)
         _update_counts(meta, raw_questions, drops.questions, qrels, splits)
-        write_json(staged.path("meta.json"), meta)
-        summary.files_written = staged.names
-    return summary
+        staged.commit(meta)
+        return staged.names
 
 
 def _update_counts(meta: dict, raw_questions: dict, dropped: set[str], qrels: Qrels,
                    splits: dict[str, list[str]] | None) -> None:
-    """Keep the builder's and labeller's totals in meta.json true after this round."""
-    labels: dict[str, int] = {}
-    for docs in qrels.values():
-        for lab in docs.values():
-            labels[str(lab)] = labels.get(str(lab), 0) + 1
-    meta["labels"] = dict(sorted(labels.items()))
+    """Keep the builder's totals in meta.json true after this round (the label counts are the commit's)."""
     counts = meta.get("counts")
     if isinstance(counts, dict):
         if "questions" in counts:
@@ -238,3 +243,14 @@ def _update_counts(meta: dict, raw_questions: dict, dropped: set[str], qrels: Qr
             counts["passages"] = sum(len(d) for d in qrels.values())
     if splits is not None and isinstance(meta.get("splits"), dict):
         meta["splits"] = {name: len(ids) for name, ids in splits.items()}
+
+
+def import_stage(settings: Any) -> ImportSummary:
+    """`inferqa annotate import`'s entry point (`inferqa.stages.build.ANNOTATE_IMPORT`)."""
+    from ..construct.leak_judges import leak_judge_of
+    from ..io import check_output
+
+    if not settings.dry_run:
+        check_output(Path(settings.bench) / "labels.jsonl")
+    return import_sheet(settings.bench, settings.sheet, annotator=settings.annotator, fmt=settings.fmt,
+                        leak_judge=leak_judge_of(settings), leak_action=settings.leak_action, dry_run=settings.dry_run)

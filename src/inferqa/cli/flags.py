@@ -19,7 +19,7 @@ def _default(value: Any) -> str:
     return "none" if value is None else "empty" if value == "" else str(value)
 
 
-def option_help(opt: Any) -> str:
+def option_help(opt: Any, takes: str | None = None, shown_default: str | None = None) -> str:
     """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option; what it
     accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance; a
     list flag is repeated or comma-separated)."""
@@ -27,8 +27,9 @@ def option_help(opt: Any) -> str:
 
     from ..registry import REQUIRED
 
-    default = "" if opt.default is REQUIRED else f", default {_default(opt.default)}"
-    takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
+    default = "" if opt.default is REQUIRED else f", default {shown_default or _default(opt.default)}"
+    if takes is None:
+        takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
     return f"{opt.help} ({takes}{default})"
 
 
@@ -39,11 +40,21 @@ def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | Non
     declared_help words it, without importing the plugin's module; `note` follows it.
     `filled`: not given = the declared default itself, its range checked as the flag is read
     (for a function argument that takes no None)."""
-    text = f"{owner}: {option_help(opt)}" if owner else option_help(opt)[0].upper() + option_help(opt)[1:]
     parser = finite if opt.types == (float,) else None
     bounds = {"min": opt.min, "max": opt.max} if filled and parser is None and opt.types == (int,) else {}
-    return typer.Option(opt.default if filled else None, *decls, help=text + (f"; {note}" if note else "") + ".",
+    return typer.Option(opt.default if filled else None, *decls, help=flag_text(opt, owner, note),
                         parser=parser, show_default=not filled, **bounds)
+
+
+def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes: str | None = None,
+              shown_default: str | None = None) -> str:
+    """A flag's help: 'Cosine from which ... (a number in (0, 1], default 0.85).', after
+    'OWNER: ' when a plugin owns it (then not capitalised), with '; NOTE' after it; `takes`
+    replaces what it accepts in words, `shown_default` the default (an option whose None
+    the stage resolves, e.g. from another declaration)."""
+    text = option_help(opt, takes, shown_default)
+    text = f"{owner}: {text}" if owner else text[0].upper() + text[1:]
+    return text + (f"; {note}" if note else "") + "."
 
 
 def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:

@@ -24,16 +24,20 @@ from ..options import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stages import Settings, Stage
 from .app import app
-from .flags import chosen_format, format_flag, json_flag, option_help
+from .flags import chosen_format, flag_text, format_flag, json_flag
 
 # show(result, settings, fmt): prints the stage's result; fmt is None unless the command prints tables.
 Show = Callable[[Any, Settings, Optional[str]], None]
 
 
-def _param(opt: Option, given_help: str | None = None) -> inspect.Parameter:
+def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> inspect.Parameter:
     # an argument: no flag to repeat, no default; a --no-X flag: its default is not to be given
-    text = opt.help if opt.positional or opt.cli_flags[0].startswith("--no-") else option_help(opt)
-    text = given_help or (text if re.match(r"\w+_\w+", text) else text[0].upper() + text[1:]) + "."  # union_freq keeps its case
+    if opt.positional or opt.cli_flags[0].startswith("--no-"):
+        keep = re.match(r"\w+_\w+", opt.help)  # union_freq keeps its case
+        text = (opt.help if keep else opt.help[0].upper() + opt.help[1:]) + "."
+    else:
+        text = flag_text(opt, **words)
+    text = given_help or text
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
@@ -84,12 +88,14 @@ def _finite(opt: Option, text: str, owner: str) -> Any:
 
 
 def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: bool | str = False,
-                  group: typer.Typer | None = None, helps: Mapping[str, str] | None = None) -> Callable[..., None]:
+                  group: typer.Typer | None = None, helps: Mapping[str, str] | None = None,
+                  words: Mapping[str, Mapping[str, str]] | None = None) -> Callable[..., None]:
     """Register `stage` as a command (NAME, default the stage's name) on `group` (default the
     app); `tables`: it takes --format/--json (a format's name: that one is the default), and
     `show` gets the chosen format. `helps`: an option's whole help where only the command line
-    can write it (the plugins that declare it, read from the registry at start-up)."""
-    params = [_param(opt, (helps or {}).get(opt.name)) for opt in stage.options]
+    can write it (the plugins that declare it, read from the registry at start-up); `words`:
+    per option, the `flag_text` parts of its help (owner, note, takes) beyond the declaration's."""
+    params = [_param(opt, (helps or {}).get(opt.name), (words or {}).get(opt.name, {})) for opt in stage.options]
     default_format = tables if isinstance(tables, str) else "table"
     if tables:
         params += [inspect.Parameter("table_format", inspect.Parameter.KEYWORD_ONLY,

@@ -9,8 +9,7 @@ with the corpus.
 from __future__ import annotations
 
 import os
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -18,14 +17,16 @@ from typing import Any, Callable, Sequence
 from .. import __version__
 from ..data.quit import ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct
 from ..errors import InputError
+from ..formats.bench_write import BenchmarkWrite, refuse_existing
 from ..formats.benchmark import questions_writer
 from ..formats.corpus import corpus_writer
 from ..formats.labels import LabelRow, Labels
 from ..formats.qrels import Qrels
-from ..io import atomic_dir, sha256_file, write_json
+from ..io import sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
 from ..stage_options import LABEL_MATCH, SEED, SPLIT, TOP_K
+from ..stages.build import BUILD
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import n_orders, order_table
 from .ranking import select_top
@@ -115,18 +116,22 @@ def _most_usable_hints(questions: Sequence[Question], details: dict) -> int:
 
 def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence[str | os.PathLike],
                     out_dir: str | os.PathLike, *, top_k: int = TOP_K.default,
-                    leak_policy: str = "drop-hint", leak_judge: LeakJudge | None = None,
+                    leak_policy: str = BUILD.default("leak_policy"), leak_judge: LeakJudge | None = None,
                     split: Any = SPLIT.default, seed: int = SEED.default, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
-                    show_progress: bool = False, label_match: str = LABEL_MATCH.default) -> dict:
+                    show_progress: bool = False, label_match: str = LABEL_MATCH.default,
+                    overwrite: bool = False) -> dict:
     """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
     from `questions` (`Question`s, or source files read with `inferqa.load_questions`, which
     are then the recorded `sources` unless given)
     (replaced atomically), and labels.jsonl with every model's stored answer for a QUIT release
     (labels by `label_match`: the release's exact membership, or `normalized`); return the meta
     dict. `post_build(tmp_dir, meta)` runs inside the temp directory before the rename and may
-    rewrite qrels.tsv or update meta."""
+    rewrite qrels.tsv or update meta. An existing benchmark at `out_dir` is refused unless
+    `overwrite`; then only the files a build writes (`BUILD_FILES`) are replaced, in one
+    transaction, and what else the folder holds (indexes, runs, notes) stays."""
     _check_build_options(top_k, label_match)
+    refuse_existing(Path(out_dir), overwrite)
     split_spec = parse_split(split)
     origins: dict[str, str] = {}
     questions, sources = _read_sources(questions, sources, origins, split_spec)
@@ -144,13 +149,13 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
                "split": (split_spec.to_json() if isinstance(split_spec, SourceRoles)
                          else split_spec if isinstance(split_spec, str) else list(split_spec)),
                "seed": seed, "strict": strict, "label_match": label_match}
-    with atomic_dir(out_dir) as tmp:
-        written = _write_passages(tmp, selected, label_match, show_progress)
-        write_json(tmp / "splits.json", splits)
+    with BenchmarkWrite(out_dir, remove_unstaged=True) as write:
+        written = _write_passages(write.folder, selected, label_match, show_progress)
+        write_json(write.path("splits.json"), splits)
         meta = _build_meta(sources, options, info, written, selected, splits)
         if post_build is not None:
-            post_build(tmp, meta)
-        write_json(tmp / "meta.json", meta)
+            post_build(write.folder, meta)
+        write.commit(meta)
     return meta
 
 
@@ -205,9 +210,8 @@ def _select_or_explain(questions: Sequence[Question], top_k: int, leak_policy: s
 
 @dataclass
 class _Written:
-    """What `_write_passages` wrote: passages per label, passages, labels.jsonl rows."""
+    """What `_write_passages` wrote: passages, labels.jsonl rows."""
 
-    labels: Counter = field(default_factory=Counter)
     passages: int = 0
     stored_rows: int = 0
 
@@ -223,20 +227,16 @@ def _write_passages(tmp: Path, selected: list[Selected], label_match: str, show_
             q, source_idx = sel.question, sel.source_indices
             release = bool(sel.release_labels or sel.release_answers)
             write_question(q)
-            n_before = out.passages
             orders = order_table(len(q.hints), sel.mask_bits)
             for order, pid in corpus.write_question(q.id, [h.text for h in q.hints], orders):
                 label = LABEL_PARTIAL
                 if release:
                     label, row = _release_row(sel, pid, [source_idx[i] for i in order], label_match)
-                    out.labels[label] += 1
                     if row is not None:
                         write_label(row)
                         out.stored_rows += 1
                 write_qrel(q.id, pid, label)
                 out.passages += 1
-            if not release:
-                out.labels[LABEL_PARTIAL] += out.passages - n_before
     if not out.stored_rows:
         (tmp / "labels.jsonl").unlink()
     return out
@@ -253,7 +253,7 @@ def _build_meta(sources: Sequence[Any], options: dict, info: dict, written: _Wri
         "options": options,
         "counts": {**info["counts"], "passages": written.passages, "passages_per_question": n_orders(options["top_k"])},
         "id_scheme": {"name": ID_SCHEME, "mask_bits": sorted({s.mask_bits for s in selected})},
-        "labels": {str(k): v for k, v in sorted(written.labels.items())},
+        "labels": {},  # the qrels' label counts, filled in by the commit
         "labelled_by": "quit-release" if from_release else "constant",
         "splits": {name: len(ids) for name, ids in splits.items()},
         "leakage": info["details"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 from collections import Counter, defaultdict
 
 from ..formats.benchmark import Benchmark
@@ -48,3 +49,8 @@ def build_rows(counts: dict) -> list[tuple[str, object]]:
     named = dict(BUILD_COUNTS)
     rows = [(named[k], counts[k]) for k, _ in BUILD_COUNTS if k in counts]
     return rows + [(k.replace("_", " "), v) for k, v in counts.items() if k not in named]
+
+
+def stats_stage(settings: Any) -> dict:
+    """`inferqa stats`' entry point (`inferqa.stages.build.STATS`)."""
+    return benchmark_stats(settings.bench)

@@ -21,13 +21,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..formats.bench_write import BenchmarkWrite
 from ..formats.labels import LABELS, Labels, read_order_labels, write_order_labels
 from ..io import iter_jsonl, write_jsonl
 from ..records import parse_passage_id
 from ..formats import Qrels
+from ..stages.build import DEMO_BUILD
 
-# 38 of the 48 questions in test: one question is 2.6 points; 3 hints -> 15 passages each
-DEMO_BUILD: dict[str, Any] = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
 LABELS_FILE = "demo_labels.jsonl"
 CACHE_FILE = "demo_llm_cache.jsonl"
 LABELLING_NOTE = ("labels shipped with the demo (inferqa/data/demo/demo_labels.jsonl): SmolLM2-135M-Instruct "
@@ -63,22 +63,22 @@ def apply_labels(bench_dir: str | os.PathLike, meta: dict, rows_file: str | os.P
     bench_dir = Path(bench_dir)
     shipped = read_order_labels(Path(rows_file) if rows_file else labels_path())
     qrels = Qrels.from_file(bench_dir / "qrels.tsv")
-    label_rows, counts = Labels(), {}
+    label_rows = Labels()
     for qid, labels in qrels.items():
-        for pid, label in labels.items():
+        for pid in labels:
             q, order = parse_passage_id(pid)
             row = shipped.get((q, "".join(map(str, order))))
             if row is not None:
-                label = labels[pid] = row.label
+                labels[pid] = row.label
                 label_rows.append(replace(row, pid=pid, qid=qid))
-            counts[str(label)] = counts.get(str(label), 0) + 1
-    qrels.to_file(bench_dir / "qrels.tsv")
-    label_rows.to_file(bench_dir / LABELS)
     identities = sorted({who for r in label_rows for who in r.answers})
     meta["labelling"] = {"labelers": identities, "mode": "full", "judge": "exact_match",
                          "passages_labelled": len(label_rows), "note": LABELLING_NOTE}
-    meta["labels"] = dict(sorted(counts.items()))
     meta["labelled_by"] = "llm"
+    with BenchmarkWrite(bench_dir) as write:
+        qrels.to_file(write.path("qrels.tsv"))
+        label_rows.to_file(write.path(LABELS))
+        write.commit(meta)
 
 
 def seed_llm_cache(cache_path: str | os.PathLike, rows_file: str | os.PathLike | None = None) -> int:

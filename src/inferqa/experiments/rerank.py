@@ -63,7 +63,7 @@ def rerank_stage(s: "Settings") -> Reranked:
     seconds = time.perf_counter() - t0
     if per_group is not None:
         reranked = diversify(reranked, bench, per_group, grouping, margin, share)
-    reranked.to_file(s.out)
+    reranked.to_file(s.out, against=bench)
     ckpt.unlink(missing_ok=True)
     scored = sum(min(s.depth, len(reranked[q])) for q in reranked)
     return Reranked(reranked, scored, seconds, counts)

@@ -14,18 +14,18 @@ when a stage that needs them is missing, so a fully cached rerun loads none.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..formats.bench_write import content_hash
 from ..formats.benchmark import Benchmark
 from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
 from ..formats import Answers
-from ..io import atomic_open, check_output, open_input, read_text, write_json
+from ..io import atomic_open, check_output, read_text, write_json
 from ..formats import Run
 from ..retrieve.diversify import GROUPING
 from ..stages import Settings
@@ -76,18 +76,6 @@ class ExperimentRun:
         """'LLM answers: 0 computed, 240 from the cache (PATH)': where this run's answers came from."""
         where = f" ({', '.join(map(str, self.llm_caches))})" if self.llm_caches else ""
         return f"LLM answers: {self.llm_calls} computed, {self.llm_hits} from the cache{where}"
-
-
-def benchmark_fingerprint(bench: Benchmark) -> str:
-    h = hashlib.sha256()
-    for name in ("questions.jsonl", "qrels.tsv", "splits.json"):
-        f = bench.path / name
-        if f.exists():
-            h.update(name.encode())
-            with open_input(f) as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
-    return h.hexdigest()[:16]
 
 
 class _Runner:
@@ -322,7 +310,7 @@ class _Runner:
         t_all = time.perf_counter()
         self.log(f"experiment {cfg.name} → {self.out}")
         self.bench = self.benchmark()
-        self.fp = benchmark_fingerprint(self.bench)
+        self.fp = content_hash(self.bench.path)[:16]  # the benchmark's, as meta.json records it
         qids = self.bench.split_qids(cfg.split)
         self.qids = qids[:cfg.max_questions] if cfg.max_questions else qids
         if not self.qids:

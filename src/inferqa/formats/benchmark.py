@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from ..errors import InputError
 from ..io import atomic_open, iter_jsonl, iter_lines, read_json
 from ..records import ID_SCHEME, Question, hint_mask, is_old_passage_id, parse_passage_id, split_passage_id
+from .bench_write import roll_forward
 from .findings import Findings
 from .qrels import Qrels
 
@@ -34,6 +35,7 @@ class Benchmark:
         if not self.path.is_dir():
             raise InputError("a file, not a benchmark directory" if self.path.is_file()
                              else "benchmark directory not found", file=self.path)
+        roll_forward(self.path)  # a write killed mid-commit: finish it, so the files agree
         for name in ("questions.jsonl", "qrels.tsv"):
             if not (self.path / name).exists():
                 raise InputError(f"not a benchmark directory: {name} is missing", file=self.path)

@@ -30,7 +30,7 @@ from .benchmark import Benchmark
 from .findings import Findings
 from .oracles import optimal
 from .qrels import Qrels
-from .runs import OPTIMAL, Run, score_problem
+from .runs import OPTIMAL, Run, score_problem, warn_if_benchmark_changed
 
 BenchLike = Union[Benchmark, str, os.PathLike]
 RunLike = Union[Run, str, os.PathLike, Mapping]
@@ -111,6 +111,7 @@ def open_run(run: str | os.PathLike, bench: BenchLike | None = None, split: str 
         loaded.findings.setdefault(kind, []).extend(examples)
     if strict:
         loaded.checked_against = b.path
+    warn_if_benchmark_changed(loaded, run, b)
     return _cut(loaded, b, split, run, strict)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import registry
@@ -56,6 +57,7 @@ class Run(dict):
         self.findings: Findings = Findings()
         self._qids: list[str] | None = None
         self.checked_against: Any = None  # the benchmark path `open_run` checked the ids against
+        self.bench_hash: str | None = None  # the content hash of the benchmark the run was made against
 
     @property
     def qids(self) -> list[str]:
@@ -83,15 +85,20 @@ class Run(dict):
                                                              allow_partial=allow_partial,
                                                              allow_duplicates=allow_duplicates, **options)
         run.format, run.info, run.findings = fmt, info, findings
+        _split_mark(run)
         return run
 
     def to_file(self, path: str | os.PathLike, kind: str | None = None, *, tag: str | None = None,
-                **context: Any) -> None:
+                against: "Benchmark | None" = None, **context: Any) -> None:
         """The run written by run format `kind` (default: the one whose declared suffixes
         hold the path's ending, else `trec`: in list order, with strictly decreasing scores,
-        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split)."""
+        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split). The
+        content hash of the benchmark the run was made `against` (else `bench_hash`) is
+        marked on the TREC tag (`BENCH_MARK`), which scoring checks."""
         fmt = kind or run_format_by_name(path) or TREC
-        registry.create("run-format", fmt).write(self, path, tag=tag, **context)
+        bench = against if against is not None else context.get("bench")
+        content_hash = (bench.meta.get("content_hash") if bench is not None else None) or self.bench_hash
+        registry.create("run-format", fmt).write(self, path, tag=marked_tag(tag or self.tag, content_hash), **context)
 
     @property
     def titles(self) -> Titles:
@@ -110,7 +117,7 @@ class Run(dict):
         each passage to its new place. The way every run-to-run step (top, only, diversify,
         fuse, rerank) builds its output, so nothing read with a run is lost on the way."""
         out = Run(rankings, tag=self.tag if tag is None else tag)
-        out.format, out.findings = self.format, self.findings
+        out.format, out.findings, out.bench_hash = self.format, self.findings, self.bench_hash
         out.info = [_realigned(d, self.get(d.get("qid"), []), out.get(d.get("qid"), [])) for d in self.info
                     if d.get("qid") in out]
         if self._qids is not None:
@@ -230,3 +237,41 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
                     f"{len(extra)} questions {files[0]} lacks (e.g. {extra[0]})")
             raise InputError(f"covers other questions than {files[0]}: {what}; give runs of the same questions "
                              "(or --allow-partial)", file=file, field="qid")
+
+
+# What a run was made against: the first 16 hex digits of the benchmark's content hash after
+# the run tag (`bm25@0123456789abcdef`), the TREC column every scorer ignores, so the file
+# stays one that trec_eval, ranx and ir_measures read and no other file is written.
+BENCH_MARK = re.compile(r"(.*)@([0-9a-f]{16})")
+
+
+class BenchmarkChangedWarning(UserWarning):
+    """A run scored against a benchmark rebuilt or relabelled since the run was made."""
+
+    prefix = "inferqa: warning"
+
+
+def marked_tag(tag: str, content_hash: str | None) -> str:
+    """`tag` carrying the benchmark content hash (a mark it had already replaced)."""
+    plain = BENCH_MARK.fullmatch(tag)
+    tag = plain[1] if plain else tag
+    return f"{tag}@{content_hash[:16]}" if content_hash else tag
+
+
+def _split_mark(run: Run) -> None:
+    """A run read from a file: its tag's benchmark mark moves to `bench_hash`."""
+    m = BENCH_MARK.fullmatch(run.tag or "")
+    if m:
+        run.tag, run.bench_hash = m[1], m[2]
+
+
+def warn_if_benchmark_changed(run: Run, source: Any, bench: "Benchmark") -> None:
+    """One-line warning when `run` records another content hash than `bench`'s own."""
+    now = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
+    if run.bench_hash and now and not now.startswith(run.bench_hash):
+        import warnings
+
+        warnings.warn(BenchmarkChangedWarning(
+            f"{source} was made against benchmark {run.bench_hash[:16]}, but {bench.path} is now {now[:16]} "
+            "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=3)
+    run.bench_hash = now or run.bench_hash

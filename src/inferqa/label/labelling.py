@@ -24,13 +24,12 @@ entry in `answers` and `correct`, and meta.json's labelling record says so.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..formats.bench_write import BenchmarkWrite
 from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..formats.labels import LabelRow, Labels
-from ..io import write_json
 from ..progress import counter
 from ..read.answers import answer_judge
 from ..read.reader import Reader, reading_order
@@ -86,9 +85,6 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
     for llm in labelers:
         _ask_labeller(llm, bench, in_trie_order, items, judged, got, stop_at_first_correct, progress)
     rows, new_qrels = _label_rows(source, got, qrels, stop_at_first_correct)
-    path = Path(bench_dir)
-    rows.to_file(path / "labels.jsonl")
-    new_qrels.to_file(path / "qrels.tsv")
     record = {"labelers": [llm.identity for llm in labelers], "mode": mode,
               **_judge_record(judge, judge_samples, judge_temperature),
               "questions": len(wanted), "passages_asked": len(asked), "passages_labelled": len(source),
@@ -97,9 +93,11 @@ def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mod
         record.update(stop_at_first_correct=True, answers_not_asked=sum(map(len, got.not_asked.values())),
                       not_asked_note=NOT_ASKED_NOTE)
     target = meta if meta is not None else dict(bench.meta)
-    _record_labelling(target, record, new_qrels)
-    if meta is None:
-        write_json(path / "meta.json", target)
+    target["labelling"], target["labelled_by"] = record, "llm"
+    with BenchmarkWrite(bench_dir) as write:
+        rows.to_file(write.path("labels.jsonl"))
+        new_qrels.to_file(write.path("qrels.tsv"))
+        write.commit(target)  # the label counts of the new qrels go into meta with them
     return record
 
 
@@ -170,14 +168,3 @@ def _label_rows(source: dict[str, str], got: _Answers, qrels: Qrels,
                              correct={} if copied else got.correct[src], copied_from=src if copied else None,
                              extra=extra))
     return rows, new_qrels
-
-
-def _record_labelling(target: dict, record: dict, qrels: Qrels) -> None:
-    """The labelling record and the label counts of `qrels` into a benchmark's meta."""
-    counts: dict[str, int] = {}
-    for docs in qrels.values():
-        for lab in docs.values():
-            counts[str(lab)] = counts.get(str(lab), 0) + 1
-    target["labelling"] = record
-    target["labels"] = dict(sorted(counts.items()))
-    target["labelled_by"] = "llm"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import random
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..formats.bench_write import BenchmarkWrite
 from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
@@ -50,14 +50,13 @@ def parametric_test(bench_dir: str | os.PathLike, models: Sequence["LLM"], *, ju
                     row["correct"][llm.identity] = ok
                     row["parametric"] = row["parametric"] or ok
                 bar.update(len(chunk))
-    path = Path(bench_dir)
-    write_jsonl(path / "parametric.jsonl", rows.values())
     record = {"models": [m.identity for m in models], "parametric": sum(r["parametric"] for r in rows.values()),
               "questions": len(rows)}
     target = meta if meta is not None else dict(bench.meta)
     target["parametric_test"] = record
-    if meta is None:
-        write_json(path / "meta.json", target)
+    with BenchmarkWrite(bench_dir) as write:
+        write_jsonl(write.path("parametric.jsonl"), rows.values())
+        write.commit(target)
     return {qid: r["parametric"] for qid, r in rows.items()}
 
 
@@ -77,11 +76,10 @@ def apply_parametric_split(bench_dir: str | os.PathLike, parametric: dict[str, b
                            seed: int = SEED.default, meta: dict | None = None) -> dict[str, Any]:
     """Rewrite splits.json from the parametric test's outcome; record it in meta."""
     splits = split_by_parametric(parametric, dev_share, seed)
-    path = Path(bench_dir)
-    write_json(path / "splits.json", splits)
-    target = meta if meta is not None else dict(Benchmark(path).meta)
+    target = meta if meta is not None else dict(Benchmark(bench_dir).meta)
     target["splits"] = {name: len(ids) for name, ids in splits.items()}
     target.setdefault("options", {})["split"] = f"parametric (dev share {dev_share:.3f}, seed {seed})"
-    if meta is None:
-        write_json(path / "meta.json", target)
+    with BenchmarkWrite(bench_dir) as write:
+        write_json(write.path("splits.json"), splits)
+        write.commit(target)
     return splits

@@ -68,7 +68,7 @@ def retrieve_stage(s: Settings) -> Run:
     run = r.search(question_queries(bench, bench.split_qids(s.split)), s.depth)
     if per_group is not None:
         run = diversify(run, bench, per_group, grouping, margin, share)
-    run.to_file(s.out)
+    run.to_file(s.out, against=bench)
     return run
 
 

@@ -1,0 +1,113 @@
+"""`inferqa build`, `inferqa stats` and `inferqa annotate export|import`: the benchmark-writing
+stages, declared once (with the demo benchmark's build values, `DEMO_BUILD`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, MIN_F1, SEED, SPLIT, TOP_K
+from . import REQUIRED, Option, Stage
+
+# The demo benchmark `inferqa demo` runs on (`inferqa build --demo` alone): 38 of the 48
+# questions in test, one question is 2.6 points; 3 hints -> 15 passages each.
+DEMO_BUILD = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
+
+LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
+                    "choice); none: no filter (data already filtered, e.g. the QUIT release)")
+LEAK_JUDGE = Option("leak_judge", str, "string", "string (word-boundary rule) | embedding (best hint-span cosine to "
+                    "the answer) | llm (asks --leak-llm); the string rule always runs first")
+LEAK_JUDGE_OPTIONS = (replace(LEAK_THRESHOLD, name="leak_threshold", flags=("--leak-threshold",)),
+                      replace(LEAK_LLM, name="leak_llm", flags=("--leak-llm",)))
+LABEL_MODE = Option("label_mode", str, "full", "full: every ordering; subsets: one ordering per subset, label copied "
+                    "to the others (an approximation)")
+STOP_AT_FIRST_CORRECT = Option("stop_at_first_correct", bool, False, "with --label: ask the labellers in turn and "
+                               "stop at the first that is right (same labels; skipped labellers recorded as not asked)",
+                               flags=("--labellers-stop-at-first-correct",))
+
+BUILD = Stage(
+    "build", "Build a QUIT-style benchmark: leakage filter, top-k hints, every ordering of every subset as a passage.",
+    entry="inferqa.label.building:build_stage",
+    options=(
+        Option("sources", list, None, "source files: WikiHint/TriviaHG/QUIT JSON, JSONL or CSV", positional=True,
+               metavar="SOURCE", item=Path),
+        Option("out", Path, REQUIRED, "benchmark directory to write (its build files replaced together)", flags=("--out", "-o")),
+        Option("overwrite", bool, False, "replace an existing benchmark's files (what else its folder holds, such "
+               "as indexes and runs, stays)"),
+        Option("fmt", str, "auto", "source format: auto | wikihint | triviahg | quit | jsonl | csv (applies to every "
+               "SOURCE)", flags=("--format", "-f")),
+        Option("demo", bool, False, "the demo benchmark `inferqa demo` runs on: the 48 embedded questions, 3 hints "
+               "each (15 passages), split 6,4,38, SmolLM2's shipped labels. With SOURCE files: add the demo "
+               "questions to them (default options)"),
+        replace(TOP_K, default=None, nullable=False),
+        Option("leak_policy", str, "drop-hint", LEAK_POLICY_HELP),
+        LEAK_JUDGE,
+        *LEAK_JUDGE_OPTIONS,
+        replace(SPLIT, default=None, nullable=False),
+        replace(SEED, default=None, nullable=False),
+        Option("strict", bool, False, "fail on a question with fewer than --top-k usable hints instead of "
+               "skipping it"),
+        Option("label", bool, False, "label passages with LLMs: 2 if a labeller answers correctly from the passage, "
+               "else 1; answers kept in labels.jsonl"),
+        replace(LABELER, type=list, default=None, nullable=False, item=str),
+        LABEL_MODE,
+        STOP_AT_FIRST_CORRECT,
+        LABEL_MATCH,
+        Option("parametric", bool, False, "ask each labeller every question with no context; write parametric.jsonl"),
+        Option("split_by", str, None, "parametric: parametric questions to train, the rest to dev/test (in "
+               "--split's dev:test ratio)"),
+        Option("convergence", str, None, "LLM spec that computes hint convergence for sources without it (before "
+               "hints are ranked)"),
+    ))
+# The flags whose None the build resolves (the declared default, or the demo's with --demo alone).
+BUILD_FLAG_WORDS = {
+    "top_k": {"shown_default": str(TOP_K.default), "note": f"{DEMO_BUILD['top_k']} with --demo alone"},
+    "split": {"shown_default": SPLIT.default, "note": f"{','.join(map(str, DEMO_BUILD['split']))} with --demo alone"},
+    "seed": {"shown_default": str(SEED.default)},
+    "labeler": {"takes": "text", "shown_default": LABELER.default},
+}
+
+STATS = Stage(
+    "stats", "Print counts of a benchmark directory: questions, passages and labels per split.",
+    entry="inferqa.construct.stats:stats_stage",
+    description="JSON: the counts as `inferqa.construct.stats.benchmark_stats` returns them.",
+    options=(Option("bench", Path, REQUIRED, "a benchmark directory written by `inferqa build`", positional=True,
+                    metavar="BENCH"),))
+
+SHEET_FORMAT = Option("fmt", str, None, "sheet format (default: from the file's suffix, csv otherwise)",
+                      choices=("csv", "jsonl"), flags=("--format", "-f"))
+
+ANNOTATE_EXPORT = Stage(
+    "export", "Write one row per question and distinct model answer that the judge accepted or that is contested.",
+    entry="inferqa.annotate.export:export_stage",
+    options=(
+        Option("bench", Path, REQUIRED, "a labelled benchmark directory (has labels.jsonl)", positional=True,
+               metavar="BENCH"),
+        Option("out", Path, REQUIRED, "the review sheet to write", flags=("--out", "-o")),
+        Option("split", str, None, "only this split's questions (default: all)"),
+        SHEET_FORMAT,
+        MIN_F1,
+    ))
+
+ANNOTATE_IMPORT = Stage(
+    "import", "Apply verdicts: relabel the passages each answer decides, add accepted answers as aliases, "
+    "re-run the leak filter.",
+    entry="inferqa.annotate.apply:import_stage",
+    options=(
+        Option("bench", Path, REQUIRED, "the benchmark directory the sheet was exported from", positional=True,
+               metavar="BENCH"),
+        Option("sheet", Path, REQUIRED, "the review sheet with its verdict column filled (accept, reject or skip)",
+               positional=True, metavar="SHEET"),
+        Option("annotator", str, REQUIRED, "who reviewed the sheet (recorded in meta.json)"),
+        SHEET_FORMAT,
+        Option("leak_judge", str, "string", "judge for new aliases (the string rule always runs first)", choices=("string", "embedding", "llm")),
+        replace(LEAK_THRESHOLD, name="leak_threshold", flags=("--leak-threshold",)),
+        replace(LEAK_LLM, name="leak_llm", flags=("--leak-llm",)),
+        Option("leak_action", str, None, "what to do with a hint a new alias leaks into (default: the build's leak "
+               "policy; its 'none' means flag)", choices=("drop-hint", "drop-question", "flag")),
+        Option("dry_run", bool, False, "check the sheet and print what would change; write nothing"),
+    ))
+
+# The help of the flags a plugin owns (`cli.flags.flag_text`'s parts).
+LEAK_FLAG_WORDS = {"leak_threshold": {"owner": "embedding leak judge"}, "leak_llm": {"owner": "llm leak judge"}}
+BUILD_FLAG_WORDS.update(LEAK_FLAG_WORDS)
