@@ -220,7 +220,8 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
      "Token F1 to a gold alias from which an answer the judge rejected is contested (so exported too), as is one "
      "contained in an alias or containing one (a number in [0, 1], default 0.5)."),
     (("build",), "--top-k", None, "Hints kept per question (an integer in [1, 10], default 5); 3 with --demo alone."),
-    (("build",), "--split", None, "The train,dev,test split: fractions, counts (5000,862,1539) or 'source' (text, "
+    (("build",), "--split", None, "The train,dev,test split: fractions, counts (5000,862,1539), 'source' or a roles file "
+                                 "(roles.yaml: per source file, its split names) (text, "
                                   "default 0.7,0.1,0.2); 6,4,38 with --demo alone."),
     (("build",), "--seed", None, "Seed of the split shuffle (an integer, default 13)."),
     (("evaluate",), "--min-label", None, "Lowest label counted as relevant; at most the largest label; 2: fully "

@@ -144,11 +144,11 @@ def test_tables_show_intervals_and_question_counts(results):
     assert float(parsed[1][3]) == pytest.approx(lo, abs=1e-6)
     assert json.loads(t.to_json())["rows"][0]["ci95"]["hit@1"] == [lo, hi]
     rd = significance_table(stats, "reader")
-    assert rd.columns == ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", "n")
+    assert rd.columns == ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", "p (holm)", "n")
     first = rd.text_rows()[0]
     assert first[:5] == ["smol", "union_norm", "1", "bm25", "optimal"]
-    assert first[5:7] == ["25.00", "75.00"] and first[7].startswith("-50.00 [") and first[8:] == ["0.500", "4"]
-    assert "not corrected for multiple comparisons" in rd.to_markdown()
+    assert first[5:7] == ["25.00", "75.00"] and first[7].startswith("-50.00 [") and first[8:] == ["0.500", "0.500", "4"]  # one test: Holm leaves its p as it is
+    assert "holm-corrected over the tests of one metric" in rd.to_markdown()  # issue 37: one significance rule, corrected
 
 
 # -- the one text renderer (inferqa.tabular) ---------------------------------------------------

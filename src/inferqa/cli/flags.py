@@ -53,8 +53,14 @@ def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes
     replaces what it accepts in words, `shown_default` the default (an option whose None
     the stage resolves, e.g. from another declaration)."""
     text = option_help(opt, takes, shown_default)
-    text = f"{owner}: {text}" if owner else text[0].upper() + text[1:]
-    return text + (f"; {note}" if note else "") + "."
+    return (f"{owner}: {text}" if owner else capitalized(text)) + (f"; {note}" if note else "") + "."
+
+
+def capitalized(text: str) -> str:
+    """`text` with a capital first letter, unless it starts with a name (union_freq) that keeps its case."""
+    import re
+
+    return text if re.match(r"\w+_\w+", text) else text[0].upper() + text[1:]
 
 
 def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) -> str:

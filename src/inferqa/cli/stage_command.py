@@ -24,7 +24,7 @@ from ..options import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stages import Settings, Stage
 from .app import app
-from .flags import chosen_format, flag_text, format_flag, json_flag
+from .flags import capitalized, chosen_format, flag_text, format_flag, json_flag
 
 # show(result, settings, fmt): prints the stage's result; fmt is None unless the command prints tables.
 Show = Callable[[Any, Settings, Optional[str]], None]
@@ -33,8 +33,7 @@ Show = Callable[[Any, Settings, Optional[str]], None]
 def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> inspect.Parameter:
     # an argument: no flag to repeat, no default; a --no-X flag: its default is not to be given
     if opt.positional or opt.cli_flags[0].startswith("--no-"):
-        keep = re.match(r"\w+_\w+", opt.help)  # union_freq keeps its case
-        text = (opt.help if keep else opt.help[0].upper() + opt.help[1:]) + "."
+        text = capitalized(opt.help) + "."
     else:
         text = flag_text(opt, **words)
     text = given_help or text

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import REQUIRED, Option, Stage
+from .evaluate import RESAMPLES
 
 MONOTONICITY = Stage(
     "monotonicity", "Evidence monotonicity of a retriever: how often adding one hint to a passage lowers its score.",
@@ -24,5 +25,5 @@ MONOTONICITY = Stage(
         Option("index_dir", Path, None, "index directory (default: BENCH/indexes/<retriever>-<hash of options>/, "
                "built there when missing)"),
         Option("seed", int, 0, "seed of the bootstrap over questions"),
-        Option("resamples", int, 1000, "bootstrap resamples of the questions for the 95% CI", min=1),
+        Option("resamples", int, RESAMPLES, "bootstrap resamples of the questions for the 95% CI", min=1),
     ))
