@@ -37,21 +37,35 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
-from ..formats.oracles import ORACLE_SEED
 from ..io import read_yaml
 from ..registry import REQUIRED, Option
 from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
-from ..stage_options import READ_KS, READ_STRATEGIES
-from ..stages.retrieve import RETRIEVE
+from ..stages.evaluate import EVALUATE
+from ..stages.finetune import FINETUNE
+from ..stages.llm import CACHE
+from ..stages.read import READ
+from ..stages.rerank import RERANK
+from ..stages.retrieve import ORACLE, RETRIEVE
 from ..text import did_you_mean
 
-_POSITIVE = Option("value", int, REQUIRED, min=1)
+
+def _keys(*options: Option) -> dict[str, Option]:
+    return {o.name: o for o in options}
+
+
+# The file's keys that are a stage's declared option, read through that declaration (its type,
+# range and default); the others (name, benchmark, oracles, a stage's name and kind) are its own.
+TOP_KEYS = _keys(RETRIEVE.option("split"), FINETUNE.option("max_questions"), READ.option("strategies"),
+                 READ.option("ks"), replace(EVALUATE.option("metrics"), type=list, default=None),  # None: evaluate's
+                 replace(ORACLE.option("seed"), help="seed of the oracle retriever's shuffle and the paired tests"),
+                 replace(CACHE, name="llm_cache"))
+RETRIEVER_KEYS = _keys(*(RETRIEVE.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
+RERANKER_KEYS = _keys(*(RERANK.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
+READER_KEYS = _keys(READ.option("llm").with_default(REQUIRED))
+_KIND = Option("kind", str, REQUIRED)
 _BOOL = Option("value", bool, REQUIRED)
-_SEED = replace(ORACLE_SEED, help="seed of the oracle retriever's shuffle and the paired tests")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-DEFAULT_STRATEGIES = tuple(READ_STRATEGIES.default)
 
 
 @dataclass(frozen=True)
@@ -96,12 +110,12 @@ class ExperimentConfig:
     retrievers: tuple[StageSpec, ...]
     rerankers: tuple[StageSpec, ...] = ()
     readers: tuple[ReaderSpec, ...] = ()
-    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    ks: tuple[int, ...] = tuple(READ_KS.default)
+    strategies: tuple[str, ...] = tuple(READ.default("strategies"))
+    ks: tuple[int, ...] = tuple(READ.default("ks"))
     oracles: OracleSpec = OracleSpec()
     metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
     max_questions: int | None = None
-    seed: int = _SEED.default
+    seed: int = TOP_KEYS["seed"].default
     llm_cache: Path | None = None  # None: the shared default (inferqa.llm.default_cache_path)
     source: Path | None = None     # the YAML file it came from
 
@@ -150,26 +164,28 @@ class _Checker:
         return obj
 
     def declared(self, obj: Any, opt: Option, field: str, record: object = None) -> Any:
-        """`obj` as the registry Option `opt` checks it (type, range), or an error at `field`."""
+        """`obj` as the declared Option `opt` checks it (type, range), or an error at `field`."""
+        if isinstance(obj, str) and opt.types[0] is str:
+            self.string(obj, field, record)
         try:
-            if isinstance(obj, str) and str not in opt.types:  # YAML values come typed: text is a type error
+            if isinstance(obj, str) and opt.types[0] not in (str, Path):  # YAML values come typed: text is no number
                 raise InputError("text")
             return opt.check(obj, field)
         except InputError:
             raise self.fail(f"expected {opt.accepts()}, got {obj!r}", field, record) from None
 
-    def positive_int(self, obj: Any, field: str, record: object = None) -> int:
-        return self.declared(obj, _POSITIVE, field, record)
-
-    def boolean(self, obj: Any, field: str) -> bool:
-        return self.declared(obj, _BOOL, field)
-
-    def options(self, obj: Any, field: str, record: object = None) -> dict:
-        if obj is None:
-            return {}
-        if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
-            raise self.fail("expected a mapping of option names to values", field, record)
-        return dict(obj)
+    def read(self, raw: dict, declared: dict[str, Option], prefix: str, record: object = None) -> dict[str, Any]:
+        """Each of `declared`'s keys in `raw` checked as declared (error at `prefix + key`), the
+        others their declared defaults."""
+        out = {}
+        for key, opt in declared.items():
+            if key in raw:
+                out[key] = self.declared(raw[key], opt, prefix + key, record)
+            elif opt.required:
+                raise self.fail(f"missing '{key}'" + (f" ({opt.help})" if opt.help else ""), prefix + key, record)
+            else:
+                out[key] = opt.default
+        return out
 
     def listing(self, obj: Any, field: str) -> list:
         if obj is None:
@@ -187,28 +203,27 @@ def _checked(c: _Checker, field: str, record: object, check) -> Any:
         raise c.fail(exc.message, field, record) from None
 
 
-def _stages(c: _Checker, raw: Any, field: str, depth_option: Option, plugin_kind: str) -> tuple[StageSpec, ...]:
+def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_kind: str) -> tuple[StageSpec, ...]:
     from .. import registry
 
     out, seen = [], set()
     for i, item in enumerate(c.listing(raw, field)):
-        item = c.mapping(item, field, {"name", "kind", "depth", "options", *DIVERSIFY_KEYS}, record=i)
-        if "kind" not in item:
-            raise c.fail("missing 'kind'", f"{field}[{i}].kind", record=i)
-        kind = c.string(item["kind"], f"{field}[{i}].kind", record=i)
-        name = c.name(item.get("name", kind), f"{field}[{i}].name", record=i)
+        at = f"{field}[{i}]."
+        item = c.mapping(item, field, {"name", "kind", *keys}, record=i)
+        kind = c.read(item, _keys(_KIND), at, i)["kind"]
+        name = c.name(item.get("name", kind), at + "name", record=i)
         if name in seen:
-            raise c.fail(f"duplicate name {name!r}", f"{field}[{i}].name", record=i)
+            raise c.fail(f"duplicate name {name!r}", at + "name", record=i)
         seen.add(name)
-        depth = c.declared(item.get("depth", depth_option.default), depth_option, f"{field}[{i}].depth", record=i)
-        options = c.options(item.get("options"), f"{field}[{i}].options", i)
-        plugin = _checked(c, f"{field}[{i}].kind", i, lambda: registry.get(plugin_kind, kind))
-        _checked(c, f"{field}[{i}].options", i, lambda: plugin.settings(options))
+        values = c.read(item, keys, at, i)
+        options = dict(values["options"] or {})
+        plugin = _checked(c, at + "kind", i, lambda: registry.get(plugin_kind, kind))
+        _checked(c, at + "options", i, lambda: plugin.settings(options))
         try:
-            div, by, margin, share = check_diversify(*(item.get(key) for key in DIVERSIFY_KEYS))
+            diversified = check_diversify(*(values[key] for key in DIVERSIFY_KEYS))
         except InputError as exc:
-            raise c.fail(exc.message, f"{field}[{i}].{exc.field}", record=i) from None
-        out.append(StageSpec(name, kind, depth, options, div, by, margin, share))
+            raise c.fail(exc.message, at + str(exc.field), record=i) from None
+        out.append(StageSpec(name, kind, values["depth"], options, *diversified))
     return tuple(out)
 
 
@@ -217,16 +232,82 @@ def _readers(c: _Checker, raw: Any) -> tuple[ReaderSpec, ...]:
     for i, item in enumerate(c.listing(raw, "readers")):
         if isinstance(item, str):
             item = {"llm": item}
-        item = c.mapping(item, "readers", {"name", "llm", "options"}, record=i)
-        if "llm" not in item:
-            raise c.fail("missing 'llm' (an LLM spec such as smollm2 or llama-cpp:PATH)", f"readers[{i}].llm", i)
-        llm = c.string(item["llm"], f"readers[{i}].llm", i)
+        item = c.mapping(item, "readers", {"name", "options", *READER_KEYS}, record=i)
+        llm = c.read(item, READER_KEYS, f"readers[{i}].", i)["llm"]
         name = c.name(item.get("name", re.sub(r"[^A-Za-z0-9_.+-]", "-", llm)), f"readers[{i}].name", i)
         if name in seen:
             raise c.fail(f"duplicate name {name!r}", f"readers[{i}].name", i)
         seen.add(name)
-        out.append(ReaderSpec(name, llm, c.options(item.get("options"), f"readers[{i}].options", i)))
+        options = item.get("options")
+        if options is not None and (not isinstance(options, dict) or not all(isinstance(k, str) for k in options)):
+            raise c.fail("expected a mapping of option names to values", f"readers[{i}].options", i)
+        out.append(ReaderSpec(name, llm, dict(options or {})))
     return tuple(out)
+
+
+def _benchmark(c: _Checker, raw: Any, base: Path) -> BenchmarkSpec:
+    if isinstance(raw, str):
+        raw = {"demo": True} if raw == "demo" else {"path": raw}
+    raw = c.mapping(raw, "benchmark", {"path", "demo"})
+    demo = c.declared(raw.get("demo", False), _BOOL, "benchmark.demo")
+    path = raw.get("path")
+    if path is not None:
+        path = _resolved(Path(c.string(path, "benchmark.path")), base)
+    if not demo and path is None:
+        raise c.fail("give a benchmark 'path' or 'demo: true'", "benchmark")
+    return BenchmarkSpec(path=path, demo=demo)
+
+
+def _resolved(path: Path, base: Path) -> Path:
+    path = path.expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _pipeline(c: _Checker, raw: dict) -> dict[str, Any]:
+    """The retrievers, rerankers and readers, each checked against the registry."""
+    retrievers = _stages(c, raw["retrievers"], "retrievers", RETRIEVER_KEYS, plugin_kind="retriever")
+    if not retrievers:
+        raise c.fail("at least one retriever is needed", "retrievers")
+    rerankers = _stages(c, raw.get("rerankers"), "rerankers", RERANKER_KEYS, plugin_kind="reranker")
+    taken = {s.name for s in retrievers}
+    for i, s in enumerate(rerankers):
+        if s.name in taken:
+            raise c.fail(f"name {s.name!r} is already a retriever's", f"rerankers[{i}].name", i)
+    return {"retrievers": retrievers, "rerankers": rerankers, "readers": _readers(c, raw.get("readers"))}
+
+
+def _reading(c: _Checker, values: dict[str, Any], readers: tuple[ReaderSpec, ...]) -> dict[str, tuple]:
+    """The strategies (known, taking the readers' options) and the ks (each a k ≥ 1)."""
+    from ..read.context import strategies as context_strategies, strategy_plugin
+    from ..read.run import K
+
+    strategies = tuple(c.listing(values["strategies"], "strategies"))
+    for i, s in enumerate(strategies):
+        _checked(c, f"strategies[{i}]", None, lambda: strategy_plugin(c.string(s, f"strategies[{i}]")))
+    for i, reader in enumerate(readers):
+        _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
+    ks = tuple(c.declared(k, K, f"ks[{i}]") for i, k in enumerate(c.listing(values["ks"], "ks")))
+    if readers and (not strategies or not ks):
+        raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")
+    return {"strategies": strategies, "ks": ks}
+
+
+def _metrics(c: _Checker, metrics: Any) -> tuple[str, ...] | None:
+    if metrics is None:
+        return None
+    from ..evaluate import parse_metric
+
+    metrics = tuple(c.string(m, f"metrics[{i}]") for i, m in enumerate(c.listing(metrics, "metrics")))
+    for i, m in enumerate(metrics):
+        _checked(c, f"metrics[{i}]", None, lambda: parse_metric(m))
+    return metrics
+
+
+def _oracles(c: _Checker, raw: Any) -> OracleSpec:
+    if isinstance(raw, bool):
+        raw = {"retriever": raw, "reranker": raw, "optimal": raw}
+    raw = c.mapping(raw, "oracles", {"retriever", "reranker", "optimal"})
+    return OracleSpec(**{k: c.declared(v, _BOOL, f"oracles.{k}") for k, v in raw.items()})
 
 
 def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> ExperimentConfig:
@@ -234,78 +315,21 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
     path = Path(file) if file is not None else None
     base = path.parent if path is not None else Path.cwd()
     c = _Checker(path)
-    raw = c.mapping(raw, "(top level)", {
-        "name", "benchmark", "split", "max_questions", "retrievers", "rerankers", "readers",
-        "strategies", "ks", "oracles", "metrics", "seed", "llm_cache"})
-
+    raw = c.mapping(raw, "(top level)", {"name", "benchmark", "retrievers", "rerankers", "readers", "oracles",
+                                         *TOP_KEYS})
     for key in ("name", "benchmark", "retrievers"):
         if key not in raw:
             raise c.fail(f"missing required key '{key}'", key)
     name = c.name(raw["name"], "name")
-
-    bench_raw = raw["benchmark"]
-    if isinstance(bench_raw, str):
-        bench_raw = {"demo": True} if bench_raw == "demo" else {"path": bench_raw}
-    bench_raw = c.mapping(bench_raw, "benchmark", {"path", "demo"})
-    demo = c.boolean(bench_raw.get("demo", False), "benchmark.demo")
-    bpath = bench_raw.get("path")
-    if bpath is not None:
-        bpath = Path(c.string(bpath, "benchmark.path")).expanduser()
-        bpath = bpath if bpath.is_absolute() else (base / bpath)
-    if not demo and bpath is None:
-        raise c.fail("give a benchmark 'path' or 'demo: true'", "benchmark")
-    benchmark = BenchmarkSpec(path=bpath, demo=demo)
-
-    retrievers = _stages(c, raw["retrievers"], "retrievers", depth_option=RETRIEVE.option("depth"), plugin_kind="retriever")
-    if not retrievers:
-        raise c.fail("at least one retriever is needed", "retrievers")
-    rerankers = _stages(c, raw.get("rerankers"), "rerankers", depth_option=RERANK_DEPTH, plugin_kind="reranker")
-    taken = {s.name for s in retrievers}
-    for i, s in enumerate(rerankers):
-        if s.name in taken:
-            raise c.fail(f"name {s.name!r} is already a retriever's", f"rerankers[{i}].name", i)
-    readers = _readers(c, raw.get("readers"))
-
-    from ..read.context import strategies as context_strategies, strategy_plugin
-
-    strategies = tuple(c.listing(raw.get("strategies", list(DEFAULT_STRATEGIES)), "strategies"))
-    for i, s in enumerate(strategies):
-        _checked(c, f"strategies[{i}]", None, lambda: strategy_plugin(c.string(s, f"strategies[{i}]")))
-    for i, reader in enumerate(readers):
-        _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
-    ks = tuple(c.positive_int(k, f"ks[{i}]") for i, k in enumerate(c.listing(raw.get("ks", READ_KS.default), "ks")))
-    if readers and (not strategies or not ks):
-        raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")
-
-    oracles_raw = raw.get("oracles", {})
-    if isinstance(oracles_raw, bool):
-        oracles_raw = {"retriever": oracles_raw, "reranker": oracles_raw, "optimal": oracles_raw}
-    oracles_raw = c.mapping(oracles_raw, "oracles", {"retriever", "reranker", "optimal"})
-    oracles = OracleSpec(**{k: c.boolean(v, f"oracles.{k}") for k, v in oracles_raw.items()})
-
-    metrics = raw.get("metrics")
-    if metrics is not None:
-        metrics = tuple(c.string(m, f"metrics[{i}]") for i, m in enumerate(c.listing(metrics, "metrics")))
-        from ..evaluate import parse_metric
-        for i, m in enumerate(metrics):
-            try:
-                parse_metric(m)
-            except InputError as exc:
-                raise c.fail(exc.message, f"metrics[{i}]") from None
-
-    maxq = raw.get("max_questions")
-    maxq = None if maxq is None else c.positive_int(maxq, "max_questions")
-    seed = c.declared(raw.get("seed", _SEED.default), _SEED, "seed")
-    split = c.string(raw.get("split", "test"), "split")
-    cache = raw.get("llm_cache")
-    if cache is not None:
-        cache = Path(c.string(cache, "llm_cache")).expanduser()
-        cache = cache if cache.is_absolute() else base / cache
-
+    benchmark = _benchmark(c, raw["benchmark"], base)
+    pipeline = _pipeline(c, raw)
+    values = c.read(raw, TOP_KEYS, "")
+    cache = values["llm_cache"]
     return ExperimentConfig(
-        name=name, benchmark=benchmark, split=split, retrievers=retrievers, rerankers=rerankers,
-        readers=readers, strategies=strategies, ks=ks, oracles=oracles, metrics=metrics,
-        max_questions=maxq, seed=seed, llm_cache=cache, source=path)
+        name=name, benchmark=benchmark, split=values["split"], **pipeline,
+        **_reading(c, values, pipeline["readers"]), oracles=_oracles(c, raw.get("oracles", {})),
+        metrics=_metrics(c, values["metrics"]), max_questions=values["max_questions"], seed=values["seed"],
+        llm_cache=None if cache is None else _resolved(cache, base), source=path)
 
 
 def load_config(path: str | os.PathLike) -> ExperimentConfig:
