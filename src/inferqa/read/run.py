@@ -224,8 +224,18 @@ def read_stage(s: "Settings") -> Reading:
         rows = read_with_llm(bench, ranked, model, s.strategies, s.ks, qids=ranked.qids, **context)
     finally:
         model.close()
+    rows = _marked(rows, bench)
     Answers(rows).to_file(s.out)
     return Reading(rows, getattr(model, "stats", None))
+
+
+def _marked(rows: list[dict[str, Any]], bench: "Benchmark") -> list[dict[str, Any]]:
+    """The rows recording what they were read against: the benchmark's content hash (its
+    first 16 hex digits, as a run's tag carries it) in BENCH_HASH_FIELD."""
+    from ..formats.runs import BENCH_HASH_FIELD
+
+    content_hash = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
+    return [{**r, BENCH_HASH_FIELD: content_hash[:16]} for r in rows] if content_hash else rows
 
 
 def tune_union_stage(s: "Settings") -> UnionTuning:
