@@ -136,3 +136,51 @@ def test_finetune_cli_trains_the_asked_kind_and_rejects_others(bench, minilm, tm
             main()
     assert bad.value.code == 2 and "clue, colbert, reranker, retriever" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def _files(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_finetune_over_an_existing_folder_needs_overwrite_and_keeps_foreign_files(bench, minilm, tmp_path, capsys):
+    from inferqa.cli import main
+
+    out = tmp_path / "ce"
+    argv = ["inferqa", "finetune", "reranker", "--bench", str(bench.path), "--out", str(out), "--model", str(minilm),
+            "--positives", "1", "--negatives", "1", "--negatives-from", "random", "--batch-size", "4",
+            "--max-steps", "1"]
+
+    def finetune(*extra):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr("sys.argv", argv + list(extra))
+            with pytest.raises(SystemExit) as done:
+                main()
+        return done.value.code or 0
+
+    assert finetune() == 0
+    (out / "my_notes.txt").write_text("mine")
+    before = _files(out)
+    capsys.readouterr()
+    assert finetune("--seed", "5") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "already exists; give --overwrite" in err and str(out) in err
+    assert _files(out) == before  # refused before any work: nothing changed
+    assert finetune("--seed", "5", "--overwrite") == 0
+    after = _files(out)
+    assert after["my_notes.txt"] == b"mine"  # not written by finetune: kept
+    assert json.loads(after[INFO_FILE])["options"]["seed"] == 5 and json.loads(before[INFO_FILE])["options"]["seed"] == 13
+    assert set(after) == set(before)  # the same files, the new training's
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp left beside it
+
+
+def test_the_python_trainers_refuse_an_existing_folder_before_any_work(bench, minilm, tmp_path, monkeypatch):
+    def reached(*args, **kwargs):
+        raise AssertionError("the model was looked at before the output was checked")
+
+    monkeypatch.setattr("inferqa.models.check_model_kind", reached)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("x")
+    for trainer in (finetune_retriever, finetune_reranker):
+        with pytest.raises(InputError, match="already exists; give --overwrite"):
+            trainer(bench, tmp_path / "out", model=minilm, options=FinetuneOptions(max_steps=1))
+    assert _files(tmp_path / "out") == {"keep.txt": b"x"}

@@ -198,34 +198,85 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
         os.replace(tmp, path)
 
 
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike, overwrite: bool = True) -> Iterator[Path]:
-    """Yield a temp directory beside `path`; it replaces `path` only if the block succeeds.
-    The whole folder is replaced: for a folder the writer owns entirely (a model, a stage's
-    cache). `overwrite=False` refuses an existing `path` before the block runs (a benchmark,
-    whose folder holds others' files too, is written by `formats.bench_write` instead)."""
+WRITTEN = ".inferqa-written.json"  # in a folder written with own_files: the files the last write wrote
+
+
+def refuse_existing_folder(path: str | os.PathLike, overwrite: bool) -> None:
+    """An existing non-empty folder (or a file) at `path` is an InputError unless `overwrite`:
+    called before any work, so a refused command has changed nothing."""
     path = Path(path)
-    if not overwrite and path.exists():
+    if not overwrite and path.exists() and not _empty_folder(path):
         raise InputError("already exists; give --overwrite to replace it", file=path)
+
+
+def _empty_folder(path: Path) -> bool:
+    return path.is_dir() and not any(path.iterdir())
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike, overwrite: bool = True, *, own_files: bool = False) -> Iterator[Path]:
+    """Yield a temp directory beside `path`; it replaces `path` only if the block succeeds.
+    `overwrite=False` refuses an existing non-empty `path` before the block runs. Without
+    `own_files` the whole folder is replaced: for a folder the writer owns entirely (a stage's
+    cache). With `own_files` (a folder a user names, which may hold their files too) only the
+    files the block wrote replace theirs, and files the previous such write recorded (WRITTEN)
+    that this one did not write are removed: no other file is touched. (A benchmark is
+    written by `formats.bench_write`.)"""
+    path = Path(path)
+    refuse_existing_folder(path, overwrite)
     with temp_beside(path, directory=True) as tmp:
         yield tmp
-        if not path.exists():
+        if own_files:
+            _record_written(tmp)
+        if not path.exists() or _empty_folder(path):
             os.replace(tmp, path)
-            return
-        if not overwrite:
+        elif not overwrite:
             raise FileExistsError(path)
-        old = _temp_name(path, "old")
-        os.replace(path, old)
-        fd = _lock(old)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            os.replace(old, path)
-            raise
+        elif own_files:
+            _move_files_into(tmp, path)
         else:
-            shutil.rmtree(old, ignore_errors=True)
-        finally:
-            os.close(fd)
+            _swap_folder(tmp, path)
+
+
+def _record_written(folder: Path) -> None:
+    names = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if not f.is_dir())
+    write_json(folder / WRITTEN, names)
+
+
+def _move_files_into(new: Path, path: Path) -> None:
+    """The files of folder `new` renamed onto their places in `path`, then the files `path`'s
+    old WRITTEN lists but `new` does not hold removed (with the folders that leaves empty)."""
+    old_record = path / WRITTEN
+    before = read_json(old_record) if old_record.is_file() else []
+    written = set(read_json(new / WRITTEN))
+    for name in sorted(written - {WRITTEN}) + [WRITTEN]:  # the record last: it vouches for the rest
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(new / name, path / name)
+    for name in before if isinstance(before, list) else []:
+        stale = path / str(name)
+        if str(name) in written or not stale.resolve().is_relative_to(path.resolve()) or not stale.is_file():
+            continue
+        stale.unlink()
+        for folder in stale.parents:
+            if folder == path or any(folder.iterdir()):
+                break
+            folder.rmdir()
+
+
+def _swap_folder(new: Path, path: Path) -> None:
+    """Folder `new` renamed onto `path`, the old folder moved aside first and removed after."""
+    old = _temp_name(path, "old")
+    os.replace(path, old)
+    fd = _lock(old)
+    try:
+        os.replace(new, path)
+    except BaseException:
+        os.replace(old, path)
+        raise
+    else:
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:

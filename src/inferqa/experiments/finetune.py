@@ -281,15 +281,26 @@ def _steps(n_batches: int, opts: FinetuneOptions) -> int:
     return min(total, opts.max_steps) if opts.max_steps else total
 
 
-def _setup(bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, start: str, resolve=None,
-           examples: Callable = build_examples, least: int = 1) -> tuple[Benchmark, str, list[Example], random.Random]:
+@dataclass(frozen=True)
+class _Out:
+    """A trainer's output folder, and whether its files may replace those of an existing one."""
+
+    folder: str | os.PathLike
+    overwrite: bool
+
+
+def _setup(out: _Out, bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, start: str,
+           resolve=None, examples: Callable = build_examples, least: int = 1
+           ) -> tuple[Benchmark, str, list[Example], random.Random]:
     """What every trainer does first, before the model libraries are imported, in this order:
-    the starting weights' kind (`start`, as `models.check_model_kind` takes it: a file, an
+    the output folder (an existing non-empty one only with `overwrite`), the starting weights' kind (`start`, as `models.check_model_kind` takes it: a file, an
     empty folder or another kind of model fails here), the benchmark, the starting weights
     resolved, the examples (`examples(bench, options, least)`; `least`: the fewest
     questions it can learn from), the seeds."""
+    from ..io import refuse_existing_folder
     from ..models import check_model_kind, resolve_embedding_model
 
+    refuse_existing_folder(out.folder, out.overwrite)
     check_model_kind(model, start)
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
     weights = (resolve or resolve_embedding_model)(model)
@@ -314,26 +325,29 @@ def _losses_module():
         help="bi-encoder: in-batch negatives plus n positives and n hard negatives per question")
 def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
                        model: str = DEFAULT_ENCODER, options: FinetuneOptions | None = None,
-                       device: str | None = None, **settings: object) -> Path:
+                       device: str | None = None, overwrite: bool = False, **settings: object) -> Path:
     """Train a bi-encoder; return the folder (a SentenceTransformer model plus the training log)."""
-    return _bi_encoder("retriever", bench, out_dir, model, _options(options, settings), device, build_examples)
+    return _bi_encoder("retriever", bench, _Out(out_dir, overwrite), model, _options(options, settings), device,
+                       build_examples)
 
 
 @plugin("fine-tuner", "clue", *OPTIONS, help="clue encoder for the `clue` retriever: question vs its own hints, "
         "in-batch negatives plus other questions' hints as hard negatives")
 def finetune_clue(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
-                  options: FinetuneOptions | None = None, device: str | None = None, **settings: object) -> Path:
+                  options: FinetuneOptions | None = None, device: str | None = None, overwrite: bool = False,
+                  **settings: object) -> Path:
     """Train the `clue` retriever's encoder (`build_clue_examples`, the bi-encoder's loss); the
     folder loads with `clue` model=PATH and its index stays one vector per distinct hint."""
-    return _bi_encoder("clue", bench, out_dir, model, _options(options, settings), device, build_clue_examples)
+    return _bi_encoder("clue", bench, _Out(out_dir, overwrite), model, _options(options, settings), device,
+                       build_clue_examples)
 
 
-def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, model: str,
+def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out: "_Out", model: str,
                 options: FinetuneOptions, device: str | None, examples_of: Callable) -> Path:
     """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
     from ..models import load_sentence_transformer
 
-    bench, weights, examples, rng = _setup(bench, model, options, "bi-encoder", examples=examples_of, least=2)
+    bench, weights, examples, rng = _setup(out, bench, model, options, "bi-encoder", examples=examples_of, least=2)
     st = load_sentence_transformer(weights, device or "cpu")
     st.max_seq_length = options.max_length
     mnrl = _losses_module().MultipleNegativesRankingLoss(st)
@@ -347,16 +361,18 @@ def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out_dir: str | 
                     for col in columns]
         return mnrl(features, None)
 
-    return _fit(kind, out_dir, model, bench, options, examples, _epochs(examples, options, rng), total,
+    return _fit(kind, out, model, bench, options, examples, _epochs(examples, options, rng), total,
                 lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))))
 
 
 @plugin("fine-tuner", "reranker", *OPTIONS, help="cross-encoder, binary relevance")
 def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
-                      options: FinetuneOptions | None = None, device: str | None = None, **settings: object) -> Path:
+                      options: FinetuneOptions | None = None, device: str | None = None, overwrite: bool = False,
+                      **settings: object) -> Path:
     """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
     options = _options(options, settings)
-    bench, weights, examples, rng = _setup(bench, model, options, "encoder")
+    out = _Out(out_dir, overwrite)
+    bench, weights, examples, rng = _setup(out, bench, model, options, "encoder")
     import torch
     from sentence_transformers import CrossEncoder
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
@@ -374,21 +390,22 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
         labels = torch.tensor([lab for *_, lab in batch], device=ce.device)
         return bce([[q for q, _, _ in batch], [p for _, p, _ in batch]], labels)
 
-    return _fit("reranker", out_dir, model, bench, options, examples, _epochs(pairs, options, rng, pairs=True),
+    return _fit("reranker", out, model, bench, options, examples, _epochs(pairs, options, rng, pairs=True),
                 total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))))
 
 
 @plugin("fine-tuner", "colbert", *OPTIONS, help="late interaction (ColBERT), the retriever's examples")
 def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
                      options: FinetuneOptions | None = None, device: str | None = None, dim: int = 128,
-                     **settings: object) -> Path:
+                     overwrite: bool = False, **settings: object) -> Path:
     """Train a ColBERT (late-interaction) model: from a bi-encoder's weights with a new
     projection to `dim`, or further from a ColBERT folder; MaxSim scores, in-batch + hard negatives."""
     options = _options(options, settings)
     from ..retrieve.colbert_model import (init_colbert, is_colbert_folder, load_colbert, resolve_colbert_start,
                                           write_colbert)
 
-    bench, start, examples, rng = _setup(bench, model, options, "colbert", resolve_colbert_start, least=2)
+    out = _Out(out_dir, overwrite)
+    bench, start, examples, rng = _setup(out, bench, model, options, "colbert", resolve_colbert_start, least=2)
     import shutil
 
     from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
@@ -414,22 +431,22 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
 
         return mve, loss_fn, save
 
-    return _fit("colbert", out_dir, model, bench, options, examples, _epochs(examples, options, rng),
+    return _fit("colbert", out, model, bench, options, examples, _epochs(examples, options, rng),
                 _in_batch_steps(examples, options), make)
 
 
-def _fit(kind: str, out_dir: str | os.PathLike, model: str, bench: Benchmark, opts: FinetuneOptions,
+def _fit(kind: str, out: _Out, model: str, bench: Benchmark, opts: FinetuneOptions,
          examples: list[Example], batches: Iterator, total: int, make: Callable) -> Path:
-    """Every trainer's tail: in the folder that becomes `out_dir` once complete, `make(folder)`
-    gives (model, loss function, save); the model trains, saves itself, and the step log and
-    training.json go beside it."""
+    """Every trainer's tail: in the folder whose files go to `out` once complete (replacing
+    only those files, with `overwrite`), `make(folder)` gives (model, loss function, save);
+    the model trains, saves itself, and the step log and training.json go beside it."""
     t0 = time.perf_counter()
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out.folder, out.overwrite, own_files=True) as tmp:
         trained, loss_fn, save = make(tmp)
         losses = _train(trained, loss_fn, batches, total, opts, tmp / LOG_FILE, f"fine-tune {kind}")
         save()
         _write_info(tmp, kind, model, bench, opts, examples, losses, time.perf_counter() - t0)
-    return Path(out_dir)
+    return Path(out.folder)
 
 
 def _to(features: dict, device) -> dict:
@@ -456,11 +473,11 @@ def finetune_stage(s: Settings) -> Path:
     fine-tuner with the settings' options (it checks the model and the benchmark before any
     model library is imported)."""
     from .. import registry
-    from ..io import check_output
+    from ..io import check_output, refuse_existing_folder
 
-    check_output(s.out, kind="dir")
+    refuse_existing_folder(check_output(s.out, kind="dir"), s.overwrite)
     if s.kind not in registry.available("fine-tuner"):
         raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not "
                          f"{s.kind!r} (`inferqa plugins fine-tuner`)", field="kind")
     trainer = registry.create("fine-tuner", s.kind, **{o.name: s[o.name] for o in FINETUNER_OPTIONS})
-    return trainer(s.bench, s.out, model=s.model)
+    return trainer(s.bench, s.out, model=s.model, overwrite=s.overwrite)

@@ -62,26 +62,14 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
     data = read_question_array(path)
     positional = by_position and bench is None
     qids = [str(i) for i in range(len(data))] if positional else split_order(bench, split, path)
-    if len(data) > len(qids):
-        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: wrong split?",
-                         file=path)
-    if len(data) < len(qids) and not allow_partial and findings.strict:
-        raise InputError(f"{len(data)} questions in the run but {len(qids)} in split {split!r}: a run matched "
-                         "by position must cover the whole split (--allow-partial reads the first ones)", file=path)
+    _check_question_count(len(data), len(qids), split, path, allow_partial or not findings.strict)
     keys = RANKED_KEYS if ranking is None else (ranking,)
     run, info = Run(tag=Path(str(path)).stem), []
     for i, obj in enumerate(data):
         qid, rec = qids[i], (str(i) if positional else f"{i} (question {qids[i]})")
         if not isinstance(obj, dict):
             raise InputError(f"expected an object, got {type(obj).__name__}", file=path, record=rec)
-        text = obj.get("question")
-        if text is not None and not isinstance(text, str):
-            raise InputError(f"expected a string, got {type(text).__name__}", file=path, record=rec,
-                             field="question")
-        if bench is not None and isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
-            raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
-                             "position, so the run and the split must hold the same questions in the same order",
-                             file=path, record=rec, field="question")
+        text = _question_text(obj, bench, qid, split, path, rec)
         key = next((k for k in keys if k in obj), None)
         if key is None:
             wanted = f"'{ranking}'" if ranking else "'ctxs' (or 'reranked_ctxs')"
@@ -91,26 +79,57 @@ def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str 
         if not isinstance(ctxs, list):
             raise InputError(f"expected a list of passages, got {type(ctxs).__name__}", file=path, record=rec,
                              field=key)
-        ranked, seen, titles = [], set(), []
-        for r, ctx in enumerate(ctxs):
-            f = f"{key}[{r}]"
-            pid = passage_id(ctx, f, path, rec)
-            score = checked_score(ctx.get("score"), float(len(ctxs) - r), file=path, record=rec, field=f"{f}.score")
-            title = ctx.get("title")
-            if title is not None and not isinstance(title, (str, int)):
-                raise InputError(f"expected a string, got {type(title).__name__}", file=path, record=rec,
-                                 field=f"{f}.title")
-            if pid in seen and not allow_duplicates:
-                findings.add("duplicate_ids", f"{qid} rank {r + 1}: {pid}", InputError(
-                    f"duplicate passage {pid}", file=path, record=rec, field=f"{f}.id"))
-            seen.add(pid)
-            ranked.append((pid, score))
-            titles.append(title)
-        run[qid] = ranked
+        run[qid], titles = _ranking_of(ctxs, key, qid, path, rec, findings, allow_duplicates)
         info.append({"qid": qid, "question": text, "key": key, "titles": titles})
         if texts:
             info[-1]["texts"] = [ctx.get("text") for ctx in ctxs]
     return run, info
+
+
+def _check_question_count(found: int, expected: int, split: str | None, path: Any, partial_ok: bool) -> None:
+    """A run matched by position holds no more questions than the split, and all of them unless `partial_ok`."""
+    if found > expected:
+        raise InputError(f"{found} questions in the run but {expected} in split {split!r}: wrong split?",
+                         file=path)
+    if found < expected and not partial_ok:
+        raise InputError(f"{found} questions in the run but {expected} in split {split!r}: a run matched "
+                         "by position must cover the whole split (--allow-partial reads the first ones)", file=path)
+
+
+def _question_text(obj: dict, bench: "Benchmark | None", qid: str, split: str | None, path: Any,
+                   rec: str) -> str | None:
+    """The record's `question`, if given: a string, and the benchmark's text of question `qid`."""
+    text = obj.get("question")
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"expected a string, got {type(text).__name__}", file=path, record=rec,
+                         field="question")
+    if bench is not None and isinstance(text, str) and text.strip() != bench.questions[qid].text.strip():
+        raise InputError(f"question text differs from {qid}'s in split {split!r}: runs are matched by "
+                         "position, so the run and the split must hold the same questions in the same order",
+                         file=path, record=rec, field="question")
+    return text
+
+
+def _ranking_of(ctxs: list, key: str | None, qid: str, path: Any, rec: str, findings: Findings,
+                allow_duplicates: bool) -> tuple[list[tuple[str, float]], list[Any]]:
+    """(the (passage id, score) pairs, their titles) of one record's list `key`; a passage
+    without a score scores by its rank."""
+    ranked, seen, titles = [], set(), []
+    for r, ctx in enumerate(ctxs):
+        f = f"{key}[{r}]"
+        pid = passage_id(ctx, f, path, rec)
+        score = checked_score(ctx.get("score"), float(len(ctxs) - r), file=path, record=rec, field=f"{f}.score")
+        title = ctx.get("title")
+        if title is not None and not isinstance(title, (str, int)):
+            raise InputError(f"expected a string, got {type(title).__name__}", file=path, record=rec,
+                             field=f"{f}.title")
+        if pid in seen and not allow_duplicates:
+            findings.add("duplicate_ids", f"{qid} rank {r + 1}: {pid}", InputError(
+                f"duplicate passage {pid}", file=path, record=rec, field=f"{f}.id"))
+        seen.add(pid)
+        ranked.append((pid, score))
+        titles.append(title)
+    return ranked, titles
 
 
 def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str], titles: list | None,

@@ -245,6 +245,10 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
 BENCH_MARK = re.compile(r"(.*)@([0-9a-f]{16})")
 
 
+# The field of an answers row (ANSWERS.jsonl) that holds the same mark; the readers ignore it.
+BENCH_HASH_FIELD = "bench_hash"
+
+
 class BenchmarkChangedWarning(UserWarning):
     """A run scored against a benchmark rebuilt or relabelled since the run was made."""
 
@@ -267,11 +271,18 @@ def _split_mark(run: Run) -> None:
 
 def warn_if_benchmark_changed(run: Run, source: Any, bench: "Benchmark") -> None:
     """One-line warning when `run` records another content hash than `bench`'s own."""
+    run.bench_hash = warn_if_benchmark_changed_since(run.bench_hash, source, bench, stacklevel=4) or run.bench_hash
+
+
+def warn_if_benchmark_changed_since(recorded: str | None, source: Any, bench: "Benchmark", *,
+                                    stacklevel: int = 3) -> str | None:
+    """One-line warning when the content hash `source` (a run or answers file) `recorded` is
+    not `bench`'s own; returns `bench`'s (None: it records none)."""
     now = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
-    if run.bench_hash and now and not now.startswith(run.bench_hash):
+    if isinstance(recorded, str) and recorded and now and not now.startswith(recorded):
         import warnings
 
         warnings.warn(BenchmarkChangedWarning(
-            f"{source} was made against benchmark {run.bench_hash[:16]}, but {bench.path} is now {now[:16]} "
-            "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=3)
-    run.bench_hash = now or run.bench_hash
+            f"{source} was made against benchmark {recorded[:16]}, but {bench.path} is now {now[:16]} "
+            "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=stacklevel)
+    return now

@@ -50,6 +50,7 @@ def evaluate_answers_stage(s: "Settings") -> tuple["Answers", tuple[str, ...]]:
 
     from ..formats import Answers
     from ..formats.coerce import as_benchmark
+    from ..formats.runs import BENCH_HASH_FIELD, warn_if_benchmark_changed_since
     from ..io import check_output
     from ..llm import DEFAULT_CACHE
     from ..scale import load_scaled_llm
@@ -64,6 +65,8 @@ def evaluate_answers_stage(s: "Settings") -> tuple["Answers", tuple[str, ...]]:
         raise InputError("answers must be an answers file (ANSWERS.jsonl or an authors' reader output)",
                          field="answers")
     rows = Answers.from_file(s.answers, bench)
+    if bench is not None:
+        warn_if_benchmark_changed_since(rows[0].get(BENCH_HASH_FIELD), s.answers, bench)
     if s.split is not None:
         wanted = set(bench.split_qids(s.split))
         rows = Answers([r for r in rows if r["qid"] in wanted])

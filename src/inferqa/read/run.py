@@ -71,13 +71,22 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
         with load_llm(llm) as opened:
             return read_with_llm(bench, run, opened, strategies, ks, qids=qids, progress=progress, reader=reader,
                                  **context_options)
-    from .. import registry
-
     merges = context_strategies(strategies, context_options)
-    voting = {n for n in merges if registry.get("context", n).meta.get("votes")}
     ks = _each(K, ks or [None], "k values must be positive integers", "k")
     reader = reader or Reader(llm)
     wanted = list(qids) if qids is not None else list(run)
+    plan, prompts = _plan(bench, run, wanted, strategies, ks, merges)
+    outputs = _ask(reader, list(prompts), max(1, llm.parallel), progress)
+    return [_answered(p, outputs, bench, llm.identity) for p in plan]
+
+
+def _plan(bench: "Benchmark", run: "Run", wanted: list[str], strategies: Sequence[str], ks: list[int],
+          merges: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[tuple[str, tuple[str, ...]], int]]:
+    """(one row per question, strategy and k with the index of its prompt — or, for a voting
+    strategy, of one prompt per hint-group of the top k — , the distinct prompts numbered)."""
+    from .. import registry
+
+    voting = {n for n in merges if registry.get("context", n).meta.get("votes")}
     plan: list[dict[str, Any]] = []
     prompts: dict[tuple[str, tuple[str, ...]], int] = {}
     for qid in wanted:
@@ -89,7 +98,7 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
         for name in strategies:
             for k in ks:
                 pids = ranked[:k]
-                if name in voting:  # one prompt per hint-group of the top k, answers voted on below
+                if name in voting:  # answers voted on in _answered
                     sets = evidence_sets(bench, scored[:k])
                     ids = [prompts.setdefault((q.text, tuple(merges[name]([e.hints]))), len(prompts)) for e in sets]
                     plan.append({"qid": qid, "strategy": name, "k": k, "pids": pids, "_prompts": ids, "_sets": sets})
@@ -98,29 +107,35 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
                 key = (q.text, lines)
                 prompts.setdefault(key, len(prompts))
                 plan.append({"qid": qid, "strategy": name, "k": k, "pids": pids, "_prompt": prompts[key]})
-    items = list(prompts)
-    order = reading_order(items)  # sent in trie order, rows kept in the plan's order
+    return plan, prompts
+
+
+def _ask(reader: Reader, items: list[tuple[str, tuple[str, ...]]], step: int, progress: bool) -> list[ReaderOutput]:
+    """The reader's output for each (question, context lines), sent `step` at a time in trie
+    order and returned in the items' order."""
+    order = reading_order(items)
     outputs: list[ReaderOutput] = [ReaderOutput("", NO_ANSWER)] * len(items)
-    step = max(1, llm.parallel)
     with counter(len(items), "reading", "prompt", progress) as bar:
         for i in range(0, len(order), step):
             chunk = order[i:i + step]
             for j, out in zip(chunk, reader.read_batch([(items[j][0], list(items[j][1])) for j in chunk])):
                 outputs[j] = out
             bar.update(len(chunk))
-    rows = []
-    for p in plan:
-        if "_prompts" in p:
-            read, sets = [outputs[i] for i in p.pop("_prompts")], p.pop("_sets")
-            p["votes"] = [{"answer": o.answer, "weight": e.weight, "pids": list(e.pids)} for o, e in zip(read, sets)]
-            winner = vote([o.answer for o in read], [e.weight for e in sets])
-            out = read[winner if winner is not None else 0] if read else ReaderOutput("", NO_ANSWER)
-        else:
-            out = outputs[p.pop("_prompt")]
-        golds = bench.questions[p["qid"]].answers
-        rows.append({**p, "prediction": out.answer, "raw": out.raw, "golds": golds,
-                     **score_row(out.answer, golds), "llm": llm.identity})
-    return rows
+    return outputs
+
+
+def _answered(p: dict[str, Any], outputs: list[ReaderOutput], bench: "Benchmark", identity: Any) -> dict[str, Any]:
+    """Planned row `p` with its answer (a voting strategy's: the weighted vote's winner) scored."""
+    if "_prompts" in p:
+        read, sets = [outputs[i] for i in p.pop("_prompts")], p.pop("_sets")
+        p["votes"] = [{"answer": o.answer, "weight": e.weight, "pids": list(e.pids)} for o, e in zip(read, sets)]
+        winner = vote([o.answer for o in read], [e.weight for e in sets])
+        out = read[winner if winner is not None else 0] if read else ReaderOutput("", NO_ANSWER)
+    else:
+        out = outputs[p.pop("_prompt")]
+    golds = bench.questions[p["qid"]].answers
+    return {**p, "prediction": out.answer, "raw": out.raw, "golds": golds, **score_row(out.answer, golds),
+            "llm": identity}
 
 
 def summarize(rows: Iterable[dict[str, Any]], metrics: Sequence[str] = ("em", "f1", "contains")) -> list[dict[str, Any]]:
@@ -209,8 +224,18 @@ def read_stage(s: "Settings") -> Reading:
         rows = read_with_llm(bench, ranked, model, s.strategies, s.ks, qids=ranked.qids, **context)
     finally:
         model.close()
+    rows = _marked(rows, bench)
     Answers(rows).to_file(s.out)
     return Reading(rows, getattr(model, "stats", None))
+
+
+def _marked(rows: list[dict[str, Any]], bench: "Benchmark") -> list[dict[str, Any]]:
+    """The rows recording what they were read against: the benchmark's content hash (its
+    first 16 hex digits, as a run's tag carries it) in BENCH_HASH_FIELD."""
+    from ..formats.runs import BENCH_HASH_FIELD
+
+    content_hash = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
+    return [{**r, BENCH_HASH_FIELD: content_hash[:16]} for r in rows] if content_hash else rows
 
 
 def tune_union_stage(s: "Settings") -> UnionTuning:

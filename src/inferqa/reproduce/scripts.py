@@ -175,7 +175,22 @@ def _lengths(rel: Release) -> Iterator[Grid]:
     yield corpus
 
 
-def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
+Spec = Callable[[], "Grid | list[Grid]"]
+
+
+def _specs(rel: Release) -> Iterator[Spec]:
+    """Each script's table as a thunk, in the order the scripts would print them."""
+    yield from _pretrained_specs(rel)
+    yield from _finetuned_specs(rel)
+    yield lambda: list(_rag(rel))
+    yield lambda: list(_hints(rel))
+    yield lambda: _label_statistics(rel)
+    yield lambda: list(_lengths(rel))
+    yield from _baseline_specs(rel)
+
+
+def _pretrained_specs(rel: Release) -> Iterator[Spec]:
+    """retriever/, reranker/ and retriever_reranker/: the pre-trained models' scripts."""
     R, X = RETRIEVERS, RERANKERS
     yield lambda: _ranking(rel, "retriever/retriever", "retriever",
                            [(r, f"retriever/{r}/retriever.json") for r in R], "ctxs")
@@ -194,6 +209,11 @@ def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
         for u in UNIONS:
             yield lambda r=r, u=u: _em(rel, f"retriever_reranker/retriever_reranker_rag:{r}-{u}", "reranker",
                                        [(x, f"retriever_reranker/{r}/{x}/rag.json") for x in X], u)
+
+
+def _finetuned_specs(rel: Release) -> Iterator[Spec]:
+    """The scripts of the fine-tuned retrievers and rerankers, alone and combined."""
+    R, X = RETRIEVERS, RERANKERS
     for r in ("colbert", "dpr"):  # the script's own order
         yield lambda r=r: _ranking(rel, f"ft_retriever/retriever:{r}", "retriever",
                                    [(p, f"ft_retriever/{r}/{p}_positive/retriever.json")
@@ -225,10 +245,11 @@ def _specs(rel: Release) -> Iterator[Callable[[], Grid | list[Grid]]]:
     for u in UNIONS:
         yield lambda u=u: _em(rel, f"ft_retriever_ft_reranker/retriever_reranker_rag:{u}", "retriever",
                               [(r, f"ft_retriever_ft_reranker/{r}/rag.json") for r in FT_RETRIEVERS], u)
-    yield lambda: list(_rag(rel))
-    yield lambda: list(_hints(rel))
-    yield lambda: _label_statistics(rel)
-    yield lambda: list(_lengths(rel))
+
+
+def _baseline_specs(rel: Release) -> Iterator[Spec]:
+    """baselines_retriever/ and baselines_reranker/: the other corpora and the latent-IR row."""
+    R, X = RETRIEVERS, RERANKERS
     for suffix, folder in CORPORA.items():
         yield lambda s=suffix, f=folder: _baseline(rel, f"baselines_retriever/retriever-{s}", "retriever",
                                                    [(r, f"baselines_retriever/{f}/{r}/retriever.json") for r in R],

@@ -55,8 +55,13 @@ def _write_folder(out: Path, hf_model, tokenizer, weight, *, query_length: int, 
 
 
 def init_colbert(base: str | os.PathLike, out: str | os.PathLike, *, dim: int = 128, query_length: int = 32,
-                 document_length: int = 256, seed: int = 13) -> Path:
-    """A ColBERT folder from a bi-encoder's backbone and a new (orthogonal) projection."""
+                 document_length: int = 256, seed: int = 13, overwrite: bool = False) -> Path:
+    """A ColBERT folder from a bi-encoder's backbone and a new (orthogonal) projection. An
+    existing non-empty `out` is refused before any work unless `overwrite`, which replaces only
+    the files written here (`io.atomic_dir`'s own_files)."""
+    from ..io import refuse_existing_folder
+
+    refuse_existing_folder(out, overwrite)
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -69,7 +74,7 @@ def init_colbert(base: str | os.PathLike, out: str | os.PathLike, *, dim: int = 
     # untrained model already ranks sensibly and training starts from there.
     weight = torch.empty(dim, hidden)
     torch.nn.init.orthogonal_(weight, generator=torch.Generator().manual_seed(seed))
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, overwrite, own_files=True) as tmp:
         _write_folder(tmp, hf_model, tokenizer, weight, query_length=query_length, document_length=document_length)
     return Path(out)
 

@@ -35,6 +35,8 @@ FINETUNE = Stage(
                "each trains", positional=True, metavar="KIND"),
         Option("bench", Path, REQUIRED, "benchmark directory", flags=("--bench",)),
         Option("out", Path, REQUIRED, "folder for the trained model (usable as --model PATH)", flags=("--out", "-o")),
+        Option("overwrite", bool, False, "replace the files a fine-tune writes in an existing --out folder (its "
+               "other files stay)"),
         Option("model", str, DEFAULT_ENCODER, "initial weights: minilm, an HF id or a folder"),
         *FINETUNER_OPTIONS,
     ))
