@@ -1,6 +1,5 @@
 """The Typer app every command module registers on. Keep imports here light."""
 
-import math
 from pathlib import Path
 
 import typer
@@ -122,19 +121,3 @@ def _version(value: bool) -> None:
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     pass
-
-
-def finite(text: str) -> float:
-    """Parser of float options: nan and inf are refused (float() takes both)."""
-    try:
-        number = float(text)
-    except (TypeError, ValueError):
-        raise typer.BadParameter(f"{text!r} is not a number") from None
-    if not math.isfinite(number):
-        raise typer.BadParameter(f"{text!r} is not a finite number")
-    return number
-
-
-# Every command that reads a run takes it; `fuse` also for runs over different questions.
-allow_partial_opt = typer.Option(False, "--allow-partial", help="Accept a Rankify/DPR JSON run of fewer "
-                                 "questions than --split (read as the split's first ones); refused by default.")

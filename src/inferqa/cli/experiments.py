@@ -25,20 +25,8 @@ def show_experiment(outcome: Any, _settings: Settings, fmt: str | None) -> None:
     else:  # as the files in tables/ hold them
         typer.echo("\n".join(t.render(fmt) for t in tables))
     # what was done, on stdout beside a table, on stderr beside a file format (stdout stays parseable)
-    say = (lambda s: typer.echo(s)) if fmt in ("table", "md") else (lambda s: typer.echo(s, err=True))
-    out_dir: Path = outcome.out_dir
-    tests = outcome.results.tests
-    if tests:
-        from ..experiments.comparisons import CORRECTION, SIGNIFICANT, significant
-
-        say(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
-            f"{sum(map(significant, tests))} with {CORRECTION}-corrected p < {SIGNIFICANT}")
-    total = outcome.results.timings.get("total", 0.0)
-    say(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; {outcome.llm_summary()}; "
-        f"wall time {total:.1f} s")
-    say(f"tables: {out_dir / 'tables'}")
-    say(f"report: {outcome.report}")
-    say(f"explorer: {outcome.explorer}")
+    for line in outcome.summary_lines():
+        typer.echo(line, err=fmt not in ("table", "md"))
 
 
 def show_page(page: Path, _settings: Settings, _fmt: str | None) -> None:

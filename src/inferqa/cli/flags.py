@@ -10,8 +10,6 @@ from typing import Any
 
 import typer
 
-from .app import finite
-
 
 def _default(value: Any) -> str:
     if isinstance(value, (list, tuple)):
@@ -31,19 +29,6 @@ def option_help(opt: Any, takes: str | None = None, shown_default: str | None = 
     if takes is None:
         takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
     return f"{opt.help} ({takes}{default})"
-
-
-def option_flag(opt: Any, *decls: str, owner: str | None = None, note: str | None = None,
-                filled: bool = False) -> Any:
-    """A typer option for one declared Option: not given = None. With `owner` (the plugin that
-    declares it) the help reads 'embedding: cosine from which ... (..., default 0.85).', as
-    declared_help words it, without importing the plugin's module; `note` follows it.
-    `filled`: not given = the declared default itself, its range checked as the flag is read
-    (for a function argument that takes no None)."""
-    parser = finite if opt.types == (float,) else None
-    bounds = {"min": opt.min, "max": opt.max} if filled and parser is None and opt.types == (int,) else {}
-    return typer.Option(opt.default if filled else None, *decls, help=flag_text(opt, owner, note),
-                        parser=parser, show_default=not filled, **bounds)
 
 
 def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes: str | None = None,
@@ -77,16 +62,6 @@ def declared_help(kind: str, option: str, names: tuple[str, ...] | None = None) 
     if not parts:
         raise ValueError(f"no {kind} declares option {option!r}")
     return "; ".join(f"{', '.join(who)}: {text}" for text, who in parts.items()) + "."
-
-
-def declared_flag(kind: str, option: str, *decls: str, names: tuple[str, ...] | None = None) -> Any:
-    """A typer option for a declared OPTION of KIND's plugins: not given = None (the declared
-    default); numbers parsed as such (nan and inf refused), the range checked by the registry."""
-    from .. import registry
-
-    types = {t for p in registry.plugins(kind) if option in p.options for t in p.options[option].types}
-    parser = finite if types == {float} else None
-    return typer.Option(None, *decls, help=declared_help(kind, option, names), parser=parser)
 
 
 TABLE_FORMATS = ("table", "md", "csv", "tex", "json")

@@ -32,6 +32,11 @@ def echo_json(obj: Any) -> None:
     typer.echo(json.dumps(rounded(obj), indent=2, ensure_ascii=False))
 
 
+def echo_lines(lines: Sequence[str]) -> None:
+    for line in lines:
+        typer.echo(line)
+
+
 def table_width() -> int:
     """The terminal's width in columns: COLUMNS where set, else the terminal's, else 80 (a pipe, a log)."""
     import shutil

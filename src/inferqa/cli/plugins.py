@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import typer
-
 from ..stages import Settings
 from ..stages.plugins import PLUGINS
+from .output import echo_lines
 from .stage_command import stage_command
 
 
 def show(lines: list[str], _s: Settings, _fmt: str | None) -> None:
-    for line in lines:
-        typer.echo(line)
+    echo_lines(lines)
 
 
 stage_command(PLUGINS, show)
