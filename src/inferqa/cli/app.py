@@ -67,7 +67,9 @@ class _FoldingTableMark:
     pass
 
 
-class FlagCommand(TyperCommand):
+class _Flags:
+    """Flags shown without a type, help folded where it does not fit."""
+
     def get_params(self, ctx):
         return _tidy_flags(super().get_params(ctx))
 
@@ -75,18 +77,15 @@ class FlagCommand(TyperCommand):
         _fold_long_words()
         return super().format_help(ctx, formatter)
 
+
+class FlagCommand(_Flags, TyperCommand):
     def parse_args(self, ctx, args):
         _refuse_flag_values(self, ctx, args)
         return super().parse_args(ctx, args)
 
 
-class FlagGroup(TyperGroup):
-    def get_params(self, ctx):
-        return _tidy_flags(super().get_params(ctx))
-
-    def format_help(self, ctx, formatter):
-        _fold_long_words()
-        return super().format_help(ctx, formatter)
+class FlagGroup(_Flags, TyperGroup):
+    pass
 
 
 class InferqaTyper(typer.Typer):

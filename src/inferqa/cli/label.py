@@ -12,9 +12,7 @@ from .stage_command import stage_command
 def show(done: Any, s: Settings, _fmt: str | None) -> None:
     from rich.console import Console
 
-    Console().print(f"[bold]{s.bench}[/]: {done.record['passages_labelled']:,} passages labelled "
-                    f"({done.record['passages_asked']:,} asked, mode {s.label_mode}); labels "
-                    + ", ".join(f"{k}: {v:,}" for k, v in done.labels.items()))
+    Console().print(f"[bold]{s.bench}[/]: {done.line(s.label_mode)}")
 
 
 stage_command(LABEL, show, words=LABELER_WORDS)

@@ -1,15 +1,9 @@
-"""`inferqa plugins [KIND] [NAME]` (declared in `inferqa.stages.plugins`): its printing."""
+"""`inferqa plugins [KIND] [NAME]` (declared in `inferqa.stages.plugins`): the lines it returns, printed."""
 
 from __future__ import annotations
 
-from ..stages import Settings
 from ..stages.plugins import PLUGINS
-from .output import echo_lines
+from .output import show_lines
 from .stage_command import stage_command
 
-
-def show(lines: list[str], _s: Settings, _fmt: str | None) -> None:
-    echo_lines(lines)
-
-
-stage_command(PLUGINS, show)
+stage_command(PLUGINS, show_lines)

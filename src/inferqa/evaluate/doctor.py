@@ -125,8 +125,8 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     lines = [f"{report['run']} ({report['format']}): {report['questions']} questions, {report['passages']} "
              f"passages, longest run of tied scores {report['longest_tie']}"]
     for name, c in report["checks"].items():
-        mark = "ok" if not c["count"] else f"{c['count']:,}"
-        lines.append(f"  {name.replace('_', ' ')}: {mark}" + (f"  e.g. {'; '.join(c['examples'])}" if c["count"] else ""))
+        mark = f"{c['count']:,}  e.g. {'; '.join(c['examples'])}" if c["count"] else "ok"
+        lines.append(f"  {name.replace('_', ' ')}: {mark}")
     for name, what in _TIE_NOTES.items():
         c = report["info"][name]
         if c["count"]:

@@ -137,6 +137,10 @@ class Labelling:
     record: dict  # the labelling record (`relabel`'s)
     labels: dict  # passages per label, from the benchmark's meta.json once labelled
 
+    def line(self, mode: str) -> str:
+        return (f"{self.record['passages_labelled']:,} passages labelled ({self.record['passages_asked']:,} asked, "
+                f"mode {mode}); labels " + ", ".join(f"{k}: {v:,}" for k, v in self.labels.items()))
+
 
 def label_stage(s: Any) -> Labelling:
     """`inferqa label` (`inferqa.stages.build.LABEL`): the benchmark labelled in place."""

@@ -130,6 +130,6 @@ ANNOTATE_IMPORT = Stage(
         Option("dry_run", bool, False, "check the sheet and print what would change; write nothing"),
     ))
 
-# The help of the flags a plugin owns (`cli.flags.flag_text`'s parts).
+# The help of the flags a plugin owns (`cli.stage_command.flag_text`'s parts).
 LEAK_FLAG_WORDS = {"leak_threshold": {"owner": "embedding leak judge"}, "leak_llm": {"owner": "llm leak judge"}}
 BUILD_FLAG_WORDS.update(LEAK_FLAG_WORDS)
