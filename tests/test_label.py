@@ -328,3 +328,21 @@ def test_build_label_cli_with_smollm2(tmp_path):
     assert res2.returncode == 0
     assert stored() == before
     assert [json.loads(x) for x in (tmp_path / "b" / "labels.jsonl").read_text().splitlines()] == rows
+
+
+def test_label_command_labels_in_place_and_prints_the_counts(bench_factory, tmp_path, monkeypatch):
+    """`inferqa label` (the stage declaration): the options reach the labelling, the line names the counts."""
+    from typer.testing import CliRunner
+
+    import inferqa.scale.llm as scale_llm
+    from inferqa.cli import app
+
+    path = _bench(bench_factory, tmp_path)
+    opened = []
+    monkeypatch.setattr(scale_llm, "load_scaled_llm", lambda spec, **kw: opened.append((spec, kw)) or HintKeyed(spec))
+    result = CliRunner().invoke(app, ["label", str(path), "--labeler", "moons", "--no-cache", "--num-actors", "1"])
+    assert result.exit_code == 0, result.output
+    assert [(spec, kw["cache"], kw["num_actors"]) for spec, kw in opened] == [("moons", None, 1)]
+    meta = json.loads((path / "meta.json").read_text())
+    assert meta["labels"] == {"1": 30 - 5, "2": 5} and meta["labelling"]["labelers"] == ["keyed:moons"]
+    assert f"{path}: 30 passages labelled (30 asked, mode full); labels 1: 25, 2: 5" in " ".join(result.output.split())

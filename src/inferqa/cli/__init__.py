@@ -11,27 +11,8 @@ from ..errors import InputError
 from .app import app
 
 # Each module registers its commands on `app` when imported.
-COMMAND_MODULES = [
-    "build",
-    "rerank",
-    "retrieve",
-    "evaluate",
-    "experiments",
-    "finetune",
-    "read",
-    "tune_union",
-    "tune_diversify",
-    "diagnose",
-    "answers",
-    "label",
-    "annotate",
-    "doctor",
-    "export",
-    "stored_answers",
-    "download",
-    "reproduce",
-    "plugins",
-]
+COMMAND_MODULES = ["build", "rerank", "retrieve", "evaluate", "experiments", "read", "tune", "diagnose",
+                   "label", "annotate", "doctor", "authors_files", "download", "reproduce", "plugins"]
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_name}")

@@ -9,6 +9,7 @@ import typer
 from ..stages import Settings
 from ..stages.build import ANNOTATE_EXPORT, ANNOTATE_IMPORT, LEAK_FLAG_WORDS
 from .app import InferqaTyper, app
+from .output import echo_lines
 from .stage_command import stage_command
 
 annotate_app = InferqaTyper(
@@ -24,8 +25,7 @@ def show_export(summary: Any, _settings: Settings, _fmt: str | None) -> None:
 
 
 def show_import(summary: Any, _settings: Settings, _fmt: str | None) -> None:
-    for line in summary.lines():
-        typer.echo(line)
+    echo_lines(summary.lines())
 
 
 stage_command(ANNOTATE_EXPORT, show_export, group=annotate_app)

@@ -1,6 +1,5 @@
 """The Typer app every command module registers on. Keep imports here light."""
 
-import math
 from pathlib import Path
 
 import typer
@@ -68,7 +67,9 @@ class _FoldingTableMark:
     pass
 
 
-class FlagCommand(TyperCommand):
+class _Flags:
+    """Flags shown without a type, help folded where it does not fit."""
+
     def get_params(self, ctx):
         return _tidy_flags(super().get_params(ctx))
 
@@ -76,18 +77,15 @@ class FlagCommand(TyperCommand):
         _fold_long_words()
         return super().format_help(ctx, formatter)
 
+
+class FlagCommand(_Flags, TyperCommand):
     def parse_args(self, ctx, args):
         _refuse_flag_values(self, ctx, args)
         return super().parse_args(ctx, args)
 
 
-class FlagGroup(TyperGroup):
-    def get_params(self, ctx):
-        return _tidy_flags(super().get_params(ctx))
-
-    def format_help(self, ctx, formatter):
-        _fold_long_words()
-        return super().format_help(ctx, formatter)
+class FlagGroup(_Flags, TyperGroup):
+    pass
 
 
 class InferqaTyper(typer.Typer):
@@ -122,19 +120,3 @@ def _version(value: bool) -> None:
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     pass
-
-
-def finite(text: str) -> float:
-    """Parser of float options: nan and inf are refused (float() takes both)."""
-    try:
-        number = float(text)
-    except (TypeError, ValueError):
-        raise typer.BadParameter(f"{text!r} is not a number") from None
-    if not math.isfinite(number):
-        raise typer.BadParameter(f"{text!r} is not a finite number")
-    return number
-
-
-# Every command that reads a run takes it; `fuse` also for runs over different questions.
-allow_partial_opt = typer.Option(False, "--allow-partial", help="Accept a Rankify/DPR JSON run of fewer "
-                                 "questions than --split (read as the split's first ones); refused by default.")

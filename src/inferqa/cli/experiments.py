@@ -1,4 +1,4 @@
-"""`inferqa run CONFIG`, `inferqa demo` and `inferqa explore`."""
+"""`inferqa run CONFIG`, `demo`, `explore` and `finetune` (their code: `inferqa.experiments`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import typer
 
 from ..stages import Settings
 from ..stages.experiment import DEMO, EXPLORE, RUN
-from .output import print_tables
+from ..stages.finetune import FINETUNE
+from .output import echo_lines, print_tables
 from .stage_command import stage_command
 
 
@@ -25,26 +26,18 @@ def show_experiment(outcome: Any, _settings: Settings, fmt: str | None) -> None:
     else:  # as the files in tables/ hold them
         typer.echo("\n".join(t.render(fmt) for t in tables))
     # what was done, on stdout beside a table, on stderr beside a file format (stdout stays parseable)
-    say = (lambda s: typer.echo(s)) if fmt in ("table", "md") else (lambda s: typer.echo(s, err=True))
-    out_dir: Path = outcome.out_dir
-    tests = outcome.results.tests
-    if tests:
-        from ..experiments.comparisons import CORRECTION, SIGNIFICANT, significant
-
-        say(f"paired tests: {len(tests)} in {out_dir / 'tables'}/tests-*.md, "
-            f"{sum(map(significant, tests))} with {CORRECTION}-corrected p < {SIGNIFICANT}")
-    total = outcome.results.timings.get("total", 0.0)
-    say(f"stages: {len(outcome.executed)} computed, {len(outcome.reused)} reused; {outcome.llm_summary()}; "
-        f"wall time {total:.1f} s")
-    say(f"tables: {out_dir / 'tables'}")
-    say(f"report: {outcome.report}")
-    say(f"explorer: {outcome.explorer}")
+    echo_lines(outcome.summary_lines(), err=fmt not in ("table", "md"))
 
 
 def show_page(page: Path, _settings: Settings, _fmt: str | None) -> None:
     typer.echo(f"explorer: {page} ({page.stat().st_size / 1e6:.2f} MB)")
 
 
+def show_model(path: Path, _settings: Settings, _fmt: str | None) -> None:
+    typer.echo(f"model: {path}")
+
+
 stage_command(RUN, show_experiment, tables="md")
 stage_command(DEMO, show_experiment, tables="md")
 stage_command(EXPLORE, show_page)
+stage_command(FINETUNE, show_model)

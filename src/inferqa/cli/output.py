@@ -1,16 +1,19 @@
-"""How more than one command prints: tables (one renderer, `inferqa.tabular`, in the format of
-`--format`, boxed tables fitted to the terminal width), JSON (every float to one precision, NaN
-as null) and the answers summary table (kept here so that no command module imports another)."""
+"""How more than one command prints: --format and --json, tables (one renderer, `inferqa.tabular`,
+boxed tables fitted to the terminal width), JSON (every float to one precision, NaN as null),
+percentages and the answers summary table (kept here so that no command module imports another)."""
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 from typing import Any, Sequence
 
 import typer
 
+from ..errors import InputError
 from ..tabular import MISSING, TextTable, render
+from ..text import did_you_mean
 
 # Significant digits: far below any score's meaning, far above binary float noise
 # (0.5700000000000001 -> 0.57), and a p-value of 1e-12 keeps its size.
@@ -28,28 +31,33 @@ def rounded(obj: Any) -> Any:
     return obj
 
 
+def percent(value: float | None) -> str:
+    """A fraction in percent to 2 decimals; undefined (None or NaN) as the missing mark."""
+    return MISSING if value is None or math.isnan(value) else f"{100 * value:.2f}"
+
+
 def echo_json(obj: Any) -> None:
     typer.echo(json.dumps(rounded(obj), indent=2, ensure_ascii=False))
 
 
-def table_width() -> int:
-    """The terminal's width in columns: COLUMNS where set, else the terminal's, else 80 (a pipe, a log)."""
-    import shutil
-
-    return shutil.get_terminal_size((80, 24)).columns
+def echo_lines(lines: Sequence[str], err: bool = False) -> None:
+    for line in lines:
+        typer.echo(line, err=err)
 
 
-def render_table(table: TextTable, fmt: str, width: int | None = None) -> str:
-    """`table` as `fmt` (table | md | csv | tex); a boxed table fits `width` (default: the terminal's)."""
-    return render(table, fmt, table_width() if width is None else width)
+def show_lines(lines: Sequence[str], _settings: Any, _fmt: str | None) -> None:
+    """The `show` of a stage that returns its lines of text."""
+    echo_lines(lines)
 
 
 def print_tables(tables: Sequence[TextTable], fmt: str, payload: Any = None) -> None:
-    """Print `tables` as `fmt` (a blank line between two), or `payload` as JSON for `json`."""
+    """Print `tables` as `fmt` (a blank line between two), or `payload` as JSON for `json`; a boxed
+    table fits the terminal's width: COLUMNS where set, else the terminal's, else 80 (a pipe, a log)."""
     if fmt == "json":
         echo_json(payload)
         return
-    typer.echo("\n".join(render_table(t, fmt) for t in tables), nl=False)
+    width = shutil.get_terminal_size((80, 24)).columns
+    typer.echo("\n".join(render(t, fmt, width) for t in tables), nl=False)
 
 
 def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str, fmt: str = "table") -> None:
@@ -58,5 +66,33 @@ def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str, fmt: s
 
     summary = summarize(rows, metrics)
     cells = [(s["strategy"], str(s["k"]), str(s["n"]),
-              *[(MISSING if s[m] is None else f"{100 * s[m]:.2f}") for m in metrics]) for s in summary]
+              *[percent(s[m]) for m in metrics]) for s in summary]
     print_tables([TextTable(title, ("strategy", "k", "n", *metrics), tuple(cells), 1)], fmt, summary)
+
+
+TABLE_FORMATS = ("table", "md", "csv", "tex", "json")
+
+
+def format_flag(default: str = "table") -> Any:
+    """`--format`, as every command that prints tables takes it."""
+    return typer.Option(None, "--format", help="How tables print: table (boxed, fitted to the terminal; 80 "
+                        "columns in a pipe or log, no cell cut) | md (GitHub pipe table) | csv | tex (booktabs) "
+                        f"| json (fractions to {JSON_DIGITS} significant digits); default {default}; see "
+                        "docs/getting-started.md#output-formats", show_default=False)
+
+
+json_flag = typer.Option(False, "--json", help="The same as --format json.")
+
+
+def chosen_format(fmt: str | None, as_json: bool, default: str = "table") -> str:
+    """The format asked for by `--format` and `--json` (refused where they disagree or unknown,
+    `--format X --json` for any X but json); `default` is the command's format when neither is
+    given (`format_flag`'s default is None: not given)."""
+    if fmt is None:
+        return "json" if as_json else default
+    if fmt not in TABLE_FORMATS:
+        raise InputError(f"unknown --format {fmt!r}{did_you_mean(fmt, TABLE_FORMATS)}; "
+                         f"one of {' | '.join(TABLE_FORMATS)}", field="format")
+    if as_json and fmt != "json":
+        raise InputError(f"--json and --format {fmt} disagree; give one", field="format")
+    return "json" if as_json else fmt

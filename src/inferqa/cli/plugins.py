@@ -1,17 +1,9 @@
-"""`inferqa plugins [KIND] [NAME]` (declared in `inferqa.stages.plugins`): its printing."""
+"""`inferqa plugins [KIND] [NAME]` (declared in `inferqa.stages.plugins`): the lines it returns, printed."""
 
 from __future__ import annotations
 
-import typer
-
-from ..stages import Settings
 from ..stages.plugins import PLUGINS
+from .output import show_lines
 from .stage_command import stage_command
 
-
-def show(lines: list[str], _s: Settings, _fmt: str | None) -> None:
-    for line in lines:
-        typer.echo(line)
-
-
-stage_command(PLUGINS, show)
+stage_command(PLUGINS, show_lines)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import typer
 
 from ..stages import Settings
 from ..stages.reproduce import REPRODUCE
-from .output import print_tables
+from .output import echo_lines, print_tables
 from .stage_command import stage_command
 
 
@@ -24,11 +23,7 @@ def show(r: Any, _settings: Settings, fmt: str | None) -> None:
         print_tables([text_table(g) for g in r.grids], fmt)
     else:  # as the files of --out hold them
         typer.echo("\n".join(to_table(g).render(fmt) for g in r.grids), nl=False)
-    if r.absent:
-        print(f"absent, their rows skipped ({len(r.absent)} files):", file=sys.stderr)
-        print("".join(f"  {name}\n" for name in r.absent), end="", file=sys.stderr)
-    print(f"{len(r.grids)} tables, {sum(len(g.rows) for g in r.grids)} rows"
-          + (f"; written to {r.out}" if r.out else ""), file=sys.stderr)
+    echo_lines(r.notes(), err=True)
 
 
 stage_command(REPRODUCE, show, tables="md")

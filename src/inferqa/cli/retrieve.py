@@ -9,8 +9,7 @@ import typer
 from .. import registry
 from ..stages import Settings
 from ..stages.retrieve import FUSE, INDEX, ORACLE, RETRIEVE, SHORTCUTS
-from .flags import declared_help
-from .stage_command import stage_command
+from .stage_command import declared_help, stage_command
 
 # Help only the registry can write: the plugins installed and what each declares.
 RETRIEVER_HELPS = {

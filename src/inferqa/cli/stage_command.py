@@ -15,16 +15,62 @@ from __future__ import annotations
 import inspect
 import re
 import warnings
+from dataclasses import replace
 from typing import Any, Callable, List, Mapping, Optional
 
 import typer
 
+from .. import registry
 from ..errors import InputError
 from ..options import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stages import Settings, Stage
 from .app import app
-from .flags import capitalized, chosen_format, flag_text, format_flag, json_flag
+from .output import chosen_format, format_flag, json_flag
+
+
+def _default(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))  # as the flag is written
+    return "none" if value is None else "empty" if value == "" else str(value)
+
+
+def option_help(opt: Any, takes: str | None = None, shown_default: str | None = None) -> str:
+    """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option; what it
+    accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance; a
+    list flag is repeated or comma-separated)."""
+    default = "" if opt.default is REQUIRED else f", default {shown_default or _default(opt.default)}"
+    if takes is None:
+        takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
+    return f"{opt.help} ({takes}{default})"
+
+
+def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes: str | None = None,
+              shown_default: str | None = None) -> str:
+    """A flag's help: 'Cosine from which ... (a number in (0, 1], default 0.85).', after
+    'OWNER: ' when a plugin owns it (then not capitalised), with '; NOTE' after it; `takes`
+    replaces what it accepts in words, `shown_default` the default (an option whose None
+    the stage resolves, e.g. from another declaration)."""
+    text = option_help(opt, takes, shown_default)
+    return (f"{owner}: {text}" if owner else capitalized(text)) + (f"; {note}" if note else "") + "."
+
+
+def capitalized(text: str) -> str:
+    """`text` with a capital first letter, unless it starts with a name (union_freq) that keeps its case."""
+    return text if re.match(r"\w+_\w+", text) else text[0].upper() + text[1:]
+
+
+def declared_help(kind: str, option: str) -> str:
+    """The help of OPTION as the plugins of KIND declare it: 'bm25: term-frequency saturation
+    (a number ≥ 0, default 1.5)'; one entry per wording."""
+    parts: dict[str, list[str]] = {}
+    for p in registry.plugins(kind):
+        if option in p.options:
+            parts.setdefault(option_help(p.options[option]), []).append(p.name)
+    if not parts:
+        raise ValueError(f"no {kind} declares option {option!r}")
+    return "; ".join(f"{', '.join(who)}: {text}" for text, who in parts.items()) + "."
+
 
 # show(result, settings, fmt): prints the stage's result; fmt is None unless the command prints tables.
 Show = Callable[[Any, Settings, Optional[str]], None]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections import Counter, defaultdict
 
 from ..formats.benchmark import Benchmark
 from ..formats.qrels import iter_qrels
+
+if TYPE_CHECKING:
+    from ..tabular import TextTable
 
 
 def benchmark_stats(path: str | os.PathLike) -> dict:
@@ -49,6 +52,23 @@ def build_rows(counts: dict) -> list[tuple[str, object]]:
     named = dict(BUILD_COUNTS)
     rows = [(named[k], counts[k]) for k, _ in BUILD_COUNTS if k in counts]
     return rows + [(k.replace("_", " "), v) for k, v in counts.items() if k not in named]
+
+
+def stats_tables(stats: dict, title: str) -> list["TextTable"]:
+    """`benchmark_stats` as `inferqa stats` prints it: a row per split, then how it was built."""
+    from ..tabular import TextTable
+
+    labels = sorted({lab for row in stats["splits"].values() for lab in row["labels"]})
+    rows = [(name, f"{row['questions']:,}", f"{row['passages']:,}",
+             *[f"{row['labels'].get(lab, 0):,}" for lab in labels], f"{row['hints_per_question']:.2f}")
+            for name, row in stats["splits"].items()]
+    tables = [TextTable(title, ("split", "questions", "passages", *[f"label {lab}" for lab in labels],
+                                "hints/question"), tuple(rows))]
+    if stats["build"]:
+        tables.append(TextTable("how it was built", ("step", "count"),
+                                tuple((name, f"{value:,}" if isinstance(value, int) else str(value))
+                                      for name, value in build_rows(stats["build"]))))
+    return tables
 
 
 def stats_stage(settings: Any) -> dict:

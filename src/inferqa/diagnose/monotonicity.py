@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from ..records import parse_passage_id
 from ..retrieve import Retriever, get_retriever, question_queries
 from ..stages import Settings
 from ..stages.diagnose import MONOTONICITY
+
+if TYPE_CHECKING:
+    from ..tabular import TextTable
 
 CI_LEVEL = 0.95
 
@@ -91,6 +94,31 @@ class MonotonicityReport:
                 **self.overall.to_dict(),
                 "by_stage": [{"from": k, "to": k + 1, **r.to_dict()} for k, r in self.by_stage.items()],
                 "by_rank": [{"rank": k, **r.to_dict()} for k, r in self.by_rank.items()]}
+
+    def text_table(self) -> "TextTable":
+        """The report as `inferqa diagnose monotonicity` prints it (rates in percent)."""
+        from ..tabular import TextTable
+
+        rows = [_table_row("all", self.overall),
+                *[_table_row(f"{k}→{k + 1} hints", r) for k, r in self.by_stage.items()],
+                *[_table_row(f"hint of rank {k}", r) for k, r in self.by_rank.items()]]
+        note = (f"EMVR: the share of additions S → S∪{{h}} whose score falls (ties are not violations); 95% CI: "
+                f"bootstrap over questions ({self.resamples} resamples, seed {self.seed}). Rank: the added hint's "
+                "place among its question's kept hints (convergence order).")
+        title = (f"evidence monotonicity of {self.retriever} on {self.bench} {self.split} "
+                 f"({self.questions} questions)")
+        return TextTable(title, ("additions", "count", "violations", "ties", "EMVR %", "95% CI %"), tuple(rows), 1,
+                         rules=frozenset({1, 1 + len(self.by_stage)}), note=note)
+
+
+def _percent(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:.1f}"
+
+
+def _table_row(label: str, rate: Rate) -> tuple[str, ...]:
+    low, high = rate.ci
+    return (label, str(rate.additions), str(rate.violations), str(rate.ties), _percent(rate.emvr),
+            f"{_percent(low)}–{_percent(high)}")
 
 
 @dataclass(frozen=True)

@@ -113,3 +113,22 @@ def doctor_stage(settings: Any) -> dict[str, Any]:
     from ..formats.benchmark import Benchmark
 
     return diagnose(settings.run, Benchmark(settings.bench), settings.split, settings.tie_length)
+
+
+# ties that are no problem, and why
+_TIE_NOTES = {"tied_orderings": "hold the orderings of one hint set (by design: the same words)",
+              "tied_same_label": "hold passages of one label (their order changes no score)"}
+
+
+def report_lines(report: dict[str, Any]) -> list[str]:
+    """`diagnose`'s report as `inferqa doctor` prints it: a line per check, then the harmless ties."""
+    lines = [f"{report['run']} ({report['format']}): {report['questions']} questions, {report['passages']} "
+             f"passages, longest run of tied scores {report['longest_tie']}"]
+    for name, c in report["checks"].items():
+        mark = f"{c['count']:,}  e.g. {'; '.join(c['examples'])}" if c["count"] else "ok"
+        lines.append(f"  {name.replace('_', ' ')}: {mark}")
+    for name, what in _TIE_NOTES.items():
+        c = report["info"][name]
+        if c["count"]:
+            lines.append(f"  note: {c['count']:,} runs of tied scores {what}; not a problem. E.g. {c['examples'][0]}")
+    return lines

@@ -77,6 +77,19 @@ class ExperimentRun:
         where = f" ({', '.join(map(str, self.llm_caches))})" if self.llm_caches else ""
         return f"LLM answers: {self.llm_calls} computed, {self.llm_hits} from the cache{where}"
 
+    def summary_lines(self) -> list[str]:
+        """What was done and where it was written, as `inferqa run` prints it after the tables."""
+        lines = []
+        if self.results.tests:
+            from .comparisons import CORRECTION, SIGNIFICANT, significant
+
+            lines.append(f"paired tests: {len(self.results.tests)} in {self.out_dir / 'tables'}/tests-*.md, "
+                         f"{sum(map(significant, self.results.tests))} with {CORRECTION}-corrected p < {SIGNIFICANT}")
+        total = self.results.timings.get("total", 0.0)
+        return [*lines, f"stages: {len(self.executed)} computed, {len(self.reused)} reused; {self.llm_summary()}; "
+                f"wall time {total:.1f} s", f"tables: {self.out_dir / 'tables'}", f"report: {self.report}",
+                f"explorer: {self.explorer}"]
+
 
 class _Runner:
     def __init__(self, config: ExperimentConfig, out_dir: Path, progress: bool, log: Callable[[str], None]):

@@ -20,6 +20,25 @@ class BuildResult:
     demo_only: bool  # --demo without SOURCE files
     shipped_labels: bool  # labelled with the labels shipped with the demo
 
+    def summary(self) -> str:
+        """What was built, after the benchmark's path: counts, leaks dropped, splits."""
+        c = self.meta["counts"]
+        return (f"{c['questions']:,} questions, {c['passages']:,} passages ({c['leak_hints_dropped']} leaking hints "
+                f"dropped, {c['leak_questions_dropped']} questions dropped for leaks, "
+                f"{c['questions_skipped_few_hints']} with fewer than {self.top_k} hints skipped); "
+                + ", ".join(f"{k} {v:,}" for k, v in self.meta["splits"].items()))
+
+    def labels_line(self) -> str | None:
+        """Where the demo benchmark's labels came from (None for any other build)."""
+        from ..stages.build import DEMO_BUILD
+
+        if not self.demo_only:
+            return None
+        if self.shipped_labels:
+            return "labels: SmolLM2's, shipped with the demo (the benchmark `inferqa demo` runs on)"
+        return ("labels: 1 for every passage of its question (the shipped SmolLM2 labels fit the demo's own build "
+                f"only: --top-k {DEMO_BUILD['top_k']}, string leak judge, no --label)")
+
 
 def build_stage(settings: Any) -> BuildResult:
     """`inferqa build` (`inferqa.stages.build.BUILD`): an option left None takes the declared

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -129,6 +130,29 @@ def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Cal
     with opened_llms(open_llm, list(labelers) or [LABELER.default], judge) as (llms, judge_llm):
         return llm_steps(bench_dir, llms, mode=mode, parametric=parametric, split_by=split_by, judge=judge_llm,
                          stop_at_first_correct=stop_at_first_correct)
+
+
+@dataclass(frozen=True)
+class Labelling:
+    record: dict  # the labelling record (`relabel`'s)
+    labels: dict  # passages per label, from the benchmark's meta.json once labelled
+
+    def line(self, mode: str) -> str:
+        return (f"{self.record['passages_labelled']:,} passages labelled ({self.record['passages_asked']:,} asked, "
+                f"mode {mode}); labels " + ", ".join(f"{k}: {v:,}" for k, v in self.labels.items()))
+
+
+def label_stage(s: Any) -> Labelling:
+    """`inferqa label` (`inferqa.stages.build.LABEL`): the benchmark labelled in place."""
+    from ..formats.benchmark import Benchmark
+    from ..io import check_output
+    from ..scale.llm import llm_opener
+
+    check_output(Path(s.bench) / "labels.jsonl")
+    open_llm = llm_opener(s.cache, not s.use_cache, s.backend, s.ray_address, s.num_actors, s.llm_url)
+    record = relabel(s.bench, s.labeler or [], open_llm, mode=s.label_mode, parametric=s.parametric,
+                     split_by=s.split_by, judge=s.judge, stop_at_first_correct=s.stop_at_first_correct)
+    return Labelling(record, Benchmark(s.bench).meta.get("labels", {}))
 
 
 def convergence_step(questions: list, spec: str | None) -> list:

@@ -37,6 +37,12 @@ class Reproduction:
     absent: list[str]
     out: Path | None
 
+    def notes(self) -> list[str]:
+        """The files absent (their rows skipped), then the count of tables and rows and where they went."""
+        absent = [f"absent, their rows skipped ({len(self.absent)} files):", *(f"  {n}" for n in self.absent)]
+        return [*(absent if self.absent else []), f"{len(self.grids)} tables, {sum(len(g.rows) for g in self.grids)} "
+                "rows" + (f"; written to {self.out}" if self.out else "")]
+
 
 def reproduce_stage(s: Settings) -> Reproduction:
     """The entry point of `stages.reproduce.REPRODUCE`: RESULTS_DIR or the shipped example."""

@@ -41,6 +41,15 @@ class RerankCounts:
         """(computed, cached) model calls: without a call cache, each passage scored is one computed call."""
         return (self.scored, 0) if self.computed is None else (self.computed, self.cached or 0)
 
+    def line(self, seconds: float) -> str:
+        """Where the scores came from: model calls computed (their rate: computed calls only) and
+        answered by the LLM call cache, questions taken whole from the checkpoint."""
+        computed, cached = self.model_calls()
+        source = f", {cached:,} from the LLM cache" if self.computed is not None else " (no call cache)"
+        rate = f", {computed / max(seconds, 1e-9):.1f} computed calls/s" if computed else ", none computed: no rate"
+        resumed = f"; {self.resumed:,} questions from the checkpoint" if self.resumed else ""
+        return f"model calls: {computed:,} computed{source}{rate}{resumed}"
+
 
 def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLike, reranker: Any, *,
                options: dict[str, Any] | None = None, depth: int = RERANK_DEPTH.default,

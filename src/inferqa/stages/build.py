@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, MIN_F1, SEED, SPLIT, TOP_K
 from . import REQUIRED, Option, Stage
+from .llm import LLM_CALLS, LLM_URLS
 
 # The demo benchmark `inferqa demo` runs on (`inferqa build --demo` alone): 38 of the 48
 # questions in test, one question is 2.6 points; 3 hints -> 15 passages each.
@@ -24,6 +25,11 @@ LABEL_MODE = Option("label_mode", str, "full", "full: every ordering; subsets: o
 STOP_AT_FIRST_CORRECT = Option("stop_at_first_correct", bool, False, "with --label: ask the labellers in turn and "
                                "stop at the first that is right (same labels; skipped labellers recorded as not asked)",
                                flags=("--labellers-stop-at-first-correct",))
+
+LABELERS = replace(LABELER, type=list, default=None, nullable=False, item=str)
+PARAMETRIC = Option("parametric", bool, False, "ask each labeller every question with no context; write "
+                    "parametric.jsonl")
+LABELER_WORDS = {"labeler": {"takes": "text", "shown_default": LABELER.default}}
 
 BUILD = Stage(
     "build", "Build a QUIT-style benchmark: leakage filter, top-k hints, every ordering of every subset as a passage.",
@@ -49,11 +55,11 @@ BUILD = Stage(
                "skipping it"),
         Option("label", bool, False, "label passages with LLMs: 2 if a labeller answers correctly from the passage, "
                "else 1; answers kept in labels.jsonl"),
-        replace(LABELER, type=list, default=None, nullable=False, item=str),
+        LABELERS,
         LABEL_MODE,
         STOP_AT_FIRST_CORRECT,
         LABEL_MATCH,
-        Option("parametric", bool, False, "ask each labeller every question with no context; write parametric.jsonl"),
+        PARAMETRIC,
         Option("split_by", str, None, "parametric: parametric questions to train, the rest to dev/test (in "
                "--split's dev:test ratio)"),
         Option("convergence", str, None, "LLM spec that computes hint convergence for sources without it (before "
@@ -64,8 +70,24 @@ BUILD_FLAG_WORDS = {
     "top_k": {"shown_default": str(TOP_K.default), "note": f"{DEMO_BUILD['top_k']} with --demo alone"},
     "split": {"shown_default": SPLIT.default, "note": f"{','.join(map(str, DEMO_BUILD['split']))} with --demo alone"},
     "seed": {"shown_default": str(SEED.default)},
-    "labeler": {"takes": "text", "shown_default": LABELER.default},
+    **LABELER_WORDS,
 }
+
+LABEL = Stage(
+    "label", "Label an existing benchmark with LLMs, as `inferqa build --label` does while building.",
+    entry="inferqa.label.hook:label_stage",
+    options=(
+        Option("bench", Path, REQUIRED, "benchmark directory to label in place (qrels.tsv, labels.jsonl, meta.json)",
+               positional=True, metavar="BENCH"),
+        LABELERS,
+        LABEL_MODE,
+        PARAMETRIC,
+        Option("split_by", str, None, "parametric: rewrite splits.json from the test"),
+        Option("judge", str, None, "LLM judge of answer correctness; none: exact match"),
+        replace(STOP_AT_FIRST_CORRECT, help="ask the labellers in turn and stop at the first that is right (same "
+                "labels; skipped labellers recorded as not asked); default: ask every labeller"),
+        *LLM_CALLS, LLM_URLS,
+    ))
 
 STATS = Stage(
     "stats", "Print counts of a benchmark directory: questions, passages and labels per split.",
@@ -108,6 +130,6 @@ ANNOTATE_IMPORT = Stage(
         Option("dry_run", bool, False, "check the sheet and print what would change; write nothing"),
     ))
 
-# The help of the flags a plugin owns (`cli.flags.flag_text`'s parts).
+# The help of the flags a plugin owns (`cli.stage_command.flag_text`'s parts).
 LEAK_FLAG_WORDS = {"leak_threshold": {"owner": "embedding leak judge"}, "leak_llm": {"owner": "llm leak judge"}}
 BUILD_FLAG_WORDS.update(LEAK_FLAG_WORDS)

@@ -1,4 +1,5 @@
-"""`inferqa import-answers` and `inferqa stored-answers` (declared in
+"""The QUIT authors' file formats: `inferqa export` writes them, `import-answers` stores their
+reader answers, `stored-answers` scores those (declared in `inferqa.stages.export` and
 `inferqa.stages.stored_answers`): their printing."""
 
 from __future__ import annotations
@@ -7,10 +8,18 @@ from typing import Any
 
 import typer
 
+from .. import registry
 from ..stages import Settings
+from ..stages.export import EXPORT
 from ..stages.stored_answers import IMPORT_ANSWERS, STORED_ANSWERS
 from .output import echo_json
 from .stage_command import stage_command
+
+
+def show_export(written: int, s: Settings, _fmt: str | None) -> None:
+    counts = registry.get("export", s.kind).meta.get("counts")
+    what = "passages" if counts == "passages" else f"questions of split {s.split or 'all'}"
+    typer.echo(f"{s.out}: {written:,} {what}")
 
 
 def show_import(counts: dict[str, int], _s: Settings, _fmt: str | None) -> None:
@@ -31,11 +40,9 @@ def _paper_line(model: str, row: dict[str, Any]) -> str:
 
 
 def _inferqa_line(model: str, row: dict[str, Any]) -> str:
-    acc = ", ".join(f"label {k}: {100 * v:.2f}" for k, v in row["accuracy_per_label"].items())
-    line = f"{model}: optimal EM {100 * row['optimal_em']:.2f}; accuracy {acc}"
+    line = f"{model}: optimal EM {100 * row['optimal_em']:.2f}; accuracy {_pct(row['accuracy_per_label'], 'label ')}"
     if "oracle_reranker_em" in row:
-        line += "; oracle reranker EM " + ", ".join(f"k={k}: {100 * v:.2f}"
-                                                    for k, v in row["oracle_reranker_em"].items())
+        line += f"; oracle reranker EM {_pct(row['oracle_reranker_em'], 'k=')}"
     return line
 
 
@@ -48,5 +55,6 @@ def show_stored(payload: dict[str, Any], s: Settings, _fmt: str | None) -> None:
         typer.echo(line(model, row))
 
 
+stage_command(EXPORT, show_export)
 stage_command(IMPORT_ANSWERS, show_import)
 stage_command(STORED_ANSWERS, show_stored)

@@ -1,23 +1,30 @@
-"""`inferqa tune-diversify`: the adaptive diversification margin chosen on one split."""
+"""`inferqa tune-union` and `inferqa tune-diversify` (declared in `inferqa.stages.tune`): their tables."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from ..stages import Settings
-from ..stages.tune import TUNE_DIVERSIFY
+from ..stages.tune import TUNE_DIVERSIFY, TUNE_UNION
+from ..tabular import TextTable
+from .output import percent, print_tables, rounded
 from .stage_command import stage_command
 
 
-def show(t: Any, _settings: Settings, fmt: str | None) -> None:
-    from dataclasses import asdict
+def show_union(tuned: Any, settings: Settings, fmt: str | None) -> None:
+    grid = tuned.grid
+    cols = tuple(grid[0])
+    rows = tuple(tuple(f"{r[c]:.2f}" if c in ("alpha", "beta") else percent(r[c]) for c in cols) for r in grid)
+    best = f"best: --alpha {grid[0]['alpha']} --beta {grid[0]['beta']}"
+    table = TextTable(f"union_freq grid on {settings.split} ({tuned.questions} questions)", cols, rows, 0, note=best)
+    print_tables([table], fmt, grid)
 
-    from ..tabular import TextTable
-    from .output import print_tables, rounded
 
+def show_diversify(t: Any, _settings: Settings, fmt: str | None) -> None:
     names = list(t.rows[0].scores)
     cells = tuple(("every query" if r.margin is None else str(rounded(r.margin)), f"{100 * r.share:.1f}",
-                   *[f"{100 * r.scores[n]:.2f}" for n in names]) for r in t.rows)
+                   *[percent(r.scores[n]) for n in names]) for r in t.rows)
     flags = f"--diversify {t.per_group} --diversify-by {t.by}"
     chosen = ("(every query: no margin)" if t.margin is None else
               f"--diversify-margin {rounded(t.margin)} (or, as a share: --diversify-share {t.share:.4g})")
@@ -30,4 +37,5 @@ def show(t: Any, _settings: Settings, fmt: str | None) -> None:
     print_tables([table], fmt, payload)
 
 
-stage_command(TUNE_DIVERSIFY, show, tables=True)
+stage_command(TUNE_UNION, show_union, tables=True)
+stage_command(TUNE_DIVERSIFY, show_diversify, tables=True)
