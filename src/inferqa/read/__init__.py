@@ -7,10 +7,10 @@ The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` 
 
 from ..callable_module import make_callable
 
-from .answer_judges import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
+from .answer_scoring import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge, score_answers
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
 from ..formats.answers import Answers
-from .answer_scoring import score_answers
+
 from .prompts import NO_ANSWER
 from .reader import Reader, ReaderOutput
 from .evidence import evidence_sets, vote

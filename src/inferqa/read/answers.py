@@ -1,5 +1,5 @@
-"""Deprecated alias of `inferqa.read.answer_judges` (renamed by role); goes in the next release."""
+"""Deprecated alias of `inferqa.read.answer_scoring` (renamed by role); goes in the next release."""
 
 from .._deprecated import moved
 
-moved(__name__, "inferqa.read.answer_judges")
+moved(__name__, "inferqa.read.answer_scoring")
