@@ -256,7 +256,7 @@ def tune_on_dev(hard, found: dict, out: Path) -> dict:
     """The adaptive rule per learned scorer: `inferential_retrieval`'s maximin margin (the
     largest smallest gain over the stronger dense per metric, on the dev queries), written
     to OUT/tuned.json."""
-    from inferqa.tuning import tune_margin
+    from inferqa.tune.diversify import tune_margin
 
     from inferqa.io import read_json, write_json
 

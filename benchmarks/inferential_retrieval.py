@@ -277,11 +277,11 @@ def diversified(run, bench, margin: float | None, share: float | None = None) ->
 
 
 def tune(run, dense, bench, ahead: bool = False) -> tuple[float | None, dict]:
-    """`inferqa.tuning.tune_margin`'s grid (the margins at 0, 5, ..., 100 % of the tuning
+    """`inferqa.tune.diversify.tune_margin`'s grid (the margins at 0, 5, ..., 100 % of the tuning
     questions) scored on `bench`; chosen here: the margin whose smallest gain over dense
     across METRICS is largest (ties: the larger mean gain, then the grid's order). `ahead`:
     the largest mean gain among the margins with every gain >= 0 (maximin where none is)."""
-    from inferqa.tuning import tune_margin
+    from inferqa.tune.diversify import tune_margin
 
     tuning = tune_margin(run, bench, split="all", shares=SHARES, per_group=1, by="linked", metric="mrr",
                          measures=list(METRICS))

@@ -4,7 +4,7 @@ import pytest
 
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.evaluate.answers import NO_ANSWER, clean_answer_ours as clean_answer, contains, exact_match, f1
+from inferqa.evaluate.exact_match import NO_ANSWER, clean_answer_ours as clean_answer, contains, exact_match, f1
 from inferqa.read import answer_judge
 
 

@@ -41,7 +41,7 @@ STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.r
 EXTRA_FUNCTIONS = (("inferqa.label.labelling", "label_benchmark"), ("inferqa.label.labelling", "judge_for"),
                    ("inferqa.label.parametric", "parametric_test"), ("inferqa.retrieve.encoding", "encode_texts"),
                    ("inferqa.retrieve.encoding", "embedding_worker"), ("inferqa.retrieve.diversify", "diversify"),
-                   ("inferqa.tuning", "tune_margin"), ("inferqa.hints", "hint_group_key"),
+                   ("inferqa.tune.diversify", "tune_margin"), ("inferqa.hints", "hint_group_key"),
                    ("inferqa.formats.oracles", "oracle_retriever"), ("inferqa.llm.servers", "local_server"),
                    ("inferqa.data.quit", "labeller_correct"), ("inferqa.data.quit", "release_label"),
                    ("inferqa.scale.llm", "llm_opener"), ("inferqa.experiments.config", "ExperimentConfig"),

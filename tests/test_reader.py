@@ -181,7 +181,7 @@ def demo_items():
 def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_path):
     _need_smollm2()
     from inferqa.llm import load_llm
-    from inferqa.evaluate.answers import exact_match
+    from inferqa.evaluate.exact_match import exact_match
     items = [(q, hints) for q, hints, _ in demo_items]
     reused = load_llm("smollm2", cache=tmp_path / "c.sqlite", n_ctx=1024, n_threads=1)
     out = Reader(reused).read_batch(items)

@@ -308,7 +308,7 @@ def test_reranker_defaults_come_from_the_option_table(monkeypatch):
 
 def test_cli_option_parsing():
     from inferqa.rerank.run import checkpoint_path
-    from inferqa.options import parse_key_values
+    from inferqa.option_values import parse_key_values
 
     assert parse_key_values(["window=10", "reduction=mean", "use-x=true", "t=0.5", "y=no"], "option") == \
         {"window": "10", "reduction": "mean", "use_x": "true", "t": "0.5", "y": "no"}  # typed by the registry

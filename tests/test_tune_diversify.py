@@ -19,7 +19,7 @@ from inferqa.experiments.config import config_from_dict
 from inferqa.formats import Benchmark, Run
 from inferqa.records import Hint, Question, passage_id
 from inferqa.retrieve.diversify import check_diversify, diversify
-from inferqa.tuning import margin_at_share, query_margins, tune_margin
+from inferqa.tune.diversify import margin_at_share, query_margins, tune_margin
 
 
 def pid(qid, *order):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .errors import InputError
-from .options import parse_bool, parse_scalar
+from .option_values import parse_bool, parse_scalar
 from .text import close_matches, did_you_mean
 
 # kind -> packages whose modules hold its built-in plugins

@@ -31,7 +31,7 @@ READ_KS = Option("ks", list, [1, 3, 5], "top-k passages merged into one context,
 TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")
 TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
                      "alpha grid; beta = 1 - alpha (only their ratio orders hints)")
-# The adaptive diversification margin's grid search (inferqa.tuning.tune_margin, `inferqa tune-diversify`).
+# The adaptive diversification margin's grid search (inferqa.tune.diversify.tune_margin, `inferqa tune-diversify`).
 TUNE_METRIC = Option("metric", str, "hit@10", "measure whose mean picks the margin (ties: the smaller margin)")
 TUNE_MEASURES = Option("measures", list, ["hit@1", "hit@10", "mrr", "ndcg@10"], "measures of the margin grid")
 TUNE_PER_GROUP = Option("diversify", int, 1, "at most N passages of one hint-group in the head of a diversified "

@@ -22,7 +22,7 @@ import typer
 
 from .. import registry
 from ..errors import InputError
-from ..options import parse_key_values
+from ..option_values import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stages import Settings, Stage
 from .app import app

@@ -272,7 +272,7 @@ def explore_stage(s: Settings) -> Path:
     from ..errors import InputError
     from ..formats import Answers, open_run
     from ..io import check_output
-    from ..options import named_path
+    from ..option_values import named_path
 
     check_output(s.out)
     bench = Benchmark(s.bench)

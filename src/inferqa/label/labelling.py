@@ -31,7 +31,7 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..formats.labels import LabelRow, Labels
 from ..progress import counter
-from ..read.answers import answer_judge
+from ..read.answer_scoring import answer_judge
 from ..read.reader import Reader, reading_order
 from ..formats import Qrels
 from ..records import answerability_label, parse_passage_id

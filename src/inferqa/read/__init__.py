@@ -1,5 +1,5 @@
 """Readers: merge the top-k passages into a context, ask an LLM, clean and score its answer
-(scoring itself: inferqa.evaluate.answers).
+(scoring itself: inferqa.evaluate.exact_match).
 
 The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` is
 `read_with_llm(...)` (benchmark, run and LLM as objects, paths or an LLM spec).
@@ -7,15 +7,15 @@ The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` 
 
 from ..callable_module import make_callable
 
-from .answers import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge
+from .answer_scoring import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge, score_answers
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
 from ..formats.answers import Answers
-from .answer_rows import score_answers
+
 from .prompts import NO_ANSWER
 from .reader import Reader, ReaderOutput
 from .evidence import evidence_sets, vote
 from .run import check_read_options, read_with_llm, summarize, tune_union
-from .stored import oracle_reader_em, union_passage
+from .oracle_reader import oracle_reader_em, union_passage
 
 __all__ = ["union_norm", "union_freq", "concat", "merge", "build_context", "format_context", "strategy", "strategies",
            "Reader", "ReaderOutput", "NO_ANSWER", "read_with_llm", "summarize", "tune_union",

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluate.metrics import evaluate, per_query_scores
-from ..evaluate.stored import HINT_COUNTS, Judged, hint_shares
+from ..evaluate.stored_metrics import HINT_COUNTS, Judged, hint_shares
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run
 from ..records import parse_passage_id
@@ -75,7 +75,7 @@ def em_row(file: Path, records: Sequence[ReaderRecord], readers: Sequence[str], 
 
 
 def judged(index: Sequence[Question], model: str, file: str) -> Judged:
-    """index/test/retriever.jsonl as `evaluate.stored` computes from it: the i-th question is
+    """index/test/retriever.jsonl as `evaluate.stored_metrics` computes from it: the i-th question is
     `str(i)`, its passages' labels and stored answers (`rag_answers`) as released; every
     passage must hold an answer string of `model`."""
     for n, q in enumerate(index):

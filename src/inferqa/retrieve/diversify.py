@@ -17,7 +17,7 @@ Its options are declared once (`OPTIONS`); those of `inferqa retrieve`, `inferqa
 the experiment file are checked once (`check_diversify`). `diversify_margin` makes it adaptive:
 a query is diversified only when its top group leads the next group's best score by less
 than the margin, so confident heads keep their redundant evidence (nDCG) and uncertain ones
-get the spread (Hit@k, MRR); `inferqa.tuning.tune_margin` chooses it on a dev split.
+get the spread (Hit@k, MRR); `inferqa.tune.diversify.tune_margin` chooses it on a dev split.
 `diversify_share` is the same gate by rank instead of by value: the given share of a run's
 queries with the smallest margins is diversified (a margin's scale differs from run to run;
 a share chosen on dev transfers as a share). The two exclude each other.

@@ -89,7 +89,7 @@ COMPARE = Stage(
 
 EVALUATE_ANSWERS = Stage(
     "evaluate-answers", "Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k.",
-    entry="inferqa.read.answer_rows:evaluate_answers_stage",
+    entry="inferqa.read.answer_scoring:evaluate_answers_stage",
     options=(
         Option("answers", Path, REQUIRED, "ANSWERS.jsonl written by `inferqa read`, or an authors' reader "
                "output (Rankify JSON with predicted_answer)", positional=True, metavar="ANSWERS"),
@@ -102,5 +102,5 @@ EVALUATE_ANSWERS = Stage(
         Option("cache", Path, None, "SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite "
                "or ~/.cache/inferqa/llm.sqlite)"),
         Option("protocol", str, "inferqa", "inferqa: normalised EM | paper: the QUIT authors' answer cleaning, then "
-               "exact case-sensitive EM (inferqa.evaluate.answers)"),
+               "exact case-sensitive EM (inferqa.evaluate.exact_match)"),
     ))

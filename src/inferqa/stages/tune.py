@@ -17,7 +17,7 @@ DEFAULT_SHARES = [i / 10 for i in range(11)]  # from no query diversified to all
 
 TUNE_DIVERSIFY = Stage(
     "tune-diversify", "Score a grid of --diversify-margin values on a split and print it, best first.",
-    entry="inferqa.tuning:tune_diversify_stage",
+    entry="inferqa.tune.diversify:tune_diversify_stage",
     description="Apply the chosen margin, or the share of queries it diversifies, to another split with "
                 "`inferqa retrieve` or `inferqa rerank` --diversify-margin or --diversify-share "
                 "(docs/retrieve.md#adaptive-diversification).",
