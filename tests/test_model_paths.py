@@ -41,6 +41,7 @@ def paths(tmp_path):
                                                         {"type": "sentence_transformers.models.Pooling"}]}),
         "t5": _folder(tmp_path, "t5", {"config.json": {"model_type": "t5",
                                                        "architectures": ["T5ForConditionalGeneration"]}}),
+        "bare": _folder(tmp_path, "bare", {"config.json": {"architectures": ["BertModel"]}}),
         "dense": _folder(tmp_path, "dense", {"config.json": {}, "modules.json": [], "training.json":
                                              {"kind": "retriever"}}),
     }
@@ -49,7 +50,7 @@ def paths(tmp_path):
 def test_model_found_names_each_kind_of_folder(paths):
     assert {name: model_found(p) for name, p in paths.items()} == {
         "file": ("file", None), "empty": ("empty", None), "cross": ("cross-encoder", None),
-        "bi": ("bi-encoder", None), "t5": ("t5", None), "dense": ("bi-encoder", "retriever")}
+        "bi": ("bi-encoder", None), "t5": ("t5", None), "bare": ("bare", None), "dense": ("bi-encoder", "retriever")}
 
 
 @pytest.mark.parametrize("kind, accepted, refused", [
@@ -60,6 +61,8 @@ def test_model_found_names_each_kind_of_folder(paths):
                                   "file": "a file"}),
     ("encoder", ["bi", "cross", "dense"], {"t5": "a T5", "empty": "an empty folder"}),
     ("t5", ["t5"], {"cross": "a cross-encoder"}),
+    ("colbert", ["bi"], {"bare": "a bare transformer", "cross": "a cross-encoder"}),
+    ("colbert-start", ["bi", "bare"], {"cross": "a cross-encoder", "t5": "a T5", "empty": "an empty folder"}),
 ])
 def test_check_model_kind_accepts_its_kind_and_names_what_else_it_found(paths, kind, accepted, refused):
     for name in accepted:

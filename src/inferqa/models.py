@@ -96,7 +96,9 @@ _FAMILY_WORDS = {"bi-encoder": "a sentence-transformers bi-encoder", "cross-enco
 # or a fine-tuner's starting weights (`finetune KIND --model`).
 ACCEPTED = {"clue": ("bi-encoder",), "retriever": ("bi-encoder",), "dense": ("bi-encoder",),
             "bi-encoder": ("bi-encoder",), "cross-encoder": ("cross-encoder",), "t5": ("t5",),
-            "colbert": ("colbert", "bi-encoder"), "encoder": ("bi-encoder", "cross-encoder", "bare")}
+            "colbert": ("colbert", "bi-encoder"), "encoder": ("bi-encoder", "cross-encoder", "bare"),
+            # ColBERT training adds its own projection, so it starts from any encoder, pooled or bare
+            "colbert-start": ("colbert", "bi-encoder", "bare")}
 # A trained kind must match exactly where the consumer is one of them (a dense folder is no clue encoder).
 _STRICT = {"clue": "clue", "retriever": "retriever", "dense": "retriever"}
 

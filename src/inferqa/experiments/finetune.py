@@ -405,7 +405,7 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
                                           write_colbert)
 
     out = _Out(out_dir, overwrite)
-    bench, start, examples, rng = _setup(out, bench, model, options, "colbert", resolve_colbert_start, least=2)
+    bench, start, examples, rng = _setup(out, bench, model, options, "colbert-start", resolve_colbert_start, least=2)
     import shutil
 
     from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
