@@ -110,7 +110,7 @@ def colbert_retriever(bench, model: str | None, trained_on_this_data: bool):
 
 
 def evaluate_rows(bench, colbert_model: str | None, notes: list[str], key: str) -> list[dict]:
-    from inferqa.evaluate import evaluate
+    from inferqa.evaluation import evaluate
     from inferqa.retrieve.diversify import diversify
     from inferqa.retrieve import question_queries
     from inferqa.retrieve.fusion import fuse

@@ -17,7 +17,7 @@ import random
 import sys
 import time
 
-from inferqa.evaluate import DEFAULT_METRICS, evaluate
+from inferqa.evaluation import DEFAULT_METRICS, evaluate
 from inferqa.formats import Qrels, Run
 
 

@@ -92,7 +92,7 @@ def subset_bench(bench, qids, out: Path, seed: int):
 
 def evaluate_rows(bench, rows, metrics) -> tuple[dict, dict]:
     """Metrics per row label, and the seconds each index took (built or reused)."""
-    from inferqa.evaluate import evaluate
+    from inferqa.evaluation import evaluate
     from inferqa.io import read_json
     from inferqa.retrieve import get_retriever, question_queries
 
@@ -136,7 +136,7 @@ def main() -> None:
     from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
-    from inferqa.evaluate import DEFAULT_METRICS
+    from inferqa.evaluation import DEFAULT_METRICS
     from inferqa.experiments.finetune import FinetuneOptions, finetune_colbert, finetune_retriever
     from inferqa.models import minilm_path
 

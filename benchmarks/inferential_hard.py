@@ -325,7 +325,7 @@ def runs_on(bench, found: dict, qids: list[str], tuned: dict) -> dict:
 
 
 def table(bench, runs: dict) -> list[dict]:
-    from inferqa.evaluate.comparison import compare
+    from inferqa.evaluation.comparison import compare
 
     cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS), questions="run")
     rows = []

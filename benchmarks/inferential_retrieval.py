@@ -238,7 +238,7 @@ def use_dense_from(path: Path | None) -> None:
 
 def scores(run, bench, metrics=METRICS) -> dict:
     """Percentages on the run's own questions (a corpus may hold more judged questions)."""
-    from inferqa.evaluate import evaluate
+    from inferqa.evaluation import evaluate
 
     return {k: 100 * float(v) for k, v in evaluate(run, bench.qrels, list(metrics), questions="run").items()}
 
@@ -313,7 +313,7 @@ def table_rows(bench, model_dir: Path, compose: str, tuned: dict, shares: dict) 
             LEARNED_AHEAD: (adaptive(learned, bench, tuned["ahead"]), f_learned),
             LEARNED_AHEAD_SHARE: (adaptive(learned, bench, None, shares["ahead"]), f_learned),
             MONOTONE: (monotone, f_monotone), MONOTONE_ADAPTIVE: (adaptive(monotone, bench, tuned["monotone"]), f_monotone)}
-    from inferqa.evaluate.comparison import compare
+    from inferqa.evaluation.comparison import compare
 
     cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS))
     gated = {ADAPTIVE: (clue, tuned["clue"], None), LEARNED_ADAPTIVE: (learned, tuned["learned"], None),

@@ -54,7 +54,7 @@ def trie_bound(llm, bench, qids) -> tuple[int, int, int]:
     """(bound, head tokens, passages): tokens of every distinct block prefix's last block
     plus every prompt's tail, from the backend's own content-defined cuts."""
     from inferqa.llm.heads import chat_head_end
-    from inferqa.read.prompts import chat_messages
+    from inferqa.reading.prompts import chat_messages
 
     nodes: dict[tuple[int, tuple[int, ...]], int] = {}
     total, head, n = 0, 0, 0

@@ -39,9 +39,9 @@ from typing import Callable
 
 from inferqa.data import demo_path, load_questions
 from inferqa.llm import GenerationParams, load_llm
-from inferqa.read import Reader, union_freq, union_norm
-from inferqa.read.prompts import chat_messages
-from inferqa.read.reader import reading_order
+from inferqa.reading import Reader, union_freq, union_norm
+from inferqa.reading.prompts import chat_messages
+from inferqa.reading.reader import reading_order
 
 STEP = 4  # llama-cpp: prompts per timed call; the paths' calls alternate
 WARM_UP = [[{"role": "user", "content": "Say hello."}]]  # shares no head with reader prompts

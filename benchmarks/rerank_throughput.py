@@ -86,7 +86,7 @@ def t5_sized(out: Path, size: str) -> Path:
 def make_reranker(name: str, tmp: Path, threads: int):
     from inferqa.llm import load_llm
     from inferqa.models import minilm_path
-    from inferqa.rerank import get_reranker
+    from inferqa.reranking import get_reranker
 
     if name in LLM_RERANKERS:
         return get_reranker(name, llm=load_llm("smollm2", cache=None, n_threads=threads))
@@ -140,9 +140,9 @@ def quality(args) -> list[dict]:
 
     Relevance at two levels: label >= 1 (a passage of the question; ndcg gains 2^label - 1)
     and label 2 (answerable, as labelled by SmolLM2)."""
-    from inferqa.evaluate import evaluate
+    from inferqa.evaluation import evaluate
     from inferqa.llm import load_llm
-    from inferqa.rerank import get_reranker
+    from inferqa.reranking import get_reranker
 
     from inferqa.formats.benchmark import Benchmark
     from inferqa.label import label_benchmark

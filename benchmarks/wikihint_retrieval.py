@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     from inferqa.formats.benchmark import Benchmark
     from inferqa.construct import build_benchmark
     from inferqa.data import load_questions
-    from inferqa.evaluate import evaluate
+    from inferqa.evaluation import evaluate
     from inferqa.retrieve import get_retriever, question_queries
 
     with tempfile.TemporaryDirectory(prefix="wikihint-") as tmp:

@@ -4,8 +4,8 @@ import pytest
 
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.evaluate.exact_match import NO_ANSWER, clean_answer_ours as clean_answer, contains, exact_match, f1
-from inferqa.read import answer_judge
+from inferqa.evaluation.exact_match import NO_ANSWER, clean_answer_ours as clean_answer, contains, exact_match, f1
+from inferqa.reading import answer_judge
 
 
 @pytest.mark.parametrize("pred,golds,expected", [

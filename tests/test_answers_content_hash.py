@@ -32,9 +32,9 @@ def _hash(bench):
 
 
 def test_read_records_the_benchmark_and_evaluate_answers_warns_when_it_changed(tmp_path, monkeypatch, capsys):
-    import inferqa.read.run
+    import inferqa.reading.run
 
-    monkeypatch.setattr(inferqa.read.run, "llm_opener", lambda *args, **kw: lambda spec: SaysEinstein())
+    monkeypatch.setattr(inferqa.reading.run, "llm_opener", lambda *args, **kw: lambda spec: SaysEinstein())
     questions, bench, answers = load_questions(demo_path())[:3], tmp_path / "b", tmp_path / "answers.jsonl"
     build_benchmark(questions, bench, top_k=3, split=(0.0, 0.0, 1.0))
     first = _hash(bench)

@@ -29,8 +29,8 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_exports_are_the_stages_and_the_import_is_light(tmp_path):
     assert set(EXPORTS) <= set(inferqa.__all__) and set(EXPORTS) <= set(dir(inferqa))
-    from inferqa.evaluate import evaluate as evaluate_fn
-    from inferqa.rerank import rerank_run
+    from inferqa.evaluation import evaluate as evaluate_fn
+    from inferqa.reranking import rerank_run
 
     from inferqa.formats import open_run
 
@@ -39,14 +39,14 @@ def test_exports_are_the_stages_and_the_import_is_light(tmp_path):
     from inferqa.retrieve.fusion import fuse
 
     assert inferqa.fuse is fuse and "fuse" in inferqa.__all__
-    assert inferqa.evaluate.evaluate is evaluate_fn and callable(inferqa.evaluate)
-    assert inferqa.rerank.rerank_run is rerank_run and callable(inferqa.rerank) and callable(inferqa.read)
+    assert inferqa.evaluation.evaluate is evaluate_fn and callable(inferqa.evaluate)
+    assert inferqa.reranking.rerank_run is rerank_run and callable(inferqa.rerank) and callable(inferqa.read)
     with pytest.raises(AttributeError):
         inferqa.nope  # noqa: B018
     done = _python("import sys, inferqa, inferqa.cli\n"
                    "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'llama_cpp', 'faiss') "
                    "if m in sys.modules]\n"
-                   "print(heavy, 'inferqa.evaluate' in sys.modules)", tmp_path)
+                   "print(heavy, 'inferqa.evaluation' in sys.modules)", tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "False"]  # and no stage package loaded until asked for
 

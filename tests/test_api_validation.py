@@ -280,7 +280,7 @@ def test_fuse_keeps_the_first_runs_metadata(bench, rankify_run):
 
 
 def test_rerank_keeps_the_runs_metadata(bench, rankify_run):
-    from inferqa.rerank import rerank_run
+    from inferqa.reranking import rerank_run
 
     out = rerank_run(rankify_run, bench, "oracle", depth=6)
     for q, ranked in out.items():  # the oracle sorts by label, best first

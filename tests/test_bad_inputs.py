@@ -1092,7 +1092,7 @@ _bad_qrels = (st.none() | st.integers() | st.lists(st.integers(), max_size=2)
 @_fuzz
 @given(run=_bad_run, good_first=st.booleans())
 def test_malformed_run_objects_are_input_errors(run, good_first):
-    from inferqa.evaluate import compare, evaluate
+    from inferqa.evaluation import compare, evaluate
     from inferqa.formats import Qrels
 
     qrels = Qrels({"demo_00": {"a": 1, "b": 0}, "q": {"c": 2}})
@@ -1106,7 +1106,7 @@ def test_malformed_run_objects_are_input_errors(run, good_first):
 @_fuzz
 @given(qrels=_bad_qrels)
 def test_malformed_qrels_objects_are_input_errors(qrels):
-    from inferqa.evaluate import compare, evaluate
+    from inferqa.evaluation import compare, evaluate
 
     run = {"demo_00": {"a": 2.0, "b": 1.0}}
     with pytest.raises(InputError):

@@ -84,7 +84,7 @@ SCRIPT = textwrap.dedent('''
     from inferqa.io import write_jsonl
     from inferqa.llm import CachedLLM
     from inferqa.llm.base import LLM, GenerationParams
-    from inferqa.read import read_with_llm
+    from inferqa.reading import read_with_llm
     from inferqa.formats import Run
 
     bench_dir, cache, log, out = map(Path, sys.argv[1:5])

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import one_line_error, run_cli
-from inferqa.evaluate import evaluate
+from inferqa.evaluation import evaluate
 from inferqa.formats import Qrels
 from inferqa.formats import Run
 

@@ -14,7 +14,7 @@ from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import load_questions
 from inferqa.errors import InputError
-from inferqa.evaluate import evaluate
+from inferqa.evaluation import evaluate
 from conftest import one_line_error, run_cli
 
 
@@ -405,7 +405,7 @@ def test_compare_at_80_columns_and_every_format(bench, monkeypatch, capsys, tmp_
     p = mrr["p_corrected"]
     assert any(("<0.001" if p < 0.001 else f"{p:.3f}") in ln for ln in out.splitlines() if "a_long_run_name" in ln)
     # md and csv: the same cells, read back with the csv module; tex: escaped
-    from inferqa.evaluate import compare
+    from inferqa.evaluation import compare
 
     result = compare({"noisy": tmp_path / "noisy.trec", "a_long_run_name": tmp_path / "perfect.trec"}, bench,
                      ["mrr", "ndcg_exp@10", "hit@1"], test="t", questions="run")

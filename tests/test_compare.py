@@ -11,8 +11,8 @@ import pytest
 
 from conftest import one_line_error, run_cli
 from inferqa.errors import InputError
-from inferqa.evaluate import compare, evaluate
-from inferqa.evaluate.significance import adjust_p, paired_tests
+from inferqa.evaluation import compare, evaluate
+from inferqa.evaluation.significance import adjust_p, paired_tests
 from inferqa.formats import Qrels, Run
 
 stats = pytest.importorskip("scipy.stats")

@@ -36,8 +36,8 @@ OWN = {
     "max_new_tokens": "each model's own answer length", "window": "each method's own window",
 }
 # Packages whose public names are stage functions (and classes whose methods are).
-STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.rerank", "inferqa.read",
-                  "inferqa.label", "inferqa.evaluate", "inferqa.scale", "inferqa.experiments.finetune")
+STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.reranking", "inferqa.reading",
+                  "inferqa.label", "inferqa.evaluation", "inferqa.scale", "inferqa.experiments.finetune")
 EXTRA_FUNCTIONS = (("inferqa.label.labelling", "label_benchmark"), ("inferqa.label.labelling", "judge_for"),
                    ("inferqa.label.parametric", "parametric_test"), ("inferqa.retrieve.encoding", "encode_texts"),
                    ("inferqa.retrieve.encoding", "embedding_worker"), ("inferqa.retrieve.diversify", "diversify"),
@@ -141,7 +141,7 @@ def test_every_default_equals_its_declaration():
 
 @pytest.mark.parametrize("place, declared", [
     ("inferqa.retrieve.Retriever.retrieve(depth=)", RETRIEVE.default("depth")),
-    ("inferqa.rerank.rerank_run(depth=)", RERANK.default("depth")),
+    ("inferqa.reranking.rerank_run(depth=)", RERANK.default("depth")),
     ("reranker llm-pointwise.rerank(depth=)", RERANK.default("depth")),
     ("inferqa.formats.oracles.oracle_retriever(seed=)", ORACLE.default("seed")),
 ])

@@ -124,7 +124,7 @@ def test_prefixes_reach_the_encoder(encoder, monkeypatch):
 
 
 def _wikihint_hit10(wikihint_file, tmp_path, encoder, top_k):
-    from inferqa.evaluate import evaluate
+    from inferqa.evaluation import evaluate
 
     build_benchmark(load_questions(wikihint_file), tmp_path / "wh", top_k=top_k)
     bench = Benchmark(tmp_path / "wh")

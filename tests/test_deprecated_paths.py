@@ -6,11 +6,11 @@ import sys
 import pytest
 
 MOVES = [
-    ("inferqa.read.answers", "inferqa.read.answer_scoring"),
-    ("inferqa.read.answer_rows", "inferqa.read.answer_scoring"),
-    ("inferqa.read.stored", "inferqa.read.oracle_reader"),
-    ("inferqa.evaluate.answers", "inferqa.evaluate.exact_match"),
-    ("inferqa.evaluate.stored", "inferqa.evaluate.stored_metrics"),
+    ("inferqa.reading.answers", "inferqa.reading.answer_scoring"),
+    ("inferqa.reading.answer_rows", "inferqa.reading.answer_scoring"),
+    ("inferqa.reading.stored", "inferqa.reading.oracle_reader"),
+    ("inferqa.evaluation.answers", "inferqa.evaluation.exact_match"),
+    ("inferqa.evaluation.stored", "inferqa.evaluation.stored_metrics"),
     ("inferqa.tuning", "inferqa.tune.diversify"),
     ("inferqa.options", "inferqa.option_values"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.read import NO_ANSWER, evidence_sets, read_with_llm, vote
+from inferqa.reading import NO_ANSWER, evidence_sets, read_with_llm, vote
 from inferqa.records import Hint, passage_id, Question
 from inferqa.formats import Run
 

@@ -12,7 +12,7 @@ from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.experiments.explorer import explorer_data, render_explorer, write_explorer
 from inferqa.io import write_jsonl
-from inferqa.read.context import merge
+from inferqa.reading.context import merge
 from inferqa.records import Hint, Question
 from inferqa.formats import Run
 from inferqa.records import passage_id as _pid

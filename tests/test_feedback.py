@@ -44,11 +44,11 @@ class Bars:
 @pytest.fixture
 def bars(monkeypatch):
     import inferqa.progress
-    import inferqa.read.run
+    import inferqa.reading.run
     import inferqa.scale.backends
 
     rec = Bars()
-    for mod in (inferqa.progress, inferqa.read.run, inferqa.scale.backends):
+    for mod in (inferqa.progress, inferqa.reading.run, inferqa.scale.backends):
         monkeypatch.setattr(mod, "counter", rec)
     ticks = itertools.count(0.0, 60.0)  # a minute per reading: past the quiet start of a log's lines at once
     monkeypatch.setattr(inferqa.progress, "_clock", lambda: next(ticks))
@@ -73,7 +73,7 @@ def _first_run(bench: Benchmark) -> Run:
 
 
 def test_rerank_bar_reaches_its_total(bench, bars):
-    from inferqa.rerank import rerank_run
+    from inferqa.reranking import rerank_run
 
     run = _first_run(bench)
     rerank_run(run, bench, "llm-pointwise", depth=4, options={"llm": EchoLLM()}, progress=True)
@@ -92,7 +92,7 @@ def test_imap_bar_reaches_its_total_when_the_caller_stops_at_the_last_item(bars)
 
 def test_reading_bar_counts_cache_hits_prompt_by_prompt(bench, bars, tmp_path):
     from inferqa.llm import CachedLLM, LLMCache
-    from inferqa.read import read_with_llm
+    from inferqa.reading import read_with_llm
 
     run = _first_run(bench)
     llm = CachedLLM(EchoLLM(), LLMCache(tmp_path / "c.sqlite"))

@@ -11,7 +11,7 @@ import pytest
 from conftest import random_graded_case, run_cli
 from inferqa.formats import iter_corpus
 from inferqa.errors import InputError
-from inferqa.evaluate import evaluate, parse_metric
+from inferqa.evaluation import evaluate, parse_metric
 from inferqa.formats import Qrels, Run
 from inferqa.formats.trec import trec_scores
 

@@ -95,7 +95,7 @@ def test_finetuned_reranker_loads_and_scores(bench, minilm, tmp_path):
     scores = ce.predict(pairs)
     assert len(scores) == 2 and scores[0] != scores[1]
     # it plugs into the cross-encoder reranker by path and ranks the pair the same way
-    from inferqa.rerank import get_reranker
+    from inferqa.reranking import get_reranker
     rr = get_reranker("cross-encoder", model=str(out)).score(q.text, [t for _, t in pairs])
     assert (rr[0] > rr[1]) == (scores[0] > scores[1]) and rr[0] != rr[1]
     from inferqa.retrieve import get_retriever

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.evaluate.doctor import diagnose
+from inferqa.evaluation.doctor import diagnose
 from inferqa.formats import iter_corpus, Run, open_run, optimal
 
 from conftest import one_line_error, run_cli
@@ -117,7 +117,7 @@ def test_the_runner_parses_and_evaluates_each_stage_once(tmp_path, monkeypatch):
     parsed, evaluated = [], []
     real_load = Run.from_file
     monkeypatch.setattr(Run, "from_file", lambda path, *a, **k: parsed.append(path) or real_load(path, *a, **k))
-    import inferqa.evaluate as ev
+    import inferqa.evaluation as ev
 
     real = ev.evaluate
     monkeypatch.setattr(ev, "evaluate", lambda *a, **k: evaluated.append(k.get("per_query")) or real(*a, **k))

@@ -153,7 +153,7 @@ def test_answer_does_not_depend_on_the_batch(smollm2):
     # Demo question 7 once flipped between "Theodore Benson" alone and "Theodore Bregman"
     # beside question 8, when the shared prefix ended off a chunk boundary.
     from inferqa.data import demo_path, load_questions
-    from inferqa.read.reader import Reader
+    from inferqa.reading.reader import Reader
 
     qs = load_questions(demo_path())[6:8]
     items = [(q.text, [h.text for h in q.hints[:5]]) for q in qs]
@@ -168,8 +168,8 @@ def test_answer_does_not_depend_on_the_batch(smollm2):
 
 def test_numbers_do_not_depend_on_the_thread_count_and_their_settings_are_in_the_identity(smollm2):
     from inferqa.data import demo_path, load_questions
-    from inferqa.read.prompts import chat_messages
-    from inferqa.read.reader import Reader
+    from inferqa.reading.prompts import chat_messages
+    from inferqa.reading.reader import Reader
 
     items = [(q.text, [h.text for h in q.hints[:5]]) for q in load_questions(demo_path())[:3]]
     two = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=2)
@@ -195,7 +195,7 @@ def _blocks(llm, messages):
 
 
 def test_blocks_are_cut_by_content_and_shared_along_the_trie(smollm2):
-    from inferqa.read.prompts import chat_messages
+    from inferqa.reading.prompts import chat_messages
     parent, _ = _blocks(smollm2, chat_messages("Which planet is red?", ["It is the fourth planet."]))
     child, text = _blocks(smollm2, chat_messages("Which planet is red?",
                                                   ["It is the fourth planet.", "Its dust is rusty."]))
@@ -213,7 +213,7 @@ def _orderings(n_questions, n_hints):
     import itertools
 
     from inferqa.data import demo_path, load_questions
-    from inferqa.read.reader import reading_order
+    from inferqa.reading.reader import reading_order
     items = []
     for q in load_questions(demo_path())[:n_questions]:
         hints = [h.text for h in q.hints[:n_hints]]
@@ -224,8 +224,8 @@ def _orderings(n_questions, n_hints):
 def test_trie_reuse_gives_the_naive_answers_on_every_ordering(smollm2):
     import random
 
-    from inferqa.read.prompts import chat_messages
-    from inferqa.read.reader import Reader
+    from inferqa.reading.prompts import chat_messages
+    from inferqa.reading.reader import Reader
     items = _orderings(2, 3)  # 2 questions x 15 passages
     one_by_one = lambda llm, work: [Reader(llm).read_batch([it])[0].raw for it in work]  # as labelling asks
     _forget_kept_blocks(smollm2)
@@ -262,7 +262,7 @@ def _stock_answers(items, params):
     import llama_cpp
 
     from inferqa.models import smollm2_path
-    from inferqa.read.prompts import chat_messages
+    from inferqa.reading.prompts import chat_messages
     probe = load_llm("smollm2", cache=None, n_ctx=1024, n_threads=1)
     ref = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=1024, n_threads=1, n_threads_batch=1,
                           flash_attn=FLASH_ATTN, verbose=False)
@@ -288,7 +288,7 @@ def test_slots_decode_together_the_stock_answers(params):
     """Five prompts of two questions on three slots (a slot is reused, answers end at EOS, at a
     stop string or at max_tokens, at different steps), and on one slot: each answer is
     llama-cpp-python's own for that prompt alone."""
-    from inferqa.read.prompts import chat_messages
+    from inferqa.reading.prompts import chat_messages
     items = _orderings(2, 2)[:5]
     stock = _stock_answers(items, params)
     for parallel in (3, 1):

@@ -174,7 +174,7 @@ def test_real_server_concurrent_reader_equals_sequential(llama_server):
     as one chunk, and floats depend on the chunk: so the hints start with different words
     (any two prompts part at the same token) and a prompt of the same shape goes first,
     which makes every prompt's chunk the same in whatever order the requests arrive."""
-    from inferqa.read import Reader
+    from inferqa.reading import Reader
 
     items = [("Which planet is red?", ["It is the fourth planet."]),
              ("Which city is the capital of France?", ["The Eiffel Tower stands there."]),

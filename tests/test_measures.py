@@ -9,7 +9,7 @@ import pytest
 
 from conftest import random_graded_case
 from inferqa.errors import InputError
-from inferqa.evaluate import compare, evaluate, parse_measure
+from inferqa.evaluation import compare, evaluate, parse_measure
 from inferqa.formats import Qrels, Run
 
 ir_measures = pytest.importorskip("ir_measures")

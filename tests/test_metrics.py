@@ -9,7 +9,7 @@ import pytest
 
 from conftest import random_graded_case
 from inferqa.errors import InputError
-from inferqa.evaluate import DEFAULT_METRICS, evaluate, parse_metric
+from inferqa.evaluation import DEFAULT_METRICS, evaluate, parse_metric
 from inferqa.formats import Qrels, Run
 
 
@@ -234,7 +234,7 @@ def test_unjudged_questions_are_left_out_of_every_measure_alike():
 
 
 def test_summary_counts_scored_left_out_and_counted_zero():
-    from inferqa.evaluate.metrics import EVALUATE
+    from inferqa.evaluation.metrics import EVALUATE
 
     qrels = Qrels({"q1": {"a": 1}, "q3": {"c": 2}, "q4": {"d": 0}})
     run = run_of({"q1": ["a"], "q2": ["b"], "q4": ["d"]})

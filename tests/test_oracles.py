@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa.evaluate import evaluate, optimal, oracle_retriever
-from inferqa.rerank import get_reranker
+from inferqa.evaluation import evaluate, optimal, oracle_retriever
+from inferqa.reranking import get_reranker
 from inferqa.formats import Qrels, Run
 
 

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-import inferqa.evaluate.exact_match as answers
-from inferqa.evaluate.exact_match import NO_ANSWER, clean_answer_ours, clean_answer_paper, is_clause, paper_exact_match
+import inferqa.evaluation.exact_match as answers
+from inferqa.evaluation.exact_match import NO_ANSWER, clean_answer_ours, clean_answer_paper, is_clause, paper_exact_match
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.evaluate import evaluate
+from inferqa.evaluation import evaluate
 from inferqa.formats import Qrels, Run
 
 from conftest import run_cli

@@ -15,11 +15,11 @@ from inferqa.formats.benchmark import Benchmark
 from inferqa.construct import build_benchmark
 from inferqa.data import load_questions
 from inferqa.errors import InputError
-from inferqa.evaluate import evaluate
-from inferqa.evaluate.exact_match import clean_answer_paper as clean_answer, paper_exact_match
-from inferqa.evaluate.stored_metrics import accuracy_per_label, optimal_em
-from inferqa.read.oracle_reader import oracle_reader_em, union_passage
-from inferqa.evaluate.doctor import diagnose
+from inferqa.evaluation import evaluate
+from inferqa.evaluation.exact_match import clean_answer_paper as clean_answer, paper_exact_match
+from inferqa.evaluation.stored_metrics import accuracy_per_label, optimal_em
+from inferqa.reading.oracle_reader import oracle_reader_em, union_passage
+from inferqa.evaluation.doctor import diagnose
 from inferqa.formats import iter_corpus, Run, sniff, stored_answers
 from inferqa.formats import read_retriever_jsonl
 from inferqa.formats.authors_files import write_pyserini_collection, write_rankify, write_retriever_jsonl
@@ -318,7 +318,7 @@ def test_evaluate_answers_reads_the_authors_reader_output(bench, tmp_path, monke
 
 
 def test_paper_rows_from_stored_answers(bench):
-    from inferqa.evaluate.stored_metrics import PAPER_LABEL_ROWS, accuracy, hint_contribution_oracle, hint_contribution_run
+    from inferqa.evaluation.stored_metrics import PAPER_LABEL_ROWS, accuracy, hint_contribution_oracle, hint_contribution_run
 
     test = bench.split_qids("test")
     # gemma-3-4b is right where hint 2 is in: 261 passages of Q_test_1 (1 + 8 + 36 + 96 + 120 by size),
@@ -612,7 +612,7 @@ def test_exports_read_by_the_authors_rules_give_our_paper_numbers(bench, release
 
 def test_paper_em_compares_stored_answers_as_stored_and_cleans_raw_generations(bench, tmp_path, monkeypatch,
                                                                                 capsys):
-    import inferqa.evaluate.exact_match as answers
+    import inferqa.evaluation.exact_match as answers
 
     monkeypatch.setattr(answers, "_spacy", lambda: None)
     rag = tmp_path / "rag.json"
@@ -658,7 +658,7 @@ def test_stored_answers_are_typed_label_rows_and_bad_reader_answers_is_one_line(
                                                                                  capsys):
     import shutil
 
-    from inferqa.evaluate.stored_metrics import load_store
+    from inferqa.evaluation.stored_metrics import load_store
     from inferqa.formats import LabelRow
 
     lines = (bench.path / "labels.jsonl").read_text(encoding="utf-8").splitlines()

@@ -13,8 +13,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'inferqa[ray]'): Ray backend untested")
 
 from inferqa.errors import InputError  # noqa: E402
-from inferqa.read import Reader  # noqa: E402
-from inferqa.rerank import rerank_run  # noqa: E402
+from inferqa.reading import Reader  # noqa: E402
+from inferqa.reranking import rerank_run  # noqa: E402
 from inferqa.scale import Executor, RayLLM, generate, load_scaled_llm, map_batches  # noqa: E402
 
 from test_scale import HashLLM, first_run, small_bench  # noqa: E402,F401  (fixture reused)

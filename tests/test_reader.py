@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.read import NO_ANSWER, Reader, read_with_llm
-from inferqa.read.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
+from inferqa.reading import NO_ANSWER, Reader, read_with_llm
+from inferqa.reading.prompts import DEMONSTRATIONS, chat_messages, completion_prompt
 from inferqa.records import Hint, passage_id, Question
 from inferqa.formats import Run
 
@@ -83,7 +83,7 @@ def test_read_run_rows_dedup_and_scores(bench):
 
 
 def test_reading_order_hand_worked():
-    from inferqa.read.reader import reading_order
+    from inferqa.reading.reader import reading_order
     items = [("q2", ["b"]), ("q1", ["b", "a"]), ("q1", ["a"]), ("q2", ["a", "c"]), ("q1", ["b"]), ("q1", ["a", "c"])]
     # q2 was seen first; within a question, contexts depth-first: a, a c, b, b a
     assert reading_order(items) == [3, 0, 2, 5, 4, 1]
@@ -181,7 +181,7 @@ def demo_items():
 def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_path):
     _need_smollm2()
     from inferqa.llm import load_llm
-    from inferqa.evaluate.exact_match import exact_match
+    from inferqa.evaluation.exact_match import exact_match
     items = [(q, hints) for q, hints, _ in demo_items]
     reused = load_llm("smollm2", cache=tmp_path / "c.sqlite", n_ctx=1024, n_threads=1)
     out = Reader(reused).read_batch(items)
@@ -203,7 +203,7 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
 
 
 def test_tune_union_prefers_the_alpha_that_reads_right(bench):
-    from inferqa.read import tune_union
+    from inferqa.reading import tune_union
     idx = {t.text: i for i, t in enumerate(bench.questions["a"].hints)}
     pid = lambda *txt: passage_id("a", tuple(idx[t] for t in txt), 3)
     # rank 1 (Hot, Red), rank 2 (Two, Red). alpha=1: Red 1 + 1/2 beats Hot 1 -> "Mars".
@@ -239,7 +239,7 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkey
     """With no --llm/--strategy/--k, `inferqa read` asks smollm2 with union_norm at k = 1, 3, 5;
     `tune-union` with no --llm/--k/--alphas asks smollm2 at alpha 0, 0.1, ..., 1 and k = 3, 5
     (stage_options' defaults, written out here)."""
-    import inferqa.read.run
+    import inferqa.reading.run
     from conftest import run_cli
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
@@ -259,7 +259,7 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkey
             return 0.0
 
     specs = []
-    monkeypatch.setattr(inferqa.read.run, "llm_opener", lambda *args, **kw: lambda spec: specs.append(spec) or SaysX())
+    monkeypatch.setattr(inferqa.reading.run, "llm_opener", lambda *args, **kw: lambda spec: specs.append(spec) or SaysX())
     build_benchmark(load_questions(demo_path())[:3], tmp_path / "b", top_k=3, split=(0.0, 1.0, 0.0))
     code, _, err = run_cli(monkeypatch, capsys, "read", "optimal", "--bench", tmp_path / "b",
                            "-o", tmp_path / "answers.jsonl")

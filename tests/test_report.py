@@ -171,7 +171,7 @@ def test_report_marks_and_tests_tables_use_the_corrected_p_as_compare_does():
     column, as `inferqa compare` corrects over the runs it compares (adjust_p, its default)."""
     from dataclasses import replace
 
-    from inferqa.evaluate.significance import adjust_p
+    from inferqa.evaluation.significance import adjust_p
     from inferqa.experiments.report import emphasised
     from inferqa.experiments.tables import all_tables
 

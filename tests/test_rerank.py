@@ -18,9 +18,9 @@ from inferqa.llm.base import LLM, GenerationParams
 from inferqa.records import Hint, Question
 from inferqa.formats import Run
 from inferqa import registry
-from inferqa.rerank import get_reranker, listwise_order, parse_permutation, sliding_windows
-from inferqa.rerank.base import Reranker
-from inferqa.rerank.permutation import order_to_scores
+from inferqa.reranking import get_reranker, listwise_order, parse_permutation, sliding_windows
+from inferqa.reranking.base import Reranker
+from inferqa.reranking.permutation import order_to_scores
 
 WORDS = ["alpha", "bravo", "charlie", "delta"]
 
@@ -307,7 +307,7 @@ def test_reranker_defaults_come_from_the_option_table(monkeypatch):
 
 
 def test_cli_option_parsing():
-    from inferqa.rerank.run import checkpoint_path
+    from inferqa.reranking.run import checkpoint_path
     from inferqa.option_values import parse_key_values
 
     assert parse_key_values(["window=10", "reduction=mean", "use-x=true", "t=0.5", "y=no"], "option") == \

@@ -15,8 +15,8 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 from inferqa.errors import InputError  # noqa: E402
 from inferqa.formats import Run
 from inferqa.records import passage_id  # noqa: E402
-from inferqa.rerank import get_reranker  # noqa: E402
-from inferqa.rerank.llm import POINTWISE_PROMPT, UPR_PROMPT  # noqa: E402
+from inferqa.reranking import get_reranker  # noqa: E402
+from inferqa.reranking.llm import POINTWISE_PROMPT, UPR_PROMPT  # noqa: E402
 
 pytestmark = pytest.mark.llm
 DEPTH = 8

@@ -13,8 +13,8 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from inferqa.formats import Run
-from inferqa.rerank import get_reranker  # noqa: E402
-from inferqa.rerank.permutation import sliding_windows  # noqa: E402
+from inferqa.reranking import get_reranker  # noqa: E402
+from inferqa.reranking.permutation import sliding_windows  # noqa: E402
 
 from test_rerank import make_bench, make_run  # noqa: E402,F401  (make_bench: a fixture)
 

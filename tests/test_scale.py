@@ -15,7 +15,7 @@ from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
 from inferqa.formats import Run
 from inferqa.records import parse_passage_id
-from inferqa.rerank import rerank_run
+from inferqa.reranking import rerank_run
 from inferqa.retrieve.encoding import encode_texts
 from inferqa.scale import load_scaled_llm, map_batches
 from inferqa.scale.backends import imap_batches, unwrap_input_error
@@ -122,7 +122,7 @@ def test_encode_texts_matches_sentence_transformers(small_bench, tmp_path):
 
 
 def test_rerank_run_local_equals_reranker(small_bench):
-    from inferqa.rerank import get_reranker
+    from inferqa.reranking import get_reranker
 
     run = first_run(small_bench)
     expected = get_reranker("llm-pointwise", llm=HashLLM()).rerank(run, small_bench, depth=4)

@@ -12,7 +12,7 @@ from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.data.shipped_demo import DEMO_BUILD, apply_labels, cache_rows_path, labels_path, seed_llm_cache
 from inferqa.io import iter_jsonl
-from inferqa.evaluate.exact_match import exact_match
+from inferqa.evaluation.exact_match import exact_match
 from inferqa.records import parse_passage_id
 
 pytestmark = pytest.mark.skipif(not labels_path().exists(), reason="demo_labels.jsonl not generated "

@@ -7,7 +7,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from inferqa.evaluate.significance import bootstrap_cis, paired_tests
+from inferqa.evaluation.significance import bootstrap_cis, paired_tests
 
 stats = pytest.importorskip("scipy.stats")
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import one_line_error, run_cli
 from inferqa.construct import build_benchmark
 from inferqa.errors import InputError
-from inferqa.evaluate import evaluate
+from inferqa.evaluation import evaluate
 from inferqa.experiments.config import config_from_dict
 from inferqa.formats import Benchmark, Run
 from inferqa.records import Hint, Question, passage_id

@@ -3,7 +3,7 @@
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.read import build_context, concat, merge, union_freq, union_norm
+from inferqa.reading import build_context, concat, merge, union_freq, union_norm
 
 
 def test_union_norm_keeps_first_occurrence_order():

@@ -15,8 +15,8 @@ Each checks what it is given as the command line checks a file (`formats.as_run`
 malformed object, a NaN score or an id the benchmark lacks is an `InputError`.
 
 `rerank`, `read` and `evaluate` are the stage packages themselves, callable as their
-stage's function (`inferqa.rerank.rerank_run`, `inferqa.read.read_with_llm`,
-`inferqa.evaluate.evaluate`). Names load on first use, so `import inferqa` stays light.
+stage's function (`inferqa.reranking.rerank_run`, `inferqa.reading.read_with_llm`,
+`inferqa.evaluation.evaluate`). Names load on first use, so `import inferqa` stays light.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ _EXPORTS = {
     "Benchmark": ("inferqa.formats", "Benchmark"),
     "load_questions": ("inferqa.data", "load_questions"),
     "get_retriever": ("inferqa.retrieve", "get_retriever"),
-    "get_reranker": ("inferqa.rerank", "get_reranker"),
-    "rerank": ("inferqa.rerank", None),
-    "read": ("inferqa.read", None),
-    "evaluate": ("inferqa.evaluate", None),
-    "compare": ("inferqa.evaluate", "compare"),
+    "get_reranker": ("inferqa.reranking", "get_reranker"),
+    "rerank": ("inferqa.reranking", None),
+    "read": ("inferqa.reading", None),
+    "evaluate": ("inferqa.evaluation", None),
+    "compare": ("inferqa.evaluation", "compare"),
     "fuse": ("inferqa.retrieve.fusion", "fuse"),
     "diversify": ("inferqa.retrieve.diversify", "diversify"),
     "Run": ("inferqa.formats", "Run"),

@@ -1,8 +1,8 @@
 """Stage packages that are also their stage's function: `inferqa.evaluate(run, qrels)` calls
-`inferqa.evaluate.evaluate`, and `inferqa.evaluate.per_query_scores` stays where it is.
+`inferqa.evaluation.evaluate`, and `inferqa.evaluation.per_query_scores` stays where it is.
 
 A function of the same name as a subpackage cannot live in `inferqa` itself: importing the
-subpackage (any `from inferqa.evaluate import ...`) rebinds the name to the module.
+subpackage (any `from inferqa.evaluation import ...`) rebinds the name to the module.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 An answer is contested when it is close to some gold alias: SQuAD token F1 of at least
 `min_f1` (stage_options.MIN_F1), or one contains the other as whole words ("da vinci" in "leonardo da vinci",
-"mars" in "mars planet"). The scorers are the answer metrics' own (`inferqa.evaluate.exact_match`);
+"mars" in "mars planet"). The scorers are the answer metrics' own (`inferqa.evaluation.exact_match`);
 the rule itself is `Candidate.contested` (annotate/candidates.py).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..evaluate.exact_match import contains, f1
+from ..evaluation.exact_match import contains, f1
 
 
 def closeness(answer: str, golds: Iterable[str]) -> tuple[float, bool]:

@@ -13,7 +13,7 @@ from .stage_command import stage_command
 
 
 def show(report: dict[str, Any], s: Settings, _fmt: str | None) -> None:
-    from ..evaluate.doctor import report_lines
+    from ..evaluation.doctor import report_lines
 
     if s.as_json:
         echo_json(report)

@@ -11,7 +11,7 @@ from .stage_command import stage_command
 
 
 def show_evaluation(results: list, s: Settings, fmt: str | None) -> None:
-    from ..evaluate.tables import evaluation_tables
+    from ..evaluation.tables import evaluation_tables
 
     tables, payload = evaluation_tables(results, s, fmt)
     print_tables(tables, fmt, payload)

@@ -62,7 +62,7 @@ def print_tables(tables: Sequence[TextTable], fmt: str, payload: Any = None) -> 
 
 def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str, fmt: str = "table") -> None:
     """The answers' scores per strategy and k, in percent (JSON: fractions)."""
-    from ..read import summarize
+    from ..reading import summarize
 
     summary = summarize(rows, metrics)
     cells = [(s["strategy"], str(s["k"]), str(s["n"]),

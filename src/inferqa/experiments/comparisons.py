@@ -1,6 +1,6 @@
 """Confidence intervals and paired tests for an experiment, from its per-question scores.
 
-This module only chooses the pairs; `inferqa.evaluate.significance` computes every test.
+This module only chooses the pairs; `inferqa.evaluation.significance` computes every test.
 Which pairs are tested (two-sided paired randomisation test; each p-value also corrected,
 `CORRECTION` (Holm, `inferqa compare`'s default) over the tests of one table column: a
 ranking metric, or reader EM at one k; `with_corrected_p`):
@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from ..defaults import TEST_SEED
-from ..evaluate.significance import RESAMPLES, adjust_p, bootstrap_cis, paired_tests
+from ..evaluation.significance import RESAMPLES, adjust_p, bootstrap_cis, paired_tests
 from ..stages.evaluate import COMPARE
 from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 

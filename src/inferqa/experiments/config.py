@@ -113,7 +113,7 @@ class ExperimentConfig:
     strategies: tuple[str, ...] = tuple(READ.default("strategies"))
     ks: tuple[int, ...] = tuple(READ.default("ks"))
     oracles: OracleSpec = OracleSpec()
-    metrics: tuple[str, ...] | None = None  # None: inferqa.evaluate.DEFAULT_METRICS
+    metrics: tuple[str, ...] | None = None  # None: inferqa.evaluation.DEFAULT_METRICS
     max_questions: int | None = None
     seed: int = TOP_KEYS["seed"].default
     llm_cache: Path | None = None  # None: the shared default (inferqa.llm.default_cache_path)
@@ -278,8 +278,8 @@ def _pipeline(c: _Checker, raw: dict) -> dict[str, Any]:
 
 def _reading(c: _Checker, values: dict[str, Any], readers: tuple[ReaderSpec, ...]) -> dict[str, tuple]:
     """The strategies (known, taking the readers' options) and the ks (each a k ≥ 1)."""
-    from ..read.context import strategies as context_strategies, strategy_plugin
-    from ..read.run import K
+    from ..reading.context import strategies as context_strategies, strategy_plugin
+    from ..reading.run import K
 
     strategies = tuple(c.listing(values["strategies"], "strategies"))
     for i, s in enumerate(strategies):
@@ -295,7 +295,7 @@ def _reading(c: _Checker, values: dict[str, Any], readers: tuple[ReaderSpec, ...
 def _metrics(c: _Checker, metrics: Any) -> tuple[str, ...] | None:
     if metrics is None:
         return None
-    from ..evaluate import parse_metric
+    from ..evaluation import parse_metric
 
     metrics = tuple(c.string(m, f"metrics[{i}]") for i, m in enumerate(c.listing(metrics, "metrics")))
     for i, m in enumerate(metrics):

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 from ..formats.benchmark import Benchmark
 from ..formats import Labels, resolve_copies
 from ..io import atomic_open
-from ..read.context import strategies
+from ..reading.context import strategies
 from ..stages import Settings
 from ..stages.experiment import EXPLORE
 from ..formats import Run

@@ -1,5 +1,5 @@
 """The entry point of the rerank stage (`inferqa.stages.rerank`): a run reranked by
-`inferqa.rerank.rerank_run`, then diversified when asked (`inferqa.retrieve.diversify`, which
+`inferqa.reranking.rerank_run`, then diversified when asked (`inferqa.retrieve.diversify`, which
 the rerank package does not import), written atomically."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from .. import registry
 from ..formats import Run
 from ..formats.benchmark import Benchmark
-from ..rerank.run import RerankCounts, checkpoint_path, rerank_run
+from ..reranking.run import RerankCounts, checkpoint_path, rerank_run
 from ..scale.backends import Executor
 from ..stages import Settings
 

@@ -236,7 +236,7 @@ class _Runner:
         return self.ranked(setting, upstream.retriever, spec.name, out)
 
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
-        from ..rerank import get_reranker
+        from ..reranking import get_reranker
 
         def compute(tmp: Path, _h: str) -> None:
             out = get_reranker("oracle").rerank(upstream.run, self.bench, depth=depth)
@@ -247,7 +247,7 @@ class _Runner:
         return self.ranked(ORACLE_RERANKER, upstream.retriever, ORACLE, out)
 
     def oracle_retrieve(self) -> RankedRun:
-        from ..evaluate import oracle_retriever
+        from ..evaluation import oracle_retriever
 
         def compute(tmp: Path, _h: str) -> None:
             oracle_retriever(self.bench, self.qids, seed=self.cfg.seed).to_file(tmp / RUN_FILE, tag=ORACLE)
@@ -257,7 +257,7 @@ class _Runner:
         return self.ranked(ORACLE_RETRIEVER, ORACLE, None, out)
 
     def optimal(self) -> RankedRun:
-        from ..evaluate import optimal
+        from ..evaluation import optimal
 
         def compute(tmp: Path, _h: str) -> None:
             optimal(self.bench, self.qids).to_file(tmp / RUN_FILE, tag=OPTIMAL)
@@ -270,7 +270,7 @@ class _Runner:
     def parsed(self, out: StageOutput) -> tuple[Run, dict[str, Any], list[float]]:
         """The stage's run, its per-question evaluation and its hit curve, each computed once."""
         if out.path not in self._parsed:
-            from ..evaluate import DEFAULT_METRICS, evaluate
+            from ..evaluation import DEFAULT_METRICS, evaluate
 
             run = Run.from_file(out.path / RUN_FILE)
             qrels = self.bench.qrels.only(self.qids)  # the experiment's questions: one the run lacks counts 0
@@ -287,7 +287,7 @@ class _Runner:
         return " ".join(f"{k}={100 * m[k]:.2f}" for k in shown)
 
     def read(self, ranked: RankedRun, reader: ReaderSpec) -> list[ReaderResult]:
-        from ..read import read_with_llm, summarize
+        from ..reading import read_with_llm, summarize
 
         label = ranked.retriever if ranked.reranker is None else f"{ranked.retriever}-{ranked.reranker}"
         inputs = {"upstream": ranked.stage.hash, "llm": reader.llm, "options": reader.options,
@@ -374,7 +374,7 @@ HIT_CURVE_DEPTH = 100
 
 def hit_curve(run: Run, qrels) -> list[float]:
     """hit@k for every k from 1 to the run's depth (at most HIT_CURVE_DEPTH)."""
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
 
     depth = min(HIT_CURVE_DEPTH, max((len(r) for r in run.values()), default=0))
     return list(evaluate(run, qrels, [f"hit@{k}" for k in range(1, depth + 1)]).values()) if depth else []

@@ -1,5 +1,5 @@
 """Oracle runs: the upper bounds QUIT reports (the oracle reranker is a reranker:
-`inferqa.rerank.oracle`, scores = labels).
+`inferqa.reranking.oracle`, scores = labels).
 
 - oracle retriever: every relevant passage of the question, in a seeded random order;
 - optimal: every relevant passage sorted by label, descending (qrels order among equals).

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
 from ..llm.base import GenerationParams
-from ..evaluate.exact_match import NO_ANSWER, clean_answer_ours, exact_match
+from ..evaluation.exact_match import NO_ANSWER, clean_answer_ours, exact_match
 from ..records import Hint, Question
 
 if TYPE_CHECKING:

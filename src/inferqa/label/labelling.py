@@ -12,7 +12,7 @@ copies its label to the subset's other orderings (`copied_from` names the labell
 and the copied row's `answers` and `correct` are empty):
 an approximation, since the order of the hints can change a reader's answer.
 
-Each labeller asks its passages in trie order (inferqa.read.reader.reading_order): questions
+Each labeller asks its passages in trie order (inferqa.reading.reader.reading_order): questions
 one after another, each question's passages depth-first over their hints, so a backend
 keeping the longest shared prefix evaluates each prefix of hints once. Rows are written in
 the qrels' order. With `stop_at_first_correct`, labellers are asked one after another and a
@@ -31,8 +31,8 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..formats.labels import LabelRow, Labels
 from ..progress import counter
-from ..read.answer_scoring import answer_judge
-from ..read.reader import Reader, reading_order
+from ..reading.answer_scoring import answer_judge
+from ..reading.reader import Reader, reading_order
 from ..formats import Qrels
 from ..records import answerability_label, parse_passage_id
 from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE

@@ -14,7 +14,7 @@ from ..formats.bench_write import BenchmarkWrite
 from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
-from ..read.reader import Reader
+from ..reading.reader import Reader
 from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE, SEED
 from .labelling import judge_for
 

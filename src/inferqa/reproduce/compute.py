@@ -1,6 +1,6 @@
 """One row of each kind of the authors' tables, from released files (rules: QUIT-FORMATS).
 
-Ranking metrics are the library's (`inferqa.evaluate.metrics`): the QUIT tables under the
+Ranking metrics are the library's (`inferqa.evaluation.metrics`): the QUIT tables under the
 paper protocol; the MS MARCO / Wikipedia comparison tables under ours with an undefined
 question counted 0, since those scripts divide precision@k by k and count every question,
 with or without a relevant passage. A run is matched to its questions by position.
@@ -14,8 +14,8 @@ from typing import Collection, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..evaluate.metrics import evaluate, per_query_scores
-from ..evaluate.stored_metrics import HINT_COUNTS, Judged, hint_shares
+from ..evaluation.metrics import evaluate, per_query_scores
+from ..evaluation.stored_metrics import HINT_COUNTS, Judged, hint_shares
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run
 from ..records import parse_passage_id

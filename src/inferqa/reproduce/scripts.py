@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..errors import InputError
-from ..evaluate.stored_metrics import PAPER_LABEL_ROWS
+from ..evaluation.stored_metrics import PAPER_LABEL_ROWS
 from ..defaults import MIN_LABEL
 from . import compute
 from .release import BASELINE, CORPUS, INDEX, Release

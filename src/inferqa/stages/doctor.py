@@ -9,7 +9,7 @@ from . import REQUIRED, Option, Stage
 DOCTOR = Stage(
     "doctor", "Ids not in the corpus, missing questions, duplicates, title/id disagreements, tied scores (exit 1 "
     "on any; ties among the orderings of one hint set are by design and only noted).",
-    entry="inferqa.evaluate.doctor:doctor_stage",
+    entry="inferqa.evaluation.doctor:doctor_stage",
     options=(
         Option("run", Path, REQUIRED, "run file: TREC or Rankify/DPR JSON (told apart by content)", positional=True,
                metavar="RUN_FILE"),

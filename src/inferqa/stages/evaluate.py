@@ -49,7 +49,7 @@ SPLIT = Option("split", str, None, "only the questions of this split (needs --be
 
 EVALUATE = Stage(
     "evaluate", "Hit@k, Recall@k, MRR, nDCG@k, MAP, P@k, ... of one or more runs.",
-    entry="inferqa.evaluate.metrics:evaluate_stage",
+    entry="inferqa.evaluation.metrics:evaluate_stage",
     description="One row per run (or per question with --per-query); the line under the table says how many "
                 "questions were scored, left out (not judged) and counted 0 (judged, not in the run).",
     options=(
@@ -68,7 +68,7 @@ EVALUATE = Stage(
 COMPARE = Stage(
     "compare", "Each run against the first: per metric its value, the difference with its 95 % CI, and the "
     "corrected p-value of a paired test (docs/field.md#comparing-runs).",
-    entry="inferqa.evaluate.comparison:compare_stage",
+    entry="inferqa.evaluation.comparison:compare_stage",
     options=(
         Option("runs", (list, object), REQUIRED, "runs as PATH or NAME=PATH, the first the baseline: " + _RUN_HELP,
                positional=True, metavar="RUN...", item=str),
@@ -89,7 +89,7 @@ COMPARE = Stage(
 
 EVALUATE_ANSWERS = Stage(
     "evaluate-answers", "Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k.",
-    entry="inferqa.read.answer_scoring:evaluate_answers_stage",
+    entry="inferqa.reading.answer_scoring:evaluate_answers_stage",
     options=(
         Option("answers", Path, REQUIRED, "ANSWERS.jsonl written by `inferqa read`, or an authors' reader "
                "output (Rankify JSON with predicted_answer)", positional=True, metavar="ANSWERS"),
@@ -102,5 +102,5 @@ EVALUATE_ANSWERS = Stage(
         Option("cache", Path, None, "SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite "
                "or ~/.cache/inferqa/llm.sqlite)"),
         Option("protocol", str, "inferqa", "inferqa: normalised EM | paper: the QUIT authors' answer cleaning, then "
-               "exact case-sensitive EM (inferqa.evaluate.exact_match)"),
+               "exact case-sensitive EM (inferqa.evaluation.exact_match)"),
     ))

@@ -16,7 +16,7 @@ LLM = replace(READER_LLM, flags=("--llm",))
 
 READ = Stage(
     "read", "Answer each question from the top-k passages of RUN; write one row per question, strategy and k.",
-    entry="inferqa.read.run:read_stage",
+    entry="inferqa.reading.run:read_stage",
     options=(
         Option("run", str, REQUIRED, RUN_HELP, positional=True, metavar="RUN"),
         BENCH,

@@ -24,7 +24,7 @@ IMPORT_ANSWERS = Stage(
 STORED_ANSWERS = Stage(
     "stored-answers", "The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle "
     "reranker.",
-    entry="inferqa.read.oracle_reader:stored_answers_stage",
+    entry="inferqa.reading.oracle_reader:stored_answers_stage",
     options=(
         Option("bench", Path, REQUIRED, "benchmark directory with stored answers (labels.jsonl)", positional=True,
                metavar="BENCH_DIR"),

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import InputError
-from ..evaluate import evaluate
-from ..evaluate.measures import metric_names
-from ..evaluate.metrics import resolve
+from ..evaluation import evaluate
+from ..evaluation.measures import metric_names
+from ..evaluation.metrics import resolve
 from ..formats import as_run
 from ..formats.coerce import as_benchmark
 from ..retrieve.diversify import MARGIN, check_diversify, diversify, gated, query_margins, share_count

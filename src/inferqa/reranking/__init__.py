@@ -1,6 +1,6 @@
 """Rerankers: one interface, a Run in and a Run out, created through the plugin registry.
 
-    from inferqa.rerank import get_reranker
+    from inferqa.reranking import get_reranker
     reranker = get_reranker("llm-pointwise", llm="smollm2")
     run2 = reranker.rerank(run, bench, depth=100)
     run3 = rerank_run(run, bench, "cross-encoder", depth=100, executor=Executor("ray", num_actors=4))

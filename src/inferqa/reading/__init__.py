@@ -1,5 +1,5 @@
 """Readers: merge the top-k passages into a context, ask an LLM, clean and score its answer
-(scoring itself: inferqa.evaluate.exact_match).
+(scoring itself: inferqa.evaluation.exact_match).
 
 The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` is
 `read_with_llm(...)` (benchmark, run and LLM as objects, paths or an LLM spec).

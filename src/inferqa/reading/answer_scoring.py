@@ -2,7 +2,7 @@
 and the answer judges (`answer-judge` plugins) that decide whether an answer is correct:
 `exact-match`, or `llm`, a GPT-Eval style vote of an LLM (not to be confused with the leak
 judges of inferqa.construct, which decide whether a hint gives its answer away). EM, F1 and
-containment themselves live in inferqa.evaluate.exact_match."""
+containment themselves live in inferqa.evaluation.exact_match."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..defaults import DEFAULT_LLM
 from ..errors import InputError
-from ..evaluate.exact_match import exact_match, is_abstention, paper_exact_match, score_row
-from ..evaluate.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
+from ..evaluation.exact_match import exact_match, is_abstention, paper_exact_match, score_row
+from ..evaluation.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
 from ..llm.base import LLM
 from ..registry import Option, plugin
 from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE

@@ -1,6 +1,6 @@
 """QUIT's ranking measures, vectorised over a (questions × depth) label matrix.
 
-Measures are named as ir_measures names them, with their parameters (`inferqa.evaluate.measures`):
+Measures are named as ir_measures names them, with their parameters (`inferqa.evaluation.measures`):
 `nDCG@k`, `nDCG(gain=exp)@k`, `P(rel=2)@k`, `RR`, `AP@k`, `Success@k`, `Judged@k`, and the
 spellings of ranx and trec_eval beside them; no name depends on letter case. Relevant means
 label >= rel (default: the call's `min_label`, itself 1).

@@ -1,7 +1,7 @@
 """Evaluation: QUIT's ranking metrics, run checks, oracle runs, paired comparisons.
 
 The package is also its stage's function: `inferqa.evaluate(run, qrels, metrics)` is
-`inferqa.evaluate.evaluate(...)`.
+`inferqa.evaluation.evaluate(...)`.
 """
 
 from __future__ import annotations

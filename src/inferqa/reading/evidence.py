@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 from ..registry import plugin
 from ..hints import hint_group_key
 from ..text import normalize_answer
-from ..evaluate.exact_match import is_abstention
+from ..evaluation.exact_match import is_abstention
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark

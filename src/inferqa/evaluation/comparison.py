@@ -4,7 +4,7 @@ The questions are those `evaluate` scores (`metrics.scored_questions`: every jud
 of `split`, or with `questions="run"` the first run's judged ones; under the paper protocol
 the first run's); a question a run lacks counts as an empty ranking there (`missing` says how
 many). Every other run is tested against the first on each metric with
-`inferqa.evaluate.significance.paired_tests`, and the p-values of one metric (one per run
+`inferqa.evaluation.significance.paired_tests`, and the p-values of one metric (one per run
 compared) are corrected together (`holm` by default).
 """
 

@@ -4,7 +4,7 @@ A reranker only has to score one question's candidates (`score`, or `score_passa
 it needs no text); `rerank_question` takes the top `depth` of a question's ranked list,
 sorts it by those scores (ties keep the incoming order) and keeps the passages below
 `depth` in their order underneath. Whole runs, checkpoints and the execution backend are
-`inferqa.rerank.run`'s.
+`inferqa.reranking.run`'s.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Reranker(ABC):
                checkpoint: str | os.PathLike | None = None, progress: bool = False,
                executor: Any = None) -> Run:
         """Rerank the top `depth` passages of each question of `run` (all, or `qids`), here or
-        on the given `inferqa.scale.Executor`: see `inferqa.rerank.rerank_run`."""
+        on the given `inferqa.scale.Executor`: see `inferqa.reranking.rerank_run`."""
         from .run import rerank_run
 
         return rerank_run(run, bench, self, depth=depth, qids=qids, checkpoint=checkpoint, progress=progress,

@@ -1,12 +1,12 @@
 """The reader: prompts an LLM with hints and a question, and cleans its reply (our cleaner,
-inferqa.evaluate.exact_match.clean_answer_ours)."""
+inferqa.evaluation.exact_match.clean_answer_ours)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..evaluate.exact_match import clean_answer_ours
+from ..evaluation.exact_match import clean_answer_ours
 from ..llm.base import LLM, GenerationParams
 from ..llm.heads import trie_order
 from .prompts import COMPLETION_STOP, chat_messages, completion_prompt

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..evaluate.exact_match import NO_ANSWER
+from ..evaluation.exact_match import NO_ANSWER
 from ..llm.base import Message
 from .context import format_context
 

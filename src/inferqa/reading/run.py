@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..registry import REQUIRED, Option
 from ..progress import counter
 from ..stage_options import READ_KS, READ_STRATEGIES, TUNE_ALPHAS, TUNE_KS, UNION_ALPHA, UNION_BETA
-from ..evaluate.exact_match import NO_ANSWER, score_row
+from ..evaluation.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
 from .context import strategies as context_strategies
 from .evidence import evidence_sets, vote

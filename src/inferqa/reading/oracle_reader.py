@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..evaluate.stored_metrics import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_label, check_store,
+from ..evaluation.stored_metrics import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_label, check_store,
                                hint_contribution_oracle, hint_contribution_run, is_right, load_store, optimal_em)
 from ..formats.answers import STRATEGY_CODES
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
@@ -105,9 +105,9 @@ def stored_answers_stage(settings: Any) -> dict[str, Any]:
     """`inferqa stored-answers` (declared in `inferqa.stages.stored_answers`): each model's
     answer table, `answer_table` or, under the paper protocol, `paper_answer_table`."""
     from ..errors import InputError
-    from ..evaluate import check_min_label
-    from ..evaluate.metrics import check_protocol
-    from ..evaluate.stored_metrics import stored_models
+    from ..evaluation import check_min_label
+    from ..evaluation.metrics import check_protocol
+    from ..evaluation.stored_metrics import stored_models
     from ..formats.benchmark import Benchmark
 
     s = settings
@@ -137,7 +137,7 @@ def _ranked_run(settings: Any, bench: "Benchmark", paper: bool) -> "Run | None":
     if settings.run is None:
         return None
     from ..formats import open_run
-    from ..rerank.oracle import oracle_rerank
+    from ..reranking.oracle import oracle_rerank
 
     run = open_run(settings.run, bench, settings.split, allow_partial=settings.allow_partial, allow_duplicates=paper)
     return run if paper else oracle_rerank(run, bench)
