@@ -4,10 +4,13 @@ every runnable block; this checks the numbers)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,26 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=600)
+
+
+def _type_checking_imports() -> dict[str, tuple[str, str]]:
+    """exported name -> (module, attribute) as the `if TYPE_CHECKING:` block of inferqa/__init__.py imports it"""
+    tree = ast.parse(Path(inferqa.__file__).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    return {alias.asname or alias.name: (f"inferqa.{node.module}", alias.name)
+            for node in block.body for alias in node.names}
+
+
+def test_stage_names_are_plain_functions_that_type_checkers_see():
+    from inferqa.evaluation import evaluate
+    from inferqa.reading import read_with_llm
+    from inferqa.reranking import rerank_run
+
+    for name, function in (("evaluate", evaluate), ("read", read_with_llm), ("rerank", rerank_run)):
+        assert getattr(inferqa, name) is function and type(getattr(inferqa, name)) is types.FunctionType
+        assert inspect.signature(getattr(inferqa, name)) == inspect.signature(function)
+    assert _type_checking_imports() == inferqa._EXPORTS  # what IDEs resolve is what runs
+    assert inferqa.__all__ == ["__version__", *inferqa._EXPORTS]
 
 
 def test_exports_are_the_stages_and_the_import_is_light(tmp_path):

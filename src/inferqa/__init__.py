@@ -14,27 +14,42 @@ The stages, each taking paths or objects (docs/getting-started.md#the-same-in-py
 Each checks what it is given as the command line checks a file (`formats.as_run`): a
 malformed object, a NaN score or an id the benchmark lacks is an `InputError`.
 
-`rerank`, `read` and `evaluate` are the stage packages themselves, callable as their
-stage's function (`inferqa.reranking.rerank_run`, `inferqa.reading.read_with_llm`,
-`inferqa.evaluation.evaluate`). Names load on first use, so `import inferqa` stays light.
+`rerank`, `read` and `evaluate` are plain functions (`inferqa.reranking.rerank_run`,
+`inferqa.reading.read_with_llm`, `inferqa.evaluation.evaluate`); their stages' packages are
+`inferqa.reranking`, `inferqa.reading` and `inferqa.evaluation`. Names load on first use, so
+`import inferqa` stays light; type checkers and IDEs read them from the imports below.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .construct import build_benchmark
+    from .data import load_questions
+    from .diagnose import monotonicity
+    from .evaluation import compare, evaluate
+    from .formats import Benchmark, Qrels, Run, open_run
+    from .llm import load_llm
+    from .reading import read_with_llm as read
+    from .reranking import get_reranker, rerank_run as rerank
+    from .retrieve import get_retriever
+    from .retrieve.diversify import diversify
+    from .retrieve.fusion import fuse
 
 __version__ = "0.1.0"
 
-# exported name -> (module, attribute; None: the module itself)
+# exported name -> (module, attribute); the same as the TYPE_CHECKING imports above
 _EXPORTS = {
     "build_benchmark": ("inferqa.construct", "build_benchmark"),
     "Benchmark": ("inferqa.formats", "Benchmark"),
     "load_questions": ("inferqa.data", "load_questions"),
     "get_retriever": ("inferqa.retrieve", "get_retriever"),
     "get_reranker": ("inferqa.reranking", "get_reranker"),
-    "rerank": ("inferqa.reranking", None),
-    "read": ("inferqa.reading", None),
-    "evaluate": ("inferqa.evaluation", None),
+    "rerank": ("inferqa.reranking", "rerank_run"),
+    "read": ("inferqa.reading", "read_with_llm"),
+    "evaluate": ("inferqa.evaluation", "evaluate"),
     "compare": ("inferqa.evaluation", "compare"),
     "fuse": ("inferqa.retrieve.fusion", "fuse"),
     "diversify": ("inferqa.retrieve.diversify", "diversify"),
@@ -45,7 +60,9 @@ _EXPORTS = {
     "monotonicity": ("inferqa.diagnose", "monotonicity"),
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# written out (not built from _EXPORTS) so that linters and type checkers read it
+__all__ = ["__version__", "build_benchmark", "Benchmark", "load_questions", "get_retriever", "get_reranker", "rerank",
+           "read", "evaluate", "compare", "fuse", "diversify", "Run", "Qrels", "load_llm", "open_run", "monotonicity"]
 
 
 def __getattr__(name: str):
@@ -53,8 +70,7 @@ def __getattr__(name: str):
         module, attr = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'inferqa' has no attribute {name!r}") from None
-    obj = importlib.import_module(module)
-    return obj if attr is None else getattr(obj, attr)
+    return getattr(importlib.import_module(module), attr)
 
 
 def __dir__() -> list[str]:

@@ -1,13 +1,11 @@
 """Evaluation: QUIT's ranking metrics, run checks, oracle runs, paired comparisons.
 
-The package is also its stage's function: `inferqa.evaluate(run, qrels, metrics)` is
-`inferqa.evaluation.evaluate(...)`.
+Its stage's function `evaluate` is also `inferqa.evaluate(run, qrels, metrics)`.
 """
 
 from __future__ import annotations
 
 from ..formats import OPTIMAL, check_run_ids, open_run, optimal, oracle_retriever
-from ..callable_module import make_callable
 from .comparison import COMPARE_METRICS, Comparison, compare
 from .measures import FAMILIES, SPELLINGS, Measure, parse_measure
 from .metrics import DEFAULT_METRICS, MIN_LABEL, Metric, check_min_label, evaluate, parse_metric, per_query_scores
@@ -19,5 +17,3 @@ __all__ = [
     "check_run_ids", "open_run", "OPTIMAL", "oracle_retriever", "optimal",
     "COMPARE_METRICS", "Comparison", "compare",
 ]
-
-make_callable(__name__, evaluate)

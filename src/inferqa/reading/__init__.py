@@ -1,11 +1,9 @@
 """Readers: merge the top-k passages into a context, ask an LLM, clean and score its answer
 (scoring itself: inferqa.evaluation.exact_match).
 
-The package is also its stage's function: `inferqa.read(bench, run, "smollm2")` is
-`read_with_llm(...)` (benchmark, run and LLM as objects, paths or an LLM spec).
+Its stage's function `read_with_llm` is also `inferqa.read(bench, run, "smollm2")` (benchmark,
+run and LLM as objects, paths or an LLM spec).
 """
-
-from ..callable_module import make_callable
 
 from .answer_scoring import ExactMatchAnswerJudge, LLMAnswerJudge, answer_judge, score_answers
 from .context import build_context, concat, format_context, merge, strategies, strategy, union_freq, union_norm
@@ -22,5 +20,3 @@ __all__ = ["union_norm", "union_freq", "concat", "merge", "build_context", "form
            "answer_judge", "ExactMatchAnswerJudge", "LLMAnswerJudge",
            "check_read_options", "Answers", "score_answers", "evidence_sets", "vote",
            "oracle_reader_em", "union_passage"]
-
-make_callable(__name__, read_with_llm)

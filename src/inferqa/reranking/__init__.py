@@ -10,8 +10,8 @@ the others (HF id or local folder). Each model family is imported only when aske
 its extra is needed only then. A new reranker is one module in this package declaring
 itself with `@inferqa.registry.plugin("reranker", NAME, Option(...), ...)`.
 
-The package is also its stage's function: `inferqa.rerank(run, bench, "cross-encoder")` is
-`rerank_run(...)` (run and benchmark as objects or paths).
+Its stage's function `rerank_run` is also `inferqa.rerank(run, bench, "cross-encoder")` (run
+and benchmark as objects or paths).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from .. import registry
-from ..callable_module import make_callable
 from .base import Reranker
 from .permutation import listwise_order, parse_permutation, sliding_windows
 from .run import rerank_run
@@ -33,5 +32,3 @@ def get_reranker(name: str, **options: Any) -> Reranker:
 
 __all__ = ["Reranker", "get_reranker", "rerank_run", "parse_permutation", "sliding_windows",
            "listwise_order"]
-
-make_callable(__name__, rerank_run)
