@@ -18,12 +18,18 @@ malformed object, a NaN score or an id the benchmark lacks is an `InputError`.
 `inferqa.reading.read_with_llm`, `inferqa.evaluation.evaluate`); their stages' packages are
 `inferqa.reranking`, `inferqa.reading` and `inferqa.evaluation`. Names load on first use, so
 `import inferqa` stays light; type checkers and IDEs read them from the imports below.
+The old package paths (`inferqa.evaluate.metrics`, ...) still import, with a
+DeprecationWarning, until the next release (`inferqa._deprecated`).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING
+
+from . import _deprecated
 
 if TYPE_CHECKING:
     from .construct import build_benchmark
@@ -75,3 +81,15 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Inferqa(types.ModuleType):
+    def __setattr__(self, name: str, value) -> None:
+        # importing the deprecated package inferqa.evaluate (read, rerank) ends with
+        # setattr(inferqa, "evaluate", <module>): the name stays the stage's function
+        if not (name in _EXPORTS and isinstance(value, types.ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Inferqa
+_deprecated.install()
