@@ -238,7 +238,7 @@ def test_read_cli_with_smollm2_and_a_cached_rerun(bench, tmp_path):
 def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkeypatch, capsys):
     """With no --llm/--strategy/--k, `inferqa read` asks smollm2 with union_norm at k = 1, 3, 5;
     `tune-union` with no --llm/--k/--alphas asks smollm2 at alpha 0, 0.1, ..., 1 and k = 3, 5
-    (stage_options' defaults, written out here)."""
+    (the stages' declared defaults, written out here)."""
     import inferqa.read.run
     from conftest import run_cli
     from inferqa.construct import build_benchmark

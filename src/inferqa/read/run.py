@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..errors import InputError
 from ..registry import REQUIRED, Option
 from ..progress import counter
-from ..stage_options import READ_KS, READ_STRATEGIES, TUNE_ALPHAS, TUNE_KS, UNION_ALPHA, UNION_BETA
+from ..stages.read import READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
+from ..stages.tune import TUNE_ALPHAS, TUNE_KS
 from ..evaluate.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
 from .context import strategies as context_strategies
