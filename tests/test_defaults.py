@@ -36,7 +36,7 @@ OWN = {
     "max_new_tokens": "each model's own answer length", "window": "each method's own window",
 }
 # Packages whose public names are stage functions (and classes whose methods are).
-STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.rerank", "inferqa.read",
+STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.rerank", "inferqa.read", "inferqa.tune",
                   "inferqa.label", "inferqa.evaluate", "inferqa.scale", "inferqa.experiments.finetune")
 EXTRA_FUNCTIONS = (("inferqa.label.labelling", "label_benchmark"), ("inferqa.label.labelling", "judge_for"),
                    ("inferqa.label.parametric", "parametric_test"), ("inferqa.retrieve.encoding", "encode_texts"),

@@ -203,7 +203,7 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
 
 
 def test_tune_union_prefers_the_alpha_that_reads_right(bench):
-    from inferqa.read import tune_union
+    from inferqa.tune import tune_union
     idx = {t.text: i for i, t in enumerate(bench.questions["a"].hints)}
     pid = lambda *txt: passage_id("a", tuple(idx[t] for t in txt), 3)
     # rank 1 (Hot, Red), rank 2 (Two, Red). alpha=1: Red 1 + 1/2 beats Hot 1 -> "Mars".

@@ -50,7 +50,7 @@ TUNE_DIVERSIFY = Stage(
 
 TUNE_UNION = Stage(
     "tune-union", "Grid-search union_freq's alpha/beta on a split by reader EM; prints the grid, best first.",
-    entry="inferqa.read.run:tune_union_stage",
+    entry="inferqa.tune.union:tune_union_stage",
     options=(
         Option("run", str, "optimal", RUN_HELP, positional=True, metavar="RUN"),
         replace(BENCH, help="benchmark directory"),
