@@ -122,7 +122,7 @@ def bench_factory(tmp_path_factory):
 def demo_bench_8q(bench_factory):
     """The first 8 demo questions with their top 3 hints: 8 × 15 = 120 passages. Shared by the
     retriever tests, which only add their own folders under its indexes/."""
-    from inferqa.stage_options import SPLIT
+    from inferqa.stages.build import SPLIT
 
     return bench_factory(8, split=SPLIT.default)
 

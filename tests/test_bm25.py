@@ -15,7 +15,7 @@ from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
 from inferqa.retrieve.bm25 import top_k_positions
-from inferqa.stage_options import SPLIT
+from inferqa.stages.build import SPLIT
 
 
 @pytest.fixture(scope="module")

@@ -119,8 +119,8 @@ def test_strict_and_top_k_options(tmp_path):
 
 
 def test_build_defaults_are_the_declared_ones(tmp_path, monkeypatch, capsys):
-    """build_benchmark and `inferqa build` with no --top-k/--split/--seed both use stage_options':
-    5 hints, 0.7/0.1/0.2 of the questions, seed 13 (written out by hand here)."""
+    """build_benchmark and `inferqa build` with no --top-k/--split/--seed both use the build stage's
+    declared defaults: 5 hints, 0.7/0.1/0.2 of the questions, seed 13 (written out by hand here)."""
     from conftest import run_cli
 
     questions = [q(f"q{i}", 6) for i in range(10)]

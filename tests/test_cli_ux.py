@@ -249,13 +249,15 @@ def _flag_help(command: tuple[str, ...], flag: str) -> str:
 ])
 def test_stage_flags_show_the_declared_help_and_default(command, flag, declared, shown):
     """The build, leak, label, annotate and read flags take help and default from the one declaration in
-    inferqa.stage_options, the very Option object the stage's plugin declares."""
-    from inferqa import registry, stage_options
+    their stage's module (inferqa.stages.build or .read), the very Option object the stage's plugin declares."""
+    from inferqa import registry
+    from inferqa.stages import build, read
 
     assert _flag_help(command, flag) == shown
     if declared is not None:
         kind, name, option, attr = declared
-        assert registry.options_of(kind, name)[option] is getattr(stage_options, attr)
+        owner = build if hasattr(build, attr) else read
+        assert registry.options_of(kind, name)[option] is getattr(owner, attr)
 
 
 def test_cli_start_up_imports_no_read_label_annotate_or_construct_module():

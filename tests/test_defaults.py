@@ -1,5 +1,5 @@
 """Every default is declared once (the stages' options, `inferqa.stages`; the plugins' options,
-the registry; the shared ones, `inferqa.defaults` and `inferqa.stage_options`), and every other
+the registry; the shared ones, `inferqa.defaults`), and every other
 place that writes one (a public function's signature, a command-line flag, an experiment-file
 key) equals its declaration. A default that differs is a user getting another run from the CLI
 than from Python or a YAML file."""
@@ -36,7 +36,7 @@ OWN = {
     "max_new_tokens": "each model's own answer length", "window": "each method's own window",
 }
 # Packages whose public names are stage functions (and classes whose methods are).
-STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.reranking", "inferqa.reading",
+STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.reranking", "inferqa.reading", "inferqa.tune",
                   "inferqa.label", "inferqa.evaluation", "inferqa.scale", "inferqa.experiments.finetune")
 EXTRA_FUNCTIONS = (("inferqa.label.labelling", "label_benchmark"), ("inferqa.label.labelling", "judge_for"),
                    ("inferqa.label.parametric", "parametric_test"), ("inferqa.retrieve.encoding", "encode_texts"),
@@ -65,7 +65,8 @@ def declarations() -> dict[str, dict[str, object]]:
         for p in registry.plugins(kind):
             for opt in p.options.values():
                 add(f"{kind} {p.name}", opt)
-    for module in ("inferqa.defaults", "inferqa.stage_options"):
+    # and the options a stages module declares for several stages and functions (TOP_K, READ_KS, ...)
+    for module in ("inferqa.defaults", *(f"inferqa.stages.{m}" for m in ("build", "read", "tune", "llm"))):
         for const, opt in vars(importlib.import_module(module)).items():
             if isinstance(opt, registry.Option):
                 add(f"{module}.{const}", opt)  # named so that no place mentions it

@@ -203,7 +203,7 @@ def test_smollm2_reader_prefix_reuse_gives_the_naive_answers(demo_items, tmp_pat
 
 
 def test_tune_union_prefers_the_alpha_that_reads_right(bench):
-    from inferqa.reading import tune_union
+    from inferqa.tune import tune_union
     idx = {t.text: i for i, t in enumerate(bench.questions["a"].hints)}
     pid = lambda *txt: passage_id("a", tuple(idx[t] for t in txt), 3)
     # rank 1 (Hot, Red), rank 2 (Two, Red). alpha=1: Red 1 + 1/2 beats Hot 1 -> "Mars".
@@ -238,7 +238,7 @@ def test_read_cli_with_smollm2_and_a_cached_rerun(bench, tmp_path):
 def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkeypatch, capsys):
     """With no --llm/--strategy/--k, `inferqa read` asks smollm2 with union_norm at k = 1, 3, 5;
     `tune-union` with no --llm/--k/--alphas asks smollm2 at alpha 0, 0.1, ..., 1 and k = 3, 5
-    (stage_options' defaults, written out here)."""
+    (the stages' declared defaults, written out here)."""
     import inferqa.reading.run
     from conftest import run_cli
     from inferqa.construct import build_benchmark

@@ -1,8 +1,9 @@
 """The defaults several stages share, each written once; every signature, plugin option,
 experiment-file key and command-line flag that takes one reads it from here.
 
-Stage-level options stay beside their stage (`inferqa.stage_options`, the plugins); these
-are the ones that low layers (retrieve, rerank, scale, the experiment file) need alike.
+A stage's own options are declared with its stage (`inferqa.stages.<stage>`) and a plugin's
+with its plugin; these are the ones that low layers (retrieve, rerank, scale, the experiment
+file) need alike.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from ..records import Question
-from ..stage_options import SPLIT
+from ..stages.build import SPLIT
 
 SPLIT_NAMES = {1: ("test",), 2: ("train", "test"), 3: ("train", "dev", "test")}
 SOURCE = "source"

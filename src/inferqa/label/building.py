@@ -80,9 +80,9 @@ def build_stage(settings: Any) -> BuildResult:
 
 def _resolved(settings: Any, name: str, demo_only: bool, demo: dict) -> Any:
     """The option's value; not given: the demo's alone, else the shared declaration's default."""
-    from .. import stage_options
+    from ..stages import build as declared
 
     value = settings[name]
     if value is not None:
         return value
-    return demo[name] if demo_only else getattr(stage_options, name.upper()).default
+    return demo[name] if demo_only else getattr(declared, name.upper()).default

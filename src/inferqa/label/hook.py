@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..stage_options import LABELER, SEED
+from ..stages.build import LABELER, SEED
 
 if TYPE_CHECKING:
     from ..llm.base import LLM

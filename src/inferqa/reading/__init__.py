@@ -12,11 +12,11 @@ from ..formats.answers import Answers
 from .prompts import NO_ANSWER
 from .reader import Reader, ReaderOutput
 from .evidence import evidence_sets, vote
-from .run import check_read_options, read_with_llm, summarize, tune_union
+from .run import check_read_options, read_with_llm, summarize
 from .oracle_reader import oracle_reader_em, union_passage
 
 __all__ = ["union_norm", "union_freq", "concat", "merge", "build_context", "format_context", "strategy", "strategies",
-           "Reader", "ReaderOutput", "NO_ANSWER", "read_with_llm", "summarize", "tune_union",
+           "Reader", "ReaderOutput", "NO_ANSWER", "read_with_llm", "summarize",
            "answer_judge", "ExactMatchAnswerJudge", "LLMAnswerJudge",
            "check_read_options", "Answers", "score_answers", "evidence_sets", "vote",
            "oracle_reader_em", "union_passage"]

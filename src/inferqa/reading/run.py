@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..errors import InputError
 from ..registry import REQUIRED, Option
 from ..progress import counter
-from ..stage_options import READ_KS, READ_STRATEGIES, TUNE_ALPHAS, TUNE_KS, UNION_ALPHA, UNION_BETA
+from ..stages.read import READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
 from ..evaluation.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
 from .context import strategies as context_strategies
@@ -153,25 +153,6 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: Sequence[str] = ("em", "f
     return out
 
 
-def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = TUNE_KS.default, *,
-               qids: Iterable[str] | None = None, alphas: Sequence[float] | None = None,
-               progress: bool = True) -> list[dict[str, Any]]:
-    """Grid search of union_freq's alpha on `qids` (beta = 1 - alpha: only the ratio orders hints).
-
-    Returns one row per alpha with mean EM over the ks, best first.
-    """
-    alphas = list(alphas if alphas is not None else TUNE_ALPHAS.default)
-    qids = list(qids) if qids is not None else list(run)
-    out = []
-    for a in alphas:
-        rows = read_with_llm(bench, run, llm, ["union_freq"], ks, qids=qids, alpha=a, beta=round(1 - a, 6),
-                        progress=progress)
-        per_k = {s["k"]: s["em"] for s in summarize(rows, ("em",))}
-        out.append({"alpha": a, "beta": round(1 - a, 6), "em": sum(per_k.values()) / len(per_k),
-                    **{f"em@{k}": v for k, v in per_k.items()}})
-    return sorted(out, key=lambda r: -r["em"])
-
-
 @dataclass
 class Reading:
     """What `read_stage` did: the rows it wrote, and its LLM call cache's hits and misses (None: no cache)."""
@@ -180,15 +161,7 @@ class Reading:
     cache: Any
 
 
-@dataclass
-class UnionTuning:
-    """The union_freq grid of `tune_union_stage`, best first, over `questions` questions."""
-
-    grid: list[dict[str, Any]]
-    questions: int
-
-
-def _opened(s: "Settings", check_options) -> tuple["Benchmark", "Run", Any]:
+def open_run_and_llm(s: "Settings", check_options) -> tuple["Benchmark", "Run", Any]:
     """The settings' benchmark and run, `check_options()` run, then the LLM opened with its call
     cache and backend (`inferqa.stages.llm`'s options) as the settings give them."""
     from ..formats import open_run
@@ -219,7 +192,7 @@ def read_stage(s: "Settings") -> Reading:
 
     check_output(s.out)
     context = _context_options(s)
-    bench, ranked, model = _opened(s, lambda: check_read_options(s.strategies, s.ks, **context))
+    bench, ranked, model = open_run_and_llm(s, lambda: check_read_options(s.strategies, s.ks, **context))
     try:
         rows = read_with_llm(bench, ranked, model, s.strategies, s.ks, qids=ranked.qids, **context)
     finally:
@@ -236,13 +209,3 @@ def _marked(rows: list[dict[str, Any]], bench: "Benchmark") -> list[dict[str, An
 
     content_hash = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
     return [{**r, BENCH_HASH_FIELD: content_hash[:16]} for r in rows] if content_hash else rows
-
-
-def tune_union_stage(s: "Settings") -> UnionTuning:
-    """The entry point of `TUNE_UNION` (`inferqa tune-union`)."""
-    bench, ranked, model = _opened(s, lambda: check_read_options(["union_freq"], s.ks, s.alphas))
-    try:
-        grid = tune_union(bench, ranked, model, s.ks, qids=ranked.qids, alphas=s.alphas)
-    finally:
-        model.close()
-    return UnionTuning(grid, len(ranked.qids))

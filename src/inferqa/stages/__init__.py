@@ -18,8 +18,8 @@ their defaults from the declaration (`Stage.default`). A default and its range a
 written once, in the stage's module here, and checked by `registry.checked_options`, the
 one check every plugin option goes through too.
 
-These modules import only the registry and the shared defaults, so the command line can
-read every declaration at start-up without importing any stage's code.
+These modules import only the registry, the shared defaults and the LLM interface, so the
+command line can read every declaration at start-up without importing any stage's code.
 """
 
 from __future__ import annotations

@@ -1,14 +1,34 @@
-"""`inferqa build`, `inferqa stats` and `inferqa annotate export|import`: the benchmark-writing
-stages, declared once (with the demo benchmark's build values, `DEMO_BUILD`)."""
+"""`inferqa build`, `inferqa label`, `inferqa stats` and `inferqa annotate export|import`: the
+benchmark-writing stages, declared once (with the demo benchmark's build values, `DEMO_BUILD`).
+
+Their shared options (TOP_K, SPLIT, SEED, the leak judges', LABELER, LABEL_MATCH, MIN_F1) are
+declared here too; the builder, the labellers and the annotation sheets take their defaults
+from these very objects."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
-from ..stage_options import LABEL_MATCH, LABELER, LEAK_LLM, LEAK_THRESHOLD, MIN_F1, SEED, SPLIT, TOP_K
+from ..defaults import DEFAULT_LLM
+from ..llm.base import LLM
 from . import REQUIRED, Option, Stage
 from .llm import LLM_CALLS, LLM_URLS
+
+# passage ids spell hint indices with one digit each: at most 10 hints
+TOP_K = Option("top_k", int, 5, "hints kept per question", min=1, max=10)
+SPLIT = Option("split", str, "0.7,0.1,0.2", "the train,dev,test split: fractions, counts (5000,862,1539), 'source' "
+               "or a roles file (roles.yaml: per source file, its split names)")
+SEED = Option("seed", int, 13, "seed of the split shuffle")
+LEAK_THRESHOLD = Option("threshold", float, 0.85, "cosine from which a hint span leaks", min=0, max=1,
+                        min_open=True)
+LEAK_LLM = Option("llm", (str, LLM), DEFAULT_LLM, "LLM asked whether the hint gives the answer")
+LABELER = Option("labeler", str, DEFAULT_LLM, "LLM spec of a labeller; repeat the flag for several")
+MIN_F1 = Option("min_f1", float, 0.5, "token F1 to a gold alias from which an answer the judge rejected is "
+                "contested (so exported too), as is one contained in an alias or containing one", min=0, max=1)
+LABEL_MATCH = Option("label_match", str, "exact", "QUIT release labels: exact (the authors' rule: a labeller's "
+                    "answer is in answers, case-sensitive) or normalized (our SQuAD-style normalised match); "
+                    "recorded in meta.json", choices=("exact", "normalized"))
 
 # The demo benchmark `inferqa demo` runs on (`inferqa build --demo` alone): 38 of the 48
 # questions in test, one question is 2.6 points; 3 hints -> 15 passages each.

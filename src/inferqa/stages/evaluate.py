@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..defaults import MIN_LABEL, TEST_SEED
-from ..stage_options import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 from . import REQUIRED, Option, Stage
+from .llm import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 
 # inferqa's own nDCG gains 2^label - 1 (QUIT's); it is named so, nDCG@k being linear as elsewhere.
 DEFAULT_METRICS: tuple[str, ...] = (

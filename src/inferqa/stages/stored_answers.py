@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..defaults import MIN_LABEL
-from ..stage_options import READ_KS
 from .evaluate import ALLOW_PARTIAL
+from .read import READ_KS
 from . import REQUIRED, Option, Stage
 
 IMPORT_ANSWERS = Stage(
