@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import math
 import os
 from pathlib import Path
@@ -67,6 +68,19 @@ def _quiet_stderr() -> Iterator[None]:
         finally:
             os.dup2(fd, 2)
             os.close(fd)
+
+
+@functools.cache
+def _close_devnull_files_at_exit() -> None:
+    """llama_cpp._utils opens os.devnull twice on import and never closes it. Freed only at the
+    very end of shutdown, once the warning filters are gone, each printed "ResourceWarning:
+    unclosed file" on stderr after every run that loaded a model."""
+    import atexit
+    import sys
+
+    utils = sys.modules.get("llama_cpp._utils")
+    files = [getattr(utils, name, None) for name in ("outnull_file", "errnull_file")]
+    atexit.register(lambda: [f.close() for f in files if hasattr(f, "close")])
 
 
 MODES = ("chat", "completion")
@@ -104,6 +118,7 @@ class LlamaCppLLM(LLM):
             import llama_cpp
         except ImportError:
             raise InputError("the llama-cpp backend needs llama-cpp-python (pip install 'inferqa[llm]')") from None
+        _close_devnull_files_at_exit()
         self._llama_cpp = llama_cpp
         self.path = path.resolve()
         # Name and size identify the weights for the cache without hashing gigabytes.
