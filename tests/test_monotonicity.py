@@ -197,6 +197,21 @@ def test_clue_monotone_composition_has_no_violation(bench5, encoder, clue_index)
     assert all(r.violations == 0 for r in [*mono.by_stage.values(), *mono.by_rank.values()])
 
 
+def test_a_monotone_composition_fills_the_head_with_one_question_s_full_hint_set(bench5, encoder, clue_index):
+    """Why Hit@1 = Hit@10 = Hit@100 for every monotone row of docs/inferential.md: a superset
+    never scores below its subsets and the orderings of one hint set tie, so each ranking opens
+    with the 5! = 120 orderings of one question's full hint set."""
+    r = get_retriever("clue", compose="monotone", show_progress=False)
+    r._encoders["minilm"] = encoder
+    run = r.attach(bench5, clue_index).retrieve(bench5, split="test", depth=130)
+    for qid, ranking in run.items():
+        head = [parse_passage_id(pid) for pid, _ in ranking[:120]]
+        assert len({q for q, _ in head}) == 1, qid
+        assert {tuple(sorted(order)) for _, order in head} == {(0, 1, 2, 3, 4)}, qid
+        assert len({order for _, order in head}) == 120
+        assert len({score for _, score in ranking[:120]}) == 1 and ranking[120][1] <= ranking[0][1]
+
+
 @settings(max_examples=60, deadline=None)
 @given(k=st.integers(1, 6), seed=st.integers(0, 2**32 - 1),
        center=st.floats(-1, 1), scale=st.floats(1e-3, 2))
