@@ -19,6 +19,26 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def says(answer: str):
+    """An LLM (backend `says`, model `answer` in lower case) that replies `answer` to every
+    prompt and scores every continuation 0.0."""
+    from inferqa.llm.base import LLM, GenerationParams
+
+    class Says(LLM):
+        backend, model, mode = "says", answer.lower(), "chat"
+
+        def chat(self, conversations, params=GenerationParams()):
+            return [answer] * len(conversations)
+
+        def complete(self, prompts, params=GenerationParams()):
+            return [answer] * len(prompts)
+
+        def logprob(self, prompt, continuation):
+            return 0.0
+
+    return Says()
+
+
 def need_shared(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared data file {path} is absent (tests read ../shared/data; it is never copied into the repo)")

@@ -7,24 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, says
 from inferqa.construct import build_benchmark
 from inferqa.data import demo_path, load_questions
 from inferqa.formats import Answers
-from inferqa.llm.base import LLM, GenerationParams
-
-
-class SaysEinstein(LLM):
-    backend, model, mode = "says", "einstein", "chat"
-
-    def chat(self, conversations, params=GenerationParams()):
-        return ["Einstein"] * len(conversations)
-
-    def complete(self, prompts, params=GenerationParams()):
-        return ["Einstein"] * len(prompts)
-
-    def logprob(self, prompt, continuation):
-        return 0.0
 
 
 def _hash(bench):
@@ -34,7 +20,7 @@ def _hash(bench):
 def test_read_records_the_benchmark_and_evaluate_answers_warns_when_it_changed(tmp_path, monkeypatch, capsys):
     import inferqa.reading.run
 
-    monkeypatch.setattr(inferqa.reading.run, "llm_opener", lambda *args, **kw: lambda spec: SaysEinstein())
+    monkeypatch.setattr(inferqa.reading.run, "llm_opener", lambda *args, **kw: lambda spec: says("Einstein"))
     questions, bench, answers = load_questions(demo_path())[:3], tmp_path / "b", tmp_path / "answers.jsonl"
     build_benchmark(questions, bench, top_k=3, split=(0.0, 0.0, 1.0))
     first = _hash(bench)

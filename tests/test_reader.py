@@ -240,26 +240,13 @@ def test_read_and_tune_union_cli_defaults_are_the_declared_ones(tmp_path, monkey
     `tune-union` with no --llm/--k/--alphas asks smollm2 at alpha 0, 0.1, ..., 1 and k = 3, 5
     (the stages' declared defaults, written out here)."""
     import inferqa.reading.run
-    from conftest import run_cli
+    from conftest import run_cli, says
     from inferqa.construct import build_benchmark
     from inferqa.data import demo_path, load_questions
     from inferqa.io import iter_jsonl
-    from inferqa.llm.base import LLM, GenerationParams
-
-    class SaysX(LLM):
-        backend, model, mode = "says", "x", "chat"
-
-        def chat(self, conversations, params=GenerationParams()):
-            return ["x"] * len(conversations)
-
-        def complete(self, prompts, params=GenerationParams()):
-            return ["x"] * len(prompts)
-
-        def logprob(self, prompt, continuation):
-            return 0.0
 
     specs = []
-    monkeypatch.setattr(inferqa.reading.run, "llm_opener", lambda *args, **kw: lambda spec: specs.append(spec) or SaysX())
+    monkeypatch.setattr(inferqa.reading.run, "llm_opener", lambda *args, **kw: lambda spec: specs.append(spec) or says("x"))
     build_benchmark(load_questions(demo_path())[:3], tmp_path / "b", top_k=3, split=(0.0, 1.0, 0.0))
     code, _, err = run_cli(monkeypatch, capsys, "read", "optimal", "--bench", tmp_path / "b",
                            "-o", tmp_path / "answers.jsonl")
