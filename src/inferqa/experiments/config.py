@@ -44,7 +44,7 @@ from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_divers
 from ..stages.evaluate import EVALUATE
 from ..stages.finetune import FINETUNE
 from ..stages.llm import CACHE
-from ..stages.read import READ
+from ..stages.read import READ, READ_K
 from ..stages.rerank import RERANK
 from ..stages.retrieve import ORACLE, RETRIEVE
 from ..text import did_you_mean
@@ -279,14 +279,13 @@ def _pipeline(c: _Checker, raw: dict) -> dict[str, Any]:
 def _reading(c: _Checker, values: dict[str, Any], readers: tuple[ReaderSpec, ...]) -> dict[str, tuple]:
     """The strategies (known, taking the readers' options) and the ks (each a k ≥ 1)."""
     from ..reading.context import strategies as context_strategies, strategy_plugin
-    from ..reading.run import K
 
     strategies = tuple(c.listing(values["strategies"], "strategies"))
     for i, s in enumerate(strategies):
         _checked(c, f"strategies[{i}]", None, lambda: strategy_plugin(c.string(s, f"strategies[{i}]")))
     for i, reader in enumerate(readers):
         _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
-    ks = tuple(c.declared(k, K, f"ks[{i}]") for i, k in enumerate(c.listing(values["ks"], "ks")))
+    ks = tuple(c.declared(k, READ_K, f"ks[{i}]") for i, k in enumerate(c.listing(values["ks"], "ks")))
     if readers and (not strategies or not ks):
         raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")
     return {"strategies": strategies, "ks": ks}

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InputError
-from ..registry import REQUIRED, Option
+from ..registry import Option
 from ..progress import counter
-from ..stages.read import READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
+from ..stages.read import READ_K, READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
+from ..stages.tune import TUNE_ALPHA
 from ..evaluation.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
 from .context import strategies as context_strategies
@@ -24,11 +25,6 @@ if TYPE_CHECKING:
 
 
 
-K = Option("k", int, REQUIRED, "top-k passages merged into one context", min=1)
-GRID_ALPHA = Option("alpha", float, REQUIRED, "union_freq weight of 1/rank in a tuning grid (beta = 1 - alpha)",
-                    min=0, max=1)
-
-
 def _each(opt: Option, values: Sequence[Any], wording: str, field: str) -> list[Any]:
     try:
         return [opt.check(v, field) for v in values]
@@ -38,13 +34,13 @@ def _each(opt: Option, values: Sequence[Any], wording: str, field: str) -> list[
 
 def check_read_options(strategies: Sequence[str], ks: Sequence[int], alphas: Sequence[float] = (),
                        **context_options: Any) -> None:
-    """Known strategies and their options, ks and grid alphas as K and GRID_ALPHA declare
+    """Known strategies and their options, ks and grid alphas as READ_K and TUNE_ALPHA declare
     them: checked before any model loads."""
     if not strategies:
         raise InputError("give at least one strategy", field="strategy")
     context_strategies(strategies, context_options)
-    _each(K, ks or [None], "k values must be positive integers", "k")
-    _each(GRID_ALPHA, alphas, "alpha values must lie in [0, 1] (beta = 1 - alpha)", "alphas")
+    _each(READ_K, ks or [None], "k values must be positive integers", "k")
+    _each(TUNE_ALPHA, alphas, "alpha values must lie in [0, 1] (beta = 1 - alpha)", "alphas")
 
 
 def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.PathLike", llm: "LLM | str",
@@ -72,7 +68,7 @@ def read_with_llm(bench: "Benchmark | str | os.PathLike", run: "Run | str | os.P
             return read_with_llm(bench, run, opened, strategies, ks, qids=qids, progress=progress, reader=reader,
                                  **context_options)
     merges = context_strategies(strategies, context_options)
-    ks = _each(K, ks or [None], "k values must be positive integers", "k")
+    ks = _each(READ_K, ks or [None], "k values must be positive integers", "k")
     reader = reader or Reader(llm)
     wanted = list(qids) if qids is not None else list(run)
     plan, prompts = _plan(bench, run, wanted, strategies, ks, merges)

@@ -14,6 +14,7 @@ READER_LLM = Option("llm", str, DEFAULT_LLM, "LLM spec of the reader: smollm2, g
                     "openai:MODEL@URL or transformers:ID_OR_PATH")
 READ_STRATEGIES = Option("strategies", list, ["union_norm"], "context strategies: union_norm, union_freq or concat")
 READ_KS = Option("ks", list, [1, 3, 5], "top-k passages merged into one context, one reading per k")
+READ_K = Option("k", int, REQUIRED, "top-k passages merged into one context", min=1)  # each of READ_KS
 # union_freq's weights (the context strategy's options, `inferqa.reading.context`).
 UNION_ALPHA = Option("alpha", float, 0.6, "weight of 1/rank of the passage", min=0)
 UNION_BETA = Option("beta", float, 0.4, "weight of 1/position of the hint in its passage", min=0)

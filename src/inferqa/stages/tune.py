@@ -27,6 +27,8 @@ TUNE_PER_GROUP = Option("per_group", int, 1, "at most N passages of one hint-gro
 TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")
 TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
                      "alpha grid; beta = 1 - alpha (only their ratio orders hints)")
+TUNE_ALPHA = Option("alpha", float, REQUIRED, "union_freq weight of 1/rank in a tuning grid (beta = 1 - alpha)",
+                    min=0, max=1)  # each of TUNE_ALPHAS
 
 TUNE_DIVERSIFY = Stage(
     "tune-diversify", "Score a grid of --diversify-margin values on a split and print it, best first.",
