@@ -12,12 +12,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 TEXT_FORMATS = ("table", "md", "csv", "tex")
 MISSING = "—"  # the one mark of a missing value in a table cell: no score, no p-value, no reranker
+
+
+def percent(value: float | None, digits: int = 2) -> str:
+    """A fraction in percent to `digits` decimals; undefined (None or NaN) as MISSING."""
+    return MISSING if value is None or math.isnan(value) else f"{100 * value:.{digits}f}"
 
 
 @dataclass(frozen=True)

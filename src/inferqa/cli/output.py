@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import typer
 
 from ..errors import InputError
-from ..tabular import MISSING, TextTable, render
+from ..tabular import TextTable, percent, render
 from ..text import did_you_mean
 
 # Significant digits: far below any score's meaning, far above binary float noise
@@ -29,11 +29,6 @@ def rounded(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [rounded(v) for v in obj]
     return obj
-
-
-def percent(value: float | None) -> str:
-    """A fraction in percent to 2 decimals; undefined (None or NaN) as the missing mark."""
-    return MISSING if value is None or math.isnan(value) else f"{100 * value:.2f}"
 
 
 def echo_json(obj: Any) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 from ..stages import Settings
 from ..stages.tune import TUNE_DIVERSIFY, TUNE_UNION
-from ..tabular import TextTable
-from .output import percent, print_tables, rounded
+from ..tabular import TextTable, percent
+from .output import print_tables, rounded
 from .stage_command import stage_command
 
 

@@ -28,6 +28,7 @@ from ..records import parse_passage_id
 from ..retrieve import Retriever, get_retriever, question_queries
 from ..stages import Settings
 from ..stages.diagnose import MONOTONICITY
+from ..tabular import percent
 
 if TYPE_CHECKING:
     from ..tabular import TextTable
@@ -111,14 +112,10 @@ class MonotonicityReport:
                          rules=frozenset({1, 1 + len(self.by_stage)}), note=note)
 
 
-def _percent(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:.1f}"
-
-
 def _table_row(label: str, rate: Rate) -> tuple[str, ...]:
     low, high = rate.ci
-    return (label, str(rate.additions), str(rate.violations), str(rate.ties), _percent(rate.emvr),
-            f"{_percent(low)}–{_percent(high)}")
+    return (label, str(rate.additions), str(rate.violations), str(rate.ties), percent(rate.emvr, 1),
+            f"{percent(low, 1)}–{percent(high, 1)}")
 
 
 @dataclass(frozen=True)

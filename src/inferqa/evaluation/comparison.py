@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..formats.coerce import as_qrels, as_run_list
 from ..stages import Settings
 from ..stages.evaluate import COMPARE, COMPARE_METRICS
-from ..tabular import TextTable, markdown
+from ..tabular import MISSING, TextTable, markdown, percent
 from .metrics import (checked_min_label, named_runs, per_query_scores, resolve, scope_of, scored_questions,
                       scored_run)
 from .significance import adjust_p, check_correction, check_test, paired_tests
@@ -63,12 +63,12 @@ class Comparison:
             for m in self.metrics:
                 c = row["metrics"][m]
                 if "diff" not in c:
-                    cells += [_pct(c["mean"]), "", ""]
+                    cells += [percent(c["mean"]), "", ""]
                     continue
                 lo, hi = c["ci"]
-                diff = "—" if c["diff"] is None else f"{100 * c['diff']:+.2f} [{_pct(lo)}, {_pct(hi)}]"
+                diff = MISSING if c["diff"] is None else f"{100 * c['diff']:+.2f} [{percent(lo)}, {percent(hi)}]"
                 p = c["p_corrected"]
-                cells += [_pct(c["mean"]), diff, "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")]
+                cells += [percent(c["mean"]), diff, MISSING if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")]
             out.append(cells)
         return out
 
@@ -175,10 +175,6 @@ def _tested(names: list[str], scores: list[dict[str, np.ndarray]], missing: list
             row["metrics"][m] = {"mean": _mean(sc[m]), "diff": _num(t.diff), "ci": [_num(t.ci_low), _num(t.ci_high)],
                                  "p": _num(t.p), "p_corrected": _num(pc), "n": t.n, "exact": t.exact}
     return Comparison(metrics, s.test, s.correction, s.confidence, questions, rows)
-
-
-def _pct(v: float | None) -> str:
-    return "—" if v is None else f"{100 * v:.2f}"
 
 
 def _mean(v: np.ndarray) -> float | None:

@@ -7,15 +7,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..tabular import MISSING, TextTable
+from ..tabular import TextTable, percent
 
 
 def _cell(v: float | None, fmt: str | None = None) -> str:
     """A value in percent to 2 decimals; for csv the fraction itself (empty where undefined)."""
-    undefined = v is None or (isinstance(v, float) and math.isnan(v))
     if fmt == "csv":
-        return "" if undefined else repr(float(v))
-    return MISSING if undefined else f"{100 * v:.2f}"
+        return "" if v is None or math.isnan(v) else repr(float(v))
+    return percent(v)
 
 
 def _note(e: Any, fmt: str | None) -> str:
