@@ -293,10 +293,11 @@ def _setup(out: _Out, bench: str | os.PathLike | Benchmark, model: str, options:
            resolve=None, examples: Callable = build_examples, least: int = 1
            ) -> tuple[Benchmark, str, list[Example], random.Random]:
     """What every trainer does first, before the model libraries are imported, in this order:
-    the output folder (an existing non-empty one only with `overwrite`), the starting weights' kind (`start`, as `models.check_model_kind` takes it: a file, an
-    empty folder or another kind of model fails here), the benchmark, the starting weights
-    resolved, the examples (`examples(bench, options, least)`; `least`: the fewest
-    questions it can learn from), the seeds."""
+    the output folder (an existing non-empty one only with `overwrite`), the starting weights'
+    kind (`start`, as `models.check_model_kind` takes it: a file, an empty folder or another
+    kind of model fails here), the benchmark, the starting weights resolved, the examples
+    (`examples(bench, options, least)`; `least`: the fewest questions it can learn from),
+    the seeds."""
     from ..io import refuse_existing_folder
     from ..models import check_model_kind, resolve_embedding_model
 
