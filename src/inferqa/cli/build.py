@@ -14,8 +14,8 @@ def show_build(result: Any, settings: Settings, _fmt: str | None) -> None:
     from rich.console import Console
 
     Console().print(f"[bold]{settings.out}[/]: {result.summary()}")
-    if result.labels_line():
-        Console().print(result.labels_line())
+    if line := result.labels_line():
+        Console().print(line)
 
 
 stage_command(BUILD, show_build, words=BUILD_FLAG_WORDS)
