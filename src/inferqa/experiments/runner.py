@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..formats.bench_write import content_hash
+from ..formats.runs import short_hash
 from ..formats.benchmark import Benchmark
 from ..stages.rerank import RERANK_DEPTH
 from ..errors import InputError
@@ -323,7 +324,7 @@ class _Runner:
         t_all = time.perf_counter()
         self.log(f"experiment {cfg.name} → {self.out}")
         self.bench = self.benchmark()
-        self.fp = content_hash(self.bench.path)[:16]  # the benchmark's, as meta.json records it
+        self.fp = short_hash(content_hash(self.bench.path))  # the benchmark's, as meta.json records it
         qids = self.bench.split_qids(cfg.split)
         self.qids = qids[:cfg.max_questions] if cfg.max_questions else qids
         if not self.qids:

@@ -242,7 +242,13 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
 # What a run was made against: the first 16 hex digits of the benchmark's content hash after
 # the run tag (`bm25@0123456789abcdef`), the TREC column every scorer ignores, so the file
 # stays one that trec_eval, ranx and ir_measures read and no other file is written.
-BENCH_MARK = re.compile(r"(.*)@([0-9a-f]{16})")
+SHORT_HASH_DIGITS = 16
+BENCH_MARK = re.compile(rf"(.*)@([0-9a-f]{{{SHORT_HASH_DIGITS}}})")
+
+
+def short_hash(content_hash: str) -> str:
+    """A benchmark content hash as runs, answers files and warnings show it: its first 16 hex digits."""
+    return content_hash[:SHORT_HASH_DIGITS]
 
 
 # The field of an answers row (ANSWERS.jsonl) that holds the same mark; the readers ignore it.
@@ -259,7 +265,7 @@ def marked_tag(tag: str, content_hash: str | None) -> str:
     """`tag` carrying the benchmark content hash (a mark it had already replaced)."""
     plain = BENCH_MARK.fullmatch(tag)
     tag = plain[1] if plain else tag
-    return f"{tag}@{content_hash[:16]}" if content_hash else tag
+    return f"{tag}@{short_hash(content_hash)}" if content_hash else tag
 
 
 def _split_mark(run: Run) -> None:
@@ -283,6 +289,6 @@ def warn_if_benchmark_changed_since(recorded: str | None, source: Any, bench: "B
         import warnings
 
         warnings.warn(BenchmarkChangedWarning(
-            f"{source} was made against benchmark {recorded[:16]}, but {bench.path} is now {now[:16]} "
+            f"{source} was made against benchmark {short_hash(recorded)}, but {bench.path} is now {short_hash(now)} "
             "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=stacklevel)
     return now

@@ -200,8 +200,8 @@ def read_stage(s: "Settings") -> Reading:
 
 def _marked(rows: list[dict[str, Any]], bench: "Benchmark") -> list[dict[str, Any]]:
     """The rows recording what they were read against: the benchmark's content hash (its
-    first 16 hex digits, as a run's tag carries it) in BENCH_HASH_FIELD."""
-    from ..formats.runs import BENCH_HASH_FIELD
+    short form, as a run's tag carries it) in BENCH_HASH_FIELD."""
+    from ..formats.runs import BENCH_HASH_FIELD, short_hash
 
     content_hash = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
-    return [{**r, BENCH_HASH_FIELD: content_hash[:16]} for r in rows] if content_hash else rows
+    return [{**r, BENCH_HASH_FIELD: short_hash(content_hash)} for r in rows] if content_hash else rows
