@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from inferqa.errors import InputError
-from inferqa.experiments.finetune import (INFO_FILE, LOG_FILE, FinetuneOptions, build_clue_examples, finetune_clue,
+from inferqa.experiments.finetune import (INFO_FILE, LOG_FILE, FinetuneOptions, build_clue_examples, build_examples,
+                                          build_hint_set_examples, finetune_clue, finetune_clue_sets, hint_set_scores,
                                           question_hints)
 from inferqa.formats.benchmark import Benchmark
 from inferqa.records import Hint, Question
@@ -176,3 +177,70 @@ def test_an_untrained_cross_encoder_folder_is_refused(minilm, tmp_path):
     with pytest.raises(InputError, match="found a cross-encoder"):
         get_retriever("clue", model=str(tmp_path / "ce"))
     get_retriever("clue", model=minilm)  # the bi-encoder it came from is taken
+
+
+# -- clue-sets: the retriever fine-tuner's examples, each passage a bag of separately encoded hints ----------
+SET_OPTIONS = dict(positives=3, negatives=2, negatives_from="random", batch_size=6, epochs=4, lr=1e-4,
+                   warmup_ratio=0.0, seed=2)
+
+
+def test_hint_set_examples_are_the_retriever_fine_tuners_passages(bench):
+    opts = FinetuneOptions(**SET_OPTIONS)
+    sets, passages = build_hint_set_examples(bench, opts), build_examples(bench, opts)
+    assert [(e.qid, e.query) for e in sets] == [(e.qid, e.query) for e in passages] and len(sets) == 18
+    for s, p in zip(sets, passages):
+        assert " ".join(s.positive) == p.positive and " ".join(s.negative) == p.negative
+        assert set(s.positive) <= set(question_hints(bench, s.qid))
+        assert not set(s.negative) & set(question_hints(bench, s.qid))
+
+
+def test_hint_set_scores_are_the_clue_retrievers_mean_embedding_scores(bench, minilm, tmp_path):
+    import torch
+
+    from inferqa.models import load_sentence_transformer
+    from inferqa.retrieve import get_retriever
+
+    r = get_retriever("clue", model=minilm, show_progress=False)
+    r.index(bench)
+    pids = sorted(bench.qrels["h0"])[:4] + sorted(bench.qrels["h3"])[-3:]
+    query = bench.questions["h0"].text
+    st = load_sentence_transformer(minilm, "cpu")
+    with torch.no_grad():
+        ours = hint_set_scores(st, [query], [bench.hints_of(p) for p in pids]).numpy()[0]
+    np.testing.assert_allclose(ours, r.score_passages(query, pids), atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def trained_on_sets(bench, minilm, tmp_path_factory):
+    return finetune_clue_sets(bench, tmp_path_factory.mktemp("clue-sets") / "m", model=minilm,
+                              options=FinetuneOptions(**SET_OPTIONS))
+
+
+def test_set_training_takes_the_retriever_fine_tuners_steps_and_learns(bench, minilm, trained_on_sets):
+    from inferqa.experiments.finetune import _in_batch_steps
+
+    opts = FinetuneOptions(**SET_OPTIONS)
+    info = json.loads((trained_on_sets / INFO_FILE).read_text())
+    assert info["kind"] == "clue" and info["objective"] == "hint sets" and info["examples"] == 18
+    assert info["steps"] == _in_batch_steps(build_examples(bench, opts), opts) == 12
+    log = [json.loads(line)["loss"] for line in (trained_on_sets / LOG_FILE).read_text().splitlines()]
+    assert np.mean(log[-3:]) < 0.7 * np.mean(log[:3]), log
+    before, after = own_hint_margins(minilm, bench), own_hint_margins(str(trained_on_sets), bench)
+    assert after.mean() > before.mean(), (before, after)
+
+
+def test_the_clue_retriever_loads_a_set_trained_folder(bench, trained_on_sets):
+    from inferqa.retrieve import get_retriever, question_queries
+
+    r = get_retriever("clue", model=str(trained_on_sets), show_progress=False)
+    r.index(bench)
+    run = r.search(question_queries(bench, sorted(bench.questions)), 5)
+    assert all(ranked[0][0].startswith(f"{qid}_") for qid, ranked in run.items())
+
+
+def test_set_training_with_one_question_is_refused_and_writes_nothing(bench, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "m"
+    code, _, err = run_cli(monkeypatch, capsys, "finetune", "clue-sets", "--bench", bench.path, "--out", out,
+                           "--max-questions", "1", "--negatives", "0")
+    one_line_error(code, err, "1 question(s)", "at least 2")
+    assert not out.exists()

@@ -134,7 +134,7 @@ def test_finetune_cli_trains_the_asked_kind_and_rejects_others(bench, minilm, tm
         mp.setattr("sys.argv", ["inferqa", "finetune", "tokenizer", "--bench", str(bench.path), "--out", str(tmp_path / "x")])
         with pytest.raises(SystemExit) as bad:
             main()
-    assert bad.value.code == 2 and "clue, colbert, reranker, retriever" in capsys.readouterr().err
+    assert bad.value.code == 2 and "clue, clue-sets, colbert, reranker, retriever" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 

@@ -10,6 +10,9 @@ cross-encoder reranker.
 - Clue: the bi-encoder trained on (question, one of its own hints) pairs, hard negatives the
   hints of other questions' passages that `negatives_from` ranks first; it loads as the
   `clue` retriever's model, so its index still holds one vector per distinct hint.
+- Clue sets: the same clue encoder trained on the retriever's own (question, passage)
+  examples, each passage encoded as the clue index sees it (a bag of separately encoded
+  hints, mean-embedding): the controlled counterpart of the retriever fine-tune.
 - Reranker: a sentence-transformers CrossEncoder whose encoder starts from the given
   weights (MiniLM here) and whose one-logit head is new, trained with binary cross-entropy:
   the question's own passages with label >= min_label are positive, other questions'
@@ -29,7 +32,7 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, field, make_dataclass
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -139,9 +142,9 @@ def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Ra
     return pids[:opts.positives]
 
 
-def build_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[Example]:
-    """n positives per question, each paired with one hard negative when there are any;
-    `least`: the fewest questions the trainer can learn from."""
+def example_passages(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[Example]:
+    """n positives per question, each paired with one hard negative when there are any, as
+    passage ids; `least`: the fewest questions the trainer can learn from."""
     from ..formats.oracles import check_min_label
 
     _check(opts)
@@ -152,15 +155,36 @@ def build_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> l
     examples = []
     for qid in qids:
         query = bench.questions[qid].text
-        pos = _positives(bench, qid, opts, rng)
         negs = negatives[qid][:opts.negatives]
-        for i, pid in enumerate(pos):
-            neg = negs[i % len(negs)] if negs else None
-            examples.append(Example(qid, query, bench.passage_text(pid), bench.passage_text(neg) if neg else None))
+        examples += [Example(qid, query, pid, negs[i % len(negs)] if negs else None)
+                     for i, pid in enumerate(_positives(bench, qid, opts, rng))]
     if not examples:
         raise InputError(f"no passage with label >= {opts.min_label} in split {opts.split!r}; nothing to train on",
                          file=bench.path, field="min_label")
     return examples
+
+
+def build_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[Example]:
+    """`example_passages` with the passages' texts."""
+    return [replace(e, positive=bench.passage_text(e.positive),
+                    negative=bench.passage_text(e.negative) if e.negative else None)
+            for e in example_passages(bench, opts, least)]
+
+
+@dataclass(frozen=True)
+class HintSetExample:
+    qid: str
+    query: str
+    positive: tuple[str, ...]
+    negative: tuple[str, ...] | None = None
+
+
+def build_hint_set_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[HintSetExample]:
+    """`example_passages` (the retriever fine-tuner's examples, the same ones for the same
+    options) with each passage as its hints."""
+    return [HintSetExample(e.qid, e.query, tuple(bench.hints_of(e.positive)),
+                           tuple(bench.hints_of(e.negative)) if e.negative else None)
+            for e in example_passages(bench, opts, least)]
 
 
 def question_hints(bench: Benchmark, qid: str) -> list[str]:
@@ -343,6 +367,57 @@ def finetune_clue(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLi
                        build_clue_examples)
 
 
+@plugin("fine-tuner", "clue-sets", *OPTIONS, help="clue encoder trained on hint sets: the retriever fine-tuner's "
+        "(question, passage) examples, each passage scored as the clue retriever's mean-embedding does")
+def finetune_clue_sets(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
+                       model: str = DEFAULT_ENCODER, options: FinetuneOptions | None = None,
+                       device: str | None = None, overwrite: bool = False, **settings: object) -> Path:
+    """Train the `clue` retriever's encoder on whole passages as its index sees them: each hint
+    encoded alone, the passage the normalised mean of its hint vectors, scored by cosine with
+    the question against the batch's other passages (MultipleNegativesRankingLoss's scale and
+    cross-entropy). The examples, batches and steps are `finetune_retriever`'s for the same
+    options, so the two differ only in how a passage is encoded: jointly, or as a bag of clues."""
+    options = _options(options, settings)
+    out = _Out(out_dir, overwrite)
+    bench, weights, examples, rng = _setup(out, bench, model, options, "bi-encoder",
+                                           examples=build_hint_set_examples, least=2)
+    from ..models import load_sentence_transformer
+
+    st = load_sentence_transformer(weights, device or "cpu")
+    st.max_seq_length = options.max_length
+    scale = _losses_module().MultipleNegativesRankingLoss(st).scale
+
+    def loss_fn(batch: list[HintSetExample]):
+        import torch
+
+        sets = [e.positive for e in batch] + ([e.negative for e in batch] if all(e.negative for e in batch) else [])
+        scores = scale * hint_set_scores(st, [e.query for e in batch], sets)
+        return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
+
+    return _fit("clue", out, model, bench, options, examples, _epochs(examples, options, rng),
+                _in_batch_steps(examples, options), lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))),
+                objective="hint sets")
+
+
+def hint_set_scores(st, queries: list[str], sets: Sequence[Sequence[str]]):
+    """(queries × sets) cosines of each query with each set's passage vector as the clue
+    retriever's mean-embedding composition builds it: the normalised sum of the normalised
+    hint vectors (each distinct hint encoded once), differentiable."""
+    import torch
+
+    def encode(texts: list[str]):
+        features = _to(st.preprocess(texts) if hasattr(st, "preprocess") else st.tokenize(texts), st.device)
+        return torch.nn.functional.normalize(st(features)["sentence_embedding"], dim=-1)
+
+    hints = list(dict.fromkeys(h for s in sets for h in s))
+    row = {h: i for i, h in enumerate(hints)}
+    member = torch.zeros(len(sets), len(hints), device=st.device)
+    for r, s in enumerate(sets):
+        member[r, [row[h] for h in s]] = 1.0
+    passages = torch.nn.functional.normalize(member @ encode(hints), dim=-1)
+    return encode(queries) @ passages.T
+
+
 def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out: "_Out", model: str,
                 options: FinetuneOptions, device: str | None, examples_of: Callable) -> Path:
     """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
@@ -437,7 +512,7 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
 
 
 def _fit(kind: str, out: _Out, model: str, bench: Benchmark, opts: FinetuneOptions,
-         examples: list[Example], batches: Iterator, total: int, make: Callable) -> Path:
+         examples: list, batches: Iterator, total: int, make: Callable, objective: str | None = None) -> Path:
     """Every trainer's tail: in the folder whose files go to `out` once complete (replacing
     only those files, with `overwrite`), `make(folder)` gives (model, loss function, save);
     the model trains, saves itself, and the step log and training.json go beside it."""
@@ -446,7 +521,7 @@ def _fit(kind: str, out: _Out, model: str, bench: Benchmark, opts: FinetuneOptio
         trained, loss_fn, save = make(tmp)
         losses = _train(trained, loss_fn, batches, total, opts, tmp / LOG_FILE, f"fine-tune {kind}")
         save()
-        _write_info(tmp, kind, model, bench, opts, examples, losses, time.perf_counter() - t0)
+        _write_info(tmp, kind, model, bench, opts, examples, losses, time.perf_counter() - t0, objective)
     return Path(out.folder)
 
 
@@ -455,10 +530,10 @@ def _to(features: dict, device) -> dict:
 
 
 def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: FinetuneOptions,
-                examples: list[Example], losses: list[float], seconds: float) -> None:
+                examples: list, losses: list[float], seconds: float, objective: str | None = None) -> None:
     qids = sorted({e.qid for e in examples})
     write_json(folder / INFO_FILE, {
-        "kind": kind, "base_model": model, "benchmark": str(bench.path), "options": asdict(opts),
+        "kind": kind, **({"objective": objective} if objective else {}), "base_model": model, "benchmark": str(bench.path), "options": asdict(opts),
         "sources": bench.meta.get("sources") or [], "questions": len(qids),
         # which questions it saw, checkable against any evaluation set without listing them
         "questions_sha256": hashlib.sha256("\n".join(qids).encode()).hexdigest(),

@@ -27,12 +27,12 @@ FINETUNER_OPTIONS = (
 )
 
 FINETUNE = Stage(
-    "finetune", "Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder or a cross-encoder reranker on a "
-    "benchmark split.",
+    "finetune", "Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets) or a "
+    "cross-encoder reranker on a benchmark split.",
     entry="inferqa.experiments.finetune:finetune_stage",
     options=(
-        Option("kind", str, REQUIRED, "retriever, colbert, clue or reranker: `inferqa plugins fine-tuner` says what "
-               "each trains", positional=True, metavar="KIND"),
+        Option("kind", str, REQUIRED, "retriever, colbert, clue, clue-sets or reranker: `inferqa plugins fine-tuner` "
+               "says what each trains", positional=True, metavar="KIND"),
         Option("bench", Path, REQUIRED, "benchmark directory", flags=("--bench",)),
         Option("out", Path, REQUIRED, "folder for the trained model (usable as --model PATH)", flags=("--out", "-o")),
         Option("overwrite", bool, False, "replace the files a fine-tune writes in an existing --out folder (its "
