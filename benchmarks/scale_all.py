@@ -241,7 +241,6 @@ def main(argv=None) -> int:
         return 0
     from inferqa.io import atomic_open, read_json
 
-    t0 = time.perf_counter()
     bench_dir = ensure_synthetic(args.bench, args.questions)
     syn = read_json(bench_dir / "meta.json")
     store = Path(args.store)
