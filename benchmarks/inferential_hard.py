@@ -179,7 +179,8 @@ def dense_index(bench, model: str):
 
 def seed_dense(bench, subset, model: str) -> None:
     """Start `bench`'s dense build from `subset`'s finished embeddings when `subset`'s corpus
-    is the first rows of `bench`'s (same ids, so the same texts): the build resumes after them."""
+    is the first rows of `bench`'s (same ids) and 8 of its rows, encoded again, agree: the
+    build resumes after them."""
     import numpy as np
 
     from inferqa.formats.corpus import corpus_ids
@@ -194,6 +195,12 @@ def seed_dense(bench, subset, model: str) -> None:
     pids, emb, done = got
     ids = corpus_ids(bench)
     if done < len(pids) or len(ids) < len(pids) or not (ids[:len(pids)].astype("U") == pids).all():
+        return
+    spot = np.random.default_rng(0).choice(len(pids), size=min(8, len(pids)), replace=False)
+    texts = [bench.passage_text(p) for p in ids[spot].astype("U").tolist()]
+    gap = float(np.abs(r.encode(texts, r.options["passage_prefix"]) - emb[spot]).max())
+    if gap > 1e-3:  # another text or model behind the same ids: encode everything instead
+        log(f"{bench.path.name}: not seeded from {subset.path.name} (re-encoded rows differ by {gap:.2g})")
         return
     d.mkdir(parents=True, exist_ok=True)
     np.save(d / "pids.npy", ids)
