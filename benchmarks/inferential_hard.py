@@ -401,14 +401,14 @@ def table(bench, runs: dict) -> list[dict]:
     return rows
 
 
-def fmt_table(title: str, rows: list[dict]) -> str:
+def fmt_table(title: str, rows: list[dict], post_hoc: tuple = POST_HOC) -> str:
     lines = [f"**{title}**", "",
              "| method | " + " | ".join(LABELS) + " | texts encoded | index s | retrieval s | "
              f"p vs {rows[0]['method']} (" + " / ".join(LABELS) + ") |",
              "|---|" + "---:|" * (len(LABELS) + 3) + "---|"]
     for r in rows:
         name = r["method"] + (f" ({r['diversified']} q diversified)" if r.get("diversified") is not None else "") \
-            + (" (post hoc)" if r["method"] in POST_HOC else "")
+            + (" (post hoc)" if r["method"] in post_hoc else "")
         ps = "–" if r is rows[0] else " / ".join(small.fmt_p(r["p"][m]) for m in METRICS)
         texts = "– (no encoder)" if r["texts"] is None else f"{r['texts']:,}"
         index_s = f"{r['index_s']:,.1f}" + (" (pro rata, reused rows)" if r.get("derived") else "")
