@@ -52,19 +52,25 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check of "
                                                   "the pipeline, not the protocol")
     ap.add_argument("--max-steps", type=int, help="stop both trainings after N steps (a quick check)")
+    ap.add_argument("--epochs", type=int, default=BUDGET["epochs"],
+                    help=f"another point of the budget curve (post hoc; default the fixed {BUDGET['epochs']}): "
+                         "its models and reports get an -eN suffix")
     args = ap.parse_args()
     if args.device is None:
         import torch
 
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
-    args.dense_dir = args.out / "models" / "dense-budget"
-    args.sets_dir = args.out / "models" / "clue-sets-budget"
-    args.tuned, args.report = args.out / "tuned-budget.json", args.out / "inferential-budget"
+    args.budget = {**BUDGET, "epochs": args.epochs}
+    sfx = "" if args.epochs == BUDGET["epochs"] else f"-e{args.epochs}"
+    args.dense_dir = args.out / "models" / f"dense-budget{sfx}"
+    args.sets_dir = args.out / "models" / f"clue-sets-budget{sfx}"
+    args.tuned, args.report = args.out / f"tuned-budget{sfx}.json", args.out / f"inferential-budget{sfx}"
+    args.emvr, args.runs = args.out / f"emvr-budget{sfx}.json", args.out / f"runs{sfx}"
     return args
 
 
 def options(args):
-    return hard_protocol.clue_options(**BUDGET, max_steps=args.max_steps)
+    return hard_protocol.clue_options(**args.budget, max_steps=args.max_steps)
 
 
 def train(args, train_bench) -> dict:
@@ -75,7 +81,7 @@ def train(args, train_bench) -> dict:
     for name, fn, out in (("fine-tuned dense", finetune_retriever, args.dense_dir),
                           ("set-trained clue", finetune_clue_sets, args.sets_dir)):
         if not (out / "training.json").exists():
-            log(f"training {name} on {args.device}: {BUDGET}")
+            log(f"training {name} on {args.device}: {args.budget}")
             fn(train_bench, out, model="minilm", options=options(args), device=args.device)
     hard_protocol.encode_at(args.dense_dir, 256)
     return {name: read_json(d / "training.json") for name, d in ((FT_DENSE, args.dense_dir), (SETS, args.sets_dir))}
@@ -165,21 +171,23 @@ def main() -> None:
     rows = hard_protocol.table(hard, runs)
     primary = next(r for r in rows if r["method"] == tuned["primary"])
     for name, (run, _) in runs.items():  # top 100 of each row, for checks elsewhere
-        (args.out / "runs").mkdir(exist_ok=True)
-        run.top(100).to_file(args.out / "runs" / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".trec"),
+        args.runs.mkdir(exist_ok=True)
+        run.top(100).to_file(args.runs / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".trec"),
                            against=hard)
     text = "\n\n".join([
-        hard_protocol.fmt_table(f"Equal larger budget ({BUDGET}): {len(hard.split_qids('test'))} test questions "
-                                f"against {len(hard.questions) * 325:,} passages, top {small.K}", rows, post_hoc=()),
+        hard_protocol.fmt_table(("" if args.budget == BUDGET else "Post hoc: ")
+                                + f"Equal larger budget ({args.budget}): {len(hard.split_qids('test'))} test "
+                                f"questions against {len(hard.questions) * 325:,} passages, top {small.K}",
+                                rows, post_hoc=()),
         f"Training on {args.device}, TriviaHG train: {training_line(training)}. Primary row chosen on the "
         f"{tuned['dev_questions']} dev queries at {tuned['primary_at']}: {tuned['primary']}.",
         hard_protocol.significance(rows, primary), verdict(rows, tuned["primary"])])
     print(text)
     args.report.with_suffix(".md").write_text(text + "\n")
-    report = {"hard": rows, "tuned": tuned, "training": training, "budget": BUDGET, "device_check": check}
+    report = {"hard": rows, "tuned": tuned, "training": training, "budget": args.budget, "device_check": check}
     args.report.with_suffix(".json").write_text(json.dumps(report, indent=2))
     emvr = hard_protocol.emvr_rows(hard, wikihint, {n: found[n] for n in (FT_DENSE, SETS)},
-                                   args.out / "emvr-budget.json")
+                                   args.emvr)
     args.report.with_suffix(".md").write_text(text + "\n\n" + hard_protocol.fmt_emvr(emvr) + "\n")
     print(hard_protocol.fmt_emvr(emvr))
 
