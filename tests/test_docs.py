@@ -43,6 +43,8 @@ SIZES = {
         # 1 test question of them) and 2 training steps, instead of all and one epoch
         ("benchmarks/inferential_hard.py --out runs/inferential-hard",
          "benchmarks/inferential_hard.py --out runs/inferential-hard --questions 6 --max-steps 2"),
+        ("benchmarks/inferential_budget.py --out runs/inferential-budget",
+         "benchmarks/inferential_budget.py --out runs/inferential-budget --questions 6 --max-steps 2"),
         ("benchmarks/inferential_retrieval.py --out runs/inferential",
          "benchmarks/inferential_retrieval.py --out runs/inferential --questions 6 --eval-questions 1 --max-steps 2"),
         ("--scale 240000 2405325", "--scale 650 1300"),  # synthetic benchmarks of 2 and 4 questions
