@@ -52,6 +52,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check of "
                                                   "the pipeline, not the protocol")
     ap.add_argument("--max-steps", type=int, help="stop both trainings after N steps (a quick check)")
+    ap.add_argument("--against", type=Path, metavar="HARD_OUT",
+                    help="post hoc, from this script's finished files in --out (its TREC runs and tuned-budget.json):"
+                         " the rows against the hard protocol's fine-tuned dense (small budget) in HARD_OUT, trained "
+                         "and indexed there unless it is; writes inferential-budget-vs-small.md/json")
     ap.add_argument("--epochs", type=int, default=BUDGET["epochs"],
                     help=f"another point of the budget curve (post hoc; default the fixed {BUDGET['epochs']}): "
                          "its models and reports get an -eN suffix")
@@ -152,6 +156,60 @@ def training_line(training: dict) -> str:
                      for name, t in training.items())
 
 
+SMALL, LARGE = "fine-tuned dense, small budget", "fine-tuned dense, larger budget"
+
+
+def small_budget_dense(args, benches) -> Searcher:
+    """The hard protocol's fine-tuned dense (its clue encoder's 3,500 examples and 110 steps),
+    trained into `args.against` and indexed on the hard corpus unless already there."""
+    from types import SimpleNamespace
+
+    ns = SimpleNamespace(clue_dir=args.against / "models" / "clue-triviahg", sets_dir=None, max_steps=args.max_steps,
+                         dense_dir=args.against / "models" / "dense-triviahg", dense_max_length=256)
+    hard_protocol.trained(ns, benches["train"])
+    hard_protocol.dense_index(benches["hard"], str(ns.dense_dir))
+    return Searcher(benches["hard"], "dense", model=str(ns.dense_dir), chunk_size=512)
+
+
+def against_small_budget(args, benches) -> str:
+    """Post hoc: this run's test rows (its TREC runs, top 100) against the small budget's
+    fine-tuned dense cut to the same depth, and what the dev queries would have chosen
+    between the two dense budgets."""
+    from inferqa.evaluation.comparison import compare
+    from inferqa.formats.runs import Run
+    from inferqa.io import read_json, write_json
+
+    hard = benches["hard"]
+    tuned = read_json(args.tuned)
+    small_dense = small_budget_dense(args, benches)
+    slug = {name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") for name in (FT_DENSE, DENSE, tuned["primary"])}
+    runs = {SMALL: small_dense.search(hard.split_qids("test"))[0].top(100),
+            **{(LARGE if n == FT_DENSE else n): Run.from_file(args.runs / f"{f}.trec", bench=hard)
+               for n, f in slug.items()}}
+    cmp = compare(runs, hard, list(METRICS), questions="run")
+    dev = {SMALL: hard_protocol.scores(small_dense.search(hard.split_qids("dev"))[0], hard),
+           LARGE: tuned["dense_dev"][FT_DENSE]}
+    pick = max(dev, key=lambda n: sum(dev[n][m] for m in SUMMARY))
+    lines = [f"**Post hoc: the larger budget's rows against the small budget's fine-tuned dense, "
+             f"{len(hard.split_qids('test'))} test questions, top 100**", "",
+             "| method | " + " | ".join(LABELS) + f" | p vs {SMALL} (Holm) |",
+             "|---|" + "---:|" * len(LABELS) + "---|"]
+    for row in cmp.rows:
+        ps = "–" if row["run"] == SMALL else " / ".join(small.fmt_p(row["metrics"][m].get("p_corrected"))
+                                                       for m in METRICS)
+        lines.append(f"| {row['run']} | " + " | ".join(f"{100 * row['metrics'][m]['mean']:.1f}" for m in METRICS)
+                     + f" | {ps} |")
+    lines += ["", f"Dev ({len(hard.split_qids('dev'))} dev queries; Hit@1 / Hit@10 / MRR / nDCG@10): " + "; ".join(
+        f"{n} " + " / ".join(f"{dev[n][m]:.1f}" for m in SUMMARY) for n in dev)
+        + f". Chosen on dev by the mean of the four: {pick}."]
+    text = "\n".join(lines)
+    rows = [{"method": r["run"], **{m: 100 * r["metrics"][m]["mean"] for m in METRICS},
+             "p": {m: r["metrics"][m].get("p_corrected") for m in METRICS}} for r in cmp.rows]
+    write_json(args.out / "inferential-budget-vs-small.json", {"rows": rows, "dev": dev, "dev_pick": pick})
+    (args.out / "inferential-budget-vs-small.md").write_text(text + "\n")
+    return text
+
+
 def main() -> None:
     args = parse_args()
     sys.path.insert(0, str(REPO / "src"))
@@ -161,6 +219,9 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
     benches = hard_protocol.benchmarks(args.out, args.questions, "full")
+    if args.against:
+        print(against_small_budget(args, benches))
+        return
     hard, wikihint = benches["hard"], benches["wikihint"]
     check = device_check(args, hard)
     training = train(args, benches["train"])

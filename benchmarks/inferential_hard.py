@@ -137,7 +137,8 @@ def clue_options(**over):
 def trained(args, train) -> tuple[dict, dict]:
     """(clue encoder's training.json, fine-tuned dense's): dense gets the clue encoder's
     questions, positives / negatives per question, negative source and optimiser steps; the
-    set-trained clue encoder gets dense's options, so its examples, batches and steps too."""
+    set-trained clue encoder (none when `args.sets_dir` is None) gets dense's options, so its
+    examples, batches and steps too."""
     from inferqa.experiments.finetune import finetune_clue, finetune_clue_sets, finetune_retriever
     from inferqa.io import read_json
 
@@ -149,7 +150,7 @@ def trained(args, train) -> tuple[dict, dict]:
         log(f"fine-tuning dense: {clue['steps']} steps like the clue encoder")
         finetune_retriever(train, args.dense_dir, model="minilm", options=clue_options(max_steps=clue["steps"]))
     encode_at(args.dense_dir, args.dense_max_length)
-    if not (args.sets_dir / "training.json").exists():
+    if args.sets_dir is not None and not (args.sets_dir / "training.json").exists():
         log(f"training the clue encoder on hint sets: dense's examples and {clue['steps']} steps")
         finetune_clue_sets(train, args.sets_dir, model="minilm", options=clue_options(max_steps=clue["steps"]))
     return clue, read_json(args.dense_dir / "training.json")
