@@ -126,16 +126,6 @@ def choose_primary(hard, found: dict, path: Path) -> dict:
     return tuned
 
 
-def verdict(rows: list[dict], primary: str) -> str:
-    """The `inferential:` line for the primary row against the stronger dense per metric."""
-    d = hard_protocol.stronger_dense(rows)
-    best = next(r for r in rows if r["method"] == primary)
-    parts = [f"{label} {best[m]:.1f} vs {d[m]:.1f}" for label, m in zip(LABELS, METRICS) if m in SUMMARY]
-    dominates = all(best[m] >= d[m] - 1e-9 for m in SUMMARY)
-    return (f"inferential (budget): primary {primary}, " + ", ".join(parts)
-            + f", encoded {d['texts'] / best['texts']:.0f}× fewer, dominates {'yes' if dominates else 'no'}")
-
-
 def device_check(args, bench) -> dict | None:
     """On a GPU: the untrained encoder's vectors of 64 passages there and on the CPU."""
     if args.device == "cpu":
@@ -149,6 +139,11 @@ def device_check(args, bench) -> dict | None:
     gap = float(np.abs(on["cpu"] - on[args.device]).max())
     log(f"{args.device} vs cpu: the same 64 passages' vectors differ by at most {gap:.2g}")
     return {"device": args.device, "max_abs_diff": gap}
+
+
+def run_file(runs_dir: Path, name: str) -> Path:
+    """Where a row's TREC run is kept: its name in lower case, other characters as '-'."""
+    return runs_dir / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".trec")
 
 
 def training_line(training: dict) -> str:
@@ -182,10 +177,9 @@ def against_small_budget(args, benches) -> str:
     hard = benches["hard"]
     tuned = read_json(args.tuned)
     small_dense = small_budget_dense(args, benches)
-    slug = {name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") for name in (FT_DENSE, DENSE, tuned["primary"])}
     runs = {SMALL: small_dense.search(hard.split_qids("test"))[0].top(100),
-            **{(LARGE if n == FT_DENSE else n): Run.from_file(args.runs / f"{f}.trec", bench=hard)
-               for n, f in slug.items()}}
+            **{(LARGE if n == FT_DENSE else n): Run.from_file(run_file(args.runs, n), bench=hard)
+               for n in (FT_DENSE, DENSE, tuned["primary"])}}
     cmp = compare(runs, hard, list(METRICS), questions="run")
     dev = {SMALL: hard_protocol.scores(small_dense.search(hard.split_qids("dev"))[0], hard),
            LARGE: tuned["dense_dev"][FT_DENSE]}
@@ -231,10 +225,9 @@ def main() -> None:
     runs = hard_protocol.runs_on(hard, found, hard.split_qids("test"), tuned)
     rows = hard_protocol.table(hard, runs)
     primary = next(r for r in rows if r["method"] == tuned["primary"])
+    args.runs.mkdir(exist_ok=True)
     for name, (run, _) in runs.items():  # top 100 of each row, for checks elsewhere
-        args.runs.mkdir(exist_ok=True)
-        run.top(100).to_file(args.runs / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".trec"),
-                           against=hard)
+        run.top(100).to_file(run_file(args.runs, name), against=hard)
     text = "\n\n".join([
         hard_protocol.fmt_table(("" if args.budget == BUDGET else "Post hoc: ")
                                 + f"Equal larger budget ({args.budget}): {len(hard.split_qids('test'))} test "
@@ -242,9 +235,10 @@ def main() -> None:
                                 rows, post_hoc=()),
         f"Training on {args.device}, TriviaHG train: {training_line(training)}. Primary row chosen on the "
         f"{tuned['dev_questions']} dev queries at {tuned['primary_at']}: {tuned['primary']}.",
-        hard_protocol.significance(rows, primary), verdict(rows, tuned["primary"])])
+        hard_protocol.significance(rows, primary),
+        hard_protocol.summary(rows, "inferential (budget)", primary, role="primary")])
     print(text)
-    args.report.with_suffix(".md").write_text(text + "\n")
+    args.report.with_suffix(".md").write_text(text + "\n")  # the table stays if EMVR is cut short
     report = {"hard": rows, "tuned": tuned, "training": training, "budget": args.budget, "device_check": check}
     args.report.with_suffix(".json").write_text(json.dumps(report, indent=2))
     emvr = hard_protocol.emvr_rows(hard, wikihint, {n: found[n] for n in (FT_DENSE, SETS)},

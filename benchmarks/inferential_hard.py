@@ -435,11 +435,12 @@ def best_row(rows: list[dict]) -> dict:
     return max(fair, key=lambda r: (min(gains[r["method"]]), sum(gains[r["method"]])))
 
 
-def summary(rows: list[dict], head: str) -> str:
-    d, best = stronger_dense(rows), best_row(rows)
+def summary(rows: list[dict], head: str, best: dict | None = None, role: str = "best") -> str:
+    """The `inferential:` line: `best` (default `best_row`) against the stronger dense per metric."""
+    d, best = stronger_dense(rows), best or best_row(rows)
     parts = [f"{label} {best[m]:.1f} vs {d[m]:.1f}" for label, m in zip(LABELS, METRICS) if m in SUMMARY]
     dominates = all(best[m] >= d[m] - 1e-9 for m in SUMMARY)
-    return (f"{head}: best {best['method']}, " + ", ".join(parts)
+    return (f"{head}: {role} {best['method']}, " + ", ".join(parts)
             + f", encoded {d['texts'] / best['texts']:.0f}× fewer, dominates {'yes' if dominates else 'no'}")
 
 
