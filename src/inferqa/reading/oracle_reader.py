@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..defaults import MIN_LABEL
 from ..evaluation.stored_metrics import (PAPER_LABEL_ROWS, Store, accuracy, accuracy_per_label, check_store,
                                hint_contribution_oracle, hint_contribution_run, is_right, load_store, optimal_em)
 from ..formats.answers import STRATEGY_CODES
@@ -62,7 +63,8 @@ def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[in
 
 
 def answer_table(bench: "Benchmark", qids: Sequence[str], model: str, run: "Run | None" = None,
-                 ks: Sequence[int] = READ_KS.default, store: Store | None = None, min_label: int = 1) -> dict[str, Any]:
+                 ks: Sequence[int] = READ_KS.default, store: Store | None = None,
+                 min_label: int = MIN_LABEL.default) -> dict[str, Any]:
     """One reader's answer-level numbers under the inferqa protocol, from stored answers,
     rounded to 4 decimals: `optimal_em` (labels >= `min_label`), `accuracy_per_label` and,
     with `run` (best passages first, e.g. oracle-reranked), `oracle_reranker_em` per k."""
