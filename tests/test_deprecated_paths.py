@@ -112,6 +112,21 @@ def test_stage_names_stay_functions_after_importing_the_old_packages(monkeypatch
     assert inferqa.evaluate is len
 
 
+@pytest.mark.parametrize("old,new", [("inferqa.read.run", "inferqa.reading.run"),
+                                     ("inferqa.evaluate.metrics", "inferqa.evaluation.metrics"),
+                                     ("inferqa.rerank.cross_encoder", "inferqa.reranking.cross_encoder")])
+def test_plain_import_of_a_module_below_a_stage_function(old, new, monkeypatch):
+    """`import inferqa.read.run as run` reaches the module through the function `inferqa.read`."""
+    _forget(old, monkeypatch)
+    names: dict = {}
+    with pytest.warns(DeprecationWarning, match=f"{old} is deprecated"):
+        exec(f"import {old} as alias", names)  # the statement itself, as a user writes it
+    assert names["alias"] is importlib.import_module(new)
+    stage = getattr(inferqa, old.split(".")[1])
+    assert getattr(stage, old.split(".")[2]) is names["alias"]  # the attribute chain inferqa.read.run too
+    _assert_stage_functions()
+
+
 # deprecated modules that are files of their own (a re-export of several modules' names), not paths of MOVED
 DEPRECATED_FILES = ("inferqa.stage_options",)
 

@@ -4,10 +4,9 @@ Importing an old path gives the new module itself (every name, monkeypatching in
 stays shared) with a DeprecationWarning naming the new path. An old package path maps its
 submodules too: `inferqa.read.run` is `inferqa.reading.run`.
 
-`inferqa.evaluate`, `inferqa.read` and `inferqa.rerank` are the stage functions now, so only
-the `from` forms of their old paths work (`from inferqa.read import summarize`,
-`from inferqa.evaluate.metrics import resolve`): `import inferqa.read.run as run` and
-attribute chains such as `inferqa.evaluate.metrics` start from the function and fail.
+`inferqa.evaluate`, `inferqa.read` and `inferqa.rerank` are the stage functions now. An old
+path below one of them (`import inferqa.read.run as run`, then `inferqa.read.run`) is reached
+through the function, so the module is also set as the function's attribute when it loads.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
-from types import ModuleType
+from types import FunctionType, ModuleType
 
 # old path -> new path; these go in the next release
 MOVED = {
@@ -61,7 +60,19 @@ class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         # the import system gave the module the old path's spec: it gets its own back
+        old = module.__spec__.name
         module.__spec__ = module.__spec__.loader_state
+        _attach_to_stage_function(old, module)
+
+
+def _attach_to_stage_function(old: str, module: ModuleType) -> None:
+    """`inferqa.read.run` is looked up as an attribute of the function `inferqa.read`: give it one."""
+    parts = old.split(".")
+    if len(parts) != 3:
+        return
+    owner = getattr(sys.modules[parts[0]], parts[1], None)
+    if isinstance(owner, FunctionType):
+        setattr(owner, parts[2], module)
 
 
 def install() -> None:
