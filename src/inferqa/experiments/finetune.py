@@ -347,7 +347,9 @@ def _losses_module():
 
 
 @plugin("fine-tuner", "retriever", *OPTIONS,
-        help="bi-encoder: in-batch negatives plus n positives and n hard negatives per question")
+        help="bi-encoder for the `dense` retriever: in-batch negatives plus n positives and n hard negatives "
+             "per question",
+        suggest_for=("dense", "dpr", "bi-encoder"))
 def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
                        model: str = DEFAULT_ENCODER, options: FinetuneOptions | None = None,
                        device: str | None = None, overwrite: bool = False, **settings: object) -> Path:
@@ -554,6 +556,7 @@ def finetune_stage(s: Settings) -> Path:
     refuse_existing_folder(check_output(s.out, kind="dir"), s.overwrite)
     if s.kind not in registry.available("fine-tuner"):
         raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not "
-                         f"{s.kind!r} (`inferqa plugins fine-tuner`)", field="kind")
+                         f"{s.kind!r}{registry.suggestion('fine-tuner', s.kind)} (`inferqa plugins fine-tuner`)",
+                         field="kind")
     trainer = registry.create("fine-tuner", s.kind, **{o.name: s[o.name] for o in FINETUNER_OPTIONS})
     return trainer(s.bench, s.out, model=s.model, overwrite=s.overwrite)
