@@ -142,7 +142,7 @@ def test_finetune_cli_trains_the_asked_kind_and_rejects_others(bench, minilm, tm
             with pytest.raises(SystemExit) as bad:
                 main()
         err = capsys.readouterr().err
-        assert bad.value.code == 2 and f"not '{kind}' (did you mean '{meant}'?)" in err and len(err.splitlines()) == 1
+        assert bad.value.code == 2 and f"unknown fine-tuner '{kind}' (did you mean '{meant}'?)" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x").exists()
 
 

@@ -366,18 +366,12 @@ def get(kind: str, name: str) -> Plugin:
     if name not in plugins:
         _scan(kind)
     if name not in plugins:
-        hint = suggestion(kind, name)
+        # `suggest_for`: words a user may mean this plugin by; suggested from, never accepted as names
+        words = {w: p.name for p in plugins.values() for w in p.meta.get("suggest_for", ())}
+        hint = did_you_mean(name, plugins, aliases=words)
         broken = "".join(f"; {m} failed to import ({e})" for m, e in _BROKEN[kind].items())
         raise InputError(f"unknown {kind} {name!r}{hint}; available: {', '.join(sorted(plugins))}{broken}")
     return plugins[name]
-
-
-def suggestion(kind: str, name: str) -> str:
-    """" (did you mean 'x'?)" for a NAME that is no plugin of KIND, or "" where none is close. A
-    plugin's `suggest_for` words, which a user may mean it by, are suggested from, never accepted."""
-    _scan(kind)
-    words = {w: p.name for p in _PLUGINS[kind].values() for w in p.meta.get("suggest_for", ())}
-    return did_you_mean(name, _PLUGINS[kind], aliases=words)
 
 
 def create(kind: str, name: str, *args: Any, **options: Any) -> Any:

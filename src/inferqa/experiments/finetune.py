@@ -554,9 +554,5 @@ def finetune_stage(s: Settings) -> Path:
     from ..io import check_output, refuse_existing_folder
 
     refuse_existing_folder(check_output(s.out, kind="dir"), s.overwrite)
-    if s.kind not in registry.available("fine-tuner"):
-        raise InputError(f"finetune KIND must be one of {', '.join(registry.available('fine-tuner'))}, not "
-                         f"{s.kind!r}{registry.suggestion('fine-tuner', s.kind)} (`inferqa plugins fine-tuner`)",
-                         field="kind")
     trainer = registry.create("fine-tuner", s.kind, **{o.name: s[o.name] for o in FINETUNER_OPTIONS})
     return trainer(s.bench, s.out, model=s.model, overwrite=s.overwrite)
