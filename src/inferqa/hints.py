@@ -11,7 +11,9 @@ share their hints. Three views of that, each used by several stages:
 - `hint-group` plugins (`hint_group_key`): a passage id → its group, from the hint *texts*
   of the question records, never from the question part of the id. `set`: the same set
   of hint texts; `linked`: joined, directly or through others, by a shared hint text (a
-  question's whole family of passages, merged with any question sharing a hint text).
+  question's whole family of passages, merged with any question sharing a hint text);
+  `question`: the passages of one question, by the question part of the id (the id scheme
+  names the question a passage was built from).
   Diversification (`inferqa.retrieve.diversify`) and evidence reading use them.
 """
 
@@ -19,13 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import TYPE_CHECKING, Callable, Hashable, Sequence
 
 import numpy as np
 
 from . import registry
 from .defaults import HINT_GROUPING
 from .errors import InputError
+from .records import question_of
 from .registry import plugin
 
 if TYPE_CHECKING:
@@ -183,6 +186,31 @@ def set_groups(bench: "Benchmark") -> GroupKey:
 def linked_groups(bench: "Benchmark") -> GroupKey:
     root = _linked_roots(bench)
     return lambda pid: root(_hints_of(bench, pid)[0])
+
+
+@plugin("hint-group", "question", help="passages of one question (the question part of the passage id, as QUIT's "
+        "ids name it)", suggest_for=("questions", "qid"))
+def question_groups(bench: "Benchmark") -> GroupKey:
+    def question(pid: str) -> str:
+        qid = question_of(pid)
+        if qid is None or qid not in bench.questions:
+            raise InputError(f"run passage {pid!r} is not in the benchmark", file=bench.path, field="pid")
+        return qid
+
+    return question
+
+
+def window_groups(ranked: Sequence[tuple[str, float]], depth: int, group: GroupKey) -> list[list[int]]:
+    """The first `depth` groups of `ranked` in its order, each as the indices of its passages
+    in `ranked` (the first one is the group's representative): a distinct reranking window."""
+    members: dict[Hashable, list[int]] = {}
+    for i, (pid, _) in enumerate(ranked):
+        key = group(pid)
+        if key in members:
+            members[key].append(i)
+        elif len(members) < depth:
+            members[key] = [i]
+    return list(members.values())
 
 
 def groupings() -> list[str]:

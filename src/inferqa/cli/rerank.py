@@ -14,8 +14,9 @@ from .stage_command import stage_command
 def show(done: Any, settings: Settings, _fmt: Any) -> None:
     from rich.console import Console
 
-    Console().print(f"[bold]{settings.out}[/]: {len(done.run):,} questions, {done.scored:,} passages reranked by "
-                    f"{settings.reranker} in {done.seconds:.1f} s")
+    window = "top passages" if settings.window == "plain" else f"one per {settings.window}"
+    Console().print(f"[bold]{settings.out}[/]: {len(done.run):,} questions, {done.scored:,} reranker calls "
+                    f"({window}, at most {settings.depth} per question) by {settings.reranker} in {done.seconds:.1f} s")
     typer.echo(done.counts.line(done.seconds))
 
 

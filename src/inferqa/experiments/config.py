@@ -40,6 +40,7 @@ from typing import Any
 from ..errors import InputError
 from ..io import read_yaml
 from ..registry import REQUIRED, Option
+from ..reranking.run import check_window
 from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..stages.evaluate import EVALUATE
 from ..stages.finetune import FINETUNE
@@ -61,7 +62,7 @@ TOP_KEYS = _keys(RETRIEVE.option("split"), FINETUNE.option("max_questions"), REA
                  replace(ORACLE.option("seed"), help="seed of the oracle retriever's shuffle and the paired tests"),
                  replace(CACHE, name="llm_cache"))
 RETRIEVER_KEYS = _keys(*(RETRIEVE.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
-RERANKER_KEYS = _keys(*(RERANK.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
+RERANKER_KEYS = _keys(*(RERANK.option(name) for name in ("depth", "window", "options", *DIVERSIFY_KEYS)))
 READER_KEYS = _keys(READ.option("llm").with_default(REQUIRED))
 _KIND = Option("kind", str, REQUIRED)
 _BOOL = Option("value", bool, REQUIRED)
@@ -80,6 +81,7 @@ class StageSpec:
     diversify_by: str = GROUPING.default  # the hint-group: set | linked
     diversify_margin: float | None = None  # only queries whose top group leads by less (None: every query)
     diversify_share: float | None = None  # only this share of queries, those led by least (None: every query)
+    window: str = RERANK.default("window")  # rerankers: plain, or one representative per hint-group
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,10 @@ def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_k
             diversified = check_diversify(*(values[key] for key in DIVERSIFY_KEYS))
         except InputError as exc:
             raise c.fail(exc.message, at + str(exc.field), record=i) from None
-        out.append(StageSpec(name, kind, values["depth"], options, *diversified))
+        window = values.get("window", RERANK.default("window"))
+        if window != RERANK.default("window"):
+            _checked(c, at + "window", i, lambda: check_window(window))
+        out.append(StageSpec(name, kind, values["depth"], options, *diversified, window=window))
     return tuple(out)
 
 

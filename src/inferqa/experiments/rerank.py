@@ -17,8 +17,9 @@ from ..stages import Settings
 
 @dataclass
 class Reranked:
-    """What `rerank_stage` did: the run it wrote, the passages reranked in it, the seconds
-    reranking took and where the scores came from."""
+    """What `rerank_stage` did: the run it wrote, the reranker calls behind it (one per passage
+    scored: the window's candidates, resumed questions' included), the seconds reranking took
+    and where the scores came from."""
 
     run: Run
     scored: int
@@ -58,12 +59,11 @@ def rerank_stage(s: "Settings") -> Reranked:
     bench = Benchmark(s.bench)
     run = open_run(s.run, bench, s.split, allow_partial=s.allow_partial)
     ckpt, counts, t0 = checkpoint_path(s.out), RerankCounts(), time.perf_counter()
-    reranked = rerank_run(run, bench, s.reranker, options=options, depth=s.depth, qids=run.qids, checkpoint=ckpt,
-                          progress=True, executor=executor, counts=counts)
+    reranked = rerank_run(run, bench, s.reranker, options=options, depth=s.depth, window=s.window, qids=run.qids,
+                          checkpoint=ckpt, progress=True, executor=executor, counts=counts)
     seconds = time.perf_counter() - t0
     if per_group is not None:
         reranked = diversify(reranked, bench, per_group, grouping, margin, share)
     reranked.to_file(s.out, against=bench)
     ckpt.unlink(missing_ok=True)
-    scored = sum(min(s.depth, len(reranked[q])) for q in reranked)
-    return Reranked(reranked, scored, seconds, counts)
+    return Reranked(reranked, counts.resumed_calls + counts.scored, seconds, counts)

@@ -222,13 +222,13 @@ class _Runner:
 
     def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
         inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth,
-                  **_diversify_input(spec)}
+                  **_diversify_input(spec), **({"window": spec.window} if spec.window != "plain" else {})}
         name = f"rerank-{upstream.retriever}-{spec.name}"
 
         def compute(tmp: Path, h: str) -> None:
             partial = self.store.partial_path(name, h)
             reranker = self.reranker(spec)
-            run = reranker.rerank(upstream.run, self.bench, depth=spec.depth, checkpoint=partial,
+            run = reranker.rerank(upstream.run, self.bench, depth=spec.depth, window=spec.window, checkpoint=partial,
                                   progress=self.progress)
             self.diversified(run, spec).to_file(tmp / RUN_FILE, tag=spec.name)
             partial.unlink(missing_ok=True)

@@ -15,11 +15,13 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
-from ..stages.rerank import RERANK_DEPTH
+from ..hints import GroupKey, window_groups
+from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats import Run
 
 _BIG = 1e30
+
 
 class Reranker(ABC):
     """Scores a question's candidate passages; higher is more relevant."""
@@ -72,23 +74,37 @@ class Reranker(ABC):
         return sorted(enumerate(scores), key=lambda t: -t[1])
 
     def rerank(self, run: Run, bench: Benchmark, depth: int = RERANK_DEPTH.default,
-               qids: Iterable[str] | None = None, *,
+               qids: Iterable[str] | None = None, *, window: str = RERANK_WINDOW.default,
                checkpoint: str | os.PathLike | None = None, progress: bool = False,
                executor: Any = None) -> Run:
-        """Rerank the top `depth` passages of each question of `run` (all, or `qids`), here or
-        on the given `inferqa.scale.Executor`: see `inferqa.reranking.rerank_run`."""
+        """Rerank the top `depth` passages (or `depth` distinct groups, `window`) of each
+        question of `run` (all, or `qids`), here or on the given `inferqa.scale.Executor`: see
+        `inferqa.reranking.rerank_run`."""
         from .run import rerank_run
 
-        return rerank_run(run, bench, self, depth=depth, qids=qids, checkpoint=checkpoint, progress=progress,
-                          executor=executor)
+        return rerank_run(run, bench, self, depth=depth, window=window, qids=qids, checkpoint=checkpoint,
+                          progress=progress, executor=executor)
 
     def rerank_question(self, qid: str, ranked: list[tuple[str, float]], bench: Benchmark | None,
-                        depth: int) -> list[tuple[str, float]]:
+                        depth: int, group: GroupKey | None = None) -> list[tuple[str, float]]:
         """One question: the top `depth` reordered by this reranker's scores; the passages below
-        keep their order and score differences, shifted to sit below the head."""
-        head, tail = ranked[:depth], ranked[depth:]
-        order = self.rank_passages(bench, qid, [pid for pid, _ in head])
-        new_head = [(head[i][0], float(s)) for i, s in order]
+        keep their order and score differences, shifted to sit below the head.
+
+        With `group` (a passage id -> its group: question, hint set, ...), the window is
+        `depth` representatives instead, the first passage of each of the first `depth`
+        groups in `ranked`'s order; only they are scored, and each is followed by its group's
+        other passages in `ranked`'s order, at its score (a run's ties keep their order)."""
+        if group is None:
+            head, tail = ranked[:depth], ranked[depth:]
+            order = self.rank_passages(bench, qid, [pid for pid, _ in head])
+            new_head = [(head[i][0], float(s)) for i, s in order]
+        else:
+            members = window_groups(ranked, depth, group)
+            reps = [ranked[idx[0]][0] for idx in members]
+            order = self.rank_passages(bench, qid, reps)
+            new_head = [(ranked[i][0], float(s)) for j, s in order for i in members[j]]
+            chosen = {i for idx in members for i in idx}
+            tail = [pair for i, pair in enumerate(ranked) if i not in chosen]
         if not tail:
             return new_head
         floor = min(s for _, s in new_head)

@@ -18,10 +18,11 @@ from typing import Any, Callable, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
-from ..stages.rerank import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint
+from ..hints import GroupKey, groupings, hint_group_key, window_groups
 from ..formats import Run
 from ..scale.backends import LOCAL, Executor
 
@@ -33,6 +34,7 @@ class RerankCounts:
     LLM call cache answered (None: a reranker with no call cache, or workers on Ray)."""
 
     resumed: int = 0
+    resumed_calls: int = 0  # the reranker calls behind the resumed questions
     scored: int = 0
     computed: int | None = None
     cached: int | None = None
@@ -53,10 +55,14 @@ class RerankCounts:
 
 def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLike, reranker: Any, *,
                options: dict[str, Any] | None = None, depth: int = RERANK_DEPTH.default,
-               qids: Iterable[str] | None = None,
+               window: str = RERANK_WINDOW.default, qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
                progress: bool = False, batch_size: int = 1, counts: RerankCounts | None = None) -> Run:
-    """Rerank the top `depth` passages of each question of `run` (all, or `qids`).
+    """Rerank the top `depth` passages of each question of `run` (all, or `qids`); with a
+    distinct `window` (a hint-group: question, set, linked), `depth` representatives, one per
+    group (`Reranker.rerank_question`). Either way `depth` is the number of reranker calls per
+    question; a question whose run holds fewer groups reranks those it has, with one warning
+    naming how deep a first stage would fill the window.
 
     `run` and `bench` are objects or paths (a run file is read with the benchmark).
     `reranker` is a `Reranker` or a registry name (built from `options`, once per worker).
@@ -68,8 +74,8 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     executor = executor or LOCAL
     bench = as_benchmark(bench)
     run = as_run(run, bench)
-    if depth < 1:
-        raise InputError(f"depth must be at least 1, got {depth}", field="depth")
+    depth = RERANK_DEPTH.check(depth, "depth")
+    group = window_key(bench, window)
     options = {k: v for k, v in (options or {}).items() if v is not None}
     if not isinstance(reranker, str):
         if options:
@@ -89,11 +95,14 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
             raise InputError(f"question {qid} is not in the run", field="qid")
         if qid not in bench.questions:
             raise InputError(f"question {qid} of the run is not in the benchmark", file=bench.path, field="qid")
-    header = {**header, "depth": depth, "run": _digest(run, selected)}
+    header = {**header, "depth": depth, **({"window": window} if group else {}), "run": _digest(run, selected)}
     saved = RankingCheckpoint(checkpoint, header) if checkpoint else None
     done = saved.read(_trusted(run)) if saved else {}
     todo = [q for q in selected if q not in done]
-    worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth)
+    calls = {q: _calls(run[q], depth, group) for q in todo}
+    if group:
+        _warn_if_shallow(run, selected, depth, window, group)
+    worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth, window)
     calls_before = _call_stats(reranker)
     try:
         outs = executor.imap([(qid, run[qid]) for qid in todo], worker, batch_size=batch_size,
@@ -108,22 +117,60 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
         if saved:
             saved.close()
     if counts is not None:
-        _count(counts, reranker, calls_before, len(selected) - len(todo), sum(min(depth, len(run[q])) for q in todo))
+        _count(counts, reranker, calls_before, len(selected) - len(todo), sum(calls.values()))
+        counts.resumed_calls = sum(_calls(run[q], depth, group) for q in selected if q not in calls)
     return run.derive({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
-def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.PathLike, depth: int):
-    """A factory, called once per worker (here, or per Ray actor): reranker and benchmark are
-    built there once, then whole questions are reranked."""
+def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.PathLike, depth: int,
+            window: str):
+    """A factory, called once per worker (here, or per Ray actor): reranker, benchmark and
+    window grouping are built there once, then whole questions are reranked."""
 
     def make():
         b = bench if isinstance(bench, Benchmark) else Benchmark(bench)
+        group = window_key(b, window)
         rr = registry.create("reranker", reranker, **options) if isinstance(reranker, str) else reranker
         if hasattr(rr, "load"):
             rr.load()  # before the progress bar: a model that cannot load fails alone
-        return lambda batch: [rr.rerank_question(qid, ranked, b, depth) for qid, ranked in batch]
+        return lambda batch: [rr.rerank_question(qid, ranked, b, depth, group) for qid, ranked in batch]
 
     return make
+
+
+def check_window(window: object) -> str:
+    """`window` if it names a window (plain, or a hint-group plugin), else an InputError naming them."""
+    kinds = [RERANK_WINDOW.default, *groupings()]
+    if window not in kinds:
+        near = [k for k in kinds if k.lower() == str(window).lower()]
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise InputError(f"unknown window {window!r}{hint}; the windows are {', '.join(kinds)}", field="window")
+    return str(window)
+
+
+def window_key(bench: Benchmark, window: str) -> GroupKey | None:
+    """None for the plain window, else the hint-group key of a distinct window."""
+    return None if check_window(window) == RERANK_WINDOW.default else hint_group_key(bench, window)
+
+
+def _calls(ranked: list, depth: int, group: GroupKey | None) -> int:
+    return min(depth, len(ranked)) if group is None else len(window_groups(ranked, depth, group))
+
+
+def _warn_if_shallow(run: Run, qids: list[str], depth: int, window: str, group: GroupKey) -> None:
+    import math
+    import warnings
+
+    short = {q: len(window_groups(run[q], depth, group)) for q in qids}
+    short = {q: n for q, n in short.items() if n < depth}
+    if not short:
+        return
+    worst = min(short, key=lambda q: short[q])
+    have, held = short[worst], len(run[worst])
+    needed = math.ceil(held * depth / max(have, 1))
+    warnings.warn(f"{len(short):,} of {len(qids):,} questions hold fewer than {depth} distinct {window} groups "
+                  f"(fewest: {have} in {held:,} passages, question {worst}); those rerank the groups they have; "
+                  f"a first stage about {needed:,} deep would fill the window", stacklevel=3)
 
 
 def _call_stats(reranker: Any) -> tuple[int, int] | None:

@@ -14,8 +14,15 @@ from . import REQUIRED, Option, Stage
 RERANK_DEPTH = Option("depth", int, 100, "the top DEPTH passages of each question are reranked; the rest "
                       "stays below in its order", min=1)
 
+# The one declaration of the rerank window: rerank_run, the experiment file and --window read it.
+RERANK_WINDOW = Option("window", str, "plain", "which candidates the --depth reranker calls score: plain, the top "
+                       "--depth passages; question, set or linked (a hint-group, `inferqa plugins hint-group`), one "
+                       "representative per group, the first of each in the run's order, each followed by its "
+                       "group's other passages in the run's order", metavar="plain|question|set|linked")
+
 RERANK = Stage(
-    "rerank", "Rerank the top --depth passages of every question of RUN; the passage set is kept.",
+    "rerank", "Rerank the top --depth passages (or --depth distinct questions, --window question) of every "
+    "question of RUN; the passage set is kept.",
     entry="inferqa.experiments.rerank:rerank_stage",
     description="Resumable: finished questions go to a checkpoint beside --out, LLM calls to the call cache.",
     options=(
@@ -30,6 +37,7 @@ RERANK = Stage(
         Option("model", str, None, "cross-encoder and the T5 family: HF id or local folder of the weights; default: "
                "the reranker's own", flags=("--model", "-m")),
         RERANK_DEPTH,
+        RERANK_WINDOW,
         Option("batch_size", int, None, "batch size (cross-encoder, T5 family)", min=1),
         Option("split", str, None, "only the questions of this split (the output holds only them)"),
         Option("options", dict, None, "extra reranker option KEY=VALUE, repeatable (e.g. window=10, reduction=mean)",
