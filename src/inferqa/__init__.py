@@ -34,7 +34,7 @@ from . import _deprecated
 if TYPE_CHECKING:
     from .construct import build_benchmark
     from .data import load_questions
-    from .diagnose import monotonicity
+    from .diagnose import monotonicity, window
     from .evaluation import compare, evaluate
     from .formats import Benchmark, Qrels, Run, open_run
     from .llm import load_llm
@@ -64,11 +64,13 @@ _EXPORTS = {
     "load_llm": ("inferqa.llm", "load_llm"),
     "open_run": ("inferqa.formats", "open_run"),
     "monotonicity": ("inferqa.diagnose", "monotonicity"),
+    "window": ("inferqa.diagnose", "window"),
 }
 
 # written out (not built from _EXPORTS) so that linters and type checkers read it
 __all__ = ["__version__", "build_benchmark", "Benchmark", "load_questions", "get_retriever", "get_reranker", "rerank",
-           "read", "evaluate", "compare", "fuse", "diversify", "Run", "Qrels", "load_llm", "open_run", "monotonicity"]
+           "read", "evaluate", "compare", "fuse", "diversify", "Run", "Qrels", "load_llm", "open_run", "monotonicity",
+           "window"]
 
 
 def __getattr__(name: str):

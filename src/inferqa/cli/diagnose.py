@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..stages import Settings
-from ..stages.diagnose import MONOTONICITY
+from ..stages.diagnose import MONOTONICITY, WINDOW
 from .app import InferqaTyper, app
 from .output import print_tables
 from .stage_command import stage_command
 
-diagnose_app = InferqaTyper(help="Diagnose a retriever on the benchmark's hint structure: `monotonicity`.",
+diagnose_app = InferqaTyper(help="Diagnose a retriever on the benchmark's hint structure: `monotonicity`, "
+                            "`window` (distinct questions in a run's head).",
                             no_args_is_help=True)
 app.add_typer(diagnose_app, name="diagnose")
 
@@ -20,3 +21,4 @@ def show(report: Any, _settings: Settings, fmt: str | None) -> None:
 
 
 stage_command(MONOTONICITY, show, tables=True, group=diagnose_app)
+stage_command(WINDOW, show, tables=True, group=diagnose_app)

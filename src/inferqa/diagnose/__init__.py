@@ -2,10 +2,14 @@
 
 - `monotonicity`: evidence monotonicity (EMVR), how often adding one hint to a passage lowers
   its score (`inferqa diagnose monotonicity`, docs/diagnose.md).
+- `window`: how many distinct questions and hint sets a run's top k passages hold, and the
+  best a reranker could reach over k passages or k distinct questions (`inferqa diagnose
+  window`, docs/diagnose.md#window).
 """
 
 from __future__ import annotations
 
 from .monotonicity import MonotonicityReport, Rate, hint_additions, monotonicity
+from .window import WindowReport, window
 
-__all__ = ["MonotonicityReport", "Rate", "hint_additions", "monotonicity"]
+__all__ = ["MonotonicityReport", "Rate", "hint_additions", "monotonicity", "WindowReport", "window"]

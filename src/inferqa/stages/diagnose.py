@@ -1,4 +1,5 @@
-"""`inferqa diagnose monotonicity`: does adding a hint to a passage ever lower its score?"""
+"""`inferqa diagnose ...`: `monotonicity` (does adding a hint to a passage ever lower its score?) and
+`window` (how many distinct questions the head of a run holds, and what a reranker could reach)."""
 
 from __future__ import annotations
 
@@ -26,4 +27,23 @@ MONOTONICITY = Stage(
                "built there when missing)"),
         Option("seed", int, 0, "seed of the bootstrap over questions"),
         Option("resamples", int, RESAMPLES, "bootstrap resamples of the questions for the 95% CI", min=1),
+    ))
+
+WINDOW_DEPTH = Option("depth", int, REQUIRED, "a window size k", min=1)  # each of WINDOW's depths
+
+WINDOW = Stage(
+    "window", "The reranking window of a run: distinct questions in its top k, and the best a reranker could do "
+    "over k passages or k distinct questions.",
+    entry="inferqa.diagnose.window:window_stage",
+    description="A QUIT question's passages are orderings of the same hints, so its near-copies fill the head of a "
+                "ranking. Per depth k, means over the run's questions with a relevant passage: distinct questions "
+                "and hint sets in the top k; Hit@k; and the share whose first k distinct questions (hint sets) of "
+                "the whole ranking hold a relevant passage (docs/diagnose.md#window).",
+    options=(
+        Option("run", (Path, object), REQUIRED, "a TREC run (any run file `inferqa evaluate` reads; in Python also a "
+               "Run or a {qid: {pid: score}} dict)", positional=True, metavar="RUN"),
+        Option("bench", (Path, object), REQUIRED, "benchmark folder, or a Benchmark", flags=("--bench", "-b")),
+        Option("depths", list, [10, 20, 100], "window sizes k, each an integer ≥ 1", flags=("--depth",), item=int,
+               metavar="K"),
+        Option("split", str, None, "only the run's questions of this split (none: every question of the run)"),
     ))
