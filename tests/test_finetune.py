@@ -192,3 +192,37 @@ def test_the_python_trainers_refuse_an_existing_folder_before_any_work(bench, mi
         with pytest.raises(InputError, match="already exists; give --overwrite"):
             trainer(bench, tmp_path / "out", model=minilm, options=FinetuneOptions(max_steps=1))
     assert _files(tmp_path / "out") == {"keep.txt": b"x"}
+
+
+def test_representatives_are_the_first_passage_of_each_other_question_in_order():
+    from inferqa.experiments.finetune import representatives
+
+    ranked = [("a_1_0", 9), ("a_10_1", 8), ("b_11_01", 7), ("b_1_0", 6), ("c_1_0", 5), ("d_1_0", 4)]
+    assert representatives(ranked, "a", 2) == ["b_11_01", "c_1_0"]
+    assert representatives(ranked, "b", 5) == ["a_1_0", "c_1_0", "d_1_0"]
+    assert representatives([p for p, _ in ranked], "c", 1) == ["a_1_0"]
+
+
+def test_reranker_examples_pair_own_passages_in_the_rankings_order_with_other_questions_representatives(
+        bench_factory, tmp_path):
+    """The window the reranker will see: own passages the first stage puts forward, against one
+    passage per other question, in the first stage's order (a TREC run file as the source)."""
+    from inferqa.experiments.finetune import build_rerank_examples
+
+    bench = bench_factory(4, split=(1.0, 0.0, 0.0))
+    qids = list(bench.questions)
+    q = qids[0]
+    own = sorted(bench.qrels[q])
+    others = {o: sorted(bench.qrels[o]) for o in qids[1:]}
+    # q's ranking: another question's two passages, q's last passage, a third question, q's first
+    ranked = [others[qids[1]][0], others[qids[1]][1], own[-1], others[qids[2]][3], own[0], others[qids[3]][0]]
+    lines = [f"{q} Q0 {p} {i + 1} {10 - i} t" for i, p in enumerate(ranked)]
+    for o in qids[1:]:  # every other question ranks its own first passage, then q's
+        lines += [f"{o} Q0 {others[o][0]} 1 2 t", f"{o} Q0 {own[0]} 2 1 t"]
+    (tmp_path / "first.trec").write_text("\n".join(lines) + "\n")
+    opts = FinetuneOptions(positives=2, negatives=2, negatives_from=str(tmp_path / "first.trec"), min_label=1)
+    got = [e for e in build_rerank_examples(bench, opts) if e.qid == q]
+    assert [e.positive for e in got] == [own[-1], own[0]]  # in the ranking's order, not the label's
+    assert all(e.negatives == (others[qids[1]][0], others[qids[2]][3]) for e in got)
+    with pytest.raises(InputError, match="a reranker needs --negatives > 0"):
+        build_rerank_examples(bench, FinetuneOptions(negatives=0))

@@ -14,9 +14,10 @@ cross-encoder reranker.
   examples, each passage encoded as the clue index sees it (a bag of separately encoded
   hints, mean-embedding): the controlled counterpart of the retriever fine-tune.
 - Reranker: a sentence-transformers CrossEncoder whose encoder starts from the given
-  weights (MiniLM here) and whose one-logit head is new, trained with binary cross-entropy:
-  the question's own passages with label >= min_label are positive, other questions'
-  passages (BM25/dense hard negatives, or random) negative.
+  weights (MiniLM here) and whose one-logit head is new, trained listwise: each of a
+  question's own passages (label >= min_label, in the first stage's order) against the other
+  questions' representatives a distinct window would show (the first passage of each other
+  question in `negatives_from`'s ranking), softmax cross-entropy over the group.
 
 Both are plain torch loops over sentence-transformers' own losses (no `datasets` or
 `accelerate` needed), seeded, with a progress bar (`inferqa.progress`: lines in a log), and
@@ -100,9 +101,8 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
     """Per question, passages of *other* questions, best-ranked first (or shuffled)."""
     if opts.negatives == 0:
         return {q: [] for q in qids}
-    source = opts.negatives_from
     rng = random.Random(opts.seed)
-    if source == "random":
+    if opts.negatives_from == "random":
         others = list(bench.questions)
         pool: dict[str, list[str]] = {}
         for qid in qids:
@@ -114,24 +114,31 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
                     picks.append(rng.choice(rel))
             pool[qid] = picks
         return pool
+    # The question's own passages (up to 325) come first; search deep enough to get past them.
+    run = _source_run(bench, qids, opts, 4 * opts.negatives)
+    return {qid: _others(bench, qid, run.get(qid, [])) for qid in qids}
+
+
+def _others(bench: Benchmark, qid: str, ranked: list) -> list[str]:
+    own = bench.qrels.get(qid, {})
+    return [pid for pid, _ in ranked if pid not in own and not pid.startswith(f"{qid}_")]
+
+
+def _source_run(bench: Benchmark, qids: list[str], opts: FinetuneOptions, beyond_own: int):
+    """`negatives_from`'s ranking of `qids`: a TREC run file, or a retriever's top (every own
+    passage of a question, plus `beyond_own`)."""
+    source = opts.negatives_from
     if Path(source).is_file():
         from ..formats import open_run
 
-        run = open_run(source, bench, opts.split)  # ids checked: an unknown passage is one line, not a KeyError
-    elif source in ("bm25", "dense", "clue"):
+        return open_run(source, bench, opts.split)  # ids checked: an unknown passage is one line, not a KeyError
+    if source in ("bm25", "dense", "clue"):
         from ..retrieve import get_retriever, question_queries
         retriever = get_retriever(source).ensure_index(bench)
-        # The question's own passages (up to 325) come first; search deep enough to get past them.
         per_q = max(len(bench.qrels.get(q, {})) for q in qids)
-        run = retriever.search(question_queries(bench, qids), per_q + 4 * opts.negatives)
-    else:
-        raise InputError(f"negatives_from must be bm25, dense, clue, random or a TREC run file, got {source!r}",
-                         field="negatives_from")
-    pool = {}
-    for qid in qids:
-        own = bench.qrels.get(qid, {})
-        pool[qid] = [pid for pid, _ in run.get(qid, []) if pid not in own and not pid.startswith(f"{qid}_")]
-    return pool
+        return retriever.search(question_queries(bench, qids), per_q + beyond_own)
+    raise InputError(f"negatives_from must be bm25, dense, clue, random or a TREC run file, got {source!r}",
+                     field="negatives_from")
 
 
 def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Random) -> list[str]:
@@ -443,33 +450,124 @@ def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out: "_Out", mo
                 lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))))
 
 
-@plugin("fine-tuner", "reranker", *OPTIONS, help="cross-encoder, binary relevance")
+@dataclass(frozen=True)
+class RerankExample:
+    """One question, one of its passages, and the other questions' representatives a window
+    would show beside it (passage ids, or texts once `with_texts`)."""
+
+    qid: str
+    query: str
+    positive: str
+    negatives: tuple[str, ...]
+
+    @property
+    def negative(self) -> str | None:  # the field the trainers' shared bookkeeping counts
+        return self.negatives[0] if self.negatives else None
+
+
+# How far past a question's own passages the reranker's examples look for other questions'
+# representatives: a QUIT ranking's top 100 holds about two questions.
+REPRESENTATIVE_DEPTH = 2000
+
+
+def representatives(ranked: Sequence[tuple[str, float]] | Sequence[str], exclude: str, n: int) -> list[str]:
+    """The first passage of each of the first `n` questions of `ranked` other than `exclude`:
+    what a distinct window (`inferqa rerank --window question`) shows a reranker."""
+    from ..records import question_of
+
+    seen: dict[str, str] = {}
+    for item in ranked:
+        pid = item if isinstance(item, str) else item[0]
+        qid = question_of(pid) or pid
+        if qid != exclude and qid not in seen:
+            seen[qid] = pid
+            if len(seen) == n:
+                break
+    return list(seen.values())
+
+
+def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[RerankExample]:
+    """Per question, up to `positives` own passages (label >= min_label) in `negatives_from`'s
+    order (the passages a first stage would put forward for it; random ones for `random`),
+    each grouped with the same `negatives` representatives of other questions, in that
+    ranking's order (`representatives`; random questions' random passages for `random`)."""
+    from ..formats.oracles import check_min_label
+
+    _check(opts)
+    if opts.negatives == 0:
+        raise InputError("no negatives: a reranker needs --negatives > 0", field="negatives")
+    check_min_label(opts.min_label, bench.qrels)
+    qids = _questions(bench, opts, least)
+    rng = random.Random(opts.seed)
+    run = None if opts.negatives_from == "random" else _source_run(bench, qids, opts, REPRESENTATIVE_DEPTH)
+    others = list(bench.questions)
+    examples = []
+    for qid in qids:
+        labels = bench.qrels.get(qid, {})
+        if run is None:
+            picked = rng.sample([o for o in others if o != qid], min(opts.negatives, len(others) - 1))
+            negs = [rng.choice(sorted(bench.qrels[o])) for o in picked if bench.qrels.get(o)]
+            own = []
+        else:
+            ranked = run.get(qid, [])
+            negs = representatives(ranked, qid, opts.negatives)
+            own = [p for p, _ in ranked if labels.get(p, 0) >= opts.min_label][:opts.positives]
+        own += [p for p in _positives(bench, qid, opts, rng) if p not in own][:opts.positives - len(own)]
+        query = bench.questions[qid].text
+        examples += [RerankExample(qid, query, pid, tuple(negs)) for pid in own if negs]
+    if not examples:
+        raise InputError(f"no passage with label >= {opts.min_label} and another question's passage in split "
+                         f"{opts.split!r}; nothing to train on", file=bench.path, field="min_label")
+    return examples
+
+
+@plugin("fine-tuner", "reranker", *OPTIONS,
+        help="cross-encoder for distinct windows: each own passage against other questions' representatives "
+             "(`--negatives-from`'s first passage of each other question), softmax cross-entropy over the group")
 def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
                       options: FinetuneOptions | None = None, device: str | None = None, overwrite: bool = False,
                       **settings: object) -> Path:
-    """Train a cross-encoder from a bi-encoder's (or any encoder's) weights, binary relevance."""
+    """Train a cross-encoder from a bi-encoder's (or any encoder's) weights to tell a question's
+    own passage from the other questions a reranking window shows beside it.
+
+    Each example is a group: one own passage and `negatives` representatives of other questions
+    (`build_rerank_examples`); the loss is cross-entropy of the softmax over the group's scores,
+    so every step contrasts the positive with each representative (binary cross-entropy on
+    single pairs, the earlier loss, left a model at chance on its own training questions). A
+    step scores `batch_size` (question, passage) pairs: batch_size // (1 + negatives) groups,
+    at least one."""
     options = _options(options, settings)
     out = _Out(out_dir, overwrite)
-    bench, weights, examples, rng = _setup(out, bench, model, options, "encoder")
+    bench, weights, examples, rng = _setup(out, bench, model, options, "encoder", examples=build_rerank_examples)
+    examples = [replace(e, positive=bench.passage_text(e.positive),
+                        negatives=tuple(bench.passage_text(n) for n in e.negatives)) for e in examples]
     import torch
     from sentence_transformers import CrossEncoder
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    pairs = [(e.query, e.positive, 1.0) for e in examples]
-    pairs += [(e.query, e.negative, 0.0) for e in examples if e.negative]
-    if all(lab == 1.0 for *_, lab in pairs):
-        raise InputError("no negatives: a reranker needs --negatives > 0", field="negatives")
-    ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length,
-                      device=device or "cpu")
-    bce = BinaryCrossEntropyLoss(ce)
-    total = _steps(len(_plain_batches(pairs, options.batch_size, random.Random(0))), options)
+    ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length, device=device or "cpu")
+    groups = max(1, options.batch_size // (1 + options.negatives))
+    total = _steps(len(_plain_batches(examples, groups, random.Random(0))), options)
 
-    def loss_fn(batch: list[tuple[str, str, float]]):
-        labels = torch.tensor([lab for *_, lab in batch], device=ce.device)
-        return bce([[q for q, _, _ in batch], [p for _, p, _ in batch]], labels)
+    def loss_fn(batch: list[RerankExample]):
+        texts = [(e.query, t) for e in batch for t in (e.positive, *e.negatives)]
+        logits = pair_logits(ce, texts)
+        width = max(1 + len(e.negatives) for e in batch)
+        grid = torch.full((len(batch), width), float("-inf"), device=logits.device)
+        at = 0
+        for row, e in enumerate(batch):
+            size = 1 + len(e.negatives)
+            grid[row, :size] = logits[at:at + size]
+            at += size
+        return torch.nn.functional.cross_entropy(grid, torch.zeros(len(batch), dtype=torch.long, device=grid.device))
 
-    return _fit("reranker", out, model, bench, options, examples, _epochs(pairs, options, rng, pairs=True),
-                total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))))
+    return _fit("reranker", out, model, bench, options, examples, _epochs(examples, replace(options, batch_size=groups),
+                rng, pairs=True), total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))),
+                objective="softmax over own passage and other questions' representatives")
+
+
+def pair_logits(ce, pairs: Sequence[tuple[str, str]]):
+    """The cross-encoder's one logit per (query, passage) pair, differentiable."""
+    return ce(_to(ce.preprocess(list(pairs)), ce.device))["scores"].view(-1)
 
 
 @plugin("fine-tuner", "colbert", *OPTIONS, help="late interaction (ColBERT), the retriever's examples")
