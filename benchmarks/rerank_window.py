@@ -1,0 +1,585 @@
+"""Rerank evidence, not repeats: plain against distinct reranking windows on the hard benchmark.
+
+Data: `inferential_hard.py`'s hard benchmark (WikiHint test + TriviaHG validation; 1,100
+questions, 357,500 passages; the 700 TriviaHG train questions only train and are distractors,
+100 dev questions choose, 300 test questions are the queries).
+
+Phases, each cached under OUT in a folder keyed by every input it depends on (question cut,
+options, seeds, base model, training questions), resumable, printing what it reused:
+
+1. `prepare`: the benchmarks, BM25 and learned clue indexes (the clue encoder as in
+   `inferential_hard.py`), fine-tuned dense trained fairly (at the 256 tokens it encodes,
+   BM25's negatives rather than the clue retriever's confusions) and its index, and each
+   first stage's top 1,000 for the dev and test queries (TREC files).
+2. `reranker`: the inferential cross-encoder (`inferqa finetune reranker` with
+   `--negatives-from` a first stage's distinct-question representatives and the listwise loss),
+   its dev checks (own-versus-other accuracy; Hit@1 over a distinct window of 10 against the
+   first stage's order); then the model's scores of the dev and test window candidates at
+   N <= 20 go to the score cache (model outputs only: no test figure is computed from them
+   before `register` has written its file).
+3. `register`: every choice made on dev (first stage, window kind, N, interpolation weight),
+   written to OUT/preregistration.json with its sha256 printed, before any test figure.
+4. `test`: the table (plain vs distinct windows at 10, 20, 50 and 100 calls; each first stage
+   alone) on the 300 test queries, Holm-corrected paired p, and the `window:` last line.
+
+    nice python benchmarks/rerank_window.py --out /work/cache/rerank-window prepare
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from hint_data import REPO  # noqa: E402
+import inferential_hard as hard_protocol  # noqa: E402
+
+OUT = REPO / "runs" / "rerank-window"
+K = 1000
+CALLS = (10, 20, 50, 100)
+FIRST_STAGES = ("bm25", "clue", "dense")
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def key(**inputs) -> str:
+    """A cache key: 16 hex digits of the canonical JSON of every input an artefact depends on."""
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def questions_digest(bench, split: str | None = None) -> str:
+    return hashlib.sha256("\n".join(bench.split_qids(split)).encode()).hexdigest()[:16]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all"))
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-steps", type=int, help="cap every training's optimiser steps (a quick check)")
+    ap.add_argument("--skip-dense", action="store_true", help="leave fine-tuned dense out (its encoding is the "
+                                                              "longest part: about 50 minutes on 2 cores)")
+    return ap.parse_args(argv)
+
+
+# -- phase 1: first stages ----------------------------------------------------------------------
+def benchmarks(args) -> dict:
+    return hard_protocol.benchmarks(args.out, args.questions, "full")
+
+
+def clue_model(args, train) -> Path:
+    from inferqa.experiments.finetune import finetune_clue
+
+    opts = hard_protocol.clue_options(max_steps=args.max_steps)
+    d = args.out / "models" / f"clue-{key(opts=opts, train=questions_digest(train), base='minilm')}"
+    if (d / "training.json").exists():
+        log(f"reused: clue encoder {d.name}")
+    else:
+        log("training the clue encoder")
+        finetune_clue(train, d, model="minilm", options=opts)
+    return d
+
+
+def dense_dir(args, train) -> tuple:
+    opts = hard_protocol.clue_options(max_length=256, negatives_from="bm25", max_steps=args.max_steps)
+    return opts, args.out / "models" / f"dense-{key(opts=opts, train=questions_digest(train), base='minilm')}"
+
+
+def dense_model(args, train) -> Path:
+    """Fine-tuned dense, trained fairly: at the 256 tokens it encodes, with BM25's negatives."""
+    from inferqa.experiments.finetune import finetune_retriever
+
+    opts, d = dense_dir(args, train)
+    if (d / "training.json").exists():
+        log(f"reused: fine-tuned dense {d.name}")
+    else:
+        log("fine-tuning dense at 256 tokens, BM25 negatives")
+        finetune_retriever(train, d, model="minilm", options=opts)
+    return d
+
+
+def first_stage_runs(args, benches: dict, models: dict) -> dict:
+    """name -> {split: TREC path} of each first stage's top K for the dev and test queries."""
+    from inferqa.retrieve import get_retriever, question_queries
+
+    hard = benches["hard"]
+    specs = {"bm25": ("bm25", {}), "clue": ("clue", {"model": str(models["clue"])})}
+    if "dense" in models:
+        specs["dense"] = ("dense", {"model": str(models["dense"]), "chunk_size": 512})
+    out = {}
+    for name, (retriever, options) in specs.items():
+        r = get_retriever(retriever, show_progress=True, **options).attach(hard)
+        if not r.is_indexed():
+            log(f"indexing {name} on {hard.path.name}")
+            r.index(hard)
+        runs = {}
+        for split in ("dev", "test"):
+            path = args.out / "runs" / f"{name}-{split}-{key(index=r.index_dir.name, k=K, q=questions_digest(hard, split))}.trec"
+            if path.exists():
+                log(f"reused: {path.name}")
+            else:
+                t0 = time.perf_counter()
+                run = r.search(question_queries(hard, hard.split_qids(split)), K)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                run.to_file(path, against=hard)
+                log(f"{name} {split}: {len(run)} queries in {time.perf_counter() - t0:.1f} s")
+            runs[split] = path
+        out[name] = runs
+    return out
+
+
+def prepare(args, build_dense: bool = True) -> dict:
+    """The first stages; fine-tuned dense built only with `build_dense` (else used when its
+    index is finished: another process may be encoding it)."""
+    import torch
+
+    from inferqa.retrieve import get_retriever
+
+    torch.set_num_threads(args.threads)
+    benches = benchmarks(args)
+    models = {"clue": clue_model(args, benches["train"])}
+    stages = first_stage_runs(args, benches, models)  # BM25 and clue first: cheap
+    if args.skip_dense:
+        return {**benches, "models": models, "stages": stages}
+    if build_dense:
+        models["dense"] = dense_model(args, benches["train"])
+        hard_protocol.encode_at(models["dense"], 256)
+    else:
+        found = sorted((args.out / "models").glob("dense-*/training.json"))
+        ready = [f.parent for f in found if get_retriever("dense", model=str(f.parent), chunk_size=512,
+                                                         show_progress=False).attach(benches["hard"]).is_indexed()]
+        if not ready:
+            log("fine-tuned dense is not indexed yet: left out")
+            return {**benches, "models": models, "stages": stages}
+        models["dense"] = dense_dir(args, benches["train"])[1]
+        if models["dense"] not in ready:
+            log(f"fine-tuned dense {models.pop('dense').name} is not indexed yet: left out")
+            return {**benches, "models": models, "stages": stages}
+    stages = first_stage_runs(args, benches, models)
+    return {**benches, "models": models, "stages": stages}
+
+
+# -- phase 2: the reranker and its dev checks ----------------------------------------------------
+METRICS = ("hit@1", "hit@10", "hit@100", "mrr", "ndcg_exp@10")
+LABELS = ("Hit@1", "Hit@10", "Hit@100", "MRR", "nDCG@10")
+SUMMARY = ("hit@1", "hit@10", "mrr", "ndcg_exp@10")  # the four of the `window:` line and the targets
+WEIGHTS = (0.2, 0.4, 0.6, 0.8, 1.0)  # the reranker's share of the interpolated score (1.0: the reranker alone)
+# On 2 cores the model's calls are the budget: dev tunes N in (10, 20); on test every first stage
+# gets those, the pre-registered first stage every N of CALLS (N = 50 and 100 take N = 20's weight).
+DEV_CALLS = (10, 20)
+
+
+def reranker_options(args):
+    from inferqa.experiments.finetune import FinetuneOptions
+
+    # BM25's ranking of the train benchmark gives the other questions' representatives: never
+    # the clue retriever's own confusions, never a dev or test question (their own benchmark)
+    return FinetuneOptions(split="train", positives=2, negatives=7, negatives_from="bm25", epochs=1, batch_size=32,
+                           lr=3e-5, max_length=128, seed=13, max_steps=args.max_steps)
+
+
+def reranker_model(args, train) -> Path:
+    from inferqa.experiments.finetune import finetune_reranker
+
+    opts = reranker_options(args)
+    d = args.out / "models" / f"reranker-{key(opts=opts, train=questions_digest(train), base='minilm')}"
+    if (d / "training.json").exists():
+        log(f"reused: reranker {d.name}")
+    else:
+        log("fine-tuning the reranker: own passages against other questions' representatives")
+        finetune_reranker(train, d, model="minilm", options=opts)
+    return d
+
+
+class Scores:
+    """The cross-encoder's score of each (question, passage) pair, computed once and kept in
+    OUT/scores/<model>.jsonl with the measured seconds of each pair (a batch's time shared
+    evenly by its pairs), so every window reads the same scores and is charged its own pairs."""
+
+    def __init__(self, model_dir: Path, folder: Path, bench):
+        self.model_dir, self.bench = model_dir, bench
+        self.path = folder / f"{model_dir.name}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.score, self.seconds, self._ce = {}, {}, None
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    q, p, s, t = json.loads(line)
+                except ValueError:  # a torn last line of a killed run
+                    continue
+                self.score[q, p], self.seconds[q, p] = s, t
+
+    computing = 0.0  # seconds spent in the model by this process
+
+    def mean_seconds(self) -> float:
+        """The mean measured seconds of one pair: a cell is charged its pairs at this rate (a
+        pair's own batch depends on which cell asked first)."""
+        return sum(self.seconds.values()) / max(len(self.seconds), 1)
+
+    def get(self, qid: str, pids: list[str]) -> list[float]:
+        missing = list(dict.fromkeys(p for p in pids if (qid, p) not in self.score))
+        if missing:
+            if self._ce is None:
+                from sentence_transformers import CrossEncoder
+
+                self._ce = CrossEncoder(str(self.model_dir), device="cpu")
+            query = self.bench.questions[qid].text
+            t0 = time.perf_counter()
+            got = self._ce.predict([(query, self.bench.passage_text(p)) for p in missing], batch_size=64,
+                                   show_progress_bar=False)
+            spent = time.perf_counter() - t0
+            self.computing += spent
+            each = spent / len(missing)
+            with open(self.path, "a", encoding="utf-8") as f:
+                for p, s in zip(missing, got):
+                    self.score[qid, p], self.seconds[qid, p] = float(s), each
+                    f.write(json.dumps([qid, p, float(s), each]) + "\n")
+        return [self.score[qid, p] for p in pids]
+
+
+def window_reranker(scores: Scores, first, weight: float):
+    """A `Reranker` over the cached scores: `weight` × the cross-encoder's score + (1 − weight)
+    × the first stage's, each min-max normalised over the window; counts the pairs it scores."""
+    from inferqa.reranking.base import Reranker
+
+    class Interpolated(Reranker):
+        name = "cross-encoder"
+
+        def __init__(self):
+            self.pairs: list[tuple[str, str]] = []
+
+        def score(self, query, texts):  # never reached: scored by passage id
+            raise AssertionError
+
+        def score_passages(self, bench, qid, pids):
+            self.pairs += [(qid, p) for p in pids]
+            ce = scores.get(qid, list(pids))
+            if weight >= 1.0:
+                return ce
+            fs = [first[qid][p] for p in pids]
+            return [weight * a + (1 - weight) * b for a, b in zip(_unit(ce), _unit(fs))]
+
+    return Interpolated()
+
+
+def _unit(xs: list[float]) -> list[float]:
+    lo, hi = min(xs), max(xs)
+    return [0.0 if hi == lo else (x - lo) / (hi - lo) for x in xs]
+
+
+def windowed(run, bench, scores: Scores, window: str, calls: int, weight: float) -> tuple:
+    """(run reranked over the window, seconds, pairs scored): the library's own
+    `Reranker.rerank_question`, as `inferqa rerank --window` runs it. Seconds: the measured
+    time of everything but the model, plus the pairs at the cache's mean seconds per pair."""
+    from inferqa.reranking.run import window_key
+
+    group = window_key(bench, window)
+    first = {q: dict(run[q]) for q in run}
+    rr = window_reranker(scores, first, weight)
+    t0, computing = time.perf_counter(), scores.computing
+    out = run.derive({q: rr.rerank_question(q, run[q], bench, calls, group) for q in run}, tag=f"{run.tag}+ce")
+    overhead = time.perf_counter() - t0 - (scores.computing - computing)
+    return out, overhead + len(rr.pairs) * scores.mean_seconds(), len(rr.pairs)
+
+
+def scored(run, bench) -> dict:
+    from inferqa.evaluation import evaluate
+
+    return {k: 100 * float(v) for k, v in evaluate(run, bench.qrels, list(METRICS), questions="run").items()}
+
+
+def load_run(path: Path, bench):
+    from inferqa.formats import Run
+
+    return Run.from_file(path, bench=bench)
+
+
+def own_versus_other(scores: Scores, run, bench) -> float:
+    """Share of the run's questions whose own full-hint-set passage (its first ordering) the
+    cross-encoder scores above the first other question's representative in `run`."""
+    from inferqa.experiments.finetune import representatives
+
+    wins = 0
+    for q in run:
+        full = max(bench.qrels[q], key=lambda p: (p.split("_")[-2].count("1"), -int(p.split("_")[-1] or 0)))
+        other = representatives(run[q], q, 1)
+        a, b = scores.get(q, [full] + other)
+        wins += a > b
+    return 100 * wins / len(run)
+
+
+def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
+    """Before any window figure: own-versus-other accuracy, and Hit@1 over a distinct window of
+    10 against the first stage's own order, on each first stage's dev run."""
+    path = args.out / f"dev-checks-{scores.model_dir.name}.json"
+    if path.exists():
+        log(f"reused: {path.name}")
+        return json.loads(path.read_text())
+    out = {}
+    for name, runs in stages.items():
+        run = load_run(runs["dev"], bench)
+        alone = scored(run, bench)
+        distinct = scored(windowed(run, bench, scores, "question", 10, 1.0)[0], bench)
+        out[name] = {"own_vs_other": own_versus_other(scores, run, bench), "first_stage_hit@1": alone["hit@1"],
+                     "distinct10_hit@1": distinct["hit@1"]}
+        log(f"dev {name}: own-vs-other {out[name]['own_vs_other']:.1f} %, Hit@1 {alone['hit@1']:.1f} alone, "
+            f"{distinct['hit@1']:.1f} over 10 distinct questions")
+    write_json_atomic(path, out)
+    return out
+
+
+def write_json_atomic(path: Path, obj) -> None:
+    from inferqa.io import write_json
+
+    write_json(path, obj)
+
+
+def fill_scores(bench, scores: Scores, stages: dict, split: str, calls: int) -> None:
+    """The model's scores of `split`'s window candidates (plain and distinct, `calls` each)
+    into the cache, and nothing else: no figure is computed from them here."""
+    from inferqa.hints import hint_group_key, window_groups
+
+    group = hint_group_key(bench, "question")
+    for name, runs in stages.items():
+        run = load_run(runs[split], bench)
+        for q in run:
+            ranked = run[q]
+            reps = [ranked[idx[0]][0] for idx in window_groups(ranked, calls, group)]
+            scores.get(q, list(dict.fromkeys([p for p, _ in ranked[:calls]] + reps)))
+        log(f"scores cached: {name} {split}, {calls} calls per window")
+
+
+# -- phase 3: every choice on dev, written before any test figure ---------------------------------
+def dev_grid(args, bench, scores: Scores, stages: dict) -> list[dict]:
+    rows = []
+    for name, runs in stages.items():
+        run = load_run(runs["dev"], bench)
+        for window in ("plain", "question"):
+            for calls in DEV_CALLS:
+                for weight in WEIGHTS:
+                    got = scored(windowed(run, bench, scores, window, calls, weight)[0], bench)
+                    rows.append({"first_stage": name, "window": window, "calls": calls, "weight": weight, **got})
+        log(f"dev grid: {name} done")
+    return rows
+
+
+def mean4(row: dict) -> float:
+    return sum(row[m] for m in SUMMARY) / len(SUMMARY)
+
+
+def register(args, bench, scores: Scores, stages: dict) -> dict:
+    """OUT/preregistration.json: the primary comparison and every tuned value, from dev only.
+    Written once; its sha256 is printed; never rewritten."""
+    path = args.out / "preregistration.json"
+    if path.exists():
+        text = path.read_text()
+        log(f"reused: preregistration.json sha256 {hashlib.sha256(text.encode()).hexdigest()}")
+        return json.loads(text)
+    rows = dev_grid(args, bench, scores, stages)
+    tuned = {}
+    for r in rows:  # the weight per (first stage, window, N): the best dev mean of the four metrics
+        k = f"{r['first_stage']}|{r['window']}|{r['calls']}"
+        if k not in tuned or mean4(r) > mean4(tuned[k]) + 1e-9:
+            tuned[k] = r
+    distinct = [r for r in tuned.values() if r["window"] == "question"]
+    best = max(distinct, key=lambda r: (round(mean4(r), 6), -r["calls"]))  # ties: fewer calls
+    plain = tuned[f"{best['first_stage']}|plain|{best['calls']}"]
+    reg = {
+        "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "rule": "the distinct (question) window, first stage and N with the largest dev mean of Hit@1, Hit@10, "
+                "MRR and nDCG@10 (ties: fewer calls), N in DEV_CALLS; each cell's interpolation weight the best of "
+                "WEIGHTS on dev by the same mean; N = 50 and 100 are not tuned on dev (cost) and take N = 20's",
+        "primary": {"first_stage": best["first_stage"], "reranker": scores.model_dir.name, "window": "question",
+                    "calls": best["calls"], "weight": best["weight"], "plain_weight": plain["weight"],
+                    "comparison": "distinct vs plain window at equal calls, same first stage and reranker; "
+                                  "paired randomisation test per metric, Holm over the four summary metrics; "
+                                  "dominates = better on all four",
+                    "dev": {"distinct": {m: best[m] for m in METRICS}, "plain": {m: plain[m] for m in METRICS}}},
+        "weights": {k: r["weight"] for k, r in tuned.items()},
+        "dev_questions": len(bench.split_qids("dev")),
+        "test_questions": len(bench.split_qids("test")),
+    }
+    write_json_atomic(path, reg)
+    text = path.read_text()
+    log(f"pre-registered: {path} sha256 {hashlib.sha256(text.encode()).hexdigest()}")
+    return reg
+
+
+# -- phase 4: the test table ---------------------------------------------------------------------
+def paired(a, b, bench) -> dict:
+    """Run `b` against run `a` on their questions: per metric the difference, its 95 % CI and
+    the randomisation p; Holm over the four summary metrics (one family per comparison)."""
+    import numpy as np
+
+    from inferqa.evaluation.comparison import compare
+    from inferqa.evaluation.significance import adjust_p
+
+    cmp = compare({"a": a, "b": b}, bench, list(METRICS), questions="run")
+    cells = cmp.rows[1]["metrics"]
+    holm = adjust_p(np.array([cells[m]["p"] for m in SUMMARY]), "holm")
+    return {m: {"diff": 100 * cells[m]["diff"], "ci": [100 * x for x in cells[m]["ci"]], "p": cells[m]["p"],
+                "holm": float(holm[SUMMARY.index(m)]) if m in SUMMARY else None} for m in METRICS}
+
+
+def fmt_p(p) -> str:
+    from inferqa.tabular import MISSING
+
+    return MISSING if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def test_table(args, bench, scores: Scores, stages: dict, reg: dict) -> dict:
+    primary = reg["primary"]
+    runs = {name: load_run(r["test"], bench) for name, r in stages.items()}
+    rows, cells = [], {}
+    for name, run in runs.items():
+        rows.append({"row": f"{name} alone", "first_stage": name, "window": None, "calls": 0, "seconds": 0.0,
+                     "run": run, **scored(run, bench)})
+    for name, run in runs.items():
+        for window in ("plain", "question"):
+            for calls in (CALLS if name == primary["first_stage"] else DEV_CALLS):
+                weight = reg["weights"][f"{name}|{window}|{min(calls, max(DEV_CALLS))}"]
+                out, seconds, pairs = windowed(run, bench, scores, window, calls, weight)
+                row = {"row": f"{name} + CE, {'plain' if window == 'plain' else 'distinct'} {calls}",
+                       "first_stage": name, "window": window, "calls": calls, "weight": weight, "pairs": pairs,
+                       "seconds": seconds, "run": out, **scored(out, bench)}
+                cells[name, window, calls] = row
+                rows.append(row)
+        log(f"test: {name} done")
+    for row in rows:  # distinct against plain at equal calls; plain against the first stage alone
+        if row["window"] == "question":
+            row["vs"], row["p"] = "plain", paired(cells[row["first_stage"], "plain", row["calls"]]["run"], row["run"], bench)
+        elif row["window"] == "plain":
+            alone = next(r for r in rows if r["row"] == f"{row['first_stage']} alone")
+            row["vs"], row["p"] = "alone", paired(alone["run"], row["run"], bench)
+    return {"rows": rows, "cells": cells, "runs": runs}
+
+
+def table_md(rows: list[dict], queries: int) -> str:
+    lines = [f"| row | {' | '.join(LABELS)} | reranker calls | rerank s/query | vs | Holm p ({' / '.join(LABELS[i] for i in (0, 1, 3, 4))}) |",
+             "|---|" + "---:|" * (len(LABELS) + 2) + "---|---|"]
+    for r in rows:
+        ps = " / ".join(fmt_p(r["p"][m]["holm"]) for m in SUMMARY) if "p" in r else "–"
+        calls = f"{r['pairs'] / queries:.1f}" if r.get("pairs") is not None else "0"
+        lines.append(f"| {r['row']} | " + " | ".join(f"{r[m]:.1f}" for m in METRICS)
+                     + f" | {calls} | {r['seconds'] / queries:.2f} | {r.get('vs', '–')} | {ps} |")
+    return "\n".join(lines)
+
+
+def last_line(primary: dict, d: dict, p: dict, model: str) -> str:
+    distinct, plain = d["distinct"], d["plain"]
+    dominates = all(distinct[m] > plain[m] for m in SUMMARY)
+    return (f"window: {primary['first_stage']} + {model}, {primary['calls']} calls, distinct Hit@1 {distinct['hit@1']:.1f}, "
+            f"Hit@10 {distinct['hit@10']:.1f}, MRR {distinct['mrr']:.1f}, nDCG@10 {distinct['ndcg_exp@10']:.1f} vs plain "
+            f"{plain['hit@1']:.1f}, {plain['hit@10']:.1f}, {plain['mrr']:.1f}, {plain['ndcg_exp@10']:.1f}, Holm p "
+            + " / ".join(fmt_p(p[m]["holm"]) for m in SUMMARY) + f", dominates {'yes' if dominates else 'no'}")
+
+
+def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
+    bench = benches["hard"]
+    primary = reg["primary"]
+    got = test_table(args, bench, scores, stages, reg)
+    queries = len(bench.split_qids("test"))
+    fs, n = primary["first_stage"], primary["calls"]
+    distinct, plain = got["cells"][fs, "question", n], got["cells"][fs, "plain", n]
+    p = paired(plain["run"], distinct["run"], bench)
+    out = [f"# Rerank windows on the hard benchmark ({queries} test queries, {len(bench.questions):,} questions)", "",
+           f"pre-registration: {args.out / 'preregistration.json'} sha256 "
+           f"{hashlib.sha256((args.out / 'preregistration.json').read_bytes()).hexdigest()}", "",
+           table_md(got["rows"], queries), "",
+           "Primary (pre-registered): distinct vs plain at equal calls, difference [95 % CI] per metric:", ""]
+    out += [f"- {label}: {p[m]['diff']:+.1f} [{p[m]['ci'][0]:+.1f}, {p[m]['ci'][1]:+.1f}], p {fmt_p(p[m]['p'])}"
+            + (f", Holm {fmt_p(p[m]['holm'])}" if p[m]['holm'] is not None else "") for label, m in zip(LABELS, METRICS)]
+    if "dense" in got["runs"]:
+        out += ["", f"Against fine-tuned dense (the pre-registered pipeline, {fs} + CE distinct {n}):"]
+        for name, base in (("fine-tuned dense alone", got["runs"]["dense"]),
+                           (f"fine-tuned dense + CE plain {n}", got["cells"].get(("dense", "plain", n), {}).get("run"))):
+            if base is None:
+                continue
+            q = paired(base, distinct["run"], bench)
+            wins = sum(1 for m in SUMMARY if q[m]["holm"] < 0.05 and q[m]["diff"] > 0)
+            out.append(f"- vs {name}: " + ", ".join(f"{label} {q[m]['diff']:+.1f} (Holm {fmt_p(q[m]['holm'])})"
+                       for label, m in zip(LABELS, METRICS) if m in SUMMARY) + f"; better at p < 0.05 on {wins} of 4")
+    if (fs, "plain", 100) in got["cells"] and (fs, "question", 20) in got["cells"]:
+        d20, p100 = got["cells"][fs, "question", 20], got["cells"][fs, "plain", 100]
+        out += ["", f"Cost: distinct 20 calls Hit@10 {d20['hit@10']:.1f} vs plain 100 calls {p100['hit@10']:.1f} "
+                    f"({'reached' if d20['hit@10'] >= p100['hit@10'] else 'missed'})"]
+    fast = speed(args, benches["wikihint"], scores.model_dir)
+    sq = fast["seconds_per_query"]
+    out += ["", f"Speed (`inferqa rerank`, WikiHint's 100 queries, BM25's ranking of all 32,500 passages, "
+                f"{fast['calls']} calls ({fast['calls_made']['plain']:,} plain, {fast['calls_made']['question']:,} "
+                f"distinct), best of {len(fast['rounds']['plain'])} alternated rounds): plain "
+                f"{sq['plain']:.3f} s/query, distinct {sq['question']:.3f} s/query "
+                f"({100 * (sq['question'] / sq['plain'] - 1):+.1f} %)"]
+    out += ["", last_line(primary, {"distinct": distinct, "plain": plain}, p, "CE")]
+    text = "\n".join(out) + "\n"
+    write_text_atomic(args.out / "report.md", text)
+    return text
+
+
+def speed(args, wikihint, model: Path, calls: int = 20, rounds: int = 2) -> dict:
+    """Seconds per query of `inferqa rerank` (the library's `rerank_run`, the cross-encoder
+    plugin, no score cache) over BM25's ranking of all WikiHint passages (32,500), plain
+    against distinct at `calls` calls, alternated `rounds` times; the best round of each."""
+    from inferqa.reranking.run import RerankCounts, rerank_run
+    from inferqa.retrieve import get_retriever, question_queries
+
+    # deep enough that every query's ranking holds `calls` distinct questions: equal calls
+    r = get_retriever("bm25", show_progress=False).ensure_index(wikihint)
+    run = r.search(question_queries(wikihint, list(wikihint.questions)), sum(map(len, wikihint.qrels.values())))
+    got: dict[str, list[float]] = {"plain": [], "question": []}
+    made = {}
+    for _ in range(rounds):
+        for window in got:
+            counts = RerankCounts()
+            t0 = time.perf_counter()
+            rerank_run(run, wikihint, "cross-encoder", options={"model": str(model), "max_length": 128},
+                       depth=calls, window=window, counts=counts)
+            got[window].append((time.perf_counter() - t0) / len(run))
+            made[window] = counts.scored
+    best = {w: min(v) for w, v in got.items()}
+    log(f"speed on {wikihint.path.name}: plain {best['plain']:.3f} s/query, distinct {best['question']:.3f} s/query "
+        f"({100 * (best['question'] / best['plain'] - 1):+.1f} %), {calls} calls")
+    return {"calls": calls, "queries": len(run), "seconds_per_query": best, "rounds": got, "calls_made": made}
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    prepared = prepare(args, build_dense=args.phase in ("prepare", "all"))
+    if args.phase == "prepare":
+        return 0
+    hard = prepared["hard"]
+    model = reranker_model(args, prepared["train"])
+    scores = Scores(model, args.out / "scores", hard)
+    dev_checks(args, hard, scores, prepared["stages"])
+    if args.phase == "reranker":
+        fill_scores(hard, scores, prepared["stages"], "dev", max(DEV_CALLS))
+        fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
+        return 0
+    if "dense" not in prepared["stages"] and not args.skip_dense:
+        sys.exit("fine-tuned dense is not indexed yet: its first stage is one of the dev choices; wait for "
+                 "`prepare`, or give --skip-dense")
+    reg = register(args, hard, scores, prepared["stages"])
+    if args.phase == "register":
+        return 0
+    print(report(args, prepared, scores, prepared["stages"], reg), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
