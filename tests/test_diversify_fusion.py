@@ -82,8 +82,8 @@ def test_linked_groups_join_passages_through_shared_hint_text(families):
 def test_a_dropped_hint_links_nothing(families):
     ranked = [(pid("q1", 0), 3.0), (pid("q4", 0), 2.0), (pid("q3", 0), 1.0)]
     assert diversify(Run({"q1": ranked}), families, 1, by="linked")["q1"] == ranked
-    with pytest.raises(InputError, match="unknown hint-group 'question'"):
-        diversify(Run({"q1": ranked}), families, 1, by="question")
+    with pytest.raises(InputError, match="unknown hint-group 'sentence'"):
+        diversify(Run({"q1": ranked}), families, 1, by="sentence")
 
 
 def test_diversified_run_saves_and_loads(bench, tmp_path):

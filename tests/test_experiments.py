@@ -328,7 +328,7 @@ def test_ci_config_with_smollm2_twice(tmp_path, monkeypatch):
     assert all(0.0 <= r.em <= 1.0 and r.questions == 3 for r in first.results.reader)
 
     result = CliRunner().invoke(app, ["run", str(shipped_config("ci")), "--out", str(tmp_path / "ci"),
-                                      "--no-progress"])
+                                      "--no-progress", "--overwrite"])  # written by run_experiment, not `run`
     assert result.exit_code == 0, result.output
     assert "stages: 0 computed" in result.output and "LLM answers: 0 computed, 0 from the cache" in result.output
     assert "**Reader exact match on ci (3 test questions; 95 % bootstrap CI in brackets)**" in result.output

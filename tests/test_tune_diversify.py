@@ -341,5 +341,5 @@ def test_a_plugin_is_suggested_for_the_words_it_declares(scratch):
         with pytest.raises(InputError, match=f"unknown hint-group '{typed}' \\(did you mean '{meant}'\\?\\)"):
             registry.get("hint-group", typed)
     with pytest.raises(InputError) as exc:
-        registry.get("hint-group", "qid")
+        registry.get("hint-group", "passage")
     assert "did you mean" not in str(exc.value)

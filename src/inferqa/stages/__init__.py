@@ -18,6 +18,12 @@ their defaults from the declaration (`Stage.default`). A default and its range a
 written once, in the stage's module here, and checked by `registry.checked_options`, the
 one check every plugin option goes through too.
 
+A stage's output (its `out` option; `Stage.output` says whether it names a file or a folder)
+is checked by `formats.outputs.guard` before the entry point runs and recorded in its folder's
+ledger after: no command replaces a file it did not write, or one a benchmark owns, and
+`OVERWRITE` (added to every stage with such an output that does not declare it) lets it
+replace a file it did not write.
+
 These modules import only the registry, the shared defaults and the LLM interface, so the
 command line can read every declaration at start-up without importing any stage's code.
 """
@@ -31,7 +37,13 @@ from typing import Any, Callable, Iterator, Mapping
 from ..errors import InputError
 from ..registry import REQUIRED, Option, checked_options
 
-__all__ = ["Stage", "Settings", "Option", "REQUIRED"]
+__all__ = ["Stage", "Settings", "Option", "REQUIRED", "OVERWRITE"]
+
+# The one --overwrite: replace an existing output this command did not write (a file a
+# benchmark owns never). Build and finetune declare it with their folder's words.
+OVERWRITE = Option("overwrite", bool, False, "replace an existing --out that this command did not write (a file a "
+                   "benchmark owns never)")
+OUTPUTS = ("file", "folder", "self-checked folder")  # what `out` may name (`formats.outputs.KINDS`)
 
 
 class Settings(Mapping[str, Any]):
@@ -79,10 +91,19 @@ class Stage:
     entry: str
     options: tuple[Option, ...] = ()
     description: str = ""  # the command's --help after the first line
+    # What option `out`, when declared, names: a "file" or a "folder" (replaced without
+    # --overwrite only when this command wrote it last), or a "self-checked folder" whose
+    # stage applies its own rule to an existing one (build, finetune, download).
+    output: str = "file"
     by_name: dict[str, Option] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.output not in OUTPUTS:
+            raise ValueError(f"stage {self.name!r}: output must be one of {OUTPUTS}, not {self.output!r}")
         names = [o.name for o in self.options]
+        if "out" in names and "overwrite" not in names and self.output != "self-checked folder":
+            object.__setattr__(self, "options", (*self.options, OVERWRITE))
+            names.append(OVERWRITE.name)
         if len(set(names)) != len(names):
             raise ValueError(f"stage {self.name!r}: an option is declared twice")
         object.__setattr__(self, "by_name", {o.name: o for o in self.options})
@@ -107,9 +128,28 @@ class Stage:
 
     def run(self, settings: Settings | Mapping[str, Any] | None = None, /, **given: Any) -> Any:
         """Run the stage: `settings`, or the values given, are checked first (nothing is
-        imported before they are)."""
+        imported before they are), then its output (`formats.outputs.guard`); the output it
+        wrote is recorded in its folder's ledger."""
         if not isinstance(settings, Settings) or given:
             settings = self.settings(dict(settings or {}), **given)
         elif settings.stage is not self:
             raise InputError(f"settings of {settings.stage.name!r} given to {self.name!r}")
-        return self.entry_point()(settings)
+        paths = {name: (settings.get(name), kind) for name, kind in self.output_paths().items()
+                 if settings.get(name) is not None}
+        if not paths:
+            return self.entry_point()(settings)
+        from ..formats import outputs
+
+        for path, kind in paths.values():
+            outputs.guard(path, command=self.entry, overwrite=bool(settings.get("overwrite")), kind=kind)
+        before = {name: outputs.stamp(path) for name, (path, _) in paths.items()}
+        result = self.entry_point()(settings)
+        for name, (path, kind) in paths.items():
+            outputs.record(path, command=self.entry, kind=kind, before=before[name])
+        return result
+
+    def output_paths(self) -> dict[str, str]:
+        """The options that name a path this stage writes, with what each names (`output`;
+        an LLM call cache is a "store": commands add to it, none replaces it)."""
+        kinds = {"out": self.output, "cache": "store"}
+        return {name: kinds[name] for name in kinds if name in self.by_name}

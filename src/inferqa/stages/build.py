@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_LLM
 from ..llm.base import LLM
-from . import REQUIRED, Option, Stage
+from . import OVERWRITE, REQUIRED, Option, Stage
 from .llm import LLM_CALLS, LLM_URLS
 
 # passage ids spell hint indices with one digit each: at most 10 hints
@@ -54,12 +54,13 @@ LABELER_WORDS = {"labeler": {"takes": "text", "shown_default": LABELER.default}}
 BUILD = Stage(
     "build", "Build a QUIT-style benchmark: leakage filter, top-k hints, every ordering of every subset as a passage.",
     entry="inferqa.label.building:build_stage",
+    output="self-checked folder",  # `bench_write.refuse_existing`
     options=(
         Option("sources", list, None, "source files: WikiHint/TriviaHG/QUIT JSON, JSONL or CSV", positional=True,
                metavar="SOURCE", item=Path),
         Option("out", Path, REQUIRED, "benchmark directory to write (its build files replaced together)", flags=("--out", "-o")),
-        Option("overwrite", bool, False, "replace an existing benchmark's files (what else its folder holds, such "
-               "as indexes and runs, stays)"),
+        replace(OVERWRITE, help="replace an existing benchmark's files (what else its folder holds, such as indexes "
+                "and runs, stays)"),
         Option("fmt", str, "auto", "source format: auto | wikihint | triviahg | quit | jsonl | csv (applies to every "
                "SOURCE)", flags=("--format", "-f")),
         Option("demo", bool, False, "the demo benchmark `inferqa demo` runs on: the 48 embedded questions, 3 hints "

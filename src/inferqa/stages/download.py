@@ -9,6 +9,7 @@ from . import REQUIRED, Option, Stage
 DOWNLOAD = Stage(
     "download", "Download a dataset repository; resumes an interrupted download, fails in one line offline.",
     entry="inferqa.data.download:download_stage",
+    output="self-checked folder",  # a new folder only: nothing is replaced
     options=(
         Option("source", str, REQUIRED, "quit (JamshidJDMY/InferentialQA) | triviahg (JamshidJDMY/TriviaHG) | "
                "wikihint (JamshidJDMY/WikiHint): dataset repositories on the hub", positional=True, metavar="SOURCE"),

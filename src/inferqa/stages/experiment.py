@@ -11,6 +11,7 @@ PROGRESS = Option("progress", bool, True, "per-stage progress bars")
 RUN = Stage(
     "run", "Run an experiment grid; stages already computed in the folder are reused.",
     entry="inferqa.experiments.runner:run_stage",
+    output="folder",
     options=(
         Option("config", Path, REQUIRED, "experiment YAML (docs/experiments.md)", positional=True),
         Option("out", Path, None, "experiment folder (default: runs/<name>)", flags=("--out", "-o")),
@@ -20,6 +21,7 @@ RUN = Stage(
 DEMO = Stage(
     "demo", "Run the shipped demo experiment on the demo benchmark and print its tables.",
     entry="inferqa.experiments.runner:demo_stage",
+    output="folder",
     description="experiments/configs/demo.yaml on the benchmark `inferqa build --demo` writes (48 questions, "
                 "15 passages each, SmolLM2's labels): bm25 and clue (clue-level MiniLM) retrieval, "
                 "llm-pointwise SmolLM2 reranking of the top 5, SmolLM2 reading (union_norm, union_freq; "

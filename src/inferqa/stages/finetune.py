@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..defaults import DEFAULT_ENCODER, MIN_LABEL
-from . import REQUIRED, Option, Stage
+from . import OVERWRITE, REQUIRED, Option, Stage
 
 FINETUNER_OPTIONS = (
     Option("split", str, "train", "split to train on"),
@@ -30,13 +30,14 @@ FINETUNE = Stage(
     "finetune", "Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets) or a "
     "cross-encoder reranker on a benchmark split.",
     entry="inferqa.experiments.finetune:finetune_stage",
+    output="self-checked folder",  # `io.refuse_existing_folder`
     options=(
         Option("kind", str, REQUIRED, "retriever, colbert, clue, clue-sets or reranker: `inferqa plugins fine-tuner` "
                "says what each trains", positional=True, metavar="KIND"),
         Option("bench", Path, REQUIRED, "benchmark directory", flags=("--bench",)),
         Option("out", Path, REQUIRED, "folder for the trained model (usable as --model PATH)", flags=("--out", "-o")),
-        Option("overwrite", bool, False, "replace the files a fine-tune writes in an existing --out folder (its "
-               "other files stay)"),
+        replace(OVERWRITE, help="replace the files a fine-tune writes in an existing --out folder (its other files "
+                "stay)"),
         Option("model", str, DEFAULT_ENCODER, "initial weights: minilm, an HF id or a folder"),
         *FINETUNER_OPTIONS,
     ))

@@ -9,6 +9,7 @@ from . import Option, Stage
 REPRODUCE = Stage(
     "reproduce", "Every table the authors' results/**/*.py scripts print, from the files present.",
     entry="inferqa.reproduce:reproduce_stage",
+    output="folder",
     options=(
         Option("results_dir", Path, None, "the release's results/ folder (or the folder holding it), e.g. from "
                "`inferqa download quit --what results`", positional=True, metavar="RESULTS_DIR"),
