@@ -176,6 +176,10 @@ WEIGHTS = (0.2, 0.4, 0.6, 0.8, 1.0)  # the reranker's share of the interpolated 
 # On 2 cores the model's calls are the budget: dev tunes N in (10, 20); on test every first stage
 # gets those, the pre-registered first stage every N of CALLS (N = 50 and 100 take N = 20's weight).
 DEV_CALLS = (10, 20)
+# The primary's first stage is chosen among these on dev. Fine-tuned dense takes about an hour to
+# train and encode 357,500 passages on 2 cores, so it enters as a comparison row, with its own
+# dev choices written before its test figures (`register_comparison`).
+CANDIDATES = ("bm25", "clue")
 
 
 def reranker_options(args):
@@ -372,6 +376,62 @@ def dev_grid(args, bench, scores: Scores, stages: dict) -> list[dict]:
     return rows
 
 
+def adaptive_margins(bench, stages: dict) -> dict:
+    """Per learned first stage (clue, dense): the adaptive diversification margin (linked
+    families, one passage each in the head, only queries whose top family leads by less) with
+    the best dev MRR over `tune_margin`'s grid of shares of the dev queries."""
+    from inferqa.tune.diversify import tune_margin
+
+    out = {}
+    for name in ("clue", "dense"):
+        if name in stages:
+            grid = tune_margin(load_run(stages[name]["dev"], bench), bench, split="dev", per_group=1, by="linked",
+                               metric="mrr", measures=list(SUMMARY))
+            out[name] = grid.rows[0].margin
+    return out
+
+
+def retrieval_rows(bench, stages: dict, margins: dict, split: str) -> dict:
+    """The retrieval comparison made symmetric: each learned first stage alone, fused with
+    BM25 (RRF) and adaptively diversified (its dev margin)."""
+    from inferqa.retrieve.diversify import diversify
+    from inferqa.retrieve.fusion import fuse
+
+    runs = {name: load_run(r[split], bench) for name, r in stages.items()}
+    rows = {}
+    for name in ("dense", "clue"):
+        if name in runs:
+            rows[name] = runs[name]
+            rows[f"{name} + BM25 (RRF)"] = fuse([runs[name], runs["bm25"]], "rrf", k=K)
+            rows[f"{name} + adaptive"] = diversify(runs[name], bench, 1, by="linked", margin=margins[name])
+    rows["bm25"] = runs["bm25"]
+    return rows
+
+
+def register_comparison(args, bench, scores: Scores, stages: dict, reg: dict) -> dict:
+    """Fine-tuned dense's dev choices (its weight per window and N, its adaptive margin), by
+    `register`'s rule, written to OUT/registration-dense.json once, before its test figures;
+    returned merged into `reg`."""
+    path = args.out / "registration-dense.json"
+    if path.exists():
+        log(f"reused: {path.name} sha256 {hashlib.sha256(path.read_bytes()).hexdigest()}")
+        extra = json.loads(path.read_text())
+    else:
+        dense = {"dense": stages["dense"]}
+        tuned = {}
+        for r in dev_grid(args, bench, scores, dense):
+            k = f"{r['first_stage']}|{r['window']}|{r['calls']}"
+            if k not in tuned or mean4(r) > mean4(tuned[k]) + 1e-9:
+                tuned[k] = r
+        extra = {"written_at": time.strftime("%Y-%m-%d %H:%M:%S"), "weights": {k: r["weight"] for k, r in tuned.items()},
+                 "adaptive_margins": adaptive_margins(bench, dense),
+                 "dev": {k: {m: r[m] for m in METRICS} for k, r in tuned.items()}}
+        write_json_atomic(path, extra)
+        log(f"registered fine-tuned dense's dev choices: {path} sha256 {hashlib.sha256(path.read_bytes()).hexdigest()}")
+    return {**reg, "weights": {**reg["weights"], **extra["weights"]},
+            "adaptive_margins": {**reg["adaptive_margins"], **extra["adaptive_margins"]}}
+
+
 def mean4(row: dict) -> float:
     return sum(row[m] for m in SUMMARY) / len(SUMMARY)
 
@@ -384,7 +444,8 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         text = path.read_text()
         log(f"reused: preregistration.json sha256 {hashlib.sha256(text.encode()).hexdigest()}")
         return json.loads(text)
-    rows = dev_grid(args, bench, scores, stages)
+    candidates = {k: v for k, v in stages.items() if k in CANDIDATES}
+    rows = dev_grid(args, bench, scores, candidates)
     tuned = {}
     for r in rows:  # the weight per (first stage, window, N): the best dev mean of the four metrics
         k = f"{r['first_stage']}|{r['window']}|{r['calls']}"
@@ -405,6 +466,11 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
                                   "dominates = better on all four",
                     "dev": {"distinct": {m: best[m] for m in METRICS}, "plain": {m: plain[m] for m in METRICS}}},
         "weights": {k: r["weight"] for k, r in tuned.items()},
+        "adaptive_margins": adaptive_margins(bench, candidates),
+        "candidates": list(candidates),
+        "comparison_rows": "fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
+                           "DEV_CALLS), with its weights and adaptive margin chosen on dev the same way and written "
+                           "to registration-dense.json before any of its test figures",
         "dev_questions": len(bench.split_qids("dev")),
         "test_questions": len(bench.split_qids("test")),
     }
@@ -512,6 +578,21 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
         d20, p100 = got["cells"][fs, "question", 20], got["cells"][fs, "plain", 100]
         out += ["", f"Cost: distinct 20 calls Hit@10 {d20['hit@10']:.1f} vs plain 100 calls {p100['hit@10']:.1f} "
                     f"({'reached' if d20['hit@10'] >= p100['hit@10'] else 'missed'})"]
+    if "dense" in got["runs"]:
+        rows = retrieval_rows(bench, stages, reg["adaptive_margins"], "test")
+        base = rows["dense"]
+        out += ["", "Retrieval alone, made symmetric (each row against fine-tuned dense; difference [95 % CI], "
+                    "Holm over the four summary metrics):", "",
+                f"| row | {' | '.join(LABELS)} | Δ vs dense: {' / '.join(LABELS[i] for i in (0, 1, 3, 4))} |",
+                "|---|" + "---:|" * len(LABELS) + "---|"]
+        for name, run in rows.items():
+            sc = scored(run, bench)
+            cell = "–"
+            if name != "dense":
+                q = paired(base, run, bench)
+                cell = " / ".join(f"{q[m]['diff']:+.1f} [{q[m]['ci'][0]:+.1f}, {q[m]['ci'][1]:+.1f}] "
+                                  f"p {fmt_p(q[m]['holm'])}" for m in SUMMARY)
+            out.append(f"| {name} | " + " | ".join(f"{sc[m]:.1f}" for m in METRICS) + f" | {cell} |")
     fast = speed(args, benches["wikihint"], scores.model_dir)
     sq = fast["seconds_per_query"]
     out += ["", f"Speed (`inferqa rerank`, WikiHint's 100 queries, BM25's ranking of all 32,500 passages, "
@@ -571,10 +652,9 @@ def main(argv=None) -> int:
         fill_scores(hard, scores, prepared["stages"], "dev", max(DEV_CALLS))
         fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
         return 0
-    if "dense" not in prepared["stages"] and not args.skip_dense:
-        sys.exit("fine-tuned dense is not indexed yet: its first stage is one of the dev choices; wait for "
-                 "`prepare`, or give --skip-dense")
     reg = register(args, hard, scores, prepared["stages"])
+    if "dense" in prepared["stages"]:
+        reg = register_comparison(args, hard, scores, prepared["stages"], reg)
     if args.phase == "register":
         return 0
     print(report(args, prepared, scores, prepared["stages"], reg), flush=True)
