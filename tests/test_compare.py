@@ -268,3 +268,22 @@ def test_compare_note_says_run_or_runs():
     one = compare(runs[:2], qrels, ["mrr"], test="t").note()
     assert "holm-corrected over the 1 run compared, per metric" in one
     assert "over the 2 runs compared" in compare(runs, qrels, ["mrr"], test="t").note()
+
+
+def test_a_run_name_given_twice_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, bench_factory):
+    from conftest import run_cli
+    from inferqa.formats import Run
+
+    bench = bench_factory(2)
+    run = Run({q: [(p, 1.0 / (i + 1)) for i, p in enumerate(sorted(bench.qrels[q])[:3])] for q in bench.questions})
+    run.to_file(tmp_path / "x.trec")
+    run.to_file(tmp_path / "y.trec")
+    code, out, err = run_cli(monkeypatch, capsys, "compare", f"a={tmp_path / 'x.trec'}", f"a={tmp_path / 'y.trec'}",
+                             "--bench", bench.path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "run name 'a' is given twice" in err
+    # names taken from the files' stems may repeat: told apart by their paths, as before
+    (tmp_path / "d").mkdir()
+    run.to_file(tmp_path / "d" / "x.trec")
+    code, out, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "x.trec", tmp_path / "d" / "x.trec",
+                             "--bench", bench.path)
+    assert code == 0, err

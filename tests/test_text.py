@@ -37,3 +37,13 @@ def test_repair_mojibake_undoes_utf8_read_as_cp1252():
 def test_clean_text_order_of_steps():
     raw = "  It is made of glassâ€”mostly[^1^].\n\tIt  reflects.  "
     assert clean_text(raw) == "It is made of glass—mostly. It reflects."
+
+
+def test_suggestions_ignore_case_and_stay_quiet_rather_than_wrong():
+    from inferqa.text import close_matches, did_you_mean
+
+    retrievers = ["bm25", "dense", "clue", "colbert"]
+    assert close_matches("BM25", retrievers) == ["bm25"] and did_you_mean("BM25", retrievers) == " (did you mean 'bm25'?)"
+    assert close_matches("Dense", retrievers) == ["dense"]
+    assert close_matches("oracle", retrievers) == []  # not 'clue': 0.6 alike, below the cutoff
+    assert close_matches("colbrt", retrievers) == ["colbert"]

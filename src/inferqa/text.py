@@ -18,12 +18,20 @@ _CITATION = re.compile(r"\s*\[\^?\d+(?:\^)?\]")
 
 
 # How alike a word must be to a known one to be suggested (difflib's ratio), everywhere.
-SUGGEST_CUTOFF = 0.6
+SUGGEST_CUTOFF = 0.65  # 0.6 let 'oracle' suggest 'clue'
 
 
 def close_matches(word: object, choices: Iterable[str], n: int = 1) -> list[str]:
-    """The (at most `n`) choices closest to `word`, closest first: those a message suggests."""
-    return difflib.get_close_matches(str(word), list(choices), n=n, cutoff=SUGGEST_CUTOFF)
+    """The (at most `n`) choices closest to `word`, closest first: those a message suggests.
+    Case is ignored (`BM25` means `bm25`); a choice equal but for case comes first."""
+    choices = list(choices)
+    lowered: dict[str, str] = {}
+    for c in choices:
+        lowered.setdefault(c.lower(), c)
+    key = str(word).lower()
+    if key in lowered:
+        return [lowered[key]]
+    return [lowered[m] for m in difflib.get_close_matches(key, list(lowered), n=n, cutoff=SUGGEST_CUTOFF)]
 
 
 def did_you_mean(word: object, choices: Iterable[str] = (), *, n: int = 1, aliases: Mapping[str, str] = {},

@@ -204,9 +204,13 @@ def named_runs(runs: Any) -> list[tuple[str, Any]]:
     Run's tag, or run1, run2, ... (a name taken twice: the path, or NAME#i)."""
     if isinstance(runs, Mapping):
         return [(str(k), v) for k, v in runs.items()]
-    out, seen = [], set()
+    out, seen, given = [], set(), set()
     for i, run in enumerate(runs):
-        name, run = _name_of(run, i)
+        name, run, explicit = _name_of(run, i)
+        if explicit:
+            if name in given:
+                raise InputError(f"run name {name!r} is given twice; give each run its own NAME=PATH", field="runs")
+            given.add(name)
         if name in seen:
             name = str(run) if isinstance(run, (str, os.PathLike)) else f"{name}#{i + 1}"
         seen.add(name)
@@ -214,14 +218,15 @@ def named_runs(runs: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _name_of(run: Any, i: int) -> tuple[str, Any]:
+def _name_of(run: Any, i: int) -> tuple[str, Any, bool]:
+    """(name, run, whether the name was given as NAME=PATH)."""
     if isinstance(run, str) and "=" in run and not Path(run).exists():  # NAME=PATH
         name, _, path = run.rpartition("=")
         if name:
-            return name, Path(path)
+            return name, Path(path), True
     if isinstance(run, (str, os.PathLike)):
-        return Path(run).stem, run
-    return getattr(run, "tag", None) or f"run{i + 1}", run
+        return Path(run).stem, run, False
+    return getattr(run, "tag", None) or f"run{i + 1}", run, False
 
 
 def checked_min_label(min_label: int, qrels: Qrels) -> int:
