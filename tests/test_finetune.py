@@ -207,7 +207,7 @@ def test_reranker_examples_pair_own_passages_in_the_rankings_order_with_other_qu
         bench_factory, tmp_path):
     """The window the reranker will see: own passages the first stage puts forward, against one
     passage per other question, in the first stage's order (a TREC run file as the source)."""
-    from inferqa.experiments.finetune import build_rerank_examples
+    from inferqa.experiments.finetune import build_rerank_examples, hint_count
 
     bench = bench_factory(4, split=(1.0, 0.0, 0.0))
     qids = list(bench.questions)
@@ -223,6 +223,9 @@ def test_reranker_examples_pair_own_passages_in_the_rankings_order_with_other_qu
     opts = FinetuneOptions(positives=2, negatives=2, negatives_from=str(tmp_path / "first.trec"), min_label=1)
     got = [e for e in build_rerank_examples(bench, opts) if e.qid == q]
     assert [e.positive for e in got] == [own[-1], own[0]]  # in the ranking's order, not the label's
-    assert all(e.negatives == (others[qids[1]][0], others[qids[2]][3]) for e in got)
+    for e in got:  # one passage of each of the first two other questions, as many hints as the positive
+        assert [n.split("_")[0] for n in e.negatives] == [qids[1].split("_")[0], qids[2].split("_")[0]]
+        assert [n.rsplit("_", 2)[0] for n in e.negatives] == [qids[1], qids[2]]
+        assert all(hint_count(n) == hint_count(e.positive) for n in e.negatives)
     with pytest.raises(InputError, match="a reranker needs --negatives > 0"):
         build_rerank_examples(bench, FinetuneOptions(negatives=0))

@@ -41,6 +41,7 @@ from ..formats.benchmark import Benchmark
 from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
 from ..io import atomic_dir, write_json
+from ..records import parse_passage_id, question_of
 from ..models import TRAINING_INFO
 from ..registry import plugin
 from ..stages import Settings
@@ -473,8 +474,6 @@ REPRESENTATIVE_DEPTH = 2000
 def representatives(ranked: Sequence[tuple[str, float]] | Sequence[str], exclude: str, n: int) -> list[str]:
     """The first passage of each of the first `n` questions of `ranked` other than `exclude`:
     what a distinct window (`inferqa rerank --window question`) shows a reranker."""
-    from ..records import question_of
-
     seen: dict[str, str] = {}
     for item in ranked:
         pid = item if isinstance(item, str) else item[0]
@@ -486,11 +485,28 @@ def representatives(ranked: Sequence[tuple[str, float]] | Sequence[str], exclude
     return list(seen.values())
 
 
+def hint_count(pid: str) -> int:
+    """How many hints passage `pid` holds (the length of its order)."""
+    return len(parse_passage_id(pid)[1])
+
+
+def same_size_passage(bench: Benchmark, qid: str, size: int, rng: random.Random) -> str | None:
+    """A random passage of question `qid` holding `size` hints (the nearest size it has), so
+    that a negative never differs from its positive by the number of hints alone."""
+    pids = sorted(bench.qrels.get(qid, {}))
+    if not pids:
+        return None
+    nearest = min(abs(hint_count(p) - size) for p in pids)
+    return rng.choice([p for p in pids if abs(hint_count(p) - size) == nearest])
+
+
 def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[RerankExample]:
     """Per question, up to `positives` own passages (label >= min_label) in `negatives_from`'s
     order (the passages a first stage would put forward for it; random ones for `random`),
-    each grouped with the same `negatives` representatives of other questions, in that
-    ranking's order (`representatives`; random questions' random passages for `random`)."""
+    each grouped with one passage of each of the `negatives` other questions a distinct window
+    would show beside it (`representatives`: the first other questions of that ranking; random
+    questions for `random`), each holding as many hints as the positive (`same_size_passage`):
+    the hint count tells nothing, so only the question can."""
     from ..formats.oracles import check_min_label
 
     _check(opts)
@@ -505,16 +521,18 @@ def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 
     for qid in qids:
         labels = bench.qrels.get(qid, {})
         if run is None:
-            picked = rng.sample([o for o in others if o != qid], min(opts.negatives, len(others) - 1))
-            negs = [rng.choice(sorted(bench.qrels[o])) for o in picked if bench.qrels.get(o)]
+            rivals = rng.sample([o for o in others if o != qid], min(opts.negatives, len(others) - 1))
             own = []
         else:
             ranked = run.get(qid, [])
-            negs = representatives(ranked, qid, opts.negatives)
+            rivals = [question_of(p) for p in representatives(ranked, qid, opts.negatives)]
             own = [p for p, _ in ranked if labels.get(p, 0) >= opts.min_label][:opts.positives]
         own += [p for p in _positives(bench, qid, opts, rng) if p not in own][:opts.positives - len(own)]
         query = bench.questions[qid].text
-        examples += [RerankExample(qid, query, pid, tuple(negs)) for pid in own if negs]
+        for pid in own:
+            negs = tuple(n for n in (same_size_passage(bench, o, hint_count(pid), rng) for o in rivals) if n)
+            if negs:
+                examples.append(RerankExample(qid, query, pid, negs))
     if not examples:
         raise InputError(f"no passage with label >= {opts.min_label} and another question's passage in split "
                          f"{opts.split!r}; nothing to train on", file=bench.path, field="min_label")
