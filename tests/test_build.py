@@ -217,3 +217,19 @@ def test_a_benchmark_with_the_old_ids_asks_for_a_rebuild(tmp_path):
     with pytest.raises(InputError, match="rebuild it with") as exc:
         Benchmark(out)
     assert exc.value.field == "id_scheme"
+
+
+def test_a_split_cut_to_nothing_is_a_warning_naming_it():
+    import warnings
+
+    from inferqa.construct.splits import _cut
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _cut([f"q{i}" for i in range(8)], ("train", "dev", "test"), (0.7, 0.05, 0.25), seed=0)
+    assert [len(out[s]) for s in ("train", "dev", "test")] == [6, 0, 2]  # cuts at round(5.6)=6, round(6.0)=6
+    assert [str(w.message).split(":")[0] for w in caught] == ["split 'dev' is empty"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _cut([f"q{i}" for i in range(8)], ("train", "test"), (1.0, 0.0), seed=0)
+    assert caught == []  # a share of 0 asks for nothing

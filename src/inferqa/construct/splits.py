@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -87,9 +88,12 @@ def _cut(qids: Sequence[str], names: Sequence[str], spec: Sequence[float], seed:
         cuts = [0] + [min(n, round(sum(spec[:i + 1]) * n)) for i in range(len(spec) - 1)] + [n]
         sizes = [b - a for a, b in zip(cuts, cuts[1:])]
     out, start = {}, 0
-    for name, size in zip(names, sizes):
+    for name, size, part in zip(names, sizes, spec):
         out[name] = order[start:start + size]
         start += size
+        if size == 0 and part > 0:  # asked for, but too few questions to hold one
+            warnings.warn(f"split {name!r} is empty: {part:g} of {n} question(s) rounds to none; a command "
+                          f"that needs it will refuse (give more questions or a larger share)", stacklevel=2)
     if start < n:
         out["rest"] = order[start:]
     return out
