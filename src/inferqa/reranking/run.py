@@ -22,7 +22,7 @@ from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint
-from ..hints import GroupKey, groupings, hint_group_key, window_groups
+from ..hints import GroupKey, groupings, hint_group_key
 from ..formats import Run
 from ..scale.backends import LOCAL, Executor
 
@@ -99,9 +99,9 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     saved = RankingCheckpoint(checkpoint, header) if checkpoint else None
     done = saved.read(_trusted(run)) if saved else {}
     todo = [q for q in selected if q not in done]
-    calls = {q: _calls(run[q], depth, group) for q in todo}
+    calls = {q: _calls(run[q], depth, group) for q in selected}
     if group:
-        _warn_if_shallow(run, selected, depth, window, group)
+        _warn_if_shallow(run, calls, depth, window)
     worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth, window)
     calls_before = _call_stats(reranker)
     try:
@@ -117,8 +117,8 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
         if saved:
             saved.close()
     if counts is not None:
-        _count(counts, reranker, calls_before, len(selected) - len(todo), sum(calls.values()))
-        counts.resumed_calls = sum(_calls(run[q], depth, group) for q in selected if q not in calls)
+        _count(counts, reranker, calls_before, len(selected) - len(todo), sum(calls[q] for q in todo))
+        counts.resumed_calls = sum(calls[q] for q in selected if q in done and q not in todo)
     return run.derive({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
@@ -154,15 +154,24 @@ def window_key(bench: Benchmark, window: str) -> GroupKey | None:
 
 
 def _calls(ranked: list, depth: int, group: GroupKey | None) -> int:
-    return min(depth, len(ranked)) if group is None else len(window_groups(ranked, depth, group))
+    """The reranker calls a window of `depth` makes on `ranked`: its first `depth` passages, or
+    groups (counted only as far as the ranking must be read to find them)."""
+    if group is None:
+        return min(depth, len(ranked))
+    seen: set = set()
+    for pid, _ in ranked:
+        seen.add(group(pid))
+        if len(seen) == depth:
+            break
+    return len(seen)
 
 
-def _warn_if_shallow(run: Run, qids: list[str], depth: int, window: str, group: GroupKey) -> None:
+def _warn_if_shallow(run: Run, calls: dict[str, int], depth: int, window: str) -> None:
     import math
     import warnings
 
-    short = {q: len(window_groups(run[q], depth, group)) for q in qids}
-    short = {q: n for q, n in short.items() if n < depth}
+    qids = list(calls)
+    short = {q: n for q, n in calls.items() if n < depth}
     if not short:
         return
     worst = min(short, key=lambda q: short[q])
