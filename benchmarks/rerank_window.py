@@ -77,22 +77,31 @@ def benchmarks(args) -> dict:
     return hard_protocol.benchmarks(args.out, args.questions, "full")
 
 
+def model_dir(args, kind: str, train, opts, **inputs) -> Path:
+    """Where the `kind` model trained on `train` with `opts` (and any other `inputs`) lives."""
+    return args.out / "models" / f"{kind}-{key(opts=opts, train=questions_digest(train), base='minilm', **inputs)}"
+
+
+def trained(folder: Path, train, opts, trainer, what: str) -> Path:
+    """`folder`'s model, trained there by `trainer` unless it is already (and said so)."""
+    if (folder / "training.json").exists():
+        log(f"reused: {what} {folder.name}")
+    else:
+        log(f"training {what}")
+        trainer(train, folder, model="minilm", options=opts)
+    return folder
+
+
 def clue_model(args, train) -> Path:
     from inferqa.experiments.finetune import finetune_clue
 
     opts = hard_protocol.clue_options(max_steps=args.max_steps)
-    d = args.out / "models" / f"clue-{key(opts=opts, train=questions_digest(train), base='minilm')}"
-    if (d / "training.json").exists():
-        log(f"reused: clue encoder {d.name}")
-    else:
-        log("training the clue encoder")
-        finetune_clue(train, d, model="minilm", options=opts)
-    return d
+    return trained(model_dir(args, "clue", train, opts), train, opts, finetune_clue, "the clue encoder")
 
 
 def dense_dir(args, train) -> tuple:
     opts = hard_protocol.clue_options(max_length=256, negatives_from="bm25", max_steps=args.max_steps)
-    return opts, args.out / "models" / f"dense-{key(opts=opts, train=questions_digest(train), base='minilm')}"
+    return opts, model_dir(args, "dense", train, opts)
 
 
 def dense_model(args, train) -> Path:
@@ -100,12 +109,7 @@ def dense_model(args, train) -> Path:
     from inferqa.experiments.finetune import finetune_retriever
 
     opts, d = dense_dir(args, train)
-    if (d / "training.json").exists():
-        log(f"reused: fine-tuned dense {d.name}")
-    else:
-        log("fine-tuning dense at 256 tokens, BM25 negatives")
-        finetune_retriever(train, d, model="minilm", options=opts)
-    return d
+    return trained(d, train, opts, finetune_retriever, "fine-tuned dense (256 tokens, BM25 negatives)")
 
 
 def first_stage_runs(args, benches: dict, models: dict) -> dict:
@@ -203,13 +207,8 @@ def reranker_model(args, train) -> Path:
     from inferqa.experiments.finetune import finetune_reranker
 
     opts = reranker_options(args)
-    d = args.out / "models" / f"reranker-{key(opts=opts, train=questions_digest(train), base='minilm', examples=EXAMPLES)}"
-    if (d / "training.json").exists():
-        log(f"reused: reranker {d.name}")
-    else:
-        log("fine-tuning the reranker: own passages against other questions' representatives")
-        finetune_reranker(train, d, model="minilm", options=opts)
-    return d
+    return trained(model_dir(args, "reranker", train, opts, examples=EXAMPLES), train, opts, finetune_reranker,
+                   "the reranker: own passages against other questions' passages of as many hints")
 
 
 class Scores:
