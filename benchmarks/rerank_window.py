@@ -66,6 +66,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--depth", type=int, default=K, help="first stages' depth (default 1,000, the registered test's; "
+                    "a distinct window of N needs a ranking that holds N questions: registration refuses otherwise)")
     ap.add_argument("--max-steps", type=int, help="cap every training's optimiser steps (a quick check)")
     ap.add_argument("--skip-dense", action="store_true", help="leave fine-tuned dense out (its encoding is the "
                                                               "longest part: about 50 minutes on 2 cores)")
@@ -128,12 +130,12 @@ def first_stage_runs(args, benches: dict, models: dict) -> dict:
             r.index(hard)
         runs = {}
         for split in ("dev", "test"):
-            path = args.out / "runs" / f"{name}-{split}-{key(index=r.index_dir.name, k=K, q=questions_digest(hard, split))}.trec"
+            path = args.out / "runs" / f"{name}-{split}-{key(index=r.index_dir.name, k=args.depth, q=questions_digest(hard, split))}.trec"
             if path.exists():
                 log(f"reused: {path.name}")
             else:
                 t0 = time.perf_counter()
-                run = r.search(question_queries(hard, hard.split_qids(split)), K)
+                run = r.search(question_queries(hard, hard.split_qids(split)), args.depth)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 run.to_file(path, against=hard)
                 log(f"{name} {split}: {len(run)} queries in {time.perf_counter() - t0:.1f} s")
@@ -185,6 +187,7 @@ DEV_CALLS = (10, 20)
 # train and encode 357,500 passages on 2 cores, so it enters as a comparison row, with its own
 # dev choices written before its test figures (`register_comparison`).
 CANDIDATES = ("bm25", "clue")
+FILLED = 0.95  # the share of N calls a distinct window must make on dev to be registered
 
 
 # The reranker's examples as `build_rerank_examples` makes them, part of its cache key: "matched
@@ -339,7 +342,7 @@ def own_versus_other(scores: Scores, run, bench) -> float:
 def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
     """Before any window figure: own-versus-other accuracy, and Hit@1 over a distinct window of
     10 against the first stage's own order, on each first stage's dev run."""
-    path = args.out / f"dev-checks-{scores.model_dir.name}.json"
+    path = args.out / f"dev-checks-{key(model=scores.model_dir.name, runs=sorted(r['dev'].name for r in stages.values()))}.json"
     if path.exists():
         log(f"reused: {path.name}")
         return json.loads(path.read_text())
@@ -385,8 +388,9 @@ def dev_grid(args, bench, scores: Scores, stages: dict) -> list[dict]:
         for window in ("plain", "question"):
             for calls in DEV_CALLS:
                 for weight in WEIGHTS:
-                    got = scored(windowed(run, bench, scores, window, calls, weight)[0], bench)
-                    rows.append({"first_stage": name, "window": window, "calls": calls, "weight": weight, **got})
+                    out, _, pairs = windowed(run, bench, scores, window, calls, weight)
+                    rows.append({"first_stage": name, "window": window, "calls": calls, "weight": weight,
+                                 "calls_made": pairs / len(run), **scored(out, bench)})
         log(f"dev grid: {name} done")
     return rows
 
@@ -455,10 +459,14 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
     """OUT/preregistration.json: the primary comparison and every tuned value, from dev only.
     Written once; its sha256 is printed; never rewritten."""
     path = args.out / "preregistration.json"
+    runs = {name: {split: p.name for split, p in r.items()} for name, r in stages.items() if name in CANDIDATES}
     if path.exists():
         text = path.read_text()
+        reg = json.loads(text)
+        if reg.get("runs", runs) != runs:  # the first registration predates this record
+            sys.exit(f"{path} was registered on other first-stage runs ({reg['runs']}); use another --out")
         log(f"reused: preregistration.json sha256 {hashlib.sha256(text.encode()).hexdigest()}")
-        return json.loads(text)
+        return reg
     candidates = {k: v for k, v in stages.items() if k in CANDIDATES}
     rows = dev_grid(args, bench, scores, candidates)
     tuned = {}
@@ -466,7 +474,11 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         k = f"{r['first_stage']}|{r['window']}|{r['calls']}"
         if k not in tuned or mean4(r) > mean4(tuned[k]) + 1e-9:
             tuned[k] = r
-    distinct = [r for r in tuned.values() if r["window"] == "question"]
+    # a distinct window its first stage cannot fill on dev is no candidate: its calls would not
+    # equal the plain window's (the first registration, 1,000 deep, made 8.6 calls at N = 20)
+    distinct = [r for r in tuned.values() if r["window"] == "question" and r["calls_made"] >= FILLED * r["calls"]]
+    if not distinct:
+        sys.exit(f"no distinct window is filled on dev (at least {FILLED:.0%} of N calls): retrieve deeper")
     best = max(distinct, key=lambda r: (round(mean4(r), 6), -r["calls"]))  # ties: fewer calls
     plain = tuned[f"{best['first_stage']}|plain|{best['calls']}"]
     reg = {
@@ -483,6 +495,7 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         "weights": {k: r["weight"] for k, r in tuned.items()},
         "adaptive_margins": adaptive_margins(bench, candidates),
         "candidates": list(candidates),
+        "runs": runs,
         "comparison_rows": "fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
                            "DEV_CALLS), with its weights and adaptive margin chosen on dev the same way and written "
                            "to registration-dense.json before any of its test figures",
