@@ -16,7 +16,8 @@ RETRIEVER_HELPS = {
     "retriever": " | ".join(registry.available("retriever")) + " (`inferqa plugins retriever NAME`: its "
                  f"options; default {INDEX.default('retriever')}).",
     **{o.name: declared_help("retriever", o.name) for o in SHORTCUTS},
-    "dedup": "Sets dedup to false; " + declared_help("retriever", "dedup"),
+    "dedup": "bm25: index the expanded corpus as it is (plain bm25s), not each hint subset once as it does "
+             "without this flag.",
 }
 FUSION_HELPS = {
     "method": " | ".join(registry.available("fusion")) + " (`inferqa plugins fusion`: what each computes; "
