@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..defaults import MIN_LABEL
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
-from ..hints import hint_group_key
+from ..hints import GroupKey, hint_group_key, window_groups
 from ..stages import Settings
 from ..stages.diagnose import WINDOW, WINDOW_DEPTH
 from ..tabular import percent
@@ -73,17 +73,6 @@ class WindowReport:
                          tuple(rows), 1, note=note)
 
 
-def first_appearances(keys: Iterable[Hashable]) -> list[int]:
-    """The positions at which a key is seen for the first time."""
-    seen: set[Hashable] = set()
-    out = []
-    for i, key in enumerate(keys):
-        if key not in seen:
-            seen.add(key)
-            out.append(i)
-    return out
-
-
 @dataclass(frozen=True)
 class GroupView:
     """One query's ranking seen by one hint-grouping: where each group first appears, and the
@@ -94,12 +83,11 @@ class GroupView:
     first_relevant_group: float
 
     @classmethod
-    def of(cls, pids: Sequence[str], relevant: set[str], key: Callable[[str], Hashable]) -> "GroupView":
-        keys = [key(p) for p in pids]
-        firsts = first_appearances(keys)
-        wanted = {k for k, p in zip(keys, pids) if p in relevant}
-        rank = next((r for r, i in enumerate(firsts) if keys[i] in wanted), math.inf)
-        return cls(firsts, rank)
+    def of(cls, ranked: Sequence[tuple[str, float]], relevant: set[str], key: GroupKey) -> "GroupView":
+        groups = window_groups(ranked, len(ranked), key)
+        rank = next((r for r, members in enumerate(groups) if any(ranked[i][0] in relevant for i in members)),
+                    math.inf)
+        return cls([members[0] for members in groups], rank)
 
     def distinct_in_top(self, k: int) -> int:
         return sum(1 for i in self.firsts if i < k)
@@ -136,9 +124,9 @@ def window_stage(s: Settings) -> WindowReport:
     by_question, by_set = hint_group_key(bench, "question"), hint_group_key(bench, "set")
     records = {k: dict.fromkeys(FIELDS[1:], 0.0) for k in depths}
     for q in judged:
-        pids = [p for p, _ in run[q]]
-        hit = next((i for i, p in enumerate(pids) if p in relevant[q]), math.inf)
-        questions, sets = GroupView.of(pids, relevant[q], by_question), GroupView.of(pids, relevant[q], by_set)
+        ranked = run[q]
+        hit = next((i for i, (p, _) in enumerate(ranked) if p in relevant[q]), math.inf)
+        questions, sets = GroupView.of(ranked, relevant[q], by_question), GroupView.of(ranked, relevant[q], by_set)
         for k, r in records.items():
             r["distinct_questions"] += questions.distinct_in_top(k)
             r["distinct_sets"] += sets.distinct_in_top(k)

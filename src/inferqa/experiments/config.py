@@ -225,9 +225,7 @@ def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_k
             diversified = check_diversify(*(values[key] for key in DIVERSIFY_KEYS))
         except InputError as exc:
             raise c.fail(exc.message, at + str(exc.field), record=i) from None
-        window = values.get("window", RERANK.default("window"))
-        if window != RERANK.default("window"):
-            _checked(c, at + "window", i, lambda: check_window(window))
+        window = _checked(c, at + "window", i, lambda: check_window(values.get("window", StageSpec.window)))
         out.append(StageSpec(name, kind, values["depth"], options, *diversified, window=window))
     return tuple(out)
 

@@ -40,6 +40,7 @@ from typing import Callable, Iterator, Sequence
 from ..formats.benchmark import Benchmark
 from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
+from ..hints import window_groups
 from ..io import atomic_dir, write_json
 from ..records import parse_passage_id, question_of
 from ..models import TRAINING_INFO
@@ -474,15 +475,9 @@ REPRESENTATIVE_DEPTH = 2000
 def representatives(ranked: Sequence[tuple[str, float]] | Sequence[str], exclude: str, n: int) -> list[str]:
     """The first passage of each of the first `n` questions of `ranked` other than `exclude`:
     what a distinct window (`inferqa rerank --window question`) shows a reranker."""
-    seen: dict[str, str] = {}
-    for item in ranked:
-        pid = item if isinstance(item, str) else item[0]
-        qid = question_of(pid) or pid
-        if qid != exclude and qid not in seen:
-            seen[qid] = pid
-            if len(seen) == n:
-                break
-    return list(seen.values())
+    pairs = [(item, 0.0) if isinstance(item, str) else item for item in ranked]
+    firsts = [pairs[members[0]][0] for members in window_groups(pairs, n + 1, lambda pid: question_of(pid) or pid)]
+    return [pid for pid in firsts if (question_of(pid) or pid) != exclude][:n]
 
 
 def hint_count(pid: str) -> int:
@@ -493,11 +488,11 @@ def hint_count(pid: str) -> int:
 def same_size_passage(bench: Benchmark, qid: str, size: int, rng: random.Random) -> str | None:
     """A random passage of question `qid` holding `size` hints (the nearest size it has), so
     that a negative never differs from its positive by the number of hints alone."""
-    pids = sorted(bench.qrels.get(qid, {}))
-    if not pids:
+    gaps = {p: abs(hint_count(p) - size) for p in sorted(bench.qrels.get(qid, {}))}
+    if not gaps:
         return None
-    nearest = min(abs(hint_count(p) - size) for p in pids)
-    return rng.choice([p for p in pids if abs(hint_count(p) - size) == nearest])
+    nearest = min(gaps.values())
+    return rng.choice([p for p, gap in gaps.items() if gap == nearest])
 
 
 def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[RerankExample]:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from ..formats.bench_write import content_hash
 from ..formats.runs import short_hash
 from ..formats.benchmark import Benchmark
-from ..stages.rerank import RERANK_DEPTH
+from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats import Answers
 from ..io import atomic_open, check_output, read_text, write_json
@@ -222,7 +222,7 @@ class _Runner:
 
     def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
         inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth,
-                  **_diversify_input(spec), **({"window": spec.window} if spec.window != "plain" else {})}
+                  **_diversify_input(spec), **({"window": spec.window} if spec.window != RERANK_WINDOW.default else {})}
         name = f"rerank-{upstream.retriever}-{spec.name}"
 
         def compute(tmp: Path, h: str) -> None:

@@ -25,6 +25,7 @@ from ..formats.checkpoints import RankingCheckpoint
 from ..hints import GroupKey, groupings, hint_group_key
 from ..formats import Run
 from ..scale.backends import LOCAL, Executor
+from ..text import did_you_mean
 
 
 @dataclass
@@ -118,7 +119,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
             saved.close()
     if counts is not None:
         _count(counts, reranker, calls_before, len(selected) - len(todo), sum(calls[q] for q in todo))
-        counts.resumed_calls = sum(calls[q] for q in selected if q in done and q not in todo)
+        counts.resumed_calls = sum(calls.values()) - counts.scored
     return run.derive({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
@@ -142,9 +143,8 @@ def check_window(window: object) -> str:
     """`window` if it names a window (plain, or a hint-group plugin), else an InputError naming them."""
     kinds = [RERANK_WINDOW.default, *groupings()]
     if window not in kinds:
-        near = [k for k in kinds if k.lower() == str(window).lower()]
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise InputError(f"unknown window {window!r}{hint}; the windows are {', '.join(kinds)}", field="window")
+        raise InputError(f"unknown window {window!r}{did_you_mean(window, kinds)}; the windows are {', '.join(kinds)}",
+                         field="window")
     return str(window)
 
 
@@ -170,14 +170,13 @@ def _warn_if_shallow(run: Run, calls: dict[str, int], depth: int, window: str) -
     import math
     import warnings
 
-    qids = list(calls)
     short = {q: n for q, n in calls.items() if n < depth}
     if not short:
         return
     worst = min(short, key=lambda q: short[q])
     have, held = short[worst], len(run[worst])
     needed = math.ceil(held * depth / max(have, 1))
-    warnings.warn(f"{len(short):,} of {len(qids):,} questions hold fewer than {depth} distinct {window} groups "
+    warnings.warn(f"{len(short):,} of {len(calls):,} questions hold fewer than {depth} distinct {window} groups "
                   f"(fewest: {have} in {held:,} passages, question {worst}); those rerank the groups they have; "
                   f"a first stage about {needed:,} deep would fill the window", stacklevel=3)
 
