@@ -39,6 +39,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hint_data import REPO  # noqa: E402
 import inferential_hard as hard_protocol  # noqa: E402
+from inferential_retrieval import fmt_p  # noqa: E402
+
+from inferqa.io import write_json  # noqa: E402
 
 OUT = REPO / "runs" / "rerank-window"
 K = 1000
@@ -309,9 +312,8 @@ def windowed(run, bench, scores: Scores, window: str, calls: int, weight: float)
 
 
 def scored(run, bench) -> dict:
-    from inferqa.evaluation import evaluate
-
-    return {k: 100 * float(v) for k, v in evaluate(run, bench.qrels, list(METRICS), questions="run").items()}
+    """Percentages of METRICS on the run's own questions."""
+    return hard_protocol.small.scores(run, bench, METRICS)
 
 
 def load_run(path: Path, bench):
@@ -355,14 +357,8 @@ def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
                      "distinct10_hit@1": distinct["hit@1"]}
         log(f"dev {name}: own-vs-other {out[name]['own_vs_other']:.1f} %, Hit@1 {alone['hit@1']:.1f} alone, "
             f"{distinct['hit@1']:.1f} over 10 distinct questions")
-    write_json_atomic(path, out)
+    write_json(path, out)
     return out
-
-
-def write_json_atomic(path: Path, obj) -> None:
-    from inferqa.io import write_json
-
-    write_json(path, obj)
 
 
 def fill_scores(bench, scores: Scores, stages: dict, split: str, calls: int) -> None:
@@ -445,7 +441,7 @@ def register_comparison(args, bench, scores: Scores, stages: dict, reg: dict) ->
         extra = {"written_at": time.strftime("%Y-%m-%d %H:%M:%S"), "weights": {k: r["weight"] for k, r in tuned.items()},
                  "adaptive_margins": adaptive_margins(bench, dense),
                  "dev": {k: {m: r[m] for m in METRICS} for k, r in tuned.items()}}
-        write_json_atomic(path, extra)
+        write_json(path, extra)
         log(f"registered fine-tuned dense's dev choices: {path} sha256 {hashlib.sha256(path.read_bytes()).hexdigest()}")
     return {**reg, "weights": {**reg["weights"], **extra["weights"]},
             "adaptive_margins": {**reg["adaptive_margins"], **extra["adaptive_margins"]}}
@@ -502,7 +498,7 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         "dev_questions": len(bench.split_qids("dev")),
         "test_questions": len(bench.split_qids("test")),
     }
-    write_json_atomic(path, reg)
+    write_json(path, reg)
     text = path.read_text()
     log(f"pre-registered: {path} sha256 {hashlib.sha256(text.encode()).hexdigest()}")
     return reg
@@ -522,12 +518,6 @@ def paired(a, b, bench) -> dict:
     holm = adjust_p(np.array([cells[m]["p"] for m in SUMMARY]), "holm")
     return {m: {"diff": 100 * cells[m]["diff"], "ci": [100 * x for x in cells[m]["ci"]], "p": cells[m]["p"],
                 "holm": float(holm[SUMMARY.index(m)]) if m in SUMMARY else None} for m in METRICS}
-
-
-def fmt_p(p) -> str:
-    from inferqa.tabular import MISSING
-
-    return MISSING if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
 
 def test_table(args, bench, scores: Scores, stages: dict, reg: dict) -> dict:
@@ -693,9 +683,10 @@ def deeper(args, benches: dict, scores: Scores, reg: dict, depth: int = 10_000) 
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    from inferqa.io import atomic_open
+
+    with atomic_open(path) as fh:
+        fh.write(text)
 
 
 def main(argv=None) -> int:
