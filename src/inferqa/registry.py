@@ -136,12 +136,13 @@ class Option:
                 text += f" ≤ {_num(self.max)}"
         return text + (" or null" if self.allows_none else "")
 
-    def check(self, value: Any, owner: str) -> Any:
-        """The value converted and checked; InputError naming `owner` and the option otherwise."""
-        def bad(got: str) -> InputError:
-            return InputError(f"{owner}: option {self.name!r} takes {self.accepts()}, not {got}")
-
-        if isinstance(value, str) and value.strip().lower() in NULL_WORDS:
+    def check(self, value: Any, owner: str, *, text: bool = True) -> Any:
+        """The value converted and checked; InputError naming `owner` and the option otherwise.
+        `text=False` (a stage's Python or YAML value): text is converted only to a path."""
+        bad = self._bad(owner)
+        if isinstance(value, str) and str not in self.types and not (text or Path in self.types):
+            raise bad(f"{value!r} (text)")
+        if isinstance(value, str) and value.strip().lower() in NULL_WORDS and text:
             if self.allows_none:
                 return None
             if str not in self.types:
@@ -160,6 +161,18 @@ class Option:
         if self.max is not None and value > self.max:
             raise bad(repr(value))
         return value
+
+    def _bad(self, owner: str) -> Callable[[str], InputError]:
+        return lambda got: InputError(f"{owner}: option {self.name!r} takes {self.accepts()}, not {got}")
+
+    def parse(self, text: str, owner: str) -> Any:
+        """Command-line text as this option's first type (a null word: None), unchecked: the
+        stage checks it as it checks every value."""
+        if text.strip().lower() in NULL_WORDS and self.allows_none:
+            return None
+        if str in self.types:
+            return text
+        return _from_text(self.types[0], text.strip(), self._bad(owner))
 
     def _convert(self, value: Any, bad: Callable[[str], InputError]) -> Any:
         first = self.types[0]
@@ -253,17 +266,18 @@ class Plugin:
 
 
 def checked_options(owner: str, declared: Mapping[str, Option], given: Mapping[str, Any], *,
-                    extra: bool = False) -> dict[str, Any]:
+                    extra: bool = False, text: bool = True) -> dict[str, Any]:
     """Every declared option's value: the given ones checked and converted (dashes in a key read
     as underscores), the rest their defaults. An unknown key is an InputError naming the
     declared ones and the closest match, unless `extra` passes undeclared keys on. Plugins and
-    stages (`inferqa.stages`) check their options with this one function."""
+    stages (`inferqa.stage`) check their options with this one function; `text=False`: see
+    `Option.check`."""
     out: dict[str, Any] = {}
     for key, value in given.items():
         name = str(key).replace("-", "_")
         opt = declared.get(name)
         if opt is not None:
-            out[name] = opt.check(value, owner)
+            out[name] = opt.check(value, owner, text=text)
             continue
         close = close_matches(name, declared) or [n for n in (_OTHER_NAME.get(name),) if n in declared]
         if extra and not close:

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from ..parameters import (BENCH, RESAMPLES, WINDOW_DEPTH)  # noqa: F401 - re-exported until the stage moves
+
 from pathlib import Path
 
 from . import REQUIRED, Option, Stage
-from .evaluate import RESAMPLES
 
 MONOTONICITY = Stage(
     "monotonicity", "Evidence monotonicity of a retriever: how often adding one hint to a passage lowers its score.",
@@ -29,7 +30,6 @@ MONOTONICITY = Stage(
         Option("resamples", int, RESAMPLES, "bootstrap resamples of the questions for the 95% CI", min=1),
     ))
 
-WINDOW_DEPTH = Option("depth", int, REQUIRED, "a window size k", min=1)  # each of WINDOW's depths
 
 WINDOW = Stage(
     "window", "The reranking window of a run: distinct questions in its top k, and the best a reranker could do "

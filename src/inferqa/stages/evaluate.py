@@ -2,50 +2,15 @@
 
 from __future__ import annotations
 
+from ..parameters import (ALLOW_PARTIAL, COMPARE_METRICS, CONFIDENCE, CORRECTIONS, DEFAULT_METRICS, JUDGE_SAMPLES, JUDGE_TEMPERATURE, READER_LLM_FLAG as LLM, METRICS, MIN_LABEL_OPT, PROTOCOL, PROTOCOLS, QUESTIONS, QUESTIONS_OPT, RESAMPLES, EVAL_SPLIT as SPLIT, TESTS, _RUN_HELP)  # noqa: F401 - re-exported until the stage moves
+from ..defaults import TEST_SEED
+
 from dataclasses import replace
 from pathlib import Path
 
-from ..defaults import MIN_LABEL, TEST_SEED
 from . import REQUIRED, Option, Stage
-from .llm import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 
-# inferqa's own nDCG gains 2^label - 1 (QUIT's); it is named so, nDCG@k being linear as elsewhere.
-DEFAULT_METRICS: tuple[str, ...] = (
-    "hit@1", "hit@5", "hit@10", "hit@50", "hit@100",
-    "recall@5", "recall@10", "recall@50",
-    "mrr", "ndcg_exp@10", "ndcg_exp@100",
-)
-COMPARE_METRICS: tuple[str, ...] = ("hit@10", "mrr", "ndcg_exp@10")
-PROTOCOLS = ("inferqa", "paper")
-# Which questions are scored (docs/field.md#which-questions-are-scored): every judged one, a
-# judged question the run lacks counting 0 (ir_measures, trec_eval -c), or the run's judged ones.
-QUESTIONS = ("judged", "run")
-TESTS = ("randomisation", "t", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "none")
-RESAMPLES = 10_000
-CONFIDENCE = 0.95
 
-_RUN_HELP = ("TREC (qid Q0 pid rank score tag) or Rankify/DPR JSON (ctxs / reranked_ctxs; needs --bench and "
-             "--split), told apart by content; in Python also a Run, a {qid: {pid: score}} dict, a ranx.Run or "
-             "a PyTerrier frame (qid, docno, score)")
-METRICS = Option("metrics", (list, str, object), list(DEFAULT_METRICS),
-                 "measures, any case, as ir_measures / ranx / trec_eval name them: hit@k (Success@k), recall@k "
-                 "(R@k), P@k, mrr (RR), mrr@k, map (AP), map@k, nDCG@k (gain = label), ndcg_exp@k (gain "
-                 "2^label-1, also nDCG(gain=exp)@k or nDCG(gains={0:0,1:1,2:3})@k), Judged@k, P(rel=2)@k, "
-                 "ndcg_cut.10, P.5, ...; repeated flags add up", flags=("--metrics", "-m"), item=str)
-PROTOCOL = Option("protocol", str, "inferqa", "inferqa (ours) | paper (the QUIT authors' rules: plain means over the "
-                  "run's questions, precision over min(k, retrieved), duplicate passages kept, with --split a "
-                  "question missing from the run an empty list, round 4); docs/paper.md")
-QUESTIONS_OPT = Option("questions", str, "judged", "questions scored (inferqa protocol): judged = every judged "
-                       "question (of --split), one the run lacks counting 0, as ir_measures and trec_eval -c; "
-                       "run = only the run's judged questions, as trec_eval without -c; an unjudged question is "
-                       "left out either way", choices=QUESTIONS)
-MIN_LABEL_OPT = replace(MIN_LABEL, help=MIN_LABEL.help + "; at most the largest label; 2: fully relevant only",
-                        flags=("--min-label",))
-ALLOW_PARTIAL = Option("allow_partial", bool, False, "accept a Rankify/DPR JSON run of fewer questions than --split "
-                       "(read as the split's first ones)")
-SPLIT = Option("split", str, None, "only the questions of this split (needs --bench): a JSON run's questions are "
-               "that split's, by position; a TREC run is cut to it")
 
 EVALUATE = Stage(
     "evaluate", "Hit@k, Recall@k, MRR, nDCG@k, MAP, P@k, ... of one or more runs.",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from ..parameters import (PROGRESS)  # noqa: F401 - re-exported until the stage moves
+
 from pathlib import Path
 
 from . import REQUIRED, Option, Stage
 
-PROGRESS = Option("progress", bool, True, "per-stage progress bars")
 
 RUN = Stage(
     "run", "Run an experiment grid; stages already computed in the folder are reused.",

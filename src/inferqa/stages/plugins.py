@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+
+
 from ..registry import KINDS
 from . import Option, Stage
 

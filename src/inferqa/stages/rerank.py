@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
+from ..parameters import (ALLOW_PARTIAL, DEPTH, GROUPING, READER_LLM_FLAG as LLM, LLM_CALLS, MARGIN, PER_GROUP, RERANK_DEPTH, RERANK_WINDOW, SHARE)  # noqa: F401 - re-exported until the stage moves
+
 from dataclasses import replace
 from pathlib import Path
 
-from .diversify import GROUPING, MARGIN, PER_GROUP, SHARE
-from .evaluate import ALLOW_PARTIAL
-from .llm import LLM_CALLS
 from . import REQUIRED, Option, Stage
 
-# The one declaration of the rerank depth: rerank_run, Reranker.rerank, the experiment file and --depth read it.
-RERANK_DEPTH = Option("depth", int, 100, "the top DEPTH passages of each question are reranked; the rest "
-                      "stays below in its order", min=1)
 
-# The one declaration of the rerank window: rerank_run, the experiment file and --window read it.
-RERANK_WINDOW = Option("window", str, "plain", "which candidates the --depth reranker calls score: plain, the top "
-                       "--depth passages; question, set or linked (a hint-group, `inferqa plugins hint-group`), one "
-                       "representative per group, the first of each in the run's order, each followed by its "
-                       "group's other passages in the run's order", metavar="plain|question|set|linked")
 
 RERANK = Stage(
     "rerank", "Rerank the top --depth passages (or --depth distinct questions, --window question) of every "

@@ -8,40 +8,15 @@ one the chosen retriever does not take is an error, as with --opt.
 
 from __future__ import annotations
 
+from ..parameters import (BENCH, DEPTH, DIVERSIFY, GROUPING, MARGIN, PER_GROUP, RETRIEVER, RETRIEVER_OPTIONS, SHARE, SHORTCUTS, RETRIEVE_SPLIT as SPLIT, _TUNED)  # noqa: F401 - re-exported until the stage moves
+from ..defaults import MIN_LABEL, NUM_ACTORS, ORACLE_SEED
+
 from dataclasses import replace
 from pathlib import Path
 
-from ..defaults import MIN_LABEL, NUM_ACTORS, ORACLE_SEED
 from . import REQUIRED, Option, Stage
-from .diversify import GROUPING, MARGIN, PER_GROUP, SHARE
 
-DEPTH = Option("depth", int, 1000, "passages per question in the run", min=1)
 
-BENCH = Option("bench", (Path, object), REQUIRED, "benchmark directory written by `inferqa build` (in Python also "
-               "a Benchmark)", positional=True, metavar="BENCH_DIR")
-SPLIT = Option("split", str, "test", "questions to retrieve for: train | dev | test | all")
-# The retriever and its options (their help, where the CLI prints it, is the plugins' own).
-RETRIEVER = Option("retriever", str, "bm25", "retriever (`inferqa plugins retriever NAME`: its options)",
-                   flags=("--retriever", "-r"))
-SHORTCUTS = (Option("model", str, None, "the retriever's model", flags=("--model",)),
-             Option("dedup", bool, None, "sets dedup to false", flags=("--no-dedup",)),
-             Option("k1", float, None, "bm25: term-frequency saturation"),
-             Option("b", float, None, "bm25: length normalisation"),
-             Option("query_prefix", str, None, "text put before each query"),
-             Option("passage_prefix", str, None, "text put before each passage"),
-             Option("batch_size", int, None, "encoding batch size"),
-             Option("index_type", str, None, "dense: flat or hnsw"))
-RETRIEVER_OPTIONS = (RETRIEVER, *SHORTCUTS,
-                     Option("options", dict, None, "extra retriever option KEY=VALUE (repeatable), e.g. --opt "
-                            "hnsw_m=48", flags=("--opt",)),
-                     Option("index_dir", Path, None, "index directory (default: BENCH/indexes/<retriever>-<hash "
-                            "of options>/)"))
-_TUNED = "`inferqa tune-diversify` chooses it"
-# N's range is checked with the other three by `retrieve.diversify.check_diversify` (its own words).
-DIVERSIFY = (replace(PER_GROUP, default=None, min=None, help=f"{PER_GROUP.help}; N ≥ 1"),
-             replace(GROUPING, default=None, help=f"{GROUPING.help}; unset: {GROUPING.default}"),
-             replace(MARGIN, help=f"{MARGIN.help}; needs --diversify; {_TUNED}"),
-             replace(SHARE, help=f"{SHARE.help}; needs --diversify; not with --diversify-margin; {_TUNED}"))
 
 INDEX = Stage(
     "index", "Build (or resume, or reuse) a retriever's index of the benchmark's corpus.",

@@ -3,32 +3,14 @@ union_freq's alpha/beta, chosen on one split."""
 
 from __future__ import annotations
 
+from ..parameters import (ALLOW_PARTIAL, BENCH_FLAG as BENCH, CALL_CACHE, DEFAULT_SHARES, GROUPING, READER_LLM_FLAG as LLM, RUN_HELP, TUNE_ALPHA, TUNE_ALPHAS, TUNE_KS, TUNE_MEASURES, TUNE_METRIC, TUNE_PER_GROUP, TUNE_SHARES)  # noqa: F401 - re-exported until the stage moves
+
 from dataclasses import replace
 from pathlib import Path
 
-from .diversify import GROUPING
-from .evaluate import ALLOW_PARTIAL
-from .llm import CALL_CACHE
-from .read import BENCH, LLM, RUN_HELP
 from . import REQUIRED, Option, Stage
 
-DEFAULT_SHARES = [i / 10 for i in range(11)]  # from no query diversified to all
 
-# The adaptive diversification margin's grid search (`inferqa.tune.diversify.tune_margin`).
-TUNE_SHARES = Option("shares", list, None, "shares of the split's queries to diversify, each in [0, 1]; their "
-                     "margins are the grid (instead of --margins; default " + ",".join(map(str, DEFAULT_SHARES)) + ")",
-                     item=float)
-TUNE_METRIC = Option("metric", str, "hit@10", "measure whose mean picks the margin (ties: the smaller margin)")
-TUNE_MEASURES = Option("measures", (list, str), ["hit@1", "hit@10", "mrr", "ndcg@10"], "measures of the margin grid, "
-                       "names as `inferqa evaluate` takes them", flags=("--measures", "-m"))
-TUNE_PER_GROUP = Option("per_group", int, 1, "at most N passages of one hint-group in the head of a diversified "
-                        "query", min=1, flags=("--diversify",))
-# union_freq's alpha/beta grid search by reader EM (`inferqa.tune.union.tune_union`).
-TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")
-TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
-                     "alpha grid; beta = 1 - alpha (only their ratio orders hints)")
-TUNE_ALPHA = Option("alpha", float, REQUIRED, "union_freq weight of 1/rank in a tuning grid (beta = 1 - alpha)",
-                    min=0, max=1)  # each of TUNE_ALPHAS
 
 TUNE_DIVERSIFY = Stage(
     "tune-diversify", "Score a grid of --diversify-margin values on a split and print it, best first.",

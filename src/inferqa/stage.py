@@ -1,0 +1,229 @@
+"""A stage is one typed function: its signature is its declaration.
+
+    from typing import Annotated
+    from inferqa.stage import Opt, stage
+
+    @stage("retrieve")
+    def retrieve(bench: Annotated[Path | Benchmark, Opt("benchmark directory", metavar="BENCH_DIR")], *,
+                 out: Annotated[Path, Opt("TREC run file to write", flags=("--out", "-o"))],
+                 depth: Annotated[int, Opt("passages per question in the run", min=1)] = 1000,
+                 overwrite: Annotated[bool, OVERWRITE] = False) -> Run:
+        \"\"\"Retrieve the top k passages for each question of a split.\"\"\"
+
+Each parameter is one option: its name, type (the annotation; `X | None` allows None, `list[X]`
+a list of X), default (the signature's), bounds, help and command-line spelling (the `Opt`, or
+a shared registry `Option` whose default must agree). A parameter before `*` is the command's
+positional argument. The docstring's first paragraph is the command's help, the rest its
+description.
+
+Calling the decorated function, `inferqa <command>`, and an experiment file's step take the same
+road, `Stage.run`: every value is checked (`registry.checked_options`: one message per bad value
+on all three roads; Python and YAML values must already have the declared type, only the command
+line's text is converted), then the output (`formats.outputs.guard`), then the body runs and its
+output is recorded in its folder's ledger.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import sys
+import types
+import typing
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import InputError
+from .registry import REQUIRED, Option, checked_options
+
+__all__ = ["Opt", "Stage", "stage", "stage_of", "OVERWRITE", "REQUIRED"]
+
+# The one --overwrite (every stage whose `out` names a file or folder declares it).
+OVERWRITE = Option("overwrite", bool, False, "replace an existing --out that this command did not write (a file a "
+                   "benchmark owns never)")
+OUTPUTS = ("file", "folder", "self-checked folder")  # what `out` may name (`formats.outputs.KINDS`)
+
+
+@dataclass(frozen=True)
+class Opt:
+    """A parameter's declaration beyond its type and default: help, bounds, command-line spelling."""
+
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    min: float | None = None
+    max: float | None = None
+    min_open: bool = False
+    nullable: bool | None = None
+    flags: tuple[str, ...] = ()
+    metavar: str | None = None
+
+
+class _Names(dict):
+    """Evaluates a module's string annotations: a name imported only for type checkers (a heavy
+    class such as Benchmark or Run) reads as `object`, so declaring costs no import."""
+
+    def __init__(self, module_globals: Mapping[str, Any]):
+        super().__init__()
+        self._globals = module_globals
+
+    def __missing__(self, name: str) -> Any:
+        if name in self._globals:
+            return self._globals[name]
+        return getattr(builtins, name, object)
+
+
+def _resolve(annotation: Any, module_globals: Mapping[str, Any]) -> Any:
+    if isinstance(annotation, str):
+        return eval(annotation, dict(module_globals), _Names(module_globals))  # noqa: S307 - our own source
+    return annotation
+
+
+def _types(hint: Any) -> tuple[tuple[type, ...], bool, type | None]:
+    """(types, None allowed, list item type) of a resolved annotation."""
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    nullable = type(None) in members
+    out: list[type] = []
+    item = None
+    for m in members:
+        if m is type(None):
+            continue
+        origin = typing.get_origin(m)
+        if origin in (list, tuple, typing.Sequence) or m in (list, tuple):
+            out.append(list)
+            args = typing.get_args(m)
+            item = args[0] if args and isinstance(args[0], type) else item
+        elif origin in (dict, typing.Mapping) or m is dict:
+            out.append(dict)
+        elif m is Any:
+            out.append(object)
+        elif isinstance(m, type):
+            out.append(m)
+        else:
+            out.append(object)
+    return tuple(dict.fromkeys(out)), nullable, item
+
+
+def _option(param: inspect.Parameter, hint: Any, owner: str) -> Option:
+    if typing.get_origin(hint) is not typing.Annotated:
+        raise TypeError(f"stage {owner!r}: parameter {param.name!r} needs Annotated[TYPE, Opt(...)]")
+    base, *meta = typing.get_args(hint)
+    decl = next((m for m in meta if isinstance(m, (Opt, Option))), None)
+    if decl is None:
+        raise TypeError(f"stage {owner!r}: parameter {param.name!r} has no Opt(...)")
+    kinds, nullable, item = _types(base)
+    default = REQUIRED if param.default is inspect.Parameter.empty else param.default
+    positional = param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if isinstance(decl, Option):  # a shared declaration: its default is the signature's
+        if decl.default is not REQUIRED and decl.default != default:
+            raise TypeError(f"stage {owner!r}: {param.name!r} defaults to {default!r}, its declaration to "
+                            f"{decl.default!r}")
+        return replace(decl, name=param.name, type=kinds[0] if len(kinds) == 1 else kinds, default=default,
+                       nullable=decl.nullable if decl.nullable is not None else (nullable or None),
+                       positional=positional, item=decl.item or item)
+    given = {f.name: getattr(decl, f.name) for f in fields(Opt)}
+    if given["nullable"] is None and nullable and default is not None:
+        given["nullable"] = True
+    if given["nullable"] is None and not nullable and default is None:
+        given["nullable"] = False
+    return Option(param.name, kinds[0] if len(kinds) == 1 else kinds, default, positional=positional, item=item,
+                  **given)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage as its function declares it: the command's words, help, options and output kind."""
+
+    name: str
+    function: Callable[..., Any]
+    options: tuple[Option, ...]
+    help: str = ""
+    description: str = ""
+    # What option `out`, when declared, names: a "file" or a "folder" (replaced without
+    # --overwrite only when this command wrote it last), or a "self-checked folder" whose
+    # stage applies its own rule to an existing one (build, finetune, download).
+    output: str = "file"
+    by_name: dict[str, Option] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.output not in OUTPUTS:
+            raise ValueError(f"stage {self.name!r}: output must be one of {OUTPUTS}, not {self.output!r}")
+        names = [o.name for o in self.options]
+        if "out" in names and "overwrite" not in names and self.output != "self-checked folder":
+            raise TypeError(f"stage {self.name!r} writes --out: it declares overwrite too")
+        object.__setattr__(self, "by_name", {o.name: o for o in self.options})
+
+    def option(self, name: str) -> Option:
+        return self.by_name[name]
+
+    def default(self, name: str) -> Any:
+        return self.by_name[name].default
+
+    def settings(self, values: Mapping[str, Any] | None = None, /, **given: Any) -> dict[str, Any]:
+        """Every option's value: those given checked (a Python or YAML value must have the
+        declared type; a path may be text), the rest defaults; None means not given."""
+        merged = {k: v for k, v in {**(values or {}), **given}.items() if v is not None}
+        return checked_options(self.name, self.by_name, merged, text=False)
+
+    def run(self, values: Mapping[str, Any] | None = None, /, **given: Any) -> Any:
+        """Check the values, then the output; run the body; record the output it wrote."""
+        settings = self.settings(values, **given)
+        paths = {name: (settings[name], kind) for name, kind in self.output_paths().items()
+                 if settings.get(name) is not None}
+        if not paths:
+            return self.function(**settings)
+        from .formats import outputs
+
+        for path, kind in paths.values():
+            outputs.guard(path, command=self.name, overwrite=bool(settings.get("overwrite")), kind=kind)
+        before = {name: outputs.stamp(path) for name, (path, _) in paths.items()}
+        result = self.function(**settings)
+        for name, (path, kind) in paths.items():
+            outputs.record(path, command=self.name, kind=kind, before=before[name])
+        return result
+
+    def output_paths(self) -> dict[str, str]:
+        """The options that name a path this stage writes, with what each names (an LLM call
+        cache is a "store": commands add to it, none replaces it)."""
+        kinds = {"out": self.output, "cache": "store"}
+        return {name: kinds[name] for name in kinds if name in self.by_name}
+
+
+def stage(name: str, *, output: str = "file") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare the decorated function as stage NAME (the command's words); see the module doc."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        module_globals = vars(sys.modules[fn.__module__])
+        signature = inspect.signature(fn)
+        options = tuple(_option(p, _resolve(p.annotation, module_globals), name)
+                        for p in signature.parameters.values())
+        head, _, rest = inspect.cleandoc(fn.__doc__ or "").partition("\n\n")
+        declared = Stage(name, fn, options, " ".join(head.split()), rest.strip(), output)
+        positional = [p.name for p in signature.parameters.values()
+                      if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > len(positional):
+                raise InputError(f"{name} takes {len(positional)} positional value(s) "
+                                 f"({', '.join(positional) or 'none'}); give the others by name")
+            given = dict(zip(positional, args))
+            twice = sorted(set(given) & set(kwargs))
+            if twice:
+                raise InputError(f"{name}: option {twice[0]!r} given twice")
+            return declared.run({**given, **kwargs})
+
+        call.stage = declared  # type: ignore[attr-defined]
+        return call
+
+    return deco
+
+
+def stage_of(fn: Any) -> Stage:
+    """The Stage a decorated function declares."""
+    declared = getattr(fn, "stage", None)
+    if not isinstance(declared, Stage):
+        raise TypeError(f"{fn!r} is not a stage function (decorate it with @stage)")
+    return declared
+
