@@ -22,7 +22,9 @@ from inferqa.stages.diversify import GROUPING
 from inferqa.stages.finetune import FINETUNE
 from inferqa.stages.read import READ
 from inferqa.stages.rerank import RERANK
-from inferqa.stages.retrieve import ORACLE, RETRIEVE
+from inferqa.retrieve.stage import oracle, retrieve
+
+RETRIEVE, ORACLE = retrieve.stage, oracle.stage
 
 # Spellings of one option in different places (the place's name: the declaration's).
 SYNONYMS = {"judge_samples": "samples", "judge_temperature": "temperature", "labeler": "llm", "leak_llm": "llm",

@@ -31,14 +31,14 @@ TINY = "name: t\nbenchmark: {{path: {bench}}}\nsplit: test\nmax_questions: 2\nre
 def ws(tmp_path_factory) -> dict[str, Path]:
     """A demo benchmark with its bm25 index, two runs of it and a tiny experiment file."""
     from inferqa.stages.build import BUILD
-    from inferqa.stages.retrieve import INDEX, ORACLE
+    from inferqa.retrieve.stage import index, oracle
 
     root = tmp_path_factory.mktemp("guard")
     bench = root / "bench"
     BUILD.run(demo=True, out=bench)
-    INDEX.run(bench=bench, retriever="bm25")
-    ORACLE.run(bench=bench, kind="optimal", out=root / "optimal.trec")
-    ORACLE.run(bench=bench, kind="retriever", out=root / "retriever.trec")
+    index(bench, retriever="bm25")
+    oracle(bench, kind="optimal", out=root / "optimal.trec")
+    oracle(bench, kind="retriever", out=root / "retriever.trec")
     (root / "tiny.yaml").write_text(TINY.format(bench=bench), encoding="utf-8")
     return {"root": root, "bench": bench}
 
@@ -220,18 +220,18 @@ def test_a_cache_in_a_benchmark_is_refused(ws, monkeypatch, capsys):
 
 def test_stage_run_refuses_as_the_command_line_does(ws, tmp_path):
     from inferqa.stages.reproduce import REPRODUCE
-    from inferqa.stages.retrieve import ORACLE, RETRIEVE
+    from inferqa.retrieve.stage import oracle, retrieve
 
     bench = ws["bench"]
     foreign = tmp_path / "notes.md"
     foreign.write_text("mine")
     with pytest.raises(InputError, match="already exists and this command did not write it; give --overwrite"):
-        RETRIEVE.run(bench=bench, out=foreign, depth=5)
+        retrieve(bench, out=foreign, depth=5)
     with pytest.raises(InputError, match="owns this file"):
-        ORACLE.run(bench=bench, kind="optimal", out=bench / "qrels.tsv", overwrite=True)
+        oracle(bench, kind="optimal", out=bench / "qrels.tsv", overwrite=True)
     assert foreign.read_text() == "mine"
-    ORACLE.run(bench=bench, kind="optimal", out=foreign, overwrite=True)
-    ORACLE.run(bench=bench, kind="optimal", out=foreign)  # its own now
+    oracle(bench, kind="optimal", out=foreign, overwrite=True)
+    oracle(bench, kind="optimal", out=foreign)  # its own now
     folder = tmp_path / "tables"
     folder.mkdir()
     (folder / "keep.txt").write_text("mine")

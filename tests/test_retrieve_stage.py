@@ -1,4 +1,4 @@
-"""`inferqa index` / `retrieve` declared once (inferqa.stages.retrieve): the command a missing
+"""`inferqa index` / `retrieve` declared once (inferqa.retrieve.stage): the command a missing
 index suggests builds the index that retrieve then finds, and a bad --model path fails before
 anything is written."""
 
@@ -55,26 +55,34 @@ def test_the_suggested_clue_index_command_repeats_model(bench, minilm, tmp_path,
 
 
 def test_the_stages_run_from_python_as_from_the_command_line(bench, tmp_path):
-    """One entry point per stage: INDEX / RETRIEVE / FUSE / ORACLE.run take a Benchmark and Run objects
-    and write what the command writes; the Python API's defaults are the declaration's."""
+    """One function per stage: index / retrieve / fuse / oracle take a Benchmark and Run objects
+    and write what the command writes; the Python API's defaults are the declaration's, and a
+    value of the wrong type or out of range is the command line's one-line error."""
     import inspect
 
+    from inferqa.errors import InputError
     from inferqa.formats.oracles import oracle_retriever
     from inferqa.retrieve import Retriever, get_retriever
-    from inferqa.retrieve.fusion import fuse
-    from inferqa.stages.retrieve import FUSE, INDEX, ORACLE, RETRIEVE
+    from inferqa.retrieve.fusion import fuse as fuse_runs
+    from inferqa.retrieve.stage import fuse, index, oracle, retrieve
 
     def ids(r):
         return {q: [p for p, _ in ranked] for q, ranked in r.items()}
 
     signature = inspect.signature(Retriever.retrieve).parameters
-    assert signature["depth"].default == RETRIEVE.default("depth") == 1000
-    assert signature["split"].default == RETRIEVE.default("split") == "test"
-    assert INDEX.run(bench=bench, retriever="bm25", k1=1.1).name.startswith("bm25-")
-    run = RETRIEVE.run(bench=bench, out=tmp_path / "a.trec", k1="1.1", depth=4)
+    assert signature["depth"].default == retrieve.stage.default("depth") == inspect.signature(retrieve).parameters[
+        "depth"].default == 1000
+    assert signature["split"].default == retrieve.stage.default("split") == "test"
+    assert index(bench, retriever="bm25", k1=1.1).name.startswith("bm25-")
+    for bad, got in (("10", "'10' (text)"), (0, "0")):
+        with pytest.raises(InputError) as err:
+            retrieve(bench, out=tmp_path / "x.trec", depth=bad)
+        assert str(err.value) == f"retrieve: option 'depth' takes an integer ≥ 1, not {got}"
+    assert not (tmp_path / "x.trec").exists()
+    run = retrieve(bench, out=tmp_path / "a.trec", k1=1.1, depth=4)
     want = get_retriever("bm25", k1=1.1).retrieve(bench, depth=4)
     assert ids(run) == ids(want) == ids(Run.from_file(tmp_path / "a.trec"))
-    oracle = ORACLE.run(bench=bench, kind="retriever", out=tmp_path / "o.trec", seed=3)
-    assert oracle == oracle_retriever(bench, bench.split_qids("test"), seed=3)
-    fused = FUSE.run(runs=[run, oracle], out=tmp_path / "f.trec", depth=3)
-    assert fused == fuse([run, oracle], "rrf", k=3) and ids(Run.from_file(tmp_path / "f.trec")) == ids(fused)
+    oracle_run = oracle(bench, kind="retriever", out=tmp_path / "o.trec", seed=3)
+    assert oracle_run == oracle_retriever(bench, bench.split_qids("test"), seed=3)
+    fused = fuse([run, oracle_run], out=tmp_path / "f.trec", depth=3)
+    assert fused == fuse_runs([run, oracle_run], "rrf", k=3) and ids(Run.from_file(tmp_path / "f.trec")) == ids(fused)

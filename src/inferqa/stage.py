@@ -38,11 +38,8 @@ from typing import Any, Callable, Mapping
 from .errors import InputError
 from .registry import REQUIRED, Option, checked_options
 
-__all__ = ["Opt", "Stage", "stage", "stage_of", "OVERWRITE", "REQUIRED"]
+__all__ = ["Opt", "Stage", "stage", "stage_of", "declared", "REQUIRED"]
 
-# The one --overwrite (every stage whose `out` names a file or folder declares it).
-OVERWRITE = Option("overwrite", bool, False, "replace an existing --out that this command did not write (a file a "
-                   "benchmark owns never)")
 OUTPUTS = ("file", "folder", "self-checked folder")  # what `out` may name (`formats.outputs.KINDS`)
 
 
@@ -80,9 +77,15 @@ def _resolve(annotation: Any, module_globals: Mapping[str, Any]) -> Any:
     return annotation
 
 
-def _types(hint: Any) -> tuple[tuple[type, ...], bool, type | None]:
+def _members(hint: Any, module_globals: Mapping[str, Any]) -> tuple[Any, ...]:
+    if isinstance(hint, typing.ForwardRef):
+        hint = _resolve(hint.__forward_arg__, module_globals)
+    return typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+
+
+def _types(hint: Any, module_globals: Mapping[str, Any]) -> tuple[tuple[type, ...], bool, type | None]:
     """(types, None allowed, list item type) of a resolved annotation."""
-    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    members = _members(hint, module_globals)
     nullable = type(None) in members
     out: list[type] = []
     item = None
@@ -93,7 +96,8 @@ def _types(hint: Any) -> tuple[tuple[type, ...], bool, type | None]:
         if origin in (list, tuple, typing.Sequence) or m in (list, tuple):
             out.append(list)
             args = typing.get_args(m)
-            item = args[0] if args and isinstance(args[0], type) else item
+            first = _members(args[0], module_globals)[0] if args else None
+            item = first if isinstance(first, type) and first is not object else item
         elif origin in (dict, typing.Mapping) or m is dict:
             out.append(dict)
         elif m is Any:
@@ -105,14 +109,14 @@ def _types(hint: Any) -> tuple[tuple[type, ...], bool, type | None]:
     return tuple(dict.fromkeys(out)), nullable, item
 
 
-def _option(param: inspect.Parameter, hint: Any, owner: str) -> Option:
+def _option(param: inspect.Parameter, hint: Any, owner: str, module_globals: Mapping[str, Any]) -> Option:
     if typing.get_origin(hint) is not typing.Annotated:
         raise TypeError(f"stage {owner!r}: parameter {param.name!r} needs Annotated[TYPE, Opt(...)]")
     base, *meta = typing.get_args(hint)
     decl = next((m for m in meta if isinstance(m, (Opt, Option))), None)
     if decl is None:
         raise TypeError(f"stage {owner!r}: parameter {param.name!r} has no Opt(...)")
-    kinds, nullable, item = _types(base)
+    kinds, nullable, item = _types(base, module_globals)
     default = REQUIRED if param.default is inspect.Parameter.empty else param.default
     positional = param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     if isinstance(decl, Option):  # a shared declaration: its default is the signature's
@@ -168,7 +172,11 @@ class Stage:
 
     def run(self, values: Mapping[str, Any] | None = None, /, **given: Any) -> Any:
         """Check the values, then the output; run the body; record the output it wrote."""
-        settings = self.settings(values, **given)
+        return self.execute(self.settings(values, **given))
+
+    def execute(self, settings: dict[str, Any]) -> Any:
+        """Run the body on `settings` as `settings()` returned them: the output checked first,
+        recorded after."""
         paths = {name: (settings[name], kind) for name, kind in self.output_paths().items()
                  if settings.get(name) is not None}
         if not paths:
@@ -196,10 +204,14 @@ def stage(name: str, *, output: str = "file") -> Callable[[Callable[..., Any]], 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         module_globals = vars(sys.modules[fn.__module__])
         signature = inspect.signature(fn)
-        options = tuple(_option(p, _resolve(p.annotation, module_globals), name)
+        options = tuple(_option(p, _resolve(p.annotation, module_globals), name, module_globals)
                         for p in signature.parameters.values())
         head, _, rest = inspect.cleandoc(fn.__doc__ or "").partition("\n\n")
         declared = Stage(name, fn, options, " ".join(head.split()), rest.strip(), output)
+        old = _DECLARED.get(name)
+        if old is not None and _where(old.function) != _where(fn):
+            raise ValueError(f"stage {name!r} is declared twice: {_where(old.function)}, {_where(fn)}")
+        _DECLARED[name] = declared
         positional = [p.name for p in signature.parameters.values()
                       if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
 
@@ -218,6 +230,18 @@ def stage(name: str, *, output: str = "file") -> Callable[[Callable[..., Any]], 
         return call
 
     return deco
+
+
+_DECLARED: dict[str, Stage] = {}
+
+
+def _where(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def declared() -> dict[str, Stage]:
+    """Every stage declared so far, by name (`import inferqa.cli` declares them all)."""
+    return dict(_DECLARED)
 
 
 def stage_of(fn: Any) -> Stage:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from types import SimpleNamespace
 import warnings
 from dataclasses import replace
 from typing import Any, Callable, List, Mapping, Optional
@@ -103,7 +104,8 @@ def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> ins
 
 
 def _value(opt: Option, given: Any, owner: str) -> Any:
-    """The flag's text as the stage's settings take it (None: not given)."""
+    """The flag's text as the stage takes it, converted but not checked (None: not given): the
+    stage checks every value, whichever road it came by."""
     if given is None:
         return None
     if opt.types[0] is bool:
@@ -111,28 +113,16 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
     if opt.types[0] is dict:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
-        item = Option(opt.name, opt.item_type, REQUIRED, flags=opt.cli_flags)  # an error names the flag as written
+        item = Option(opt.name, opt.item_type, REQUIRED, flags=opt.cli_flags)
         parts = given if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
-        return [_finite(item, part.strip(), owner) for part in parts if part.strip()]
-    return _finite(opt, given, owner)
+        return [item.parse(part.strip(), owner) for part in parts if part.strip()]
+    return opt.parse(given, owner)
 
 
 _OUTER_COMMA = re.compile(r",(?![^([{]*[)\]}])")  # a comma not inside (), [] or {}
 
 
-def _finite(opt: Option, text: str, owner: str) -> Any:
-    """`text` checked as `opt` takes it, the error naming the flag (a number's nan or inf
-    named as what it is)."""
-    flag = opt.cli_flags[0]
-    if float in opt.types and text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise InputError(f"{owner}: {flag} takes a finite number, not {text!r}", field=opt.name)
-    try:
-        return opt.check(text, owner)
-    except InputError as exc:
-        raise InputError(str(exc).replace(f"option {opt.name!r}", flag, 1), field=opt.name) from None
-
-
-def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: bool | str = False,
+def stage_command(stage: Any, show: Show, *, name: str | None = None, tables: bool | str = False,
                   group: typer.Typer | None = None, helps: Mapping[str, str] | None = None,
                   words: Mapping[str, Mapping[str, str]] | None = None) -> Callable[..., None]:
     """Register `stage` as a command (NAME, default the stage's name) on `group` (default the
@@ -140,6 +130,7 @@ def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: 
     `show` gets the chosen format. `helps`: an option's whole help where only the command line
     can write it (the plugins that declare it, read from the registry at start-up); `words`:
     per option, the `flag_text` parts of its help (owner, note, takes) beyond the declaration's."""
+    stage = getattr(stage, "stage", stage)  # a stage function: its declaration
     params = [_param(opt, (helps or {}).get(opt.name), (words or {}).get(opt.name, {})) for opt in stage.options]
     default_format = tables if isinstance(tables, str) else "table"
     if tables:
@@ -154,10 +145,10 @@ def stage_command(stage: Stage, show: Show, *, name: str | None = None, tables: 
         settings = stage.settings(values)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = stage.run(settings)
+            result = stage.execute(settings) if hasattr(stage, "execute") else stage.run(settings)
         for w in caught:
             typer.echo(f"{getattr(w.category, 'prefix', 'note')}: {w.message}", err=True)
-        show(result, settings, fmt)
+        show(result, settings if hasattr(settings, "stage") else SimpleNamespace(**settings), fmt)
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__doc__ = stage.help + (f"\n\n{stage.description}" if stage.description else "")

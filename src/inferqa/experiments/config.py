@@ -47,7 +47,7 @@ from ..stages.finetune import FINETUNE
 from ..stages.llm import CACHE
 from ..stages.read import READ, READ_K
 from ..stages.rerank import RERANK
-from ..stages.retrieve import ORACLE, RETRIEVE
+from ..retrieve.stage import oracle, retrieve
 from ..text import did_you_mean
 
 
@@ -57,11 +57,11 @@ def _keys(*options: Option) -> dict[str, Option]:
 
 # The file's keys that are a stage's declared option, read through that declaration (its type,
 # range and default); the others (name, benchmark, oracles, a stage's name and kind) are its own.
-TOP_KEYS = _keys(RETRIEVE.option("split"), FINETUNE.option("max_questions"), READ.option("strategies"),
+TOP_KEYS = _keys(retrieve.stage.option("split"), FINETUNE.option("max_questions"), READ.option("strategies"),
                  READ.option("ks"), replace(EVALUATE.option("metrics"), type=list, default=None),  # None: evaluate's
-                 replace(ORACLE.option("seed"), help="seed of the oracle retriever's shuffle and the paired tests"),
+                 replace(oracle.stage.option("seed"), help="seed of the oracle retriever's shuffle and the paired tests"),
                  replace(CACHE, name="llm_cache"))
-RETRIEVER_KEYS = _keys(*(RETRIEVE.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
+RETRIEVER_KEYS = _keys(*(retrieve.stage.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
 RERANKER_KEYS = _keys(*(RERANK.option(name) for name in ("depth", "window", "options", *DIVERSIFY_KEYS)))
 READER_KEYS = _keys(READ.option("llm").with_default(REQUIRED))
 _KIND = Option("kind", str, REQUIRED)

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..formats.coerce import as_benchmark, BenchLike
 from ..io import read_json, sha256_file, write_json
 from ..formats import Run
-from ..stages.retrieve import RETRIEVE
+from ..parameters import DEPTH, RETRIEVE_SPLIT
 
 MANIFEST = "retriever.json"
 CORPUS = "corpus.jsonl"
@@ -202,8 +202,7 @@ class Retriever(ABC):
                              field="id") from None
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
-        if k < 1:
-            raise InputError(f"k must be at least 1 (got {k})", field="k")
+        k = DEPTH.check(k, f"retriever {self.name!r}", text=False)
         self.load()
         qids = list(queries)
         run = self._search(qids, [queries[q] for q in qids], k) if qids else Run()
@@ -211,8 +210,8 @@ class Retriever(ABC):
         return run
 
 
-    def retrieve(self, bench: BenchLike, split: str | None = RETRIEVE.default("split"),
-                 depth: int = RETRIEVE.default("depth"), index_dir: str | Path | None = None) -> Run:
+    def retrieve(self, bench: BenchLike, split: str | None = RETRIEVE_SPLIT.default,
+                 depth: int = DEPTH.default, index_dir: str | Path | None = None) -> Run:
         """The top `depth` passages for each question of `split` (None or "all": every
         question) from the index of `bench` (attached here unless already attached to it)."""
         b = as_benchmark(bench)
