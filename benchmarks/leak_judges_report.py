@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from inferqa.construct.leak_judges import leak_judge
     from inferqa.construct.leakage import StringLeakJudge
-    from inferqa.stages.build import LEAK_THRESHOLD
+    from inferqa.parameters import LEAK_THRESHOLD
 
     console = Console(width=max(Console().width, 200))
     th = args.threshold or LEAK_THRESHOLD.default

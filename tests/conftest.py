@@ -142,7 +142,7 @@ def bench_factory(tmp_path_factory):
 def demo_bench_8q(bench_factory):
     """The first 8 demo questions with their top 3 hints: 8 × 15 = 120 passages. Shared by the
     retriever tests, which only add their own folders under its indexes/."""
-    from inferqa.stages.build import SPLIT
+    from inferqa.parameters import BUILD_SPLIT as SPLIT
 
     return bench_factory(8, split=SPLIT.default)
 

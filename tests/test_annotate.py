@@ -128,7 +128,7 @@ def test_export_lists_distinct_accepted_and_contested_answers(bench, tmp_path):
 def test_min_f1_is_checked_as_declared(bench, tmp_path, monkeypatch, capsys):
     """--min-f1 / export_sheet(min_f1=) read as inferqa.stages.build.MIN_F1 declares it: None is its default."""
     from conftest import one_line_error, run_cli as run_in_process
-    from inferqa.stages.build import MIN_F1
+    from inferqa.parameters import MIN_F1
 
     with pytest.raises(InputError, match=r"option 'min_f1' takes a number in \[0, 1\], not 1.5"):
         export_sheet(bench, tmp_path / "sheet.csv", min_f1=1.5)

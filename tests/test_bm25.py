@@ -15,7 +15,7 @@ from inferqa.formats.benchmark import Benchmark
 from inferqa.errors import InputError
 from inferqa.retrieve import get_retriever, question_queries
 from inferqa.retrieve.bm25 import top_k_positions
-from inferqa.stages.build import SPLIT
+from inferqa.parameters import BUILD_SPLIT as SPLIT
 
 
 @pytest.fixture(scope="module")

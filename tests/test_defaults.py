@@ -18,7 +18,7 @@ from inferqa import registry
 from inferqa.experiments import config
 from inferqa.experiments.config import config_from_dict
 from inferqa.stages import Stage
-from inferqa.stages.diversify import GROUPING
+from inferqa.parameters import GROUPING
 from inferqa.stages.finetune import FINETUNE
 from inferqa.stages.read import READ
 from inferqa.stages.rerank import RERANK

@@ -10,7 +10,7 @@ from inferqa.construct.leak_judges import LLMLeakJudge, hint_spans, leak_judge, 
 from inferqa.construct.leakage import LeakJudge, StringLeakJudge
 from inferqa.errors import InputError
 from inferqa.llm.base import LLM, GenerationParams
-from inferqa.stages.build import LEAK_THRESHOLD
+from inferqa.parameters import LEAK_THRESHOLD
 
 # Paraphrased leaks that the string rule misses: a demonym, a shortened name, an abbreviation,
 # another word form.

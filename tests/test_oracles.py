@@ -54,7 +54,7 @@ def test_optimal_reaches_the_ceiling(qrels):
 
 
 def test_oracle_on_a_benchmark(bench_factory):
-    from inferqa.stages.build import SPLIT
+    from inferqa.parameters import BUILD_SPLIT as SPLIT
 
     bench = bench_factory(3, top_k=2, split=SPLIT.default)
     run = oracle_retriever(bench, list(bench.questions), seed=1)

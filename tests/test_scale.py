@@ -19,7 +19,7 @@ from inferqa.reranking import rerank_run
 from inferqa.retrieve.encoding import encode_texts
 from inferqa.scale import load_scaled_llm, map_batches
 from inferqa.scale.backends import imap_batches, unwrap_input_error
-from inferqa.stages.build import TOP_K
+from inferqa.parameters import TOP_K
 
 REPO = Path(__file__).resolve().parents[1]
 

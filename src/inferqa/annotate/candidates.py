@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..records import Question
-from ..stages.build import MIN_F1
+from ..parameters import MIN_F1
 from .fuzzy import closeness
 from ..formats.labels import LabelRow, answer_key, resolve_copies
 from .state import VerificationState

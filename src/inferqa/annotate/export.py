@@ -11,7 +11,7 @@ from ..errors import InputError
 from ..formats.benchmark import Benchmark
 from .candidates import collect_candidates
 from ..formats.labels import Labels
-from ..stages.build import MIN_F1
+from ..parameters import MIN_F1
 from ..formats.sheets import guess_format, write_sheet
 from .sheet import sheet_rows
 from .state import VerificationState

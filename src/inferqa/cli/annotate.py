@@ -7,7 +7,8 @@ from typing import Any
 import typer
 
 from ..stages import Settings
-from ..stages.build import ANNOTATE_EXPORT, ANNOTATE_IMPORT, LEAK_FLAG_WORDS
+from ..parameters import LEAK_FLAG_WORDS
+from ..stages.build import ANNOTATE_EXPORT, ANNOTATE_IMPORT
 from .app import InferqaTyper, app
 from .output import echo_lines
 from .stage_command import stage_command

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..stages import Settings
-from ..stages.build import BUILD, BUILD_FLAG_WORDS, STATS
+from ..parameters import BUILD_FLAG_WORDS
+from ..stages.build import BUILD, STATS
 from .output import print_tables
 from .stage_command import stage_command
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..stages import Settings
-from ..stages.build import LABEL, LABELER_WORDS
+from ..parameters import LABELER_WORDS
+from ..stages.build import LABEL
 from .stage_command import stage_command
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import typer
 
 from ..stages import Settings
-from ..stages.rerank import RERANK, RERANK_WINDOW
+from ..parameters import RERANK_WINDOW
+from ..stages.rerank import RERANK
 from .stage_command import stage_command
 
 

@@ -25,7 +25,7 @@ from ..formats.qrels import Qrels
 from ..io import sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
-from ..stages.build import LABEL_MATCH, SEED, SPLIT, TOP_K
+from ..parameters import LABEL_MATCH, SEED, BUILD_SPLIT as SPLIT, TOP_K
 from ..stages.build import BUILD
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import n_orders, order_table

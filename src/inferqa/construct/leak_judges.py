@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 from ..defaults import DEFAULT_ENCODER
 from ..registry import Option, plugin
-from ..stages.build import LEAK_LLM, LEAK_THRESHOLD
+from ..parameters import LEAK_LLM, LEAK_THRESHOLD
 
 _STRING_JUDGE = Option("string_judge", object, None, "the judge applied first (default: the string rule)")
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from ..records import Question
-from ..stages.build import SPLIT
+from ..parameters import BUILD_SPLIT as SPLIT
 
 SPLIT_NAMES = {1: ("test",), 2: ("train", "test"), 3: ("train", "dev", "test")}
 SOURCE = "source"

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import InputError
 from ..io import inner_path
 from ..records import MASK_BITS, Hint, Question, answerability_label, mask_readings
-from ..stages.build import LABEL_MATCH
+from ..parameters import LABEL_MATCH
 from ..text import normalize_answer
 from ._common import answers_field, check_unique, convergence_field, expect_list, get, record_name, text_field
 

@@ -26,7 +26,7 @@ from ..formats.labels import LABELS, Labels, read_order_labels, write_order_labe
 from ..io import iter_jsonl, write_jsonl
 from ..records import parse_passage_id
 from ..formats import Qrels
-from ..stages.build import DEMO_BUILD
+from ..parameters import DEMO_BUILD
 
 LABELS_FILE = "demo_labels.jsonl"
 CACHE_FILE = "demo_llm_cache.jsonl"

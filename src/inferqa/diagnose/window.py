@@ -29,7 +29,8 @@ from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..hints import GroupKey, hint_group_key, window_groups
 from ..stages import Settings
-from ..stages.diagnose import WINDOW, WINDOW_DEPTH
+from ..parameters import WINDOW_DEPTH
+from ..stages.diagnose import WINDOW
 from ..tabular import percent
 
 if TYPE_CHECKING:

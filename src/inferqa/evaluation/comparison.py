@@ -19,7 +19,8 @@ from ..defaults import MIN_LABEL
 from ..errors import InputError
 from ..formats.coerce import as_qrels, as_run_list
 from ..stages import Settings
-from ..stages.evaluate import COMPARE, COMPARE_METRICS
+from ..parameters import COMPARE_METRICS
+from ..stages.evaluate import COMPARE
 from ..tabular import MISSING, TextTable, markdown, percent
 from .metrics import (checked_min_label, named_runs, per_query_scores, resolve, scope_of, scored_questions,
                       scored_run)

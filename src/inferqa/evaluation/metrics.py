@@ -56,7 +56,8 @@ from ..formats import Qrels, Run
 from ..formats.oracles import check_min_label  # noqa: F401 - part of this module's API
 from ..formats.coerce import as_benchmark
 from ..stages import Settings
-from ..stages.evaluate import DEFAULT_METRICS, EVALUATE
+from ..parameters import DEFAULT_METRICS
+from ..stages.evaluate import EVALUATE
 from .measures import Measure, metric_names, parse_measure
 from .providers import PROVIDERS, Lists, provider
 

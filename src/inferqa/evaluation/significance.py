@@ -38,7 +38,7 @@ import numpy as np
 
 from ..defaults import TEST_SEED
 from ..errors import InputError
-from ..stages.evaluate import CONFIDENCE, CORRECTIONS, RESAMPLES, TESTS
+from ..parameters import CONFIDENCE, CORRECTIONS, RESAMPLES, TESTS
 
 _BLOCK = 1_000  # resamples per block: bounds memory at block × questions
 _TOL = 1e-12    # sums equal up to float noise count as "as extreme"

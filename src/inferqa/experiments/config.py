@@ -44,8 +44,9 @@ from ..reranking.run import check_window
 from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..stages.evaluate import EVALUATE
 from ..stages.finetune import FINETUNE
-from ..stages.llm import CACHE
-from ..stages.read import READ, READ_K
+from ..parameters import CACHE
+from ..parameters import READ_K
+from ..stages.read import READ
 from ..stages.rerank import RERANK
 from ..retrieve.stage import oracle, retrieve
 from ..text import did_you_mean

@@ -46,7 +46,7 @@ from ..records import parse_passage_id, question_of
 from ..models import TRAINING_INFO
 from ..registry import plugin
 from ..stages import Settings
-from ..stages.finetune import FINETUNER_OPTIONS
+from ..parameters import FINETUNER_OPTIONS
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = TRAINING_INFO

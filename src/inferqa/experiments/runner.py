@@ -23,7 +23,7 @@ from typing import Any, Callable
 from ..formats.bench_write import content_hash
 from ..formats.runs import short_hash
 from ..formats.benchmark import Benchmark
-from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
+from ..parameters import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats import Answers
 from ..io import atomic_open, check_output, read_text, write_json

@@ -30,7 +30,7 @@ class BuildResult:
 
     def labels_line(self) -> str | None:
         """Where the demo benchmark's labels came from (None for any other build)."""
-        from ..stages.build import DEMO_BUILD
+        from ..parameters import DEMO_BUILD
 
         if not self.demo_only:
             return None
@@ -49,7 +49,7 @@ def build_stage(settings: Any) -> BuildResult:
     from ..data.shipped_demo import demo_build_options
     from ..formats.bench_write import refuse_existing
     from ..io import check_output
-    from ..stages.build import DEMO_BUILD
+    from ..parameters import DEMO_BUILD
     from .hook import convergence_step, make_post_build
 
     s = settings

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..stages.build import LABELER, SEED
+from ..parameters import LABELER, SEED
 
 if TYPE_CHECKING:
     from ..llm.base import LLM

@@ -35,7 +35,7 @@ from ..reading.answer_scoring import answer_judge
 from ..reading.reader import Reader, reading_order
 from ..formats import Qrels
 from ..records import answerability_label, parse_passage_id
-from ..stages.llm import JUDGE_SAMPLES, JUDGE_TEMPERATURE
+from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 
 if TYPE_CHECKING:
     from ..llm.base import LLM

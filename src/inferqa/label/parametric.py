@@ -15,8 +15,8 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..reading.reader import Reader
-from ..stages.build import SEED
-from ..stages.llm import JUDGE_SAMPLES, JUDGE_TEMPERATURE
+from ..parameters import SEED
+from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 from .labelling import judge_for
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from ..evaluation.exact_match import exact_match, is_abstention, paper_exact_mat
 from ..evaluation.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
 from ..llm.base import LLM
 from ..registry import Option, plugin
-from ..stages.llm import JUDGE_SAMPLES, JUDGE_TEMPERATURE
+from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE
 
 if TYPE_CHECKING:
     from ..formats import Answers

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from .. import registry
 from ..errors import InputError
 from ..registry import Option, plugin
-from ..stages.read import UNION_ALPHA, UNION_BETA
+from ..parameters import UNION_ALPHA, UNION_BETA
 from ..text import did_you_mean
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from ..evaluation.stored_metrics import (PAPER_LABEL_ROWS, Store, accuracy, accu
                                hint_contribution_oracle, hint_contribution_run, is_right, load_store, optimal_em)
 from ..formats.answers import STRATEGY_CODES
 from ..records import mask_readings, parse_passage_id, passage_id, split_passage_id
-from ..stages.read import READ_KS
+from ..parameters import READ_KS
 from .context import strategy as context_strategy
 
 if TYPE_CHECKING:

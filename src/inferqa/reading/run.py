@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..errors import InputError
 from ..registry import Option
 from ..progress import counter
-from ..stages.read import READ_K, READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
-from ..stages.tune import TUNE_ALPHA
+from ..parameters import READ_K, READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
+from ..parameters import TUNE_ALPHA
 from ..evaluation.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
 from .context import strategies as context_strategies

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
 from ..hints import GroupKey, window_groups
-from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
+from ..parameters import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats import Run
 

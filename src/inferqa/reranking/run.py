@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
-from ..stages.rerank import RERANK_DEPTH, RERANK_WINDOW
+from ..parameters import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable
 from ..errors import InputError
 from ..hints import check_grouping, hint_group_key
 from ..formats import Run, as_benchmark, as_run
-from ..stages.diversify import GROUPING, MARGIN, OPTIONS, PER_GROUP, SHARE
+from ..parameters import GROUPING, MARGIN, DIVERSIFY_OPTIONS as OPTIONS, PER_GROUP, SHARE
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark

@@ -27,7 +27,8 @@ from ..formats import as_run
 from ..formats.coerce import as_benchmark
 from ..retrieve.diversify import MARGIN, check_diversify, diversify, gated, query_margins, share_count
 from ..stages import Settings
-from ..stages.tune import DEFAULT_SHARES, TUNE_DIVERSIFY
+from ..parameters import DEFAULT_SHARES
+from ..stages.tune import TUNE_DIVERSIFY
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark

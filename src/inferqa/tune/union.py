@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..reading.run import check_read_options, open_run_and_llm, read_with_llm, summarize
-from ..stages.tune import TUNE_ALPHAS, TUNE_KS
+from ..parameters import TUNE_ALPHAS, TUNE_KS
 
 if TYPE_CHECKING:
     from ..formats import Run
