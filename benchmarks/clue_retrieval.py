@@ -111,7 +111,7 @@ def colbert_retriever(bench, model: str | None, trained_on_this_data: bool):
 
 def evaluate_rows(bench, colbert_model: str | None, notes: list[str], key: str) -> list[dict]:
     from inferqa.evaluation import evaluate
-    from inferqa.retrieve.diversify import diversify
+    from inferqa.diversification import diversify
     from inferqa.retrieve import question_queries
     from inferqa.retrieve.fusion import fuse
 
@@ -151,8 +151,8 @@ def evaluate_rows(bench, colbert_model: str | None, notes: list[str], key: str) 
     for a, b in pairs:
         shared = facts[a]["dirs"] == facts[b]["dirs"]  # two compositions of one clue index: count it once
         both = {key: facts[a][key] + (0 if shared else facts[b][key]) for key in ("texts", "enc_s", "mb")}
-        runs[f"RRF({a}, {b})"] = fuse([runs[a], runs[b]], "rrf", k=K)
-        runs[f"weighted({a}, {b})"] = fuse([runs[a], runs[b]], "weighted", k=K)
+        runs[f"RRF({a}, {b})"] = fuse([runs[a], runs[b]], "rrf", depth=K)
+        runs[f"weighted({a}, {b})"] = fuse([runs[a], runs[b]], "weighted", depth=K)
         facts[f"RRF({a}, {b})"] = facts[f"weighted({a}, {b})"] = both
     rows = []
     for name, run in runs.items():

@@ -17,6 +17,10 @@ training. Everything was fixed, and committed, before its first figure:
   on the four metrics, Holm p < 0.05 against fine-tuned dense on two, ≥ 50× fewer texts).
 
 It trains and encodes on a GPU when there is one (`--device`); on 2 CPU cores expect hours.
+Cached artefacts are keyed by their inputs as in `inferential_hard.py` and printed when reused
+("reused: NAME"): the models by their training questions' digest and options (budget, epochs,
+steps), tuned-budget-KEY.json, emvr-budget-KEY.json and runs-KEY/ by the hard benchmark, its dev
+and test questions and the models. The training device is not part of a key.
 
     python benchmarks/inferential_budget.py --out runs/inferential-budget
 """
@@ -34,6 +38,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hint_data import REPO  # noqa: E402
+from cache_keys import model_dir  # noqa: E402
 import inferential_hard as hard_protocol  # noqa: E402
 import inferential_retrieval as small  # noqa: E402
 
@@ -53,24 +58,34 @@ def parse_args() -> argparse.Namespace:
                                                   "the pipeline, not the protocol")
     ap.add_argument("--max-steps", type=int, help="stop both trainings after N steps (a quick check)")
     ap.add_argument("--against", type=Path, metavar="HARD_OUT",
-                    help="post hoc, from this script's finished files in --out (its TREC runs and tuned-budget.json):"
-                         " the rows against the hard protocol's fine-tuned dense (small budget) in HARD_OUT, trained "
-                         "and indexed there unless it is; writes inferential-budget-vs-small.md/json")
+                    help="post hoc, from this script's finished files in --out (its TREC runs and "
+                         "tuned-budget-KEY.json of the same --questions, --max-steps and --epochs): the rows against "
+                         "the hard protocol's fine-tuned dense (small budget) in HARD_OUT, trained and indexed there "
+                         "unless it is; writes inferential-budget-vs-small.md/json")
     ap.add_argument("--epochs", type=int, default=BUDGET["epochs"],
                     help=f"another point of the budget curve (post hoc; default the fixed {BUDGET['epochs']}): "
-                         "its models and reports get an -eN suffix")
+                         "its own (keyed) models, its reports with an -eN suffix")
     args = ap.parse_args()
     if args.device is None:
         import torch
 
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     args.budget = {**BUDGET, "epochs": args.epochs}
-    sfx = "" if args.epochs == BUDGET["epochs"] else f"-e{args.epochs}"
-    args.dense_dir = args.out / "models" / f"dense-budget{sfx}"
-    args.sets_dir = args.out / "models" / f"clue-sets-budget{sfx}"
-    args.tuned, args.report = args.out / f"tuned-budget{sfx}.json", args.out / f"inferential-budget{sfx}"
-    args.emvr, args.runs = args.out / f"emvr-budget{sfx}.json", args.out / f"runs{sfx}"
+    args.label = ("" if args.epochs == BUDGET["epochs"] else f"-e{args.epochs}") \
+        + hard_protocol.run_label(args.questions, args.max_steps)
+    args.report = args.out / f"inferential-budget{args.label}"
     return args
+
+
+def locate(args, benches) -> None:
+    """The cached artefacts' keyed paths: the models by their training questions and options,
+    the tuned rules, EMVR and runs by the hard benchmark's dev and test questions and the models."""
+    train = benches["train"]
+    args.dense_dir = model_dir(args.out, "dense-budget", train, options(args))
+    args.sets_dir = model_dir(args.out, "clue-sets-budget", train, options(args))
+    k = hard_protocol.results_key(benches["hard"], (args.dense_dir, args.sets_dir), candidates=CANDIDATES)
+    args.tuned, args.emvr = args.out / f"tuned-budget-{k}.json", args.out / f"emvr-budget-{k}.json"
+    args.runs = args.out / f"runs-{k}"
 
 
 def options(args):
@@ -84,7 +99,9 @@ def train(args, train_bench) -> dict:
 
     for name, fn, out in (("fine-tuned dense", finetune_retriever, args.dense_dir),
                           ("set-trained clue", finetune_clue_sets, args.sets_dir)):
-        if not (out / "training.json").exists():
+        if (out / "training.json").exists():
+            hard_protocol.reused(f"{name} {out.name}")
+        else:
             log(f"training {name} on {args.device}: {args.budget}")
             fn(train_bench, out, model="minilm", options=options(args), device=args.device)
     hard_protocol.encode_at(args.dense_dir, 256)
@@ -159,9 +176,8 @@ def small_budget_dense(args, benches) -> Searcher:
     trained into `args.against` and indexed on the hard corpus unless already there."""
     from types import SimpleNamespace
 
-    ns = SimpleNamespace(clue_dir=args.against / "models" / "clue-triviahg", sets_dir=None, max_steps=args.max_steps,
-                         dense_dir=args.against / "models" / "dense-triviahg", dense_max_length=256)
-    hard_protocol.trained(ns, benches["train"])
+    ns = SimpleNamespace(out=args.against, max_steps=args.max_steps, dense_max_length=256)
+    hard_protocol.trained(ns, benches["train"], sets=False)  # sets ns.dense_dir, keyed as there
     hard_protocol.dense_index(benches["hard"], str(ns.dense_dir))
     return Searcher(benches["hard"], "dense", model=str(ns.dense_dir), chunk_size=512)
 
@@ -170,11 +186,13 @@ def against_small_budget(args, benches) -> str:
     """Post hoc: this run's test rows (its TREC runs, top 100) against the small budget's
     fine-tuned dense cut to the same depth, and what the dev queries would have chosen
     between the two dense budgets."""
-    from inferqa.evaluation.comparison import compare
+    from inferqa.evaluation import compare
     from inferqa.formats.runs import Run
     from inferqa.io import read_json, write_json
 
     hard = benches["hard"]
+    if not args.tuned.exists():
+        sys.exit(f"{args.tuned} is absent: run without --against first (with the same options)")
     tuned = read_json(args.tuned)
     small_dense = small_budget_dense(args, benches)
     runs = {SMALL: small_dense.search(hard.split_qids("test"))[0].top(100),
@@ -199,20 +217,26 @@ def against_small_budget(args, benches) -> str:
     text = "\n".join(lines)
     rows = [{"method": r["run"], **{m: 100 * r["metrics"][m]["mean"] for m in METRICS},
              "p": {m: r["metrics"][m].get("p_corrected") for m in METRICS}} for r in cmp.rows]
-    write_json(args.out / "inferential-budget-vs-small.json", {"rows": rows, "dev": dev, "dev_pick": pick})
-    (args.out / "inferential-budget-vs-small.md").write_text(text + "\n")
+    vs = args.out / f"inferential-budget-vs-small{args.label}"
+    write_json(vs.with_suffix(".json"), {"rows": rows, "dev": dev, "dev_pick": pick})
+    vs.with_suffix(".md").write_text(text + "\n")
     return text
 
 
 def main() -> None:
     args = parse_args()
     sys.path.insert(0, str(REPO / "src"))
+    hard_protocol.require_splits(args.questions)  # before anything is built, trained or encoded
     args.out.mkdir(parents=True, exist_ok=True)
+    sfx = "" if args.epochs == BUDGET["epochs"] else f"-e{args.epochs}"
+    hard_protocol.legacy_notice(args.out, (f"models/dense-budget{sfx}", f"models/clue-sets-budget{sfx}",
+                                           f"tuned-budget{sfx}.json", f"emvr-budget{sfx}.json", f"runs{sfx}"))
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
     benches = hard_protocol.benchmarks(args.out, args.questions, "full")
+    locate(args, benches)
     if args.against:
         print(against_small_budget(args, benches))
         return

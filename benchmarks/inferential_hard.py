@@ -15,7 +15,7 @@ full-passage dense (bundled MiniLM, untrained), fine-tuned dense (`finetune_retr
 the same 700 train questions, the same number of examples and steps as the clue encoder),
 clue (untrained MiniLM), learned clue (`finetune_clue`), learned clue + adaptive (the
 margin and the share of queries it diversifies tuned on the dev queries and written to
-OUT/tuned.json before any test figure is computed), learned clue fused with BM25 (RRF), and
+OUT/tuned-KEY.json before any test figure is computed), learned clue fused with BM25 (RRF), and
 the learned clue with `compose=monotone` alone, + adaptive and + BM25 (its centre and scale:
 the best dev MRR of `small.MONOTONE_GRID`; then its own adaptive margin; both added to
 tuned.json before its first test figure), and, post hoc, the set-trained clue encoder
@@ -27,11 +27,19 @@ rows of the hard index's embeddings that are WikiHint's passages (same hints, sa
 texts), so no passage text is encoded twice. Then: what the corpus's other passages cost those
 100 queries (the hard runs cut to them), and the evidence-monotonicity table (EMVR with a
 bootstrap CI over questions, `inferqa.monotonicity`, on each source's test questions,
-cached in OUT/emvr.json; -full for the full corpus, as tuned.json and the report).
+cached in OUT/emvr-KEY.json; -full for the full corpus, as tuned-KEY.json and the report).
 
     nice python benchmarks/inferential_hard.py --out /work/cache/inferential   # default runs/inferential-hard
 
-Every stage is reused when its output exists; dense encoding resumes chunk by chunk.
+Every stage is reused when its output exists, and printed so ("reused: NAME"); dense encoding
+resumes chunk by chunk. Each cached artefact's name holds a key of the inputs that made it
+(`cache_keys`): benchmarks their question cut (`-firstN`); models the digest of their training
+questions, their options (seed, steps, ...) and base model (fine-tuned dense also the tokens it
+encodes at); indexes their model's folder, under their benchmark; tuned-KEY.json and
+emvr-KEY.json the hard benchmark, its dev and test questions and the models. Another cut, seed,
+step count or option computes its own and never reads another's. The report is named by the
+run (`-firstN`, `-stepsS`, `-tokensT` where given), so a quick check never overwrites the
+protocol's.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hint_data import REPO, WIKIHINT, TRIVIAHG  # noqa: E402
+from cache_keys import key, model_dir, questions_digest  # noqa: E402
 import inferential_retrieval as small  # noqa: E402  (the small protocol's helpers)
 
 OUT = REPO / "runs" / "inferential-hard"
@@ -75,36 +84,126 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--max-steps", type=int, help="stop the clue encoder's training after N steps (default: one "
                                                   "epoch); fine-tuned dense takes as many")
     args = ap.parse_args()
-    args.clue_dir = args.out / "models" / "clue-triviahg"
-    args.dense_dir = args.out / "models" / "dense-triviahg"
-    args.sets_dir = args.out / "models" / "clue-sets-triviahg"
-    suffix = "" if args.corpus == "subset" else "-full"
-    args.tuned, args.emvr = args.out / f"tuned{suffix}.json", args.out / f"emvr{suffix}.json"
-    args.report = args.out / f"inferential-hard{suffix}"
+    args.suffix = "" if args.corpus == "subset" else "-full"
+    label = run_label(args.questions, args.max_steps) + ("" if args.dense_max_length == 256
+                                                         else f"-tokens{args.dense_max_length}")
+    args.report = args.out / f"inferential-hard{args.suffix}{label}"
     return args
+
+
+def run_label(questions: int | None, max_steps: int | None) -> str:
+    """A report's name suffix: the question cut and step cap where given (none for the protocol)."""
+    return ("" if questions is None else f"-first{questions}") + ("" if max_steps is None else f"-steps{max_steps}")
 
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+_REUSED: set[str] = set()
+_MADE: set[Path] = set()  # index folders this process built: opened again, they are not reused
+
+
+def reused_index(r, what: str) -> None:
+    """`reused` for the index `r` is attached to, unless this process built it."""
+    if r.index_dir not in _MADE:
+        reused(f"index {r.bench.path.name}/{r.index_dir.name} ({what})")
+
+
+def reused(what: str) -> None:
+    """Say, once per process, that the cached artefact `what` is read rather than computed."""
+    if what not in _REUSED:
+        _REUSED.add(what)
+        log(f"reused: {what}")
+
+
+# -- the question cut ---------------------------------------------------------------------------
+TRIVIA_SPLIT = (0.7, 0.1, 0.2)  # TriviaHG's train / dev / test (seed 13, as in inferential_retrieval.py)
+NEEDED = ("train", "dev", "test")  # train trains, dev tunes, test is scored: none may be empty
+
+
+def split_sizes(questions: int) -> dict[str, int]:
+    """How many of TriviaHG's first `questions` questions each split gets: the builder's own cut."""
+    import warnings
+    from types import SimpleNamespace
+
+    from inferqa.construct.splits import make_splits
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an empty split: `split_problem` says so
+        cut = make_splits([SimpleNamespace(id=str(i)) for i in range(max(questions, 0))], TRIVIA_SPLIT, 13)
+    return {name: len(cut.get(name, ())) for name in NEEDED}
+
+
+def split_problem(questions: int | None) -> str | None:
+    """None when TriviaHG's cut of the first `questions` questions fills every split the protocol
+    needs (always, without `--questions`), else the one line saying which split is empty and the
+    smallest `--questions` from there up that fills them all."""
+    if questions is None:
+        return None
+    sizes = split_sizes(questions)
+    empty = [name for name in NEEDED if not sizes[name]]
+    if not empty:
+        return None
+    fits = questions + 1
+    while not all(split_sizes(fits).values()):
+        fits += 1
+    return (f"--questions {questions} leaves TriviaHG's {' and '.join(empty)} split empty (its "
+            f"{'/'.join(map(str, TRIVIA_SPLIT))} cut: " + ", ".join(f"{n} {c}" for n, c in sizes.items())
+            + f"); the smallest --questions from {questions} up that fills {', '.join(NEEDED)} is {fits}")
+
+
+def require_splits(questions: int | None) -> None:
+    """Exit (status 2) with `split_problem`'s line, before anything is built, trained or encoded."""
+    problem = split_problem(questions)
+    if problem:
+        print(problem, file=sys.stderr, flush=True)
+        sys.exit(2)
+
+
+def legacy_notice(out: Path, names: tuple[str, ...]) -> None:
+    """Name the artefacts an older version of the script cached under `out` without a key: never read."""
+    for name in names:
+        if (out / name).exists():
+            log(f"not reused: {out / name} (cached without the key of its inputs)")
+
+
 # -- data -------------------------------------------------------------------------------------
 def benchmarks(out: Path, questions: int | None = None, corpus: str = "subset") -> dict:
     """The benchmarks of the protocol; `questions`: of the first N questions of each hint file;
-    `corpus`: the hard benchmark's, full or the subset."""
-    sized = small.sized
-    wikihint_questions = small.hint_file(WIKIHINT, questions)
-    trivia = small.built(small.hint_file(TRIVIAHG, questions), out / sized("triviahg", questions),
-                         split=(0.7, 0.1, 0.2))
+    `corpus`: the hard benchmark's, full or the subset. Each is cached in a folder named by
+    its question cut (`-firstN`); refuses a cut that leaves a split empty (`require_splits`)."""
+    require_splits(questions)
+
+    def sized(name: str, n: int | None) -> str:  # the cut's folder name, said when reused
+        name = small.sized(name, n)
+        if (out / name / "meta.json").exists():
+            reused(f"benchmark {name}")
+        return name
+
+    wikihint_questions, trivia_questions = small.hint_file(WIKIHINT, questions), small.hint_file(TRIVIAHG, questions)
+    trivia = same_questions(small.built(trivia_questions, out / sized("triviahg", questions), split=TRIVIA_SPLIT),
+                            trivia_questions)
     train = small.built([trivia.questions[q] for q in trivia.split_qids("train")],
                         out / sized("triviahg-train", questions), split=(1.0, 0, 0))
     roles = ("test", "dev") + (("train",) if corpus == "full" else ())
     hard = hard_benchmark(out / sized("hard-1100" if corpus == "full" else "hard-400", questions),
                           wikihint_questions, trivia, roles)
-    wikihint = small.built(wikihint_questions, out / sized("wikihint-100", questions))
+    wikihint = same_questions(small.built(wikihint_questions, out / sized("wikihint-100", questions)),
+                              wikihint_questions)
     subset = hard_benchmark(out / sized("hard-400", questions), wikihint_questions, trivia) if corpus == "full" \
         else None
     return {"trivia": trivia, "train": train, "hard": hard, "wikihint": wikihint, "subset": subset}
+
+
+def same_questions(bench, questions: list):
+    """`bench`, unless its cache holds questions the hint file's cut does not (the file changed
+    since it was built): then exit with one line naming one."""
+    other = sorted(set(bench.questions) - {q.id for q in questions})
+    if other:
+        sys.exit(f"{bench.path} holds {len(other)} question(s) the hint file's cut does not (e.g. {other[0]}): "
+                 "built from another file; move it away to rebuild")
+    return bench
 
 
 def hard_benchmark(path: Path, wikihint: list, trivia, roles=("test", "dev")):
@@ -134,23 +233,46 @@ def clue_options(**over):
     return FinetuneOptions(**{**base, **over})
 
 
-def trained(args, train) -> tuple[dict, dict]:
-    """(clue encoder's training.json, fine-tuned dense's): dense gets the clue encoder's
+def clue_dir(args, train) -> Path:
+    """The clue encoder's folder under `args.out`: keyed by `train`'s questions and its options."""
+    return model_dir(args.out, "clue", train, clue_options(max_steps=args.max_steps))
+
+
+def follower_dirs(args, train, steps: int) -> tuple[Path, Path]:
+    """Fine-tuned dense's and the set-trained clue encoder's folders: keyed by `train`'s
+    questions and their options (the clue encoder's `steps`); dense's also by the tokens it
+    encodes at (`encode_at` writes them into the folder)."""
+    opts = clue_options(max_steps=steps)
+    return (model_dir(args.out, "dense", train, opts, tokens=args.dense_max_length),
+            model_dir(args.out, "clue-sets", train, opts))
+
+
+def trained(args, train, sets: bool = True) -> tuple[dict, dict]:
+    """(clue encoder's training.json, fine-tuned dense's), each trained in its keyed folder
+    (`args.clue_dir`, `args.dense_dir`, set here) unless already: dense gets the clue encoder's
     questions, positives / negatives per question, negative source and optimiser steps; the
-    set-trained clue encoder (none when `args.sets_dir` is None) gets dense's options, so its
-    examples, batches and steps too."""
+    set-trained clue encoder (`args.sets_dir`; trained only with `sets`) gets dense's options,
+    so its examples, batches and steps too."""
     from inferqa.experiments.finetune import finetune_clue, finetune_clue_sets, finetune_retriever
     from inferqa.io import read_json
 
-    if not (args.clue_dir / "training.json").exists():
+    args.clue_dir = clue_dir(args, train)
+    if (args.clue_dir / "training.json").exists():
+        reused(f"the clue encoder {args.clue_dir.name}")
+    else:
         log("training the clue encoder")
         finetune_clue(train, args.clue_dir, model="minilm", options=clue_options(max_steps=args.max_steps))
     clue = read_json(args.clue_dir / "training.json")
-    if not (args.dense_dir / "training.json").exists():
+    args.dense_dir, args.sets_dir = follower_dirs(args, train, clue["steps"])
+    if (args.dense_dir / "training.json").exists():
+        reused(f"fine-tuned dense {args.dense_dir.name}")
+    else:
         log(f"fine-tuning dense: {clue['steps']} steps like the clue encoder")
         finetune_retriever(train, args.dense_dir, model="minilm", options=clue_options(max_steps=clue["steps"]))
     encode_at(args.dense_dir, args.dense_max_length)
-    if args.sets_dir is not None and not (args.sets_dir / "training.json").exists():
+    if sets and (args.sets_dir / "training.json").exists():
+        reused(f"the set-trained clue encoder {args.sets_dir.name}")
+    elif sets:
         log(f"training the clue encoder on hint sets: dense's examples and {clue['steps']} steps")
         finetune_clue_sets(train, args.sets_dir, model="minilm", options=clue_options(max_steps=clue["steps"]))
     return clue, read_json(args.dense_dir / "training.json")
@@ -171,9 +293,11 @@ def dense_index(bench, model: str):
     from inferqa.retrieve import get_retriever
 
     r = get_retriever("dense", model=model, chunk_size=512, show_progress=True)
-    if not r.attach(bench).is_indexed():
+    if r.attach(bench).is_indexed():
+        reused_index(r, f"dense {Path(model).name}")
+    else:
         log(f"encoding {bench.path.name} with dense {model}")
-        r.index(bench)
+        _MADE.add(r.index(bench))
         log("encoded")
     return r
 
@@ -254,9 +378,11 @@ class Searcher:
 
         self.bench = bench
         self.r = get_retriever(name, show_progress=False, **options)
-        if not self.r.attach(bench).is_indexed():
+        if self.r.attach(bench).is_indexed():
+            reused_index(self.r, f"{name} {Path(options['model']).name}" if "model" in options else name)
+        else:
             log(f"indexing {name} {options} on {bench.path.name}")
-            self.r.index(bench)
+            _MADE.add(self.r.index(bench))
         m = read_json(self.r.index_dir / "retriever.json")
         texts = None if name == "bm25" else m.get("texts_encoded", m.get("passages"))
         self.facts = {"texts": texts, "index_s": float(m["build_seconds"])}
@@ -273,8 +399,14 @@ def subset_dense(hard, bench, model: str, rate_from: Searcher) -> Searcher | Non
     """`bench`'s dense index cut from the hard index's embeddings (`small.cut_dense`), so no
     passage is encoded again. Index seconds: `rate_from`'s (a finished hard dense index), pro
     rata of passages, marked as such. None: the rows are not there yet."""
+    from inferqa.retrieve import get_retriever
+
+    r = get_retriever("dense", model=model, chunk_size=512, show_progress=False).attach(bench)
+    cut_before = r.is_indexed()
     if not small.cut_dense(hard, bench, model):
         return None
+    if not cut_before:
+        _MADE.add(r.index_dir)
     s = Searcher(bench, "dense", model=model, chunk_size=512)
     s.facts = {"texts": s.facts["texts"], "derived": True,
                "index_s": rate_from.facts["index_s"] * s.facts["texts"] / rate_from.facts["texts"]}
@@ -320,13 +452,14 @@ def scores(run, bench) -> dict:
 def tune_on_dev(hard, found: dict, path: Path) -> dict:
     """The adaptive rule per learned scorer: `inferential_retrieval`'s maximin margin (the
     largest smallest gain over the stronger dense per metric, on the dev queries), written
-    to `path` (OUT/tuned.json; tuned-full.json for the full corpus)."""
-    from inferqa.tune.diversify import tune_margin
+    to `path` (OUT/tuned-KEY.json; tuned-full-KEY.json for the full corpus; `results_key`)."""
+    from inferqa.tune import tune_margin
 
     from inferqa.io import read_json, write_json
 
     dev = hard.split_qids("dev")
     if path.exists():  # a scorer's rule is fixed once, before its first test figure: never re-tuned
+        reused(path.name)
         tuned = read_json(path)
         ref = {m: max(d[m] for d in tuned["dense_dev"].values()) for m in SUMMARY}
     else:
@@ -381,7 +514,7 @@ def runs_on(bench, found: dict, qids: list[str], tuned: dict) -> dict:
         if source in runs:
             (clue_run, cf), (bm25, bf) = runs[source], runs[BM25]
             t0 = time.perf_counter()
-            run = fuse([clue_run, bm25], "rrf", k=K)
+            run = fuse([clue_run, bm25], "rrf", depth=K)
             runs[fused] = (run, {"texts": cf["texts"], "index_s": cf["index_s"] + bf["index_s"],
                                  "search_s": cf["search_s"] + bf["search_s"] + time.perf_counter() - t0})
     order = [FT_DENSE if FT_DENSE in runs else DENSE, BM25, DENSE, FT_DENSE, CLUE, LEARNED, ADAPTIVE, FUSED,
@@ -390,7 +523,7 @@ def runs_on(bench, found: dict, qids: list[str], tuned: dict) -> dict:
 
 
 def table(bench, runs: dict) -> list[dict]:
-    from inferqa.evaluation.comparison import compare
+    from inferqa.evaluation import compare
 
     cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS), questions="run")
     rows = []
@@ -525,11 +658,13 @@ def source_splits(hard, wikihint):
 
 def emvr_rows(hard, wikihint, found: dict, cache: Path) -> dict:
     """split -> retriever row -> `inferqa.monotonicity`'s report (as a dict), cached in
-    OUT/emvr.json: every retriever's index is the hard table's one (BM25's statistics are the
-    hard corpus's), scored on each source's test questions."""
+    `cache` (OUT/emvr-KEY.json; `results_key`): every retriever's index is the hard table's one
+    (BM25's statistics are the hard corpus's), scored on each source's test questions."""
     from inferqa import monotonicity
     from inferqa.io import read_json, write_json
 
+    if cache.exists():
+        reused(cache.name)
     got = read_json(cache) if cache.exists() else {}
     view = source_splits(hard, wikihint)
     for split in ("wikihint-test", "triviahg-test"):
@@ -578,18 +713,34 @@ def finished(args) -> dict:
     from inferqa.io import read_json
 
     benches = benchmarks(args.out, args.questions, args.corpus)
+    args.clue_dir = clue_dir(args, benches["train"])
     if not (args.clue_dir / "training.json").exists():
         sys.exit(f"{args.clue_dir} is not trained yet")
+    reused(f"the clue encoder {args.clue_dir.name}")
+    clue = read_json(args.clue_dir / "training.json")
+    args.dense_dir, args.sets_dir = follower_dirs(args, benches["train"], clue["steps"])
     dense = args.dense_dir / "training.json"
-    return {**benches, "clue_training": read_json(args.clue_dir / "training.json"),
-            "dense_training": read_json(dense) if dense.exists() else None}
+    return {**benches, "clue_training": clue, "dense_training": read_json(dense) if dense.exists() else None}
+
+
+def results_key(hard, models, **more) -> str:
+    """The key of a cache of what `models` (their folders) give on `hard`'s dev and test
+    questions (tuned rules, EMVR, runs): all of them, the tuning grids and `more`."""
+    return key(bench=hard.path.name, dev=questions_digest(hard, "dev"), test=questions_digest(hard, "test"),
+               models=[Path(m).name for m in models], shares=small.SHARES, monotone_grid=small.MONOTONE_GRID,
+               **more)
 
 
 def main() -> None:
     args = parse_args()
     sys.path.insert(0, str(REPO / "src"))
+    require_splits(args.questions)  # before anything is built, trained or encoded
     args.out.mkdir(parents=True, exist_ok=True)
+    legacy_notice(args.out, ("models/clue-triviahg", "models/dense-triviahg", "models/clue-sets-triviahg",
+                             f"tuned{args.suffix}.json", f"emvr{args.suffix}.json"))
     prep = finished(args) if args.evaluate_only else prepare(args)
+    k = results_key(prep["hard"], (args.clue_dir, args.dense_dir, args.sets_dir))
+    args.tuned, args.emvr = (args.out / f"{name}{args.suffix}-{k}.json" for name in ("tuned", "emvr"))
     if args.prepare_only:
         return
     hard, wikihint = prep["hard"], prep["wikihint"]

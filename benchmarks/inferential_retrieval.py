@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 from inferqa.tabular import MISSING  # the mark of a missing value in a table
+from inferqa.evaluation.significance import format_p as fmt_p  # the one p-value format
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -265,13 +266,13 @@ def tune_monotone(bench, model: str, qids: list[str]) -> dict:
 def adaptive(run, bench, margin: float | None, share: float | None = None):
     """Family diversification of the queries whose top family leads by less than `margin`
     (None: every query; 0: none), or of the `share` of them whose top family leads by least."""
-    from inferqa.retrieve.diversify import diversify
+    from inferqa.diversification import diversify
 
     return diversify(run, bench, 1, by="linked", margin=margin, share=share)
 
 
 def diversified(run, bench, margin: float | None, share: float | None = None) -> int:
-    from inferqa.retrieve.diversify import gated, query_margins
+    from inferqa.diversification import gated, query_margins
 
     return len(gated(query_margins(run, bench, "linked"), margin, share))
 
@@ -281,7 +282,7 @@ def tune(run, dense, bench, ahead: bool = False) -> tuple[float | None, dict]:
     questions) scored on `bench`; chosen here: the margin whose smallest gain over dense
     across METRICS is largest (ties: the larger mean gain, then the grid's order). `ahead`:
     the largest mean gain among the margins with every gain >= 0 (maximin where none is)."""
-    from inferqa.tune.diversify import tune_margin
+    from inferqa.tune import tune_margin
 
     tuning = tune_margin(run, bench, split="all", shares=SHARES, per_group=1, by="linked", metric="mrr",
                          measures=list(METRICS))
@@ -313,7 +314,7 @@ def table_rows(bench, model_dir: Path, compose: str, tuned: dict, shares: dict) 
             LEARNED_AHEAD: (adaptive(learned, bench, tuned["ahead"]), f_learned),
             LEARNED_AHEAD_SHARE: (adaptive(learned, bench, None, shares["ahead"]), f_learned),
             MONOTONE: (monotone, f_monotone), MONOTONE_ADAPTIVE: (adaptive(monotone, bench, tuned["monotone"]), f_monotone)}
-    from inferqa.evaluation.comparison import compare
+    from inferqa.evaluation import compare
 
     cmp = compare({name: run for name, (run, _) in runs.items()}, bench, list(METRICS))
     gated = {ADAPTIVE: (clue, tuned["clue"], None), LEARNED_ADAPTIVE: (learned, tuned["learned"], None),
@@ -337,10 +338,6 @@ def table_rows(bench, model_dir: Path, compose: str, tuned: dict, shares: dict) 
 
 def fmt_margin(m: float | None) -> str:
     return "every query" if m is None else f"{m:.4f}"
-
-
-def fmt_p(p) -> str:
-    return MISSING if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
 
 def fmt_table(title: str, rows: list[dict]) -> str:

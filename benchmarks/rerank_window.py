@@ -38,6 +38,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hint_data import REPO  # noqa: E402
+from cache_keys import key, questions_digest  # noqa: E402  (shared with inferential_hard.py, inferential_budget.py)
+import cache_keys  # noqa: E402
 import inferential_hard as hard_protocol  # noqa: E402
 from inferential_retrieval import fmt_p  # noqa: E402
 
@@ -51,15 +53,6 @@ FIRST_STAGES = ("bm25", "clue", "dense")
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def key(**inputs) -> str:
-    """A cache key: 16 hex digits of the canonical JSON of every input an artefact depends on."""
-    return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def questions_digest(bench, split: str | None = None) -> str:
-    return hashlib.sha256("\n".join(bench.split_qids(split)).encode()).hexdigest()[:16]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -84,7 +77,7 @@ def benchmarks(args) -> dict:
 
 def model_dir(args, kind: str, train, opts, **inputs) -> Path:
     """Where the `kind` model trained on `train` with `opts` (and any other `inputs`) lives."""
-    return args.out / "models" / f"{kind}-{key(opts=opts, train=questions_digest(train), base='minilm', **inputs)}"
+    return cache_keys.model_dir(args.out, kind, train, opts, **inputs)
 
 
 def trained(folder: Path, train, opts, trainer, what: str) -> Path:
@@ -395,7 +388,7 @@ def adaptive_margins(bench, stages: dict) -> dict:
     """Per learned first stage (clue, dense): the adaptive diversification margin (linked
     families, one passage each in the head, only queries whose top family leads by less) with
     the best dev MRR over `tune_margin`'s grid of shares of the dev queries."""
-    from inferqa.tune.diversify import tune_margin
+    from inferqa.tune import tune_margin
 
     out = {}
     for name in ("clue", "dense"):
@@ -409,7 +402,7 @@ def adaptive_margins(bench, stages: dict) -> dict:
 def retrieval_rows(bench, stages: dict, margins: dict, split: str) -> dict:
     """The retrieval comparison made symmetric: each learned first stage alone, fused with
     BM25 (RRF) and adaptively diversified (its dev margin)."""
-    from inferqa.retrieve.diversify import diversify
+    from inferqa.diversification import diversify
     from inferqa.retrieve.fusion import fuse
 
     runs = {name: load_run(r[split], bench) for name, r in stages.items()}
@@ -417,7 +410,7 @@ def retrieval_rows(bench, stages: dict, margins: dict, split: str) -> dict:
     for name in ("dense", "clue"):
         if name in runs:
             rows[name] = runs[name]
-            rows[f"{name} + BM25 (RRF)"] = fuse([runs[name], runs["bm25"]], "rrf", k=K)
+            rows[f"{name} + BM25 (RRF)"] = fuse([runs[name], runs["bm25"]], "rrf", depth=K)
             rows[f"{name} + adaptive"] = diversify(runs[name], bench, 1, by="linked", margin=margins[name])
     rows["bm25"] = runs["bm25"]
     return rows
@@ -510,7 +503,7 @@ def paired(a, b, bench) -> dict:
     the randomisation p; Holm over the four summary metrics (one family per comparison)."""
     import numpy as np
 
-    from inferqa.evaluation.comparison import compare
+    from inferqa.evaluation import compare
     from inferqa.evaluation.significance import adjust_p
 
     cmp = compare({"a": a, "b": b}, bench, list(METRICS), questions="run")

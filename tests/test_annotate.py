@@ -126,7 +126,7 @@ def test_export_lists_distinct_accepted_and_contested_answers(bench, tmp_path):
 
 
 def test_min_f1_is_checked_as_declared(bench, tmp_path, monkeypatch, capsys):
-    """--min-f1 / export_sheet(min_f1=) read as inferqa.stages.build.MIN_F1 declares it: None is its default."""
+    """--min-f1 / export_sheet(min_f1=) read as inferqa.parameters.MIN_F1 declares it: None is its default."""
     from conftest import one_line_error, run_cli as run_in_process
     from inferqa.parameters import MIN_F1
 
@@ -332,3 +332,22 @@ def test_a_sheet_is_told_by_the_suffixes_its_sheet_format_declares():
     endings = (".csv", ".CSV", ".jsonl", ".json", ".NDJSON", ".tsv", "")
     assert [guess_format(f"sheet{e}") for e in endings] == ["csv", "csv", "jsonl", "jsonl", "jsonl", "csv", "csv"]
     assert guess_format("sheet.csv", "jsonl") == "jsonl"
+
+
+def test_the_python_functions_are_the_commands(bench, tmp_path):
+    """`inferqa.annotate.stage`'s functions check, guard and record as `inferqa annotate` does."""
+    from inferqa.annotate.stage import annotate_export, annotate_import
+    from inferqa.formats.outputs import is_own
+
+    summary = annotate_export(bench, out=tmp_path / "sheet.csv")
+    assert (summary.rows, summary.questions) == (5, 2) and is_own(tmp_path / "sheet.csv", "annotate export")
+    with pytest.raises(InputError, match=r"^annotate export: option 'min_f1' takes a number in \[0, 1\], not 1.5$"):
+        annotate_export(bench, out=tmp_path / "other.csv", min_f1=1.5)
+    filled(tmp_path / "sheet.csv", tmp_path / "done.csv")
+    before = (Path(bench) / "labels.jsonl").read_bytes()
+    annotate_import(bench, tmp_path / "done.csv", annotator="ada", dry_run=True)
+    assert (Path(bench) / "labels.jsonl").read_bytes() == before
+    with pytest.raises(InputError, match="leak-judge 'string' has no option 'threshold'"):  # a judge option given
+        annotate_import(bench, tmp_path / "done.csv", annotator="ada", leak_threshold=0.9)
+    lines = annotate_import(bench, tmp_path / "done.csv", annotator="ada").lines()
+    assert any("labels: 2 passages 1 -> 2, 3 passages 2 -> 1" in line for line in lines), lines

@@ -19,7 +19,7 @@ import inferqa
 from inferqa.cli import main
 from inferqa.errors import InputError
 from inferqa.formats import Run
-from inferqa.retrieve.diversify import diversify
+from inferqa.diversification import diversify
 
 
 @pytest.fixture(scope="module")

@@ -129,7 +129,7 @@ def test_index_location_and_missing_index(bench, tmp_path):
     assert out == tmp_path / "idx" and (out / "retriever.json").exists()
     with pytest.raises(InputError, match="unknown retriever"):
         get_retriever("no-such-retriever")
-    with pytest.raises(InputError, match="k must be"):
+    with pytest.raises(InputError, match="option 'depth' takes"):
         get_retriever("bm25").attach(None, out).search({"q": "x"}, 0)
 
 

@@ -160,3 +160,25 @@ def test_build_demo_is_the_benchmark_inferqa_demo_runs_on(monkeypatch, capsys, t
     assert "dense" not in text and "build --demo" in text
     for stage in (*config.retrievers, *config.rerankers):
         assert stage.kind in text, stage.kind
+
+
+def test_the_python_functions_are_the_commands(monkeypatch, capsys, tmp_path):
+    """`inferqa.label.stage.build` and `inferqa.construct.stage.stats` take the command's road:
+    the same benchmark and counts, the same one-line error for a bad value."""
+    from inferqa.construct.stage import stats
+    from inferqa.construct.stats import benchmark_stats
+    from inferqa.errors import InputError
+    from inferqa.label.stage import build
+
+    src = jsonl(tmp_path / "mine.jsonl", [good_row("a"), good_row("b"), good_row("c", 3)])
+    result = build([src], out=tmp_path / "py", split="1,1", seed=3)
+    assert result.summary() == ("2 questions, 650 passages (0 leaking hints dropped, 0 questions dropped for leaks, "
+                                "1 with fewer than 5 hints skipped); train 1, test 1")
+    assert stats(tmp_path / "py") == benchmark_stats(tmp_path / "py")
+    assert stats(tmp_path / "py")["splits"]["train"]["passages"] == 325
+    with pytest.raises(InputError) as raised:
+        build([src], out=tmp_path / "bad", top_k=11)
+    assert str(raised.value) == "build: option 'top_k' takes an integer in [1, 10], not 11"
+    code, _, err = run_cli(monkeypatch, capsys, "build", src, "--out", tmp_path / "bad", "--top-k", 11)
+    assert code == 2 and err.strip().endswith(str(raised.value))
+    assert not (tmp_path / "bad").exists()

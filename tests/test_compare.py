@@ -31,6 +31,13 @@ def test_holm_and_bonferroni_hand_worked():
         adjust_p(p, "fdr")
 
 
+def test_p_values_print_alike_everywhere():
+    from inferqa.evaluation.significance import format_p
+    from inferqa.tabular import MISSING
+
+    assert [format_p(p) for p in (0.0004, 0.001, 0.0456, 1.0, None)] == ["<0.001", "0.001", "0.046", "1.000", MISSING]
+
+
 def test_corrections_equal_statsmodels():
     multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
     p = np.random.default_rng(2).random(9) ** 3
@@ -141,8 +148,9 @@ def test_compare_values_are_evaluate_and_paired_tests():
     assert "t-test" in md[-1] and "holm-corrected over the 2 runs" in md[-1]
     with pytest.raises(InputError, match="at least two"):
         compare([runs[0]], qrels)
-    with pytest.raises(InputError, match="unknown test"):
+    with pytest.raises(InputError) as bad:
         compare(runs, qrels, test="wilcoxon")
+    assert str(bad.value) == "compare: option 'test' takes one of randomisation, t, bootstrap, not 'wilcoxon'"
 
 
 def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q):
@@ -165,7 +173,9 @@ def test_compare_cli_table_and_json(monkeypatch, capsys, tmp_path, demo_bench_8q
                              bench.path)
     assert code in (0, None), err
     assert "vs a" in out and "randomisation test" in out and "percentile bootstrap" in out
-    for bad, what in ((["--test", "z"], "unknown test"), (["--correction", "fdr"], "unknown correction"),
+    for bad, what in ((["--test", "z"], "compare: option 'test' takes one of randomisation, t, bootstrap, not 'z'"),
+                      (["--correction", "fdr"], "compare: option 'correction' takes one of holm, bonferroni, none, "
+                                                "not 'fdr'"),
                       (["--metrics", "bpref"], "unknown metric")):
         code, _, err = run_cli(monkeypatch, capsys, "compare", tmp_path / "a.trec", tmp_path / "b.trec",
                                "--bench", bench.path, *bad)

@@ -1,4 +1,4 @@
-"""Every default is declared once (the stages' options, `inferqa.stages`; the plugins' options,
+"""Every default is declared once (the stages' options, their functions' signatures; the plugins' options,
 the registry; the shared ones, `inferqa.defaults`), and every other
 place that writes one (a public function's signature, a command-line flag, an experiment-file
 key) equals its declaration. A default that differs is a user getting another run from the CLI
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 from collections import defaultdict
 
 import pytest
@@ -17,14 +16,16 @@ import typer
 from inferqa import registry
 from inferqa.experiments import config
 from inferqa.experiments.config import config_from_dict
-from inferqa.stages import Stage
+import inferqa.cli  # noqa: F401 - declares every stage
+from inferqa.stage import declared
 from inferqa.parameters import GROUPING
-from inferqa.stages.finetune import FINETUNE
-from inferqa.stages.read import READ
-from inferqa.stages.rerank import RERANK
+from inferqa.experiments.finetune import finetune
+from inferqa.reading.stage import read
+from inferqa.reranking.stage import rerank
 from inferqa.retrieve.stage import oracle, retrieve
 
 RETRIEVE, ORACLE = retrieve.stage, oracle.stage
+READ, RERANK = read.stage, rerank.stage
 
 # Spellings of one option in different places (the place's name: the declaration's).
 SYNONYMS = {"judge_samples": "samples", "judge_temperature": "temperature", "labeler": "llm", "leak_llm": "llm",
@@ -36,14 +37,15 @@ OWN = {
     "metrics": "each function's own measures: retrieval's set, compare's shorter one, the reader's EM/F1",
     "alphas": "check_read_options' () checks no grid", "batch_size": "each model's own batch",
     "max_new_tokens": "each model's own answer length", "window": "each method's own window",
+    "parallel": "llama-cpp-python's sequences decoded in one process, a llama-server's slots",
 }
 # Packages whose public names are stage functions (and classes whose methods are).
 STAGE_PACKAGES = ("inferqa", "inferqa.construct", "inferqa.retrieve", "inferqa.reranking", "inferqa.reading", "inferqa.tune",
                   "inferqa.label", "inferqa.evaluation", "inferqa.scale", "inferqa.experiments.finetune")
 EXTRA_FUNCTIONS = (("inferqa.label.labelling", "label_benchmark"), ("inferqa.label.labelling", "judge_for"),
                    ("inferqa.label.parametric", "parametric_test"), ("inferqa.retrieve.encoding", "encode_texts"),
-                   ("inferqa.retrieve.encoding", "embedding_worker"), ("inferqa.retrieve.diversify", "diversify"),
-                   ("inferqa.tune.diversify", "tune_margin"), ("inferqa.hints", "hint_group_key"),
+                   ("inferqa.retrieve.encoding", "embedding_worker"), ("inferqa.diversification", "diversify"),
+                   ("inferqa.tune.stage", "tune_margin"), ("inferqa.hints", "hint_group_key"),
                    ("inferqa.formats.oracles", "oracle_retriever"), ("inferqa.llm.servers", "local_server"),
                    ("inferqa.data.quit", "labeller_correct"), ("inferqa.data.quit", "release_label"),
                    ("inferqa.scale.llm", "llm_opener"), ("inferqa.experiments.config", "ExperimentConfig"),
@@ -58,17 +60,15 @@ def declarations() -> dict[str, dict[str, object]]:
         if opt.default is not None and opt.default is not registry.REQUIRED:
             table[opt.name][owner] = opt.default
 
-    for info in pkgutil.iter_modules(importlib.import_module("inferqa.stages").__path__):
-        for stage in vars(importlib.import_module(f"inferqa.stages.{info.name}")).values():
-            if isinstance(stage, Stage):
-                for opt in stage.options:
-                    add(stage.name, opt)
+    for stage in declared().values():
+        for opt in stage.options:
+            add(stage.name, opt)
     for kind in registry.KINDS:
         for p in registry.plugins(kind):
             for opt in p.options.values():
                 add(f"{kind} {p.name}", opt)
     # and the options a stages module declares for several stages and functions (TOP_K, READ_KS, ...)
-    for module in ("inferqa.defaults", *(f"inferqa.stages.{m}" for m in ("build", "read", "tune", "llm"))):
+    for module in ("inferqa.defaults", "inferqa.parameters"):
         for const, opt in vars(importlib.import_module(module)).items():
             if isinstance(opt, registry.Option):
                 add(f"{module}.{const}", opt)  # named so that no place mentions it
@@ -161,7 +161,7 @@ def test_the_experiment_file_reads_its_keys_through_the_stages_declarations():
     assert config.RERANKER_KEYS["depth"] is RERANK.option("depth")
     assert {k: config.TOP_KEYS[k] for k in ("split", "ks", "strategies", "max_questions")} == {
         "split": RETRIEVE.option("split"), "ks": READ.option("ks"), "strategies": READ.option("strategies"),
-        "max_questions": FINETUNE.option("max_questions")}
+        "max_questions": finetune.stage.option("max_questions")}
     cfg = config_from_dict({"name": "x", "benchmark": {"demo": True},
                             "retrievers": [{"kind": "bm25"}], "rerankers": [{"kind": "oracle"}]})
     got = {"split": cfg.split, "seed": cfg.seed, "ks": list(cfg.ks), "strategies": list(cfg.strategies),
@@ -182,3 +182,56 @@ def test_the_four_resolved_defaults():
     assert set(table["num_actors"].values()) == {NUM_ACTORS.default} == {1}
     assert set(table["n_ctx"].values()) == {N_CTX.default} == {4096}
     assert table["depth"]["retrieve"] == 1000 and table["depth"]["rerank"] == 100 and table["seed"]["oracle"] == 0
+
+
+def _literal_defaults_outside_declarations(declared_defaults: dict[str, set[str]]) -> list[str]:
+    """Every function parameter in src/ whose default is a literal equal to a default declared
+    for an option of the same name, except the stage functions' own signatures (the
+    declarations) and the names in OWN; None and booleans (a flag not given) are not counted."""
+    import ast
+    from pathlib import Path
+
+    import inferqa
+
+    own = {(inspect.getsourcefile(s.function), s.function.__code__.co_firstlineno) for s in declared().values()}
+    hits = []
+    for path in sorted(Path(inferqa.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if (str(path), first) in own:
+                continue
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                try:
+                    value = ast.literal_eval(default)
+                except ValueError:
+                    continue
+                if arg.arg not in OWN and repr(value) in declared_defaults.get(arg.arg, ()):
+                    hits.append(f"{path.name}:{default.lineno} {arg.arg}={value!r}")
+    return hits
+
+
+def test_no_literal_repeats_a_declared_default():
+    """A default is written once: where another function needs it, it reads the declaration
+    (`TEST.default`), never the literal again."""
+    values = {name: {repr(v) for v in by_owner.values() if v is not True and v is not False}
+              for name, by_owner in declarations().items()}
+    assert _literal_defaults_outside_declarations(values) == []
+
+
+def test_the_literal_check_finds_a_repeat(tmp_path, monkeypatch):
+    """The check above can fail: a function writing protocol="inferqa" again is found."""
+    import inferqa
+
+    fake = tmp_path / "inferqa"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "mod.py").write_text('def f(run, protocol="inferqa", depth=5):\n    pass\n')
+    monkeypatch.setattr(inferqa, "__file__", str(fake / "__init__.py"))
+    assert _literal_defaults_outside_declarations({"protocol": {"'inferqa'"}, "depth": {"1000"}}) == \
+        ["mod.py:1 protocol='inferqa'"]

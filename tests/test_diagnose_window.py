@@ -203,8 +203,8 @@ def test_command_prints_json_and_a_table(hand_bench, tmp_path, monkeypatch, caps
 
 
 @pytest.mark.parametrize("args, needles", [
-    (("--depth", "0"), ("--depth", "≥ 1", "0")),
-    (("--depth", "10,x"), ("--depth", "'x'")),
+    (("--depth", "0"), ("diagnose window: option 'depths' takes an integer ≥ 1, not 0",)),
+    (("--depth", "10,x"), ("diagnose window: option 'depths' takes an integer, not 'x'",)),
     (("--split", "nope"), ("unknown split 'nope'",)),
 ])
 def test_bad_options_are_one_line_errors(hand_bench, tmp_path, monkeypatch, capsys, args, needles):
@@ -228,7 +228,7 @@ def test_bad_runs_are_one_line_errors(hand_bench, tmp_path, monkeypatch, capsys)
 
 def test_python_refusals(hand_bench):
     run = hand_run(hand_bench)
-    with pytest.raises(InputError, match="≥ 1"):
+    with pytest.raises(InputError, match="diagnose window: option 'depths' takes an integer ≥ 1, not 0"):
         window(run, hand_bench, depths=[10, 0])
     with pytest.raises(InputError, match="at least one depth"):
         window(run, hand_bench, depths=[])

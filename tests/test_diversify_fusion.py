@@ -13,7 +13,7 @@ from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict
 from inferqa.records import Hint, passage_id, Question
 from inferqa.formats import Run
-from inferqa.retrieve.diversify import diversify
+from inferqa.diversification import diversify
 from inferqa.retrieve.fusion import fuse
 
 
@@ -117,7 +117,7 @@ def test_weighted_by_hand():
     z = dict(fuse([A, B], "weighted", norm="zscore")["q"])
     sa = 1 / (2 / 3) ** 0.5  # A's z-scores are ±1.2247, B's ±1
     assert abs(z["a"] - (sa - 1)) < 1e-9 and abs(z["b"] - 1) < 1e-9 and abs(z["c"] - (-sa - 1)) < 1e-9
-    assert fuse([A, B], "rrf", k=2)["q"] == fuse([A, B], "rrf")["q"][:2]
+    assert fuse([A, B], "rrf", depth=2)["q"] == fuse([A, B], "rrf")["q"][:2]
     with pytest.raises(InputError, match="fusion method"):
         fuse([A, B], "borda")
     with pytest.raises(InputError, match="at least two"):

@@ -21,7 +21,7 @@ from inferqa.formats import Run
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict, load_config, shipped_config
 from inferqa.experiments.results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE
-from inferqa.experiments.stages import StageStore, stage_hash
+from inferqa.experiments.store import StageStore, stage_hash
 from inferqa.llm.base import LLM, GenerationParams
 
 BASE = {
@@ -72,6 +72,50 @@ def test_config_errors_name_file_and_field(tmp_path, change, field):
     with pytest.raises(InputError) as err:
         load_config(path)
     assert err.value.file == str(path) and err.value.field == field
+
+
+TWO = [{"name": "bm25", "kind": "bm25", "depth": 10}, {"name": "bm25-b", "kind": "bm25", "options": {"b": 0.4}}]
+
+
+def test_fusions_are_read_through_the_fuse_stage_s_declaration(tmp_path):
+    from inferqa.retrieve.stage import fuse
+
+    cfg = load_config(_write(tmp_path, {**BASE, "retrievers": TWO, "fusions": [
+        {"retrievers": ["bm25", "bm25-b"]},
+        {"name": "w", "retrievers": ["bm25-b", "bm25"], "method": "combsum", "weights": [2, 1], "norm": "zscore",
+         "depth": 50}]}))
+    plain, weighted = cfg.fusions
+    assert (plain.name, plain.retrievers, plain.method, plain.depth) == ("bm25+bm25-b", ("bm25", "bm25-b"),
+                                                                         fuse.stage.default("method"),
+                                                                         fuse.stage.default("depth"))
+    assert (weighted.weights, weighted.norm, weighted.depth) == ((2.0, 1.0), "zscore", 50)
+
+
+@pytest.mark.parametrize("fusion, field, says", [
+    ({"retrievers": ["bm25", "bm25-c"]}, "fusions[0].retrievers[1]", "'bm25-c' is not a retriever of this file"),
+    ({"retrievers": ["bm25"]}, "fusions[0].retrievers", "two or more different retrievers"),
+    ({"retrievers": ["bm25", "bm25"]}, "fusions[0].retrievers", "two or more different retrievers"),
+    ({"name": "bm25", "retrievers": ["bm25", "bm25-b"]}, "fusions[0].name", "duplicate name 'bm25'"),
+    ({"retrievers": ["bm25", "bm25-b"], "method": "vote"}, "fusions[0].method", "unknown fusion method 'vote'"),
+    ({"retrievers": ["bm25", "bm25-b"], "weights": [1, 2, 3]}, "fusions[0].weights", "3 weights for 2 runs"),
+    ({"retrievers": ["bm25", "bm25-b"], "norm": "minmax"}, "fusions[0].norm", "norm"),
+    ({"retrievers": ["bm25", "bm25-b"], "depth": 0}, "fusions[0].depth",
+     "fuse: option 'depth' takes an integer ≥ 1, not 0"),
+    ({"retrievers": ["bm25", "bm25-b"], "fusion": "rrf"}, "fusions", "unknown key(s) fusion"),
+])
+def test_a_bad_fusion_is_one_error_naming_its_field(tmp_path, fusion, field, says):
+    path = _write(tmp_path, {**BASE, "retrievers": TWO, "fusions": [fusion]})
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert err.value.file == str(path) and err.value.field == field and says in err.value.message
+
+
+def test_a_reranker_may_not_take_a_fusion_s_name(tmp_path):
+    path = _write(tmp_path, {**BASE, "retrievers": TWO, "fusions": [{"name": "f", "retrievers": ["bm25", "bm25-b"]}],
+                             "rerankers": [{"name": "f", "kind": "oracle"}]})
+    with pytest.raises(InputError, match="name 'f' is already a fusion's") as err:
+        load_config(path)
+    assert err.value.field == "rerankers[0].name"
 
 
 def test_malformed_yaml_is_an_input_error(tmp_path):
@@ -303,6 +347,36 @@ def test_crash_mid_grid_resumes_without_repeating_calls(tmp_path, scripted):
     assert 0 <= calls_before + resumed.llm_calls - fresh.llm_calls <= 8
     assert resumed.results.reader == fresh.results.reader
     assert resumed.results.ranking == fresh.results.ranking
+
+
+def test_a_reranker_killed_mid_stage_resumes_from_its_checkpoint(tmp_path, scripted, monkeypatch):
+    """The runner's rerank stage is the `rerank` stage function writing under stages/.partial/,
+    so its checkpoint (beside that output) outlives the crash; the rerun takes the finished
+    questions from it, then removes it."""
+    from inferqa.formats.checkpoints import RankingCheckpoint
+
+    _, state = scripted
+    state["fail_after"] = 15  # 10 calls (yes, no) per question at depth 5: the second question crashes
+    cfg = {**BASE, "readers": [], "oracles": False}
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        _run(tmp_path, cfg)
+    partial = tmp_path / "exp" / "stages" / ".partial"
+    (checkpoint,) = partial.glob(".rerank-bm25-fake-yesno-*.trec.rerank-checkpoint.jsonl")
+    assert len(checkpoint.read_text().splitlines()) == 2  # its header and the first question
+    resumed = []
+    real_read = RankingCheckpoint.read
+
+    def read(self, *args):
+        done = real_read(self, *args)
+        resumed.append(sorted(done))
+        return done
+
+    monkeypatch.setattr(RankingCheckpoint, "read", read)
+    state["fail_after"] = None
+    again = _run(tmp_path, cfg)
+    assert [len(done) for done in resumed] == [1]  # the first question, from the checkpoint
+    assert any(s.startswith("rerank-bm25-fake-yesno-") for s in again.executed)
+    assert list(partial.iterdir()) == []
 
 
 # -- the real thing: shipped CI config with SmolLM2 ------------------------------------

@@ -203,6 +203,19 @@ def test_run_formats_are_the_registrys(bench, tmp_path):
     assert Run.from_file(tmp_path / "own.json", bench=bench, split="test").format == "rankify"
 
 
+def test_doctor_from_python_checks_as_the_command_does(bench, tmp_path):
+    from inferqa.evaluation.stage import doctor
+
+    test = bench.split_qids("test")
+    Run({q: [(p, -float(i)) for i, p in enumerate(bench.qrels[q])] for q in test}).to_file(tmp_path / "r.trec")
+    report = doctor(tmp_path / "r.trec", bench=bench.path, split="test")
+    assert report == diagnose(tmp_path / "r.trec", bench, "test")
+    assert report["ok"] and report["questions"] == len(test) and report["longest_tie"] == 1
+    with pytest.raises(InputError) as bad:
+        doctor(tmp_path / "r.trec", bench=bench.path, tie_length=1)
+    assert str(bad.value) == "doctor: option 'tie_length' takes an integer ≥ 2, not 1"
+
+
 def test_a_registered_export_target_is_run_by_inferqa_export(bench, tmp_path, scratch, monkeypatch, capsys):
     from inferqa.io import atomic_open
     from inferqa.registry import Option, plugin
@@ -250,6 +263,19 @@ def test_export_targets_are_the_registrys(bench, tmp_path, monkeypatch, capsys):
                            "--out", out)
     one_line_error(code, err, "export rankify needs --run RUN")
     assert not out.exists()
+
+
+def test_export_from_python_is_the_command(bench, tmp_path):
+    from inferqa.exports import export
+    from inferqa.formats.outputs import LEDGER
+
+    out, test = tmp_path / "test.qrels", bench.split_qids("test")
+    assert export("qrels", bench=bench, out=out, split="test") == len(test)
+    assert sorted({line.split()[0] for line in out.read_text().splitlines()}) == sorted(test)
+    assert json.loads((tmp_path / LEDGER).read_text())["test.qrels"]["command"] == "export"
+    with pytest.raises(InputError) as bad:
+        export("qrels", bench=bench, out=out, split=3)
+    assert str(bad.value) == "export: option 'split' takes text or null, not 3 (int)"
 
 
 def test_a_plugin_distribution_adds_an_export_target_and_a_run_format(tmp_path):

@@ -188,7 +188,7 @@ def test_cli_fuse_checks_ids_against_the_bench_and_cuts_to_a_split(bench, monkey
     # without --bench the same file fuses (nothing to check it against)
     code, _, err = run_cli(monkeypatch, capsys, "fuse", a, bad, "-o", tmp_path / "y.trec")
     assert code in (0, None), err
-    for args, needles in ((["--split", "test"], ["--split needs --bench"]),
+    for args, needles in ((["--split", "test"], ["split needs a benchmark"]),
                           (["--method", "isr", "--weights", "1,2"], ["'isr' takes no weights"]),
                           (["--method", "rrf", "--norm", "minmax"], ["has no option 'norm'"]),
                           (["--method", "combsum", "--norm", "min-max"], ["norm", "'min-max'"])):

@@ -53,3 +53,17 @@ def test_help_at_80_columns_cuts_no_text(path, cmd):
     shown = [p for p in cmd.params if p.help and not getattr(p, "hidden", False)]
     for param in shown:
         assert _in_its_column(param.help, lines), f"{' '.join(path)} {param.opts}: {param.help!r} not in full"
+
+
+@pytest.mark.parametrize("path,cmd", [(p, c) for p, c in COMMANDS if not getattr(c, "commands", None)],
+                         ids=[" ".join(p) for p, c in COMMANDS if not getattr(c, "commands", None)])
+def test_every_flag_name_stays_on_one_line_at_80_columns(path, cmd, monkeypatch):
+    """An option's name is never cut across two lines (`--labellers-stop-at-first-c` / `orrect`)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERMINAL_WIDTH", "80")
+    out = CliRunner().invoke(app, [*path, "--help"], terminal_width=80).output
+    lines = out.splitlines()
+    for param in cmd.params:
+        for flag in (*param.opts, *param.secondary_opts):
+            if flag.startswith("--"):
+                assert any(re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", line) for line in lines), (flag, out)

@@ -9,7 +9,7 @@ from inferqa.formats import Benchmark, Run
 from inferqa.errors import InputError
 from inferqa.hints import hint_group_key
 from inferqa.records import Hint, Question, passage_id
-from inferqa.retrieve.diversify import diversify, group_margin
+from inferqa.diversification import diversify, group_margin
 
 
 @pytest.fixture(scope="module")

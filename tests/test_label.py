@@ -162,8 +162,8 @@ def test_labellers_stop_at_first_correct(bench_factory, tmp_path):
 def test_stop_at_first_correct_needs_label(monkeypatch, capsys, tmp_path):
     from conftest import run_cli
     code, _, err = run_cli(monkeypatch, capsys, "build", "--demo", "--out", tmp_path / "b",
-                           "--labellers-stop-at-first-correct")
-    assert code == 2 and "--labellers-stop-at-first-correct needs --label" in err
+                           "--stop-at-first-correct")
+    assert code == 2 and "--stop-at-first-correct needs --label" in err
     assert not (tmp_path / "b").exists()
 
 

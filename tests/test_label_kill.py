@@ -38,11 +38,12 @@ label_benchmark(sys.argv[1], [FirstHintKeyed()], progress=False)
 
 
 def state(bench: Path) -> tuple:
-    """(labels.jsonl, qrels.tsv, meta.json) as read after the benchmark is opened."""
-    Benchmark(bench)  # rolls a half-done commit forward
-    labels = bench / "labels.jsonl"
-    return (labels.read_text() if labels.exists() else None, (bench / "qrels.tsv").read_text(),
-            json.loads((bench / "meta.json").read_text()))
+    """(labels.jsonl, qrels.tsv, meta.json) as a reader of the benchmark reads them (a half-done
+    commit as it commits, replaying nothing)."""
+    b = Benchmark(bench)
+    labels = b.file("labels.jsonl")
+    return (labels.read_text() if labels.exists() else None, b.file("qrels.tsv").read_text(),
+            json.loads(b.file("meta.json").read_text()))
 
 
 def label(bench: Path, script: Path, env: dict) -> subprocess.Popen:
@@ -52,14 +53,15 @@ def label(bench: Path, script: Path, env: dict) -> subprocess.Popen:
 def check_agrees(bench: Path, old: tuple, new: tuple) -> str:
     now = state(bench)
     assert now in (old, new)
+    with BenchmarkWrite(bench):  # the next write finishes a killed one's commit and sweeps what it staged
+        pass
+    assert not [p for p in bench.iterdir() if p.name.startswith(".")]
+    assert state(bench) == now  # what a reader read before is what the commit left
     labels, _, meta = now
     assert meta["labels"] == label_counts(bench / "qrels.tsv") and meta["content_hash"] == content_hash(bench)
     if labels is not None:  # every labelled passage's row agrees with its qrels label
         qrels = {line.split()[2]: int(line.split()[3]) for line in now[1].splitlines()}
         assert all(qrels[json.loads(r)["pid"]] == json.loads(r)["label"] for r in labels.splitlines())
-    with BenchmarkWrite(bench):  # the next write sweeps what a killed one staged
-        pass
-    assert not [p for p in bench.iterdir() if p.name.startswith(".")]
     return "new" if now == new else "old"
 
 

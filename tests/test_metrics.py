@@ -229,17 +229,18 @@ def test_unjudged_questions_are_left_out_of_every_measure_alike():
     assert evaluate(run, qrels, ["RR", "hit@10"], questions="run") == {"RR": 1.0, "hit@10": 1.0}
     with pytest.raises(InputError, match="no judged question"):
         evaluate(run_of({"q2": ["b"]}), qrels, ["RR"], questions="run")
-    with pytest.raises(InputError, match="questions"):
+    with pytest.raises(InputError) as bad:
         evaluate(run, qrels, ["RR"], questions="all")
+    assert str(bad.value) == "evaluate: option 'questions' takes one of judged, run, not 'all'"
 
 
 def test_summary_counts_scored_left_out_and_counted_zero():
-    from inferqa.evaluation.metrics import EVALUATE
+    from inferqa.evaluation.stage import evaluate as evaluate_runs
 
     qrels = Qrels({"q1": {"a": 1}, "q3": {"c": 2}, "q4": {"d": 0}})
     run = run_of({"q1": ["a"], "q2": ["b"], "q4": ["d"]})
     with pytest.warns(UserWarning):
-        (e,) = EVALUATE.run(runs=[run], qrels=qrels, metrics=["RR", "hit@10", "R@5"])
+        (e,) = evaluate_runs([run], qrels=qrels, metrics=["RR", "hit@10", "R@5"])
     assert (e.scored, e.left_out, e.counted_zero) == (3, 1, 1)
     assert e.summary() == ("3 questions scored (hit@10, R@5 over 2: 1 without a relevant passage), "
                            "1 left out (not judged), 1 counted 0 (judged, not in the run)")

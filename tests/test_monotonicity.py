@@ -281,7 +281,7 @@ def test_an_empty_split_and_a_foreign_option_are_one_line_errors(bench5, tmp_pat
     code, _, err = run_cli(monkeypatch, capsys, "diagnose", "monotonicity", "-b", bench, "--split", "nope")
     one_line_error(code, err, "unknown split 'nope'")
     code, _, err = run_cli(monkeypatch, capsys, "diagnose", "monotonicity", "-b", bench, "--resamples", "0")
-    one_line_error(code, err, "--resamples")
+    one_line_error(code, err, "diagnose monotonicity: option 'resamples' takes an integer ≥ 1, not 0")
     assert _listing(bench) == before
 
 

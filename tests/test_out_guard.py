@@ -12,9 +12,7 @@ once; `read` answers with a stub LLM, and `demo` runs a tiny grid instead of the
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 from pathlib import Path
 
 import pytest
@@ -30,12 +28,12 @@ TINY = "name: t\nbenchmark: {{path: {bench}}}\nsplit: test\nmax_questions: 2\nre
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory) -> dict[str, Path]:
     """A demo benchmark with its bm25 index, two runs of it and a tiny experiment file."""
-    from inferqa.stages.build import BUILD
+    from inferqa.label.stage import build
     from inferqa.retrieve.stage import index, oracle
 
     root = tmp_path_factory.mktemp("guard")
     bench = root / "bench"
-    BUILD.run(demo=True, out=bench)
+    build(demo=True, out=bench)
     index(bench, retriever="bm25")
     oracle(bench, kind="optimal", out=root / "optimal.trec")
     oracle(bench, kind="retriever", out=root / "retriever.trec")
@@ -66,14 +64,6 @@ SELF_CHECKED = {
     "finetune": "finetune retriever --bench {bench} -o {o}",
     "download": "download quit -o {o}",
 }
-# The stage (entry point) of each: `inferqa export` and `inferqa annotate export` share a name.
-ENTRIES = {"retrieve": ":retrieve_stage", "oracle": ":oracle_stage", "fuse": ":fuse_stage",
-           "rerank": ":rerank_stage", "read": ":read_stage", "export": "inferqa.exports:export_stage",
-           "annotate export": "inferqa.annotate.export:export_stage", "explore": ":explore_stage",
-           "reproduce": ":reproduce_stage", "run": ":run_stage", "demo": ":demo_stage", "build": ":build_stage",
-           "finetune": ":finetune_stage", "download": ":download_stage"}
-
-
 @pytest.fixture
 def cheap(monkeypatch, ws):
     """`read` answers with a stub LLM; `demo` runs the tiny grid (its shipped one loads models)."""
@@ -111,18 +101,15 @@ def _ran(monkeypatch, capsys, argv) -> None:
 
 def test_every_command_with_an_output_is_covered():
     """A new stage with an `out` option must be added above (and so be checked)."""
-    import inferqa.stages
+    import inferqa.cli  # noqa: F401 - declares every stage
+    from inferqa.stage import declared
 
-    stages = {v.entry: v for info in pkgutil.iter_modules(inferqa.stages.__path__)
-              for v in vars(importlib.import_module(f"inferqa.stages.{info.name}")).values()
-              if isinstance(v, inferqa.stages.Stage) and "out" in v.by_name}
-    named = {name: [e for e in stages if e.endswith(end)] for name, end in ENTRIES.items()}
-    assert all(len(found) == 1 for found in named.values()), named
-    assert sorted(found[0] for found in named.values()) == sorted(stages)
-    for name, (entry,) in named.items():
+    stages = {name: s for name, s in declared().items() if "out" in s.by_name}
+    assert sorted(stages) == sorted(ALL)
+    for name, stage in stages.items():
         guarded = name in FILE_COMMANDS or name in FOLDER_COMMANDS
-        assert (stages[entry].output != "self-checked folder") == guarded, name
-        assert ("overwrite" in stages[entry].by_name) == (name != "download"), name
+        assert (stage.output != "self-checked folder") == guarded, name
+        assert ("overwrite" in stage.by_name) == (name != "download"), name
 
 
 ALL = {**FILE_COMMANDS, **FOLDER_COMMANDS, **SELF_CHECKED}
@@ -219,7 +206,7 @@ def test_a_cache_in_a_benchmark_is_refused(ws, monkeypatch, capsys):
 # -- the Python API: Stage.run(out=...) ------------------------------------------------------
 
 def test_stage_run_refuses_as_the_command_line_does(ws, tmp_path):
-    from inferqa.stages.reproduce import REPRODUCE
+    from inferqa.reproduce.stage import reproduce
     from inferqa.retrieve.stage import oracle, retrieve
 
     bench = ws["bench"]
@@ -236,8 +223,8 @@ def test_stage_run_refuses_as_the_command_line_does(ws, tmp_path):
     folder.mkdir()
     (folder / "keep.txt").write_text("mine")
     with pytest.raises(InputError, match="did not write it"):
-        REPRODUCE.run(example=True, out=folder)
-    REPRODUCE.run(example=True, out=folder, overwrite=True)
+        reproduce(example=True, out=folder)
+    reproduce(example=True, out=folder, overwrite=True)
     assert (folder / "keep.txt").read_text() == "mine"
 
 
@@ -249,9 +236,9 @@ def test_the_ledger_records_the_command_and_the_bytes(ws, tmp_path, monkeypatch,
     o = tmp_path / "run.trec"
     _ran(monkeypatch, capsys, _argv(ws, FILE_COMMANDS["oracle"], o))
     ledger = json.loads((tmp_path / LEDGER).read_text())
-    assert ledger == {"run.trec": {"command": "inferqa.retrieve.stage:oracle_stage",
+    assert ledger == {"run.trec": {"command": "oracle",
                                    "sha256": __import__("hashlib").sha256(o.read_bytes()).hexdigest()}}
-    assert is_own(o, "inferqa.retrieve.stage:oracle_stage") and not is_own(o, "inferqa.retrieve.stage:fuse_stage")
+    assert is_own(o, "oracle") and not is_own(o, "inferqa.retrieve.stage:fuse_stage")
     (tmp_path / LEDGER).write_text("{not json")  # an unreadable ledger: every file foreign
     _refused(monkeypatch, capsys, _argv(ws, FILE_COMMANDS["oracle"], o), "give --overwrite")
     _refused(monkeypatch, capsys, _argv(ws, FILE_COMMANDS["oracle"], tmp_path / LEDGER, "--overwrite"), "ledger")

@@ -163,3 +163,18 @@ def test_a_model_loaded_through_the_cli_in_a_pipe_draws_no_bar(bench_factory, mi
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("index written: ")
     assert "%|" not in done.stderr and "\r" not in done.stderr, done.stderr
+
+
+def test_a_long_label_is_cut_in_its_middle_so_a_line_fits_80_columns():
+    import io
+
+    from inferqa.progress import LABEL_WIDTH, counter, label
+
+    desc = "labelling with llama-cpp:/home/someone/models/smollm2-135m-instruct-q8_0.gguf?n_ctx=4096"
+    short = label(desc)
+    assert len(short) == LABEL_WIDTH and short.startswith("labelling with ll") and short.endswith("n_ctx=4096")
+    assert label("reading") == "reading"
+    out = io.StringIO()  # not a terminal: one line per update
+    with counter(1000, desc, "passage", True, stream=out, clock=_slow_clock()) as bar:
+        bar.update(1000)
+    assert out.getvalue() and all(len(line) <= 80 for line in out.getvalue().splitlines()), out.getvalue()

@@ -85,4 +85,4 @@ def test_the_stages_run_from_python_as_from_the_command_line(bench, tmp_path):
     oracle_run = oracle(bench, kind="retriever", out=tmp_path / "o.trec", seed=3)
     assert oracle_run == oracle_retriever(bench, bench.split_qids("test"), seed=3)
     fused = fuse([run, oracle_run], out=tmp_path / "f.trec", depth=3)
-    assert fused == fuse_runs([run, oracle_run], "rrf", k=3) and ids(Run.from_file(tmp_path / "f.trec")) == ids(fused)
+    assert fused == fuse_runs([run, oracle_run], "rrf", depth=3) and ids(Run.from_file(tmp_path / "f.trec")) == ids(fused)

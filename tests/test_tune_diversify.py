@@ -18,8 +18,10 @@ from inferqa.evaluation import evaluate
 from inferqa.experiments.config import config_from_dict
 from inferqa.formats import Benchmark, Run
 from inferqa.records import Hint, Question, passage_id
-from inferqa.retrieve.diversify import check_diversify, diversify
-from inferqa.tune.diversify import margin_at_share, query_margins, tune_margin
+from inferqa.diversification import check_diversify, diversify
+from inferqa.diversification import query_margins
+from inferqa.tune import tune_margin
+from inferqa.tune.diversify import margin_at_share
 
 
 def pid(qid, *order):
@@ -109,6 +111,17 @@ def test_bad_tuning_inputs_are_one_line(five, kw, field):
     assert field in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_tune_margin_is_the_stage_in_python_words(five):
+    """`tune_margin` runs `inferqa tune-diversify`'s function: the same grid, the same checks."""
+    from inferqa.tune.stage import tune_diversify
+
+    want = tune_diversify(Run(RUN), bench=five, split="dev", diversify_by="linked", measures=["mrr"])
+    got = tune_margin(Run(RUN), five, split="dev", by="linked", measures=("mrr",))
+    assert got == want and got.by == "linked" and got.share == pytest.approx(1 / 3)
+    with pytest.raises(InputError, match=r"^tune-diversify: option 'per_group' takes an integer ≥ 1, not '2' \(text\)$"):
+        tune_margin(Run(RUN), five, split="dev", per_group="2")
+
+
 # -- the share gate ------------------------------------------------------------------------
 
 # Every query's head is two passages of one family, so diversifying moves the other family
@@ -189,11 +202,13 @@ def test_cli_tune_diversify_prints_the_grid_best_first(five, tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("bad, needle", [
-    (["--margins", "0.1,-0.2"], "margin must be a number ≥ 0"), (["--margins", "nan"], "finite"),
+    (["--margins", "0.1,-0.2"], "margin must be a number ≥ 0"),
+    (["--margins", "nan"], "tune-diversify: option 'margins' takes a number, not 'nan'"),
     (["--shares", "2"], "between 0 and 1"), (["--split", "valid"], "unknown split 'valid'"),
     (["--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),
     (["--diversify-by", "linkd"], "did you mean 'linked'"),
-    (["--metric", "hit@"], "hit@"), (["--diversify", "0"], "--diversify takes an integer ≥ 1")])
+    (["--metric", "hit@"], "hit@"),
+    (["--diversify", "0"], "tune-diversify: option 'per_group' takes an integer ≥ 1, not 0")])
 def test_cli_tune_diversify_bad_inputs_are_one_line(five, tmp_path, monkeypatch, capsys, bad, needle):
     Run(RUN).to_file(tmp_path / "r.trec")
     code, _, err = run_cli(monkeypatch, capsys, "tune-diversify", tmp_path / "r.trec", "--bench", five.path, *bad)
@@ -295,12 +310,17 @@ def test_cli_yaml_and_library_share_gate_give_the_same_run(gated, tmp_path, monk
 @pytest.mark.parametrize("command", ["retrieve", "rerank"])
 @pytest.mark.parametrize("bad, needle", [
     (["--diversify-margin", "0.1"], "--diversify-margin needs --diversify N"),
-    (["--diversify", "1", "--diversify-margin", "-0.1"], "--diversify-margin takes a number ≥ 0"),
-    (["--diversify", "1", "--diversify-margin", "nan"], "finite number"),
+    (["--diversify", "1", "--diversify-margin", "-0.1"],
+     "{command}: option 'diversify_margin' takes a number ≥ 0 or null, not -0.1"),
+    (["--diversify", "1", "--diversify-margin", "nan"],
+     "{command}: option 'diversify_margin' takes a number ≥ 0 or null, not 'nan'"),
     (["--diversify-share", "0.5"], "--diversify-share needs --diversify N"),
-    (["--diversify", "1", "--diversify-share", "1.5"], "--diversify-share takes a number in [0, 1]"),
-    (["--diversify", "1", "--diversify-share", "-0.5"], "--diversify-share takes a number in [0, 1]"),
-    (["--diversify", "1", "--diversify-share", "nan"], "finite number"),
+    (["--diversify", "1", "--diversify-share", "1.5"],
+     "{command}: option 'diversify_share' takes a number in [0, 1] or null, not 1.5"),
+    (["--diversify", "1", "--diversify-share", "-0.5"],
+     "{command}: option 'diversify_share' takes a number in [0, 1] or null, not -0.5"),
+    (["--diversify", "1", "--diversify-share", "nan"],
+     "{command}: option 'diversify_share' takes a number in [0, 1] or null, not 'nan'"),
     (["--diversify", "1", "--diversify-margin", "0.1", "--diversify-share", "0.5"],
      "--diversify-margin and --diversify-share are two gates: give one"),
     (["--diversify", "1", "--diversify-by", "famliy"], "unknown hint-group 'famliy' (did you mean 'linked'?)"),
@@ -311,7 +331,7 @@ def test_cli_gate_bad_inputs_write_nothing(gated, tmp_path, monkeypatch, capsys,
     head = (["retrieve", bench.path, "-r", "bm25"] if command == "retrieve" else
             ["rerank", tmp_path / "in.trec", "--bench", bench.path, "-r", "oracle"])
     code, _, err = run_cli(monkeypatch, capsys, *head, "--out", tmp_path / "out.trec", *bad)
-    one_line_error(code, err, needle)
+    one_line_error(code, err, needle.replace("{command}", command))
     assert not (tmp_path / "out.trec").exists()
 
 

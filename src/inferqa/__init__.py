@@ -18,18 +18,14 @@ malformed object, a NaN score or an id the benchmark lacks is an `InputError`.
 `inferqa.reading.read_with_llm`, `inferqa.evaluation.evaluate`); their stages' packages are
 `inferqa.reranking`, `inferqa.reading` and `inferqa.evaluation`. Names load on first use, so
 `import inferqa` stays light; type checkers and IDEs read them from the imports below.
-The old package paths (`inferqa.evaluate.metrics`, ...) still import, with a
-DeprecationWarning, until the next release (`inferqa._deprecated`).
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
-from . import _deprecated
+from .version import __version__
 
 if TYPE_CHECKING:
     from .construct import build_benchmark
@@ -41,10 +37,8 @@ if TYPE_CHECKING:
     from .reading import read_with_llm as read
     from .reranking import get_reranker, rerank_run as rerank
     from .retrieve import get_retriever
-    from .retrieve.diversify import diversify
+    from .diversification import diversify
     from .retrieve.fusion import fuse
-
-__version__ = "0.1.0"
 
 # exported name -> (module, attribute); the same as the TYPE_CHECKING imports above
 _EXPORTS = {
@@ -58,7 +52,7 @@ _EXPORTS = {
     "evaluate": ("inferqa.evaluation", "evaluate"),
     "compare": ("inferqa.evaluation", "compare"),
     "fuse": ("inferqa.retrieve.fusion", "fuse"),
-    "diversify": ("inferqa.retrieve.diversify", "diversify"),
+    "diversify": ("inferqa.diversification", "diversify"),
     "Run": ("inferqa.formats", "Run"),
     "Qrels": ("inferqa.formats", "Qrels"),
     "load_llm": ("inferqa.llm", "load_llm"),
@@ -84,14 +78,3 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
-
-class _Inferqa(types.ModuleType):
-    def __setattr__(self, name: str, value) -> None:
-        # importing the deprecated package inferqa.evaluate (read, rerank) ends with
-        # setattr(inferqa, "evaluate", <module>): the name stays the stage's function
-        if not (name in _EXPORTS and isinstance(value, types.ModuleType)):
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Inferqa
-_deprecated.install()

@@ -21,6 +21,8 @@ DEFAULT_ENCODER = MINILM
 DEFAULT_LLM = SMOLLM2
 
 # Each actor loads its own copy of the model: one fits on any machine, more are asked for.
+# Where a model runs: here, or on a pool of Ray actors (`inferqa.scale`).
+BACKEND = Option("backend", str, "local", "local, or ray: run the model on a pool of Ray actors (docs/scaling.md)")
 NUM_ACTORS = Option("num_actors", int, 1, "Ray actors (with --backend ray), each with its own copy of the model",
                     min=1)
 # The hint-group of diversification (`inferqa.hints`): passages with the same hint texts.

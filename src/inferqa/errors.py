@@ -35,3 +35,17 @@ def optional_import(module: str, wanted_by: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise InputError(f"{wanted_by} needs {module}, which is not installed (pip install {module})") from None
+
+
+def warn(message: str | Warning, category: type[Warning] = UserWarning) -> None:
+    """`warnings.warn` pointed at the first frame outside inferqa: the user's own line, however
+    deep in the library (a stage function, the registry) the warning is raised."""
+    import os
+    import sys
+    import warnings
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the function that called warn
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category if not isinstance(message, Warning) else None, stacklevel=level)

@@ -1,29 +1,27 @@
-"""`inferqa export` targets, plugins of kind `export`: a function (benchmark, output path,
-split or None, its declared options) -> how many questions (or, declared `counts="passages"`,
-passages) it wrote. A target writes through `io.atomic_open` (or a writer built on it), so
-a failed export leaves no half-written file; `needs_split=True` makes the split required.
+"""`inferqa export` (the stage `export`) and its targets, plugins of kind `export`: a function
+(benchmark, output path, split or None, its declared options) -> how many questions (or,
+declared `counts="passages"`, passages) it wrote. A target writes through `io.atomic_open` (or
+a writer built on it), so a failed export leaves no half-written file; `needs_split=True`
+makes the split required.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 from . import registry
 from .errors import InputError
 from .formats import RANKIFY, open_run
-from .formats.coerce import as_benchmark, BenchLike
+from .formats.coerce import as_benchmark
+from .parameters import ALLOW_PARTIAL, OVERWRITE
 from .registry import Option, plugin
 from .formats.authors_files import write_pyserini_collection, write_retriever_jsonl
 from .formats.split_files import write_qrels, write_topics
+from .stage import Opt, stage
 
-
-def export(target: str, bench: BenchLike, out: str | os.PathLike, split: str | None = None, **options: Any) -> int:
-    """Write export TARGET of `bench` at `out`; returns the questions (or passages) written."""
-    chosen = registry.get("export", target)
-    if chosen.meta.get("needs_split") and split is None:
-        raise InputError(f"export {target} needs --split (files are in the split's dataset order)", field="split")
-    return chosen.create(**options)(as_benchmark(bench), out, split)
+if TYPE_CHECKING:
+    from .formats import Benchmark
 
 
 @plugin("export", "rankify",
@@ -72,21 +70,42 @@ TARGET_FLAGS = {"run": "--run", "first_stage": "--first-stage", "with_text": "--
                 "allow_partial": "--allow-partial"}
 
 
-def export_stage(settings: Any) -> int:
-    """`inferqa export` (declared in `inferqa.stages.export`): the target's options checked before
-    the output is checked or the benchmark read; returns what `export` returns."""
-    from .formats.benchmark import Benchmark
+@stage("export")
+def export(kind: Annotated[str, Opt("; ".join(f"{p.name}: {p.help}" for p in registry.plugins("export"))
+                                    + " (`inferqa plugins export NAME`: its options)", metavar="KIND")], *,
+           bench: Annotated["Path | Benchmark", Opt("benchmark directory (in Python also a Benchmark)",
+                                                    flags=("--bench",))],
+           out: Annotated[Path, Opt("file to write (atomically)", flags=("--out", "-o"))],
+           run: Annotated["Path | None", Opt("run to convert (rankify)")] = None,
+           split: Annotated["str | None", Opt("split, in dataset order (rankify, retriever-jsonl); qrels, topics: "
+                                              "the split's questions (default: all)")] = None,
+           with_text: Annotated[bool, Opt("rankify: write the passages' texts (--no-text: leave them out)",
+                                          flags=("--no-text",))] = True,
+           reranked: Annotated[bool, Opt("rankify: RUN is a reranker's output: write it as `reranked_ctxs` too, "
+                                         "as the authors' reranker files hold it (implied by --first-stage, and by "
+                                         "a Rankify RUN that has reranked_ctxs)")] = False,
+           first_stage: Annotated["Path | None", Opt("rankify: the run RUN reranked, written as `ctxs` (default: "
+                                                     "RUN itself)")] = None,
+           allow_partial: Annotated[bool, ALLOW_PARTIAL] = ALLOW_PARTIAL.default,
+           options: Annotated["dict | None", Opt("another option of the target (repeatable; `inferqa plugins "
+                                                 "export NAME` lists them)", flags=("--opt",),
+                                                 metavar="KEY=VALUE")] = None,
+           overwrite: Annotated[bool, OVERWRITE] = False) -> int:
+    """Write the QUIT authors' file formats, or a split's TREC qrels and topics, from an inferqa benchmark.
+
+    Returns the questions (or, for a target that counts passages, the passages) written."""
     from .io import check_output
 
-    target = registry.get("export", settings.kind)
-    given = {name: settings[name] for name in TARGET_FLAGS
-             if settings[name] != settings.stage.default(name)}  # a flag only moves off the default
-    options = {k: str(v) if isinstance(v, os.PathLike) else v for k, v in given.items()}
-    for name in options:
+    target = registry.get("export", kind)
+    given = dict(run=run, first_stage=first_stage, with_text=with_text, reranked=reranked, allow_partial=allow_partial)
+    # a flag given (off its default) that the target does not take is refused
+    moved = {name: str(v) if isinstance(v, Path) else v for name, v in given.items()
+             if v != export.stage.default(name)}
+    for name in moved:
         if name not in target.options:
-            raise InputError(f"{TARGET_FLAGS[name]} does not apply to export {settings.kind}",
-                             field=TARGET_FLAGS[name][2:])
-    options.update(settings.options or {})
-    target.settings(options)
-    check_output(settings.out)
-    return export(settings.kind, Benchmark(settings.bench), settings.out, settings.split, **options)
+            raise InputError(f"{TARGET_FLAGS[name]} does not apply to export {kind}", field=TARGET_FLAGS[name][2:])
+    target_options = target.settings({**moved, **(options or {})})  # checked before the output or the benchmark
+    check_output(out)
+    if target.meta.get("needs_split") and split is None:
+        raise InputError(f"export {kind} needs --split (files are in the split's dataset order)", field="split")
+    return target.create(**target_options)(as_benchmark(bench), out, split)

@@ -14,7 +14,7 @@ share their hints. Three views of that, each used by several stages:
   question's whole family of passages, merged with any question sharing a hint text);
   `question`: the passages of one question, by the question part of the id (the id scheme
   names the question a passage was built from).
-  Diversification (`inferqa.retrieve.diversify`) and evidence reading use them.
+  Diversification (`inferqa.diversification`) and evidence reading use them.
 """
 
 from __future__ import annotations

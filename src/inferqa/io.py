@@ -345,21 +345,107 @@ def content_suffix(path: str | os.PathLike) -> str:
     return ".json" if first_byte(path) == b"[" else ".jsonl"
 
 
+class _Pin:
+    """An open file descriptor (None: the file was not there), closed with the last path holding it."""
+
+    def __init__(self, fd: int | None):
+        self.fd, self._close = fd, os.close  # os.close kept: at exit the module may be gone first
+
+    def __del__(self) -> None:
+        if self.fd is not None:
+            self._close(self.fd)
+
+
+class _PinnedReader(io.RawIOBase):
+    """Reads a pinned file from its start, with an offset of its own (`os.pread`)."""
+
+    def __init__(self, pin: _Pin):
+        self.pin, self.pos = pin, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        data = os.pread(self.pin.fd, len(buf), self.pos)
+        buf[:len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+
+class PinnedPath(type(Path())):  # type: ignore[misc]
+    """A path that reads the file which was at it when `pin_file` opened it, whatever has been
+    renamed onto the name or removed since (a benchmark's files as committed when it was opened:
+    `formats.benchmark`). It names the file as a path does (errors, `str`); reading it
+    (`open` for reading, `read_text`, `stat`, `exists`, every reader of this module) reads the
+    pinned file. Paths derived from it (`parent`, `/`) and copies (pickle) are plain paths."""
+
+    pinned: _Pin | None = None
+
+    def _gone(self) -> OSError:
+        return FileNotFoundError(errno.ENOENT, "not there when it was pinned", str(self))
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        if self.pinned is None:
+            return super().stat(follow_symlinks=follow_symlinks)
+        if self.pinned.fd is None:
+            raise self._gone()
+        return os.fstat(self.pinned.fd)
+
+    def open(self, mode: str = "r", buffering: int = -1, encoding: str | None = None,  # type: ignore[override]
+             errors: str | None = None, newline: str | None = None) -> IO:
+        if self.pinned is None or mode not in ("r", "rb", "rt"):
+            return super().open(mode, buffering, encoding, errors, newline)
+        if self.pinned.fd is None:
+            raise self._gone()
+        raw = io.BufferedReader(_PinnedReader(self.pinned))
+        return raw if mode == "rb" else io.TextIOWrapper(raw, io.text_encoding(encoding), errors, newline)
+
+
+def pin_file(path: str | os.PathLike, source: str | os.PathLike | None = None) -> PinnedPath:
+    """`path` pinned to the regular file at `source` (default: `path`) now: reading it later
+    reads that file. Nothing there: pinned as missing (`exists()` is False). Anything else
+    there (a folder, a FIFO, an unreadable file) is left unpinned, for its reader to report."""
+    pinned = PinnedPath(path)
+    try:
+        fd = os.open(path if source is None else source, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO: no wait
+    except FileNotFoundError:
+        return missing_file(path)
+    except OSError:
+        return pinned
+    pin = _Pin(fd)
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        pinned.pinned = pin
+    return pinned
+
+
+def missing_file(path: str | os.PathLike) -> PinnedPath:
+    """`path` pinned as missing, whatever is there later."""
+    pinned = PinnedPath(path)
+    pinned.pinned = _Pin(None)
+    return pinned
+
+
 @contextlib.contextmanager
 def open_input(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """The bytes of an input file, decompressed as they are read: `-` is stdin; a file is
     decompressed when its name ends in .zsd, .zst or .gz, or its first bytes are a zstd or
-    gzip header. A corrupt or cut stream is an InputError naming the file."""
+    gzip header; a `PinnedPath` reads its pinned file. A corrupt or cut stream is an
+    InputError naming the file."""
     if str(path) == STDIN:
         stream, kind = _stdin()
         with _located(kind, "<stdin>") if kind else contextlib.nullcontext():
             yield stream
         return
-    path = check_file(path)
-    try:
-        raw = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    if isinstance(path, PinnedPath) and path.pinned is not None:
+        if path.pinned.fd is None:
+            raise InputError("file not found", file=path)
+        raw = path.open("rb")
+    else:
+        path = check_file(path)
+        try:
+            raw = open(path, "rb")
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", file=path) from None
     with raw:
         kind = COMPRESSIONS.get(path.suffix.lower())
         sniffed = _sniff(raw)
@@ -596,7 +682,7 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with path.open("rb") if isinstance(path, PinnedPath) else open(path, "rb") as fh:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()

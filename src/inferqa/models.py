@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .errors import InputError
 from .io import read_json
@@ -169,7 +171,26 @@ def load_sentence_transformer(name_or_path: str, device: str | None = None):
     ref = resolve_embedding_model(name_or_path)
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(ref, device=device)
+    with quiet_loading():
+        return SentenceTransformer(ref, device=device)
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' own "Loading weights" bar switched off while a model loads (restored after):
+    the stage's bar is the progress a user reads, in a terminal, a log or a notebook."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 HUB_TIMEOUT = 3.0  # seconds to open a connection to the hub before calling it unreachable

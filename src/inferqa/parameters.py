@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .defaults import DEFAULT_ENCODER, DEFAULT_LLM, HINT_GROUPING, MIN_LABEL, NUM_ACTORS, ORACLE_SEED, TEST_SEED
+from .defaults import BACKEND, DEFAULT_ENCODER, DEFAULT_LLM, HINT_GROUPING, MIN_LABEL, NUM_ACTORS, ORACLE_SEED, TEST_SEED
 from .llm.base import LLM
 from .registry import KINDS, REQUIRED, Option
 
@@ -24,7 +24,6 @@ OVERWRITE = Option("overwrite", bool, False, "replace an existing --out that thi
 CACHE = Option("cache", Path, None, "SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite "
                "or ~/.cache/inferqa/llm.sqlite)")
 USE_CACHE = Option("use_cache", bool, True, "call the backend for every prompt", flags=("--no-cache",))
-BACKEND = Option("backend", str, "local", "local, or ray: run the model on a pool of Ray actors (docs/scaling.md)")
 RAY_ADDRESS = Option("ray_address", str, None, "Ray cluster: auto, ray://HEAD:10001 (default: start Ray here)")
 LLM_URLS = Option("llm_url", list, None, "with --backend ray and an openai: spec: one server URL per repeat; actors "
                   "take them round-robin", item=str)
@@ -55,17 +54,21 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "mrr", "ndcg_exp@10", "ndcg_exp@100",
 )
 COMPARE_METRICS: tuple[str, ...] = ("hit@10", "mrr", "ndcg_exp@10")
-PROTOCOLS = ("inferqa", "paper")
 # Which questions are scored (docs/field.md#which-questions-are-scored): every judged one, a
 # judged question the run lacks counting 0 (ir_measures, trec_eval -c), or the run's judged ones.
 QUESTIONS = ("judged", "run")
 TESTS = ("randomisation", "t", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "none")
+TEST = Option("test", str, "randomisation", "randomisation (paired sign flips; CI: percentile bootstrap) | t (paired "
+              "t-test; CI: t interval) | bootstrap (percentile bootstrap, p from the same resamples)", choices=TESTS)
+# The doctor's check for tied scores (`inferqa doctor`, `evaluation.doctor.diagnose`).
+TIE_LENGTH = Option("tie_length", int, 10, "report runs of at least this many equal scores", min=2)
+CORRECTION = "holm"  # compare's default, and the experiment report's (its marks, its tests tables)
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
-_RUN_HELP = ("TREC (qid Q0 pid rank score tag) or Rankify/DPR JSON (ctxs / reranked_ctxs; needs --bench and "
-             "--split), told apart by content; in Python also a Run, a {qid: {pid: score}} dict, a ranx.Run or "
-             "a PyTerrier frame (qid, docno, score)")
+RUN_FILES_HELP = ("TREC (qid Q0 pid rank score tag) or Rankify/DPR JSON (ctxs / reranked_ctxs; needs --bench and "
+                  "--split), told apart by content; in Python also a Run, a {qid: {pid: score}} dict, a ranx.Run "
+                  "or a PyTerrier frame (qid, docno, score)")
 METRICS = Option("metrics", (list, str, object), list(DEFAULT_METRICS),
                  "measures, any case, as ir_measures / ranx / trec_eval name them: hit@k (Success@k), recall@k "
                  "(R@k), P@k, mrr (RR), mrr@k, map (AP), map@k, nDCG@k (gain = label), ndcg_exp@k (gain "
@@ -103,17 +106,17 @@ LABEL_MATCH = Option("label_match", str, "exact", "QUIT release labels: exact (t
 # The demo benchmark `inferqa demo` runs on (`inferqa build --demo` alone): 38 of the 48
 # questions in test, one question is 2.6 points; 3 hints -> 15 passages each.
 DEMO_BUILD = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
-LEAK_POLICY_HELP = ("drop-hint: remove leaking hints, keep the question; drop-question: drop it (the paper's "
-                    "choice); none: no filter (data already filtered, e.g. the QUIT release)")
-LEAK_JUDGE = Option("leak_judge", str, "string", "string (word-boundary rule) | embedding (best hint-span cosine to "
-                    "the answer) | llm (asks --leak-llm); the string rule always runs first")
-LEAK_JUDGE_OPTIONS = (replace(LEAK_THRESHOLD, name="leak_threshold", flags=("--leak-threshold",)),
-                      replace(LEAK_LLM, name="leak_llm", flags=("--leak-llm",)))
+LEAK_POLICY = Option("leak_policy", str, "drop-hint", "drop-hint: remove leaking hints, keep the question; "
+                     "drop-question: drop it (the paper's choice); none: no filter (data already filtered, e.g. the "
+                     "QUIT release)")
+# The leak judges' options as build and annotate import spell them.
+LEAK_THRESHOLD_FLAG = replace(LEAK_THRESHOLD, name="leak_threshold", flags=("--leak-threshold",))
+LEAK_LLM_FLAG = replace(LEAK_LLM, name="leak_llm", flags=("--leak-llm",))
 LABEL_MODE = Option("label_mode", str, "full", "full: every ordering; subsets: one ordering per subset, label copied "
                     "to the others (an approximation)")
 STOP_AT_FIRST_CORRECT = Option("stop_at_first_correct", bool, False, "with --label: ask the labellers in turn and "
                                "stop at the first that is right (same labels; skipped labellers recorded as not asked)",
-                               flags=("--labellers-stop-at-first-correct",))
+                               flags=("--stop-at-first-correct",))
 LABELERS = replace(LABELER, type=list, default=None, nullable=False, item=str)
 PARAMETRIC = Option("parametric", bool, False, "ask each labeller every question with no context; write "
                     "parametric.jsonl")
@@ -153,11 +156,14 @@ RETRIEVER_OPTIONS = (RETRIEVER, *SHORTCUTS,
                      Option("index_dir", Path, None, "index directory (default: BENCH/indexes/<retriever>-<hash "
                             "of options>/)"))
 _TUNED = "`inferqa tune-diversify` chooses it"
-# N's range is checked with the other three by `retrieve.diversify.check_diversify` (its own words).
+# N's range is checked with the other three by `diversification.check_diversify` (its own words).
 DIVERSIFY = (replace(PER_GROUP, default=None, min=None, help=f"{PER_GROUP.help}; N ≥ 1"),
              replace(GROUPING, default=None, help=f"{GROUPING.help}; unset: {GROUPING.default}"),
              replace(MARGIN, help=f"{MARGIN.help}; needs --diversify; {_TUNED}"),
              replace(SHARE, help=f"{SHARE.help}; needs --diversify; not with --diversify-margin; {_TUNED}"))
+
+# The fusion method of `inferqa fuse`, `inferqa.fuse` and the experiment file.
+FUSION_METHOD = Option("method", str, "rrf", "fusion method (`inferqa plugins fusion`: what each computes)")
 
 # -- read --------------------------------------------------------------------------------------
 READER_LLM = Option("llm", str, DEFAULT_LLM, "LLM spec of the reader: smollm2, gemma3-270m, llama-cpp:/path.gguf, "
@@ -180,19 +186,11 @@ RERANK_DEPTH = Option("depth", int, 100, "the top DEPTH passages of each questio
 RERANK_WINDOW = Option("window", str, "plain", "which candidates the --depth reranker calls score: plain, the top "
                        "--depth passages; question, set or linked (a hint-group, `inferqa plugins hint-group`), one "
                        "representative per group, the first of each in the run's order, each followed by its "
-                       "group's other passages in the run's order", metavar="plain|question|set|linked")
+                       "group's other passages in the run's order", metavar="WINDOW")
 
 # -- tune --------------------------------------------------------------------------------------
+# The adaptive diversification margin's grid, as shares of the queries (`inferqa.tune.tune_margin`).
 DEFAULT_SHARES = [i / 10 for i in range(11)]  # from no query diversified to all
-# The adaptive diversification margin's grid search (`inferqa.tune.diversify.tune_margin`).
-TUNE_SHARES = Option("shares", list, None, "shares of the split's queries to diversify, each in [0, 1]; their "
-                     "margins are the grid (instead of --margins; default " + ",".join(map(str, DEFAULT_SHARES)) + ")",
-                     item=float)
-TUNE_METRIC = Option("metric", str, "hit@10", "measure whose mean picks the margin (ties: the smaller margin)")
-TUNE_MEASURES = Option("measures", (list, str), ["hit@1", "hit@10", "mrr", "ndcg@10"], "measures of the margin grid, "
-                       "names as `inferqa evaluate` takes them", flags=("--measures", "-m"))
-TUNE_PER_GROUP = Option("per_group", int, 1, "at most N passages of one hint-group in the head of a diversified "
-                        "query", min=1, flags=("--diversify",))
 # union_freq's alpha/beta grid search by reader EM (`inferqa.tune.union.tune_union`).
 TUNE_KS = Option("ks", list, [3, 5], "cutoffs whose mean EM the union_freq grid search maximises")
 TUNE_ALPHAS = Option("alphas", list, [round(a / 10, 1) for a in range(11)],
@@ -201,6 +199,7 @@ TUNE_ALPHA = Option("alpha", float, REQUIRED, "union_freq weight of 1/rank in a 
                     min=0, max=1)  # each of TUNE_ALPHAS
 
 # -- finetune ----------------------------------------------------------------------------------
+FINETUNE_SEED = Option("seed", int, 13, "seed of sampling, shuffling and initialisation")
 FINETUNER_OPTIONS = (
     Option("split", str, "train", "split to train on"),
     Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),
@@ -214,11 +213,10 @@ FINETUNER_OPTIONS = (
     Option("max_length", int, 128, "tokens kept per text", min=1),
     Option("max_questions", int, None, "use the first N questions", min=1),
     Option("max_steps", int, None, "stop after N optimiser steps", min=1),
-    Option("seed", int, 13, "seed of sampling, shuffling and initialisation"),
+    FINETUNE_SEED,
 )
-
-# -- diagnose ----------------------------------------------------------------------------------
-WINDOW_DEPTH = Option("depth", int, REQUIRED, "a window size k", min=1)  # each of WINDOW's depths
 
 # -- experiment --------------------------------------------------------------------------------
 PROGRESS = Option("progress", bool, True, "per-stage progress bars")
+# The explorer page (`inferqa explore` and each experiment's explorer.html).
+EXPLORER_DEPTH = Option("depth", int, 10, "passages shown per run and question", min=1)

@@ -97,6 +97,17 @@ def _interactive(stream: TextIO) -> bool:
     return bool(isatty and isatty()) or any(c.__module__ == "tqdm.notebook" for c in tqdm.__mro__)
 
 
+LABEL_WIDTH = 36  # a bar's label, so that label, bar and counts fit one 80-column line
+
+
+def label(desc: str, width: int = LABEL_WIDTH) -> str:
+    """`desc` cut in its middle to `width` characters ("labelling with llama-cpp:/…/smollm2.gguf")."""
+    if len(desc) <= width:
+        return desc
+    head = (width - 1) // 2
+    return desc[:head] + "…" + desc[len(desc) - (width - 1 - head):]
+
+
 def counter(total: int | None, desc: str, unit: str, enabled: bool, stream: TextIO | None = None,
             **options: Any):
     """A counter to `update(n)` by hand (batched LLM or encoder calls): a tqdm bar where
@@ -104,7 +115,7 @@ def counter(total: int | None, desc: str, unit: str, enabled: bool, stream: Text
     and shows its final count (a removed one leaves the last line drawn, often 0 %)."""
     from tqdm.auto import tqdm
 
-    stream = sys.stderr if stream is None else stream
+    stream, desc = sys.stderr if stream is None else stream, label(desc)
     if enabled and not _interactive(stream):
         return LogLines(total, desc, unit, stream, **options)
     return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=stream, **options)
@@ -115,7 +126,7 @@ def track(items: Sequence, desc: str, enabled: bool, stream: TextIO | None = Non
     or plainly when disabled."""
     if not enabled:
         return items
-    stream = sys.stderr if stream is None else stream
+    stream, desc = sys.stderr if stream is None else stream, label(desc)
     if not _interactive(stream):
         return _logged(items, desc, stream)
     from rich.console import Console

@@ -424,11 +424,6 @@ def options_of(kind: str, name: str) -> dict[str, Option]:
     return dict(get(kind, name).options)
 
 
-def describe_stage(settings: Any) -> list[str]:
-    """`inferqa plugins` (declared in `inferqa.stages.plugins`): the lines of `describe`."""
-    return describe([settings.kind] if settings.kind else None, settings.name)
-
-
 def describe(kinds: Iterable[str] | None = None, name: str | None = None) -> list[str]:
     """Printable lines: every plugin of the kinds with one line of help, or one plugin's options."""
     lines: list[str] = []

@@ -174,6 +174,12 @@ class Stage:
         """Check the values, then the output; run the body; record the output it wrote."""
         return self.execute(self.settings(values, **given))
 
+    def compute(self, values: Mapping[str, Any] | None = None, /, **given: Any) -> Any:
+        """Check the values as `run` does, then run the body with no output guard and no ledger:
+        for a caller that owns the output folder (the experiment runner's stage store, which
+        writes each stage in a temp folder of its own)."""
+        return self.function(**self.settings(values, **given))
+
     def execute(self, settings: dict[str, Any]) -> Any:
         """Run the body on `settings` as `settings()` returned them: the output checked first,
         recorded after."""
@@ -207,7 +213,8 @@ def stage(name: str, *, output: str = "file") -> Callable[[Callable[..., Any]], 
         options = tuple(_option(p, _resolve(p.annotation, module_globals), name, module_globals)
                         for p in signature.parameters.values())
         head, _, rest = inspect.cleandoc(fn.__doc__ or "").partition("\n\n")
-        declared = Stage(name, fn, options, " ".join(head.split()), rest.strip(), output)
+        description = "\n\n".join(" ".join(part.split()) for part in rest.split("\n\n") if part.strip())
+        declared = Stage(name, fn, options, " ".join(head.split()), description, output)
         old = _DECLARED.get(name)
         if old is not None and _where(old.function) != _where(fn):
             raise ValueError(f"stage {name!r} is declared twice: {_where(old.function)}, {_where(fn)}")

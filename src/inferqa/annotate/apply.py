@@ -243,14 +243,3 @@ def _update_counts(meta: dict, raw_questions: dict, dropped: set[str], qrels: Qr
             counts["passages"] = sum(len(d) for d in qrels.values())
     if splits is not None and isinstance(meta.get("splits"), dict):
         meta["splits"] = {name: len(ids) for name, ids in splits.items()}
-
-
-def import_stage(settings: Any) -> ImportSummary:
-    """`inferqa annotate import`'s entry point (`inferqa.stages.build.ANNOTATE_IMPORT`)."""
-    from ..construct.leak_judges import leak_judge_of
-    from ..io import check_output
-
-    if not settings.dry_run:
-        check_output(Path(settings.bench) / "labels.jsonl")
-    return import_sheet(settings.bench, settings.sheet, annotator=settings.annotator, fmt=settings.fmt,
-                        leak_judge=leak_judge_of(settings), leak_action=settings.leak_action, dry_run=settings.dry_run)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +56,3 @@ def export_sheet(bench_dir: str | os.PathLike, out: str | os.PathLike, *, split:
                          judged_correct=sum(c.judged_correct > 0 for c in chosen),
                          contested=sum(c.contested for c in chosen),
                          passages=len(set().union(*(c.passages for c in chosen))) if chosen else 0)
-
-
-def export_stage(settings: Any) -> ExportSummary:
-    """`inferqa annotate export`'s entry point (`inferqa.stages.build.ANNOTATE_EXPORT`)."""
-    from ..io import check_output
-
-    check_output(settings.out)
-    return export_sheet(settings.bench, settings.out, split=settings.split, fmt=settings.fmt, min_f1=settings.min_f1)

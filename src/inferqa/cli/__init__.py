@@ -18,6 +18,12 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_name}")
 
 
+# Outputs are written to a temporary file and renamed, so an interrupted command leaves none half-written.
+INTERRUPTED = ("inferqa: interrupted: no output was left half-written; finished work is kept where the command "
+               "keeps it (an index's progress, a rerank's checkpoint, the LLM call cache), so running "
+               "the same command again resumes")
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -49,6 +55,6 @@ def main() -> None:
         print(f"inferqa: error: {_one_line(exc.format_message())}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        print("inferqa: interrupted", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)

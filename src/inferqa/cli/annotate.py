@@ -1,4 +1,5 @@
-"""`inferqa annotate export|import`: people verify the labellers' accepted answers."""
+"""`inferqa annotate export|import` (the functions of `inferqa.annotate.stage`): people verify the
+labellers' accepted answers."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from typing import Any
 
 import typer
 
-from ..stages import Settings
+from ..annotate.stage import annotate_export, annotate_import
 from ..parameters import LEAK_FLAG_WORDS
-from ..stages.build import ANNOTATE_EXPORT, ANNOTATE_IMPORT
 from .app import InferqaTyper, app
 from .output import echo_lines
 from .stage_command import stage_command
@@ -21,13 +21,13 @@ annotate_app = InferqaTyper(
 app.add_typer(annotate_app, name="annotate")
 
 
-def show_export(summary: Any, _settings: Settings, _fmt: str | None) -> None:
+def show_export(summary: Any, _s: Any, _fmt: str | None) -> None:
     typer.echo(summary.line())
 
 
-def show_import(summary: Any, _settings: Settings, _fmt: str | None) -> None:
+def show_import(summary: Any, _s: Any, _fmt: str | None) -> None:
     echo_lines(summary.lines())
 
 
-stage_command(ANNOTATE_EXPORT, show_export, group=annotate_app)
-stage_command(ANNOTATE_IMPORT, show_import, group=annotate_app, words=LEAK_FLAG_WORDS)
+stage_command(annotate_export, show_export, name="export", group=annotate_app)
+stage_command(annotate_import, show_import, name="import", group=annotate_app, words=LEAK_FLAG_WORDS)

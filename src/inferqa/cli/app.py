@@ -110,7 +110,7 @@ app = InferqaTyper(
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from ..version import __version__
 
         typer.echo(f"inferqa {__version__}")
         raise typer.Exit()

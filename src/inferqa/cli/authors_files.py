@@ -1,6 +1,6 @@
 """The QUIT authors' file formats: `inferqa export` writes them, `import-answers` stores their
-reader answers, `stored-answers` scores those (declared in `inferqa.stages.export` and
-`inferqa.stages.stored_answers`): their printing."""
+reader answers, `stored-answers` scores those (declared in `inferqa.exports` and
+`inferqa.reading.stage`): their printing."""
 
 from __future__ import annotations
 
@@ -9,20 +9,19 @@ from typing import Any
 import typer
 
 from .. import registry
-from ..stages import Settings
-from ..stages.export import EXPORT
-from ..stages.stored_answers import IMPORT_ANSWERS, STORED_ANSWERS
+from ..exports import export
+from ..reading.stage import import_answers, stored_answers
 from .output import echo_json
 from .stage_command import stage_command
 
 
-def show_export(written: int, s: Settings, _fmt: str | None) -> None:
+def show_export(written: int, s: Any, _fmt: str | None) -> None:
     counts = registry.get("export", s.kind).meta.get("counts")
     what = "passages" if counts == "passages" else f"questions of split {s.split or 'all'}"
     typer.echo(f"{s.out}: {written:,} {what}")
 
 
-def show_import(counts: dict[str, int], _s: Settings, _fmt: str | None) -> None:
+def show_import(counts: dict[str, int], _s: Any, _fmt: str | None) -> None:
     typer.echo(", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in counts.items()))
 
 
@@ -46,7 +45,7 @@ def _inferqa_line(model: str, row: dict[str, Any]) -> str:
     return line
 
 
-def show_stored(payload: dict[str, Any], s: Settings, _fmt: str | None) -> None:
+def show_stored(payload: dict[str, Any], s: Any, _fmt: str | None) -> None:
     if s.as_json:
         echo_json(payload)
         return
@@ -55,6 +54,6 @@ def show_stored(payload: dict[str, Any], s: Settings, _fmt: str | None) -> None:
         typer.echo(line(model, row))
 
 
-stage_command(EXPORT, show_export)
-stage_command(IMPORT_ANSWERS, show_import)
-stage_command(STORED_ANSWERS, show_stored)
+stage_command(export, show_export)
+stage_command(import_answers, show_import)
+stage_command(stored_answers, show_stored)

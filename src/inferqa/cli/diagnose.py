@@ -1,11 +1,10 @@
-"""`inferqa diagnose ...`: diagnostics of a retriever on a benchmark's hint structure."""
+"""`inferqa diagnose ...` (the functions of `inferqa.diagnose.stage`): their printing."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..stages import Settings
-from ..stages.diagnose import MONOTONICITY, WINDOW
+from ..diagnose.stage import diagnose_monotonicity, diagnose_window
 from .app import InferqaTyper, app
 from .output import print_tables
 from .stage_command import stage_command
@@ -16,9 +15,9 @@ diagnose_app = InferqaTyper(help="Diagnose a retriever on the benchmark's hint s
 app.add_typer(diagnose_app, name="diagnose")
 
 
-def show(report: Any, _settings: Settings, fmt: str | None) -> None:
+def show(report: Any, _s: Any, fmt: str | None) -> None:
     print_tables([report.text_table()], fmt, report.to_dict())
 
 
-stage_command(MONOTONICITY, show, tables=True, group=diagnose_app)
-stage_command(WINDOW, show, tables=True, group=diagnose_app)
+stage_command(diagnose_monotonicity, show, name="monotonicity", tables=True, group=diagnose_app)
+stage_command(diagnose_window, show, name="window", tables=True, group=diagnose_app)

@@ -1,4 +1,4 @@
-"""`inferqa doctor` (declared in `inferqa.stages.doctor`): its printing; exit 1 on any finding."""
+"""`inferqa doctor` (`inferqa.evaluation.stage.doctor`): its printing; exit 1 on any finding."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ from typing import Any
 
 import typer
 
-from ..stages import Settings
-from ..stages.doctor import DOCTOR
+from ..evaluation.stage import doctor
 from .output import echo_json, echo_lines
 from .stage_command import stage_command
 
 
-def show(report: dict[str, Any], s: Settings, _fmt: str | None) -> None:
+def show(report: dict[str, Any], s: Any, _fmt: str | None) -> None:
     from ..evaluation.doctor import report_lines
 
     if s.as_json:
@@ -23,4 +22,4 @@ def show(report: dict[str, Any], s: Settings, _fmt: str | None) -> None:
         raise typer.Exit(1)
 
 
-stage_command(DOCTOR, show)
+stage_command(doctor, show)

@@ -1,19 +1,19 @@
-"""`inferqa download` (declared in `inferqa.stages.download`): its printing."""
+"""`inferqa download` (the function of `inferqa.data.stage`): its printing."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from ..stages import Settings
-from ..stages.download import DOWNLOAD
+from ..data.stage import download
 from .stage_command import stage_command
 
 
-def show(result: tuple[Path, int], _s: Settings, _fmt: str | None) -> None:
+def show(result: tuple[Path, int], _s: Any, _fmt: str | None) -> None:
     path, files = result
     typer.echo(f"{path}: {files:,} files")
 
 
-stage_command(DOWNLOAD, show)
+stage_command(download, show)

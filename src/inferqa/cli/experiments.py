@@ -8,14 +8,13 @@ from typing import Any
 
 import typer
 
-from ..stages import Settings
-from ..stages.experiment import DEMO, EXPLORE, RUN
-from ..stages.finetune import FINETUNE
+from ..experiments.stage import demo, explore, run
+from ..experiments.finetune import finetune
 from .output import echo_lines, print_tables
 from .stage_command import stage_command
 
 
-def show_experiment(outcome: Any, _settings: Settings, fmt: str | None) -> None:
+def show_experiment(outcome: Any, _settings: Any, fmt: str | None) -> None:
     from ..experiments.tables import all_tables
 
     tables = [t for t in all_tables(outcome.results) if not t.name.startswith("tests-")]  # tests: files only
@@ -29,15 +28,15 @@ def show_experiment(outcome: Any, _settings: Settings, fmt: str | None) -> None:
     echo_lines(outcome.summary_lines(), err=fmt not in ("table", "md"))
 
 
-def show_page(page: Path, _settings: Settings, _fmt: str | None) -> None:
+def show_page(page: Path, _settings: Any, _fmt: str | None) -> None:
     typer.echo(f"explorer: {page} ({page.stat().st_size / 1e6:.2f} MB)")
 
 
-def show_model(path: Path, _settings: Settings, _fmt: str | None) -> None:
+def show_model(path: Path, _settings: Any, _fmt: str | None) -> None:
     typer.echo(f"model: {path}")
 
 
-stage_command(RUN, show_experiment, tables="md")
-stage_command(DEMO, show_experiment, tables="md")
-stage_command(EXPLORE, show_page)
-stage_command(FINETUNE, show_model)
+stage_command(run, show_experiment, tables="md")
+stage_command(demo, show_experiment, tables="md")
+stage_command(explore, show_page)
+stage_command(finetune, show_model)

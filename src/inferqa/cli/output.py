@@ -40,11 +40,6 @@ def echo_lines(lines: Sequence[str], err: bool = False) -> None:
         typer.echo(line, err=err)
 
 
-def show_lines(lines: Sequence[str], _settings: Any, _fmt: str | None) -> None:
-    """The `show` of a stage that returns its lines of text."""
-    echo_lines(lines)
-
-
 def print_tables(tables: Sequence[TextTable], fmt: str, payload: Any = None) -> None:
     """Print `tables` as `fmt` (a blank line between two), or `payload` as JSON for `json`; a boxed
     table fits the terminal's width: COLUMNS where set, else the terminal's, else 80 (a pipe, a log)."""

@@ -1,4 +1,4 @@
-"""`inferqa reproduce`: the QUIT paper's tables from the released files, cell by cell."""
+"""`inferqa reproduce` (the function of `inferqa.reproduce.stage`): its printing."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ from typing import Any
 
 import typer
 
-from ..stages import Settings
-from ..stages.reproduce import REPRODUCE
+from ..reproduce.stage import reproduce
 from .output import echo_lines, print_tables
 from .stage_command import stage_command
 
 
-def show(r: Any, _settings: Settings, fmt: str | None) -> None:
+def show(r: Any, _s: Any, fmt: str | None) -> None:
     from ..reproduce.output import cells, text_table, to_table
 
     if fmt == "json":  # one JSON line per table cell: table, row, column, value (and published)
@@ -26,4 +25,4 @@ def show(r: Any, _settings: Settings, fmt: str | None) -> None:
     echo_lines(r.notes(), err=True)
 
 
-stage_command(REPRODUCE, show, tables="md")
+stage_command(reproduce, show, tables="md")

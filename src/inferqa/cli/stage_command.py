@@ -1,8 +1,8 @@
-"""A command made from a stage's declaration (`inferqa.stages`): its options become flags.
+"""A command made from a stage function's signature (`inferqa.stage`): its options become flags.
 
-Every flag is read as text and given to `Stage.settings`, so the command line converts and
-checks a value exactly as the experiment file and the Python API do, and a default is the
-declaration's (a flag not given is None: not given). Lists are repeated or comma-separated
+Every flag is read as text, converted to the option's type and given to `Stage.settings`,
+which checks it exactly as it checks a value from the experiment file or the Python API; a
+default is the signature's (a flag not given is None: not given). Lists are repeated or comma-separated
 (a comma inside brackets, as in `nDCG(gains={0:0,1:1})@10`, separates nothing; a positional
 list takes each argument whole), dicts are KEY=VALUE pairs, a bool is a flag (one spelled
 --no-X sets False). A warning the stage raises prints as one line on stderr ('note: ...', or
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import inspect
 import re
-from types import SimpleNamespace
 import warnings
 from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, List, Mapping, Optional
 
 import typer
@@ -25,7 +26,7 @@ from .. import registry
 from ..errors import InputError
 from ..option_values import parse_key_values
 from ..registry import REQUIRED, Option
-from ..stages import Settings, Stage
+from ..stage import stage_of
 from .app import app
 from .output import chosen_format, format_flag, json_flag
 
@@ -74,7 +75,21 @@ def declared_help(kind: str, option: str) -> str:
 
 
 # show(result, settings, fmt): prints the stage's result; fmt is None unless the command prints tables.
-Show = Callable[[Any, Settings, Optional[str]], None]
+Show = Callable[[Any, Any, Optional[str]], None]  # settings as attributes: s.out, s.depth
+
+
+_TYPE_NAMES = {int: "INTEGER", float: "FLOAT", Path: "PATH", str: "TEXT", dict: "KEY=VALUE"}
+
+
+def _metavar(opt: Option) -> str:
+    """What a flag takes, as click names types: INTEGER, FLOAT, PATH, TEXT, [a|b|c]."""
+    if opt.metavar:
+        return opt.metavar
+    choices = "[" + "|".join(map(str, opt.choices or ())) + "]"
+    if opt.choices and len(choices) <= 16:  # a longer one would squeeze the flags' column (its help lists them)
+        return choices
+    kind = opt.item_type if opt.types[0] is list else opt.types[0]
+    return _TYPE_NAMES.get(kind, "TEXT")
 
 
 def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> inspect.Parameter:
@@ -87,9 +102,9 @@ def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> ins
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
-        annotation: Any = str if opt.required else Optional[str]
-        if opt.types[0] is list:
-            annotation = List[str] if opt.required else Optional[List[str]]
+        kind = Path if Path in (opt.item_type if opt.types[0] is list else opt.types[0], *opt.types) else str
+        annotation: Any = List[kind] if opt.types[0] is list else kind  # type: ignore[valid-type]
+        annotation = annotation if opt.required else Optional[annotation]
     elif opt.types[0] is bool:
         flags = opt.cli_flags
         if opt.default is True and not opt.flags:  # --x/--no-x: either can be written
@@ -97,7 +112,7 @@ def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> ins
         default, annotation = typer.Option(None, *flags, help=text, show_default=False), Optional[bool]
     else:
         many = opt.types[0] in (list, dict)
-        default = typer.Option(... if opt.required else None, *opt.cli_flags, metavar=opt.metavar, help=text,
+        default = typer.Option(... if opt.required else None, *opt.cli_flags, metavar=_metavar(opt), help=text,
                                show_default=False)
         annotation = Optional[List[str]] if many else Optional[str]
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
@@ -114,23 +129,23 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
         item = Option(opt.name, opt.item_type, REQUIRED, flags=opt.cli_flags)
-        parts = given if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
+        parts = [str(p) for p in given] if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
         return [item.parse(part.strip(), owner) for part in parts if part.strip()]
-    return opt.parse(given, owner)
+    return opt.parse(str(given), owner)
 
 
 _OUTER_COMMA = re.compile(r",(?![^([{]*[)\]}])")  # a comma not inside (), [] or {}
 
 
-def stage_command(stage: Any, show: Show, *, name: str | None = None, tables: bool | str = False,
+def stage_command(function: Callable[..., Any], show: Show, *, name: str | None = None, tables: bool | str = False,
                   group: typer.Typer | None = None, helps: Mapping[str, str] | None = None,
                   words: Mapping[str, Mapping[str, str]] | None = None) -> Callable[..., None]:
-    """Register `stage` as a command (NAME, default the stage's name) on `group` (default the
+    """Register stage `function` as a command (NAME, default the stage's name) on `group` (default the
     app); `tables`: it takes --format/--json (a format's name: that one is the default), and
     `show` gets the chosen format. `helps`: an option's whole help where only the command line
     can write it (the plugins that declare it, read from the registry at start-up); `words`:
     per option, the `flag_text` parts of its help (owner, note, takes) beyond the declaration's."""
-    stage = getattr(stage, "stage", stage)  # a stage function: its declaration
+    stage = stage_of(function)
     params = [_param(opt, (helps or {}).get(opt.name), (words or {}).get(opt.name, {})) for opt in stage.options]
     default_format = tables if isinstance(tables, str) else "table"
     if tables:
@@ -145,10 +160,10 @@ def stage_command(stage: Any, show: Show, *, name: str | None = None, tables: bo
         settings = stage.settings(values)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = stage.execute(settings) if hasattr(stage, "execute") else stage.run(settings)
+            result = stage.execute(settings)
         for w in caught:
             typer.echo(f"{getattr(w.category, 'prefix', 'note')}: {w.message}", err=True)
-        show(result, settings if hasattr(settings, "stage") else SimpleNamespace(**settings), fmt)
+        show(result, SimpleNamespace(**settings), fmt)
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__doc__ = stage.help + (f"\n\n{stage.description}" if stage.description else "")

@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .. import __version__
 from ..data.quit import ANSWERS_KEY, LABEL_MATCHES, LABELLERS, LABELS_KEY, MASK_BITS_KEY, labeller_correct
 from ..errors import InputError
 from ..formats.bench_write import BenchmarkWrite, refuse_existing
@@ -25,8 +24,8 @@ from ..formats.qrels import Qrels
 from ..io import sha256_file, write_json
 from ..progress import track
 from ..records import ID_SCHEME, LABEL_PARTIAL, LEFT_TO_RIGHT, Question, answerability_label
-from ..parameters import LABEL_MATCH, SEED, BUILD_SPLIT as SPLIT, TOP_K
-from ..stages.build import BUILD
+from ..parameters import LABEL_MATCH, LEAK_POLICY, SEED, BUILD_SPLIT as SPLIT, TOP_K
+from ..version import __version__
 from .leakage import LeakJudge, StringLeakJudge, apply_leak_policy
 from .passages import n_orders, order_table
 from .ranking import select_top
@@ -116,7 +115,7 @@ def _most_usable_hints(questions: Sequence[Question], details: dict) -> int:
 
 def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence[str | os.PathLike],
                     out_dir: str | os.PathLike, *, top_k: int = TOP_K.default,
-                    leak_policy: str = BUILD.default("leak_policy"), leak_judge: LeakJudge | None = None,
+                    leak_policy: str = LEAK_POLICY.default, leak_judge: LeakJudge | None = None,
                     split: Any = SPLIT.default, seed: int = SEED.default, strict: bool = False,
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
                     show_progress: bool = False, label_match: str = LABEL_MATCH.default,

@@ -218,10 +218,8 @@ def leak_judge(name: str = "string", **options: Any) -> Any:
     return registry.create("leak-judge", name, **{k: v for k, v in options.items() if v is not None})
 
 
-def leak_judge_of(settings: Any) -> Any:
-    """The leak judge a stage's settings name (`leak_judge`), with the judge options they set
-    other than their declared defaults (those the judge takes for itself)."""
-    stage = settings.stage
-    options = {name: settings[key] for key, name in (("leak_threshold", "threshold"), ("leak_llm", "llm"))
-               if settings[key] != stage.default(key)}
-    return leak_judge(settings.leak_judge, **options)
+def leak_judge_of(name: str, threshold: float, llm: Any) -> Any:
+    """The leak judge NAME with a stage's judge options other than their declared defaults
+    (those the judge takes for itself, so one it lacks is no error)."""
+    given = {"threshold": (threshold, LEAK_THRESHOLD.default), "llm": (llm, LEAK_LLM.default)}
+    return leak_judge(name, **{key: value for key, (value, default) in given.items() if value != default})

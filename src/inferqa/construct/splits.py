@@ -7,12 +7,11 @@ from __future__ import annotations
 import math
 import os
 import random
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, warn
 from ..records import Question
 from ..parameters import BUILD_SPLIT as SPLIT
 
@@ -92,8 +91,8 @@ def _cut(qids: Sequence[str], names: Sequence[str], spec: Sequence[float], seed:
         out[name] = order[start:start + size]
         start += size
         if size == 0 and part > 0:  # asked for, but too few questions to hold one
-            warnings.warn(f"split {name!r} is empty: {part:g} of {n} question(s) rounds to none; a command "
-                          f"that needs it will refuse (give more questions or a larger share)", stacklevel=2)
+            warn(f"split {name!r} is empty: {part:g} of {n} question(s) rounds to none; a command "
+                          f"that needs it will refuse (give more questions or a larger share)")
     if start < n:
         out["rest"] = order[start:]
     return out

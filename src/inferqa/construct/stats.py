@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from collections import Counter, defaultdict
 
 from ..formats.benchmark import Benchmark
@@ -18,7 +18,7 @@ def benchmark_stats(path: str | os.PathLike) -> dict:
     Passages are counted from qrels.tsv (one line per passage of a question); "all" comes first."""
     bench = Benchmark(path)
     per_question: dict[str, Counter] = defaultdict(Counter)
-    for qid, _, label in iter_qrels(bench.path / "qrels.tsv"):
+    for qid, _, label in iter_qrels(bench.file("qrels.tsv")):
         per_question[qid][label] += 1
     splits = {"all": list(bench.questions), **{k: v for k, v in bench.splits.items() if k != "all"}}
     out = {}
@@ -69,8 +69,3 @@ def stats_tables(stats: dict, title: str) -> list["TextTable"]:
                                 tuple((name, f"{value:,}" if isinstance(value, int) else str(value))
                                       for name, value in build_rows(stats["build"]))))
     return tables
-
-
-def stats_stage(settings: Any) -> dict:
-    """`inferqa stats`' entry point (`inferqa.stages.build.STATS`)."""
-    return benchmark_stats(settings.bench)

@@ -90,21 +90,24 @@ def sniff(path: Path, data: Any = None) -> tuple[str, Any]:
                      "(pass --format to choose one)", file=path, record=0 if isinstance(data, list) else None)
 
 
-def load_questions(path: str | os.PathLike, fmt: str = "auto") -> list[Question]:
+AUTO = "auto"  # the source format told from the file itself (`sniff`)
+
+
+def load_questions(path: str | os.PathLike, fmt: str = AUTO) -> list[Question]:
     """Read one source file into validated questions (ids unique within the file); `fmt` "auto"
     sniffs the format through the `data-format` registry (plugins included)."""
     path = Path(path)
-    if fmt != "auto" and fmt not in registry.available(FORMAT):
+    if fmt != AUTO and fmt not in registry.available(FORMAT):
         raise InputError(f"unknown format {fmt!r} (choose from auto, {', '.join(registry.available(FORMAT))})",
                          file=path, field="format")
     check_file(path)
     data = None
-    if fmt == "auto":
+    if fmt == AUTO:
         fmt, data = sniff(path)
     return registry.create(FORMAT, fmt)(path, data)
 
 
-def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = "auto",
+def load_sources(paths: "Sequence[str | os.PathLike]", fmt: str = AUTO,
                  origins: "dict[str, str | os.PathLike] | None" = None) -> list[Question]:
     """The questions of several source files, in order; a question id may occur once in all.
     `origins`, when given, receives each question id's source path."""

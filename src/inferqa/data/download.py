@@ -14,7 +14,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 from urllib.parse import urlsplit
 
 from ..errors import InputError
@@ -137,11 +137,3 @@ def _drop_if_empty(partial: Path) -> bool:
         shutil.rmtree(partial, ignore_errors=True)
         return True
     return not partial.exists()
-
-
-def download_stage(settings: Any) -> tuple[Path, int]:
-    """`inferqa download` (declared in `inferqa.stages.download`): the start line on stderr."""
-    import sys
-
-    return download(settings.source, settings.what, settings.out,
-                    on_start=lambda line: print(line, file=sys.stderr, flush=True))

@@ -14,7 +14,6 @@ row (a resample without additions in a slice is left out of that slice's interva
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -22,12 +21,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..formats.benchmark import Benchmark
-from ..formats.coerce import as_benchmark
 from ..formats.corpus import corpus_ids, corpus_path
 from ..records import parse_passage_id
 from ..retrieve import Retriever, get_retriever, question_queries
-from ..stages import Settings
-from ..stages.diagnose import MONOTONICITY
 from ..tabular import percent
 
 if TYPE_CHECKING:
@@ -183,43 +179,9 @@ def rates(adds: Additions, n_questions: int, seed: int, resamples: int
     return rate(adds, every, n_questions, draws), by_stage, by_rank
 
 
-# -- the stage ------------------------------------------------------------------------------
-
-_D = MONOTONICITY.default
-
-
-def monotonicity(bench: "Benchmark | str | os.PathLike", retriever: "str | Retriever" = _D("retriever"), *,
-                 split: str = _D("split"), model: str | None = None, options: Mapping[str, Any] | None = None,
-                 index_dir: "str | os.PathLike | None" = None, seed: int = _D("seed"),
-                 resamples: int = _D("resamples")) -> MonotonicityReport:
-    """Evidence monotonicity of `retriever` (a name with its `model` and `options`, or a
-    `Retriever`) on the questions of `split`; its index is built when missing (in
-    `index_dir`, default the benchmark's). See `MonotonicityReport`; docs/diagnose.md."""
-    return MONOTONICITY.run(bench=bench, retriever=retriever, split=split, model=model, options=options,
-                            index_dir=index_dir, seed=seed, resamples=resamples)
-
-
-def monotonicity_stage(s: Settings) -> MonotonicityReport:
-    """The entry point of `MONOTONICITY` (CLI and `monotonicity` alike): every input checked
-    before an index is built or a passage scored."""
-    bench = as_benchmark(s.bench)
-    qids = bench.split_qids(s.split)
-    if not qids:
-        raise InputError(f"split {s.split!r} holds no questions", file=bench.path / "splits.json", field="split")
-    r, given = _retriever(s.retriever, s.model, s.options)
-    passages = question_passages(bench, qids)
-    _attach(r, bench, s.index_dir)
-    adds = hint_additions(score_sets(r, bench, qids, passages))
-    if not len(adds):
-        raise InputError(f"split {s.split!r}: no question has passages of a hint set and of it with one hint more",
-                         file=bench.path, field="split")
-    overall, by_stage, by_rank = rates(adds, len(qids), s.seed, s.resamples)
-    return MonotonicityReport(str(bench.path), s.split, r.name, given, len(qids), s.seed, s.resamples,
-                              overall, by_stage, by_rank)
-
-
-def _retriever(retriever: Any, model: str | None, options: Mapping[str, Any] | None
-               ) -> tuple[Retriever, dict[str, Any]]:
+def named_retriever(retriever: Any, model: str | None, options: Mapping[str, Any] | None
+                    ) -> tuple[Retriever, dict[str, Any]]:
+    """The retriever to score with (ready to score given passages) and the options it was given."""
     if isinstance(retriever, Retriever):
         if model is not None or options:
             raise InputError("model and options are for a retriever given by name, not a Retriever",
@@ -239,7 +201,7 @@ def _scoring(r: Retriever) -> Retriever:
     return r
 
 
-def _attach(r: Retriever, bench: Benchmark, index_dir: Any) -> None:
+def attach_index(r: Retriever, bench: Benchmark, index_dir: Any) -> None:
     """The index of `bench` (built when missing): `index_dir`, else the one `r` is attached to
     for this benchmark, else the default."""
     if index_dir is None and r.bench is not None and r.bench.path == bench.path:

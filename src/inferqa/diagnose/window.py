@@ -20,21 +20,13 @@ passage (label ≥ `MIN_LABEL`):
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..defaults import MIN_LABEL
-from ..errors import InputError
-from ..formats.coerce import as_benchmark, as_run
-from ..hints import GroupKey, hint_group_key, window_groups
-from ..stages import Settings
-from ..parameters import WINDOW_DEPTH
-from ..stages.diagnose import WINDOW
+from ..hints import GroupKey, window_groups
 from ..tabular import percent
 
 if TYPE_CHECKING:
-    from ..formats import Benchmark, Run
     from ..tabular import TextTable
 
 FIELDS = ("k", "distinct_questions", "distinct_sets", "recall", "recall_distinct_questions", "recall_distinct_sets")
@@ -92,60 +84,3 @@ class GroupView:
 
     def distinct_in_top(self, k: int) -> int:
         return sum(1 for i in self.firsts if i < k)
-
-
-# -- the stage ------------------------------------------------------------------------------
-
-_D = WINDOW.default
-
-
-def window(run: "Run | str | os.PathLike", bench: "Benchmark | str | os.PathLike", *,
-           depths: Sequence[int] = tuple(_D("depths")), split: str | None = None) -> WindowReport:
-    """How many distinct questions and hint sets the top k passages of `run` hold, and the
-    best a reranker could do over a window of k passages, k distinct questions or k distinct
-    hint sets, for each k of `depths` (`run` and `bench`: objects or paths; `split`: only the
-    run's questions of that split). See `WindowReport`; docs/diagnose.md#window."""
-    return WINDOW.run(run=run, bench=bench, depths=[depths] if isinstance(depths, int) else list(depths),
-                      split=split)
-
-
-def window_stage(s: Settings) -> WindowReport:
-    """The entry point of `WINDOW` (CLI and `window` alike)."""
-    depths = sorted(set(_depths(s.depths)))
-    bench = as_benchmark(s.bench)
-    if s.split is not None:
-        bench.split_qids(s.split)  # an unknown split refused before the run is read
-    run = as_run(s.run, bench, s.split)
-    min_label = MIN_LABEL.default
-    relevant = {q: {p for p, label in bench.qrels.get(q, {}).items() if label >= min_label} for q in run.qids}
-    judged = [q for q in run.qids if relevant[q]]
-    if not judged:
-        raise InputError(f"no question of the run has a passage of label ≥ {min_label} in the benchmark's qrels",
-                         file=bench.path / "qrels.tsv", field="run")
-    by_question, by_set = hint_group_key(bench, "question"), hint_group_key(bench, "set")
-    records = {k: dict.fromkeys(FIELDS[1:], 0.0) for k in depths}
-    for q in judged:
-        ranked = run[q]
-        hit = next((i for i, (p, _) in enumerate(ranked) if p in relevant[q]), math.inf)
-        questions, sets = GroupView.of(ranked, relevant[q], by_question), GroupView.of(ranked, relevant[q], by_set)
-        for k, r in records.items():
-            r["distinct_questions"] += questions.distinct_in_top(k)
-            r["distinct_sets"] += sets.distinct_in_top(k)
-            r["recall"] += hit < k
-            r["recall_distinct_questions"] += questions.first_relevant_group < k
-            r["recall_distinct_sets"] += sets.first_relevant_group < k
-    rows = tuple({"k": k, **{f: v / len(judged) for f, v in r.items()}} for k, r in records.items())
-    return WindowReport(str(bench.path), s.split, len(judged), len(run.qids) - len(judged), min_label, rows)
-
-
-def _depths(depths: Sequence[Any]) -> list[int]:
-    if not depths:
-        raise InputError(f"{WINDOW.name}: give at least one depth", field="depths")
-    out = []
-    for k in depths:
-        try:
-            out.append(WINDOW_DEPTH.check(k, WINDOW.name))
-        except InputError:
-            raise InputError(f"{WINDOW.name}: each --depth takes {WINDOW_DEPTH.accepts()}, not {k!r}",
-                             field="depths") from None
-    return out

@@ -1,4 +1,5 @@
-"""`compare`: runs against the first one, metric by metric, with paired tests (`inferqa compare`).
+"""Runs against the first one, metric by metric, with paired tests: the `Comparison` that
+`inferqa compare` (`inferqa.evaluation.stage.compare`, in Python `inferqa.compare`) returns.
 
 The questions are those `evaluate` scores (`metrics.scored_questions`: every judged question
 of `split`, or with `questions="run"` the first run's judged ones; under the paper protocol
@@ -11,22 +12,13 @@ compared) are corrected together (`holm` by default).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..defaults import MIN_LABEL
-from ..errors import InputError
-from ..formats.coerce import as_qrels, as_run_list
-from ..stages import Settings
-from ..parameters import COMPARE_METRICS
-from ..stages.evaluate import COMPARE
 from ..tabular import MISSING, TextTable, markdown, percent
-from .metrics import (checked_min_label, named_runs, per_query_scores, resolve, scope_of, scored_questions,
-                      scored_run)
-from .significance import adjust_p, check_correction, check_test, paired_tests
+from .significance import adjust_p, format_p, paired_tests
 
-_D = COMPARE.default
 # The machine-readable rows (csv, json): one per (run, metric), numbers as fractions.
 RECORD_COLUMNS = ("run", "metric", "value", "diff", "ci_low", "ci_high", "p", "p_corrected")
 
@@ -68,8 +60,7 @@ class Comparison:
                     continue
                 lo, hi = c["ci"]
                 diff = MISSING if c["diff"] is None else f"{100 * c['diff']:+.2f} [{percent(lo)}, {percent(hi)}]"
-                p = c["p_corrected"]
-                cells += [percent(c["mean"]), diff, MISSING if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")]
+                cells += [percent(c["mean"]), diff, format_p(c["p_corrected"])]
             out.append(cells)
         return out
 
@@ -119,50 +110,8 @@ NOTES = {
 }
 
 
-def compare(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, metrics: Any = COMPARE_METRICS, *,
-            split: str | None = None, test: str = _D("test"), correction: str = _D("correction"),
-            min_label: int = MIN_LABEL.default, protocol: str = _D("protocol"), allow_partial: bool = False,
-            resamples: int = _D("resamples"), seed: int = _D("seed"), confidence: float = _D("confidence"),
-            questions: str = _D("questions")) -> Comparison:
-    """Each run against the first: `runs` are `Run`s or run files (a list, or a dict name -> run);
-    `qrels` as in `evaluate` (a benchmark, for `split` and for JSON runs); every run is read
-    as `evaluate` reads it (`scored_run`: `min_label`, `protocol`, `allow_partial`) and scored
-    on the questions `evaluate` scores (`questions`)."""
-    return COMPARE.run(runs=runs if isinstance(runs, Mapping) else as_run_list(runs), bench=qrels, metrics=metrics,
-                       split=split, test=test, correction=correction, min_label=min_label, protocol=protocol,
-                       allow_partial=allow_partial, resamples=resamples, seed=seed, confidence=confidence,
-                       questions=questions)
-
-
-def compare_stage(s: Settings) -> Comparison:
-    """The entry point of `COMPARE` (CLI and `compare` alike)."""
-    check_test(s.test)
-    check_correction(s.correction)
-    named = named_runs(s.runs)
-    if len(named) < 2:
-        raise InputError("compare needs at least two runs (the first is the baseline)", field="runs")
-    measures = resolve(s.metrics, s.min_label, s.protocol)  # names as in `evaluate`
-    qrels, bench = as_qrels(s.bench)
-    min_label = checked_min_label(s.min_label, qrels)
-    scope = scope_of(bench, s.split)
-    loaded = [(name, scored_run(run, bench, s.split, min_label=min_label, protocol=s.protocol,
-                                allow_partial=s.allow_partial)) for name, run in named]
-    if s.protocol == "paper":
-        qids = list(loaded[0][1])
-    else:
-        qids = scored_questions(loaded[0][1], qrels, scope, s.questions)[0]
-    if not qids:
-        raise InputError(f"run {loaded[0][0]!r} has no judged question" + (f" of split {s.split!r}" if s.split else ""),
-                         field="runs")
-    scores, missing = [], []
-    for _, run in loaded:
-        missing.append(sum(q not in run for q in qids))
-        scores.append(per_query_scores(run.only(qids, fill=True), qrels, measures, min_label, s.protocol)[1])
-    return _tested([n for n, _ in loaded], scores, missing, s, len(qids))
-
-
-def _tested(names: list[str], scores: list[dict[str, np.ndarray]], missing: list[int], s: Settings,
-            questions: int) -> Comparison:
+def tested(names: list[str], scores: list[dict[str, np.ndarray]], missing: list[int], questions: int, *,
+           test: str, correction: str, resamples: int, seed: int, confidence: float) -> Comparison:
     """Every run after the first tested against it, metric by metric, p-values corrected per metric."""
     metrics = list(scores[0])  # the metrics as keyed (the spelling asked for)
     rows = [{"run": names[0], "missing": missing[0], "metrics": {m: {"mean": _mean(scores[0][m])} for m in metrics}}]
@@ -170,12 +119,12 @@ def _tested(names: list[str], scores: list[dict[str, np.ndarray]], missing: list
     for m in metrics:
         a = np.array([sc[m] for sc in scores[1:]])
         b = np.repeat(scores[0][m][None, :], len(scores) - 1, axis=0)
-        tests = paired_tests(a, b, test=s.test, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
-        corrected = adjust_p([t.p for t in tests], s.correction)
+        tests = paired_tests(a, b, test=test, resamples=resamples, seed=seed, confidence=confidence)
+        corrected = adjust_p([t.p for t in tests], correction)
         for row, sc, t, pc in zip(rows[1:], scores[1:], tests, corrected):
             row["metrics"][m] = {"mean": _mean(sc[m]), "diff": _num(t.diff), "ci": [_num(t.ci_low), _num(t.ci_high)],
                                  "p": _num(t.p), "p_corrected": _num(pc), "n": t.n, "exact": t.exact}
-    return Comparison(metrics, s.test, s.correction, s.confidence, questions, rows)
+    return Comparison(metrics, test, correction, confidence, questions, rows)
 
 
 def _mean(v: np.ndarray) -> float | None:

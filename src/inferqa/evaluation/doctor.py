@@ -1,4 +1,5 @@
-"""`inferqa doctor`: what in a run file would make its numbers mean something else.
+"""What in a run file would make its numbers mean something else: the report of `inferqa doctor`
+(`inferqa.evaluation.stage.doctor`).
 
 Findings, each with a count and a few examples: passage ids not in the benchmark's corpus,
 questions of the split missing from the run (or with an empty list), duplicate passages of
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..formats import open_run
+from ..parameters import TIE_LENGTH
 from ..records import question_of, split_passage_id
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ def _hint_set(pid: str) -> tuple[str, str] | None:
         return None
 
 
-def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = None, tie_length: int = 10
+def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = None, tie_length: int = TIE_LENGTH.default
              ) -> dict[str, Any]:
     """A JSON-ready report: `format`, `questions`, and per check `count` and `examples`."""
     path = Path(path)
@@ -107,13 +109,6 @@ def diagnose(path: str | os.PathLike, bench: "Benchmark", split: str | None = No
         report["titled_passages"] = titled
     report["ok"] = not any(v.count for v in checks.values())
     return report
-
-
-def doctor_stage(settings: Any) -> dict[str, Any]:
-    """`inferqa doctor` (declared in `inferqa.stages.doctor`): the report of `diagnose`."""
-    from ..formats.benchmark import Benchmark
-
-    return diagnose(settings.run, Benchmark(settings.bench), settings.split, settings.tie_length)
 
 
 # ties that are no problem, and why

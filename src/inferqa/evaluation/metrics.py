@@ -41,7 +41,6 @@ its ranks in AP and nDCG, but once in Success, R and P, which count the relevant
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -49,19 +48,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..formats.benchmark import Benchmark
-from ..errors import InputError
+from ..errors import InputError, warn
 from ..formats.coerce import as_qrels, as_run
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run
 from ..formats.oracles import check_min_label  # noqa: F401 - part of this module's API
 from ..formats.coerce import as_benchmark
-from ..stages import Settings
-from ..parameters import DEFAULT_METRICS
-from ..stages.evaluate import EVALUATE
+from ..parameters import DEFAULT_METRICS, PROTOCOL, QUESTIONS_OPT
 from .measures import Measure, metric_names, parse_measure
 from .providers import PROVIDERS, Lists, provider
-
-_D = EVALUATE.default
 
 PROTOCOLS = tuple(PROVIDERS)  # ours, or the QUIT authors' rules (metrics and EM alike)
 Metric = Measure  # the name this module exported before measures had parameters
@@ -72,7 +67,7 @@ def check_protocol(protocol: str) -> None:
     provider(protocol)
 
 
-def resolve(metrics: Any, min_label: int = MIN_LABEL.default, protocol: str = "inferqa") -> list[Measure]:
+def resolve(metrics: Any, min_label: int = MIN_LABEL.default, protocol: str = PROTOCOL.default) -> list[Measure]:
     """The measures asked for, keyed as spelled; two spellings of one measure are computed once
     (both keys are kept), with a warning naming them (to the caller of the caller)."""
     parsed = [parse_measure(m) for m in metric_names(metrics)]
@@ -84,14 +79,14 @@ def resolve(metrics: Any, min_label: int = MIN_LABEL.default, protocol: str = "i
         seen.setdefault(m.canonical(min_label, defaults.get(m.family, {})), []).append(m.name)
     for canonical, names in seen.items():
         if len(names) > 1:
-            warnings.warn(f"{', '.join(dict.fromkeys(names))} are one measure ({canonical}): computed once, "
-                          "reported under each name", stacklevel=3)
+            warn(f"{', '.join(dict.fromkeys(names))} are one measure ({canonical}): computed once, "
+                          "reported under each name")
     return parsed
 
 
 def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
                      min_label: int = MIN_LABEL.default,
-                     protocol: str = "inferqa") -> tuple[list[str], dict[str, np.ndarray]]:
+                     protocol: str = PROTOCOL.default) -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
     (Success and R without a relevant passage under `inferqa`; under `paper` only with rel >= 2)."""
     source = provider(protocol)
@@ -123,7 +118,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
 
 
 def scored_run(run: Run | str | os.PathLike, bench: Benchmark | None = None, split: str | None = None, *,
-               min_label: int = MIN_LABEL.default, protocol: str = "inferqa", allow_partial: bool = False) -> Run:
+               min_label: int = MIN_LABEL.default, protocol: str = PROTOCOL.default, allow_partial: bool = False) -> Run:
     """The run as `evaluate` and `compare` score it: a `Run`, or a file read by `open_run`
     (`min_label` for `optimal`, `allow_partial` for a Rankify file of fewer questions than
     `split`, duplicate passages kept under the paper protocol), cut to `split`; under the
@@ -157,7 +152,7 @@ class Evaluation:
     counted_zero: int  # judged questions the run lacks (or lists nothing for): an empty ranking
     undefined: dict[str, int] = field(default_factory=dict)  # per metric: scored questions it leaves out
     min_label: int = MIN_LABEL.default
-    protocol: str = "inferqa"
+    protocol: str = PROTOCOL.default
 
     @property
     def scored(self) -> int:
@@ -187,7 +182,7 @@ class Evaluation:
 
 
 def scored_questions(run: Run, qrels: Qrels, scope: Sequence[str] | None = None,
-                     questions: str = _D("questions")) -> tuple[list[str], int, list[str]]:
+                     questions: str = QUESTIONS_OPT.default) -> tuple[list[str], int, list[str]]:
     """The questions scored under the field's rule (ir_measures; trec_eval -c): every judged
     question of `scope` (None: of the qrels), the run's first in its order; a question
     without a judgement is left out of every measure. `questions="run"`: only the run's
@@ -256,8 +251,8 @@ def scope_of(bench: Benchmark | None, split: str | None) -> list[str] | None:
 
 
 def score(name: str, run: Run, qrels: Qrels, measures: list[Measure], *, scope: Sequence[str] | None = None,
-          split: str | None = None, min_label: int = MIN_LABEL.default, protocol: str = "inferqa",
-          questions: str = _D("questions")) -> Evaluation:
+          split: str | None = None, min_label: int = MIN_LABEL.default, protocol: str = PROTOCOL.default,
+          questions: str = QUESTIONS_OPT.default) -> Evaluation:
     """One read run (`scored_run`) evaluated: under the paper protocol over the run's questions
     (an empty list counting 0), else over `scored_questions`, with a warning when judged
     questions count 0 because the run lacks them."""
@@ -285,54 +280,8 @@ def _warn_partial(name: str, run: Run, qrels: Qrels, qids: list[str], lacking: l
         raise InputError(f"{name}: no judged question{of} to score (the run's {len(run)} questions and the "
                          f"qrels' {len(qrels)} share none)", field="qrels")
     if len(lacking) == len(qids):
-        warnings.warn(ScopeWarning(f"the run's {len(run)} questions and the qrels' {len(qids)}{of} share none: "
-                                   "every value is 0 or undefined"), stacklevel=4)
+        warn(ScopeWarning(f"the run's {len(run)} questions and the qrels' {len(qids)}{of} share none: "
+                                   "every value is 0 or undefined"))
     elif lacking:
-        warnings.warn(ScopeWarning(f"{name} lacks {len(lacking)} of the {len(qids)} judged questions{of} (e.g. "
-                                   f"{lacking[0]}): each counts 0 (--questions run scores only the run's)"),
-                      stacklevel=4)
-
-
-def evaluate_stage(s: Settings) -> list[Evaluation]:
-    """The entry point of `EVALUATE` (CLI, experiment file and `evaluate` alike): each run
-    read by `scored_run` and scored by `score`."""
-    measures = resolve(s.metrics, s.min_label, s.protocol)
-    qrels, bench = qrels_and_bench(s.qrels, s.bench)
-    if not qrels:
-        raise InputError("qrels are empty", field="qrels")
-    min_label = checked_min_label(s.min_label, qrels)
-    scope = scope_of(bench, s.split)
-    runs = s.runs if isinstance(s.runs, list) else [s.runs]
-    out = []
-    for name, run in named_runs(runs):
-        read = scored_run(run, bench, s.split, min_label=min_label, protocol=s.protocol,
-                          allow_partial=s.allow_partial)
-        out.append(score(name, read, qrels, measures, scope=scope, split=s.split, min_label=min_label,
-                         protocol=s.protocol, questions=s.questions))
-    return out
-
-
-def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.PathLike,
-             metrics: Any = DEFAULT_METRICS, min_label: int = MIN_LABEL.default, per_query: bool = False,
-             protocol: str = _D("protocol"), *, split: str | None = None, allow_partial: bool = False,
-             questions: str = _D("questions")) -> dict:
-    """Mean of each metric (`{"hit@10": 0.25, ...}`, rounded to 4 decimals under
-    `protocol="paper"`), keyed by the names as given. `metrics` is one name (`"RR"`), a
-    comma-separated string, ir_measures measure objects, or a list of these.
-
-    `run` is a `Run`, a run file, a {qid: {pid: score}} dict, a ranx.Run or a PyTerrier
-    frame; `qrels` is `Qrels`, a qrels file, a dict, a ranx.Qrels or a frame, or a benchmark
-    (object or directory: its qrels, the run's passage ids checked against it, and `split`
-    cuts the run to that split's questions); the run is read by `scored_run`.
-
-    The questions scored (`scored_questions`): every judged question (of `split`), one the
-    run lacks counting 0, as ir_measures does; one without a judgement is left out of every
-    measure; `questions="run"` scores only the run's judged questions.
-
-    With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
-    (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
-    A mean over no defined question is NaN.
-    """
-    evaluation = EVALUATE.run(runs=[run], qrels=qrels, metrics=metrics, min_label=min_label, protocol=protocol,
-                              split=split, allow_partial=allow_partial, questions=questions)[0]
-    return evaluation.result(per_query)
+        warn(ScopeWarning(f"{name} lacks {len(lacking)} of the {len(qids)} judged questions{of} (e.g. "
+                                   f"{lacking[0]}): each counts 0 (--questions run scores only the run's)"))

@@ -22,7 +22,7 @@ every metric and run of an experiment cost one pass, and they are seeded.
   - `bootstrap`: the percentile bootstrap of the mean difference, and as p twice the
     share of resampled means on the far side of 0 ((count + 1) / (resamples + 1)): the
     interval excludes 0 when p < 1 - confidence, up to the resampling's granularity.
-- `adjust_p`: Holm or Bonferroni correction of a family of p-values.
+- `adjust_p`: Holm or Bonferroni correction of a family of p-values; `format_p` prints one.
 
 scipy.stats offers these (`bootstrap`, `permutation_test`, `ttest_rel`) one array at a
 time; the tests check these against it.
@@ -38,7 +38,8 @@ import numpy as np
 
 from ..defaults import TEST_SEED
 from ..errors import InputError
-from ..parameters import CONFIDENCE, CORRECTIONS, RESAMPLES, TESTS
+from ..parameters import CONFIDENCE, CORRECTIONS, RESAMPLES, TEST, TESTS
+from ..tabular import MISSING
 
 _BLOCK = 1_000  # resamples per block: bounds memory at block × questions
 _TOL = 1e-12    # sums equal up to float noise count as "as extreme"
@@ -100,10 +101,15 @@ class PairedTest:
     ci_high: float
     p: float
     exact: bool
-    test: str = "randomisation"
+    test: str = TEST.default
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as every table prints it: 3 decimals, below 0.001 as "<0.001"; None as MISSING."""
+    return MISSING if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def check_test(test: str) -> None:
@@ -157,7 +163,7 @@ def _t_tests(d: np.ndarray, keep: np.ndarray, n: np.ndarray, confidence: float):
     return p, np.stack([mean - half, mean + half], axis=1)
 
 
-def paired_tests(a, b, *, test: str = "randomisation", resamples: int = RESAMPLES, seed: int = TEST_SEED,
+def paired_tests(a, b, *, test: str = TEST.default, resamples: int = RESAMPLES, seed: int = TEST_SEED,
                  confidence: float = CONFIDENCE) -> list[PairedTest]:
     """Row i of `a` against row i of `b` (vectors or rows × questions matrices, per question
     aligned; NaN = undefined): one `PairedTest` per row, by `test` (module docstring)."""

@@ -34,7 +34,7 @@ def one_table(e: Any, title: str, per_query: bool, fmt: str | None) -> TextTable
 
 
 def evaluation_tables(results: list, s: Any, fmt: str | None) -> tuple[list[TextTable], dict]:
-    """(tables, JSON payload) of `evaluate_stage`'s results under its settings `s`. One run: a
+    """(tables, JSON payload) of the `evaluate` stage's results under its settings `s`. One run: a
     metric per row (with per_query a question per row); several runs: a run per row (with
     per_query a table each). Percent, but csv (for programs) in fractions."""
     if len(results) == 1:

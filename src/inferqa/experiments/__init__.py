@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .config import ExperimentConfig, config_from_dict, load_config, shipped_config
 from .results import ExperimentResults, RankingResult, ReaderResult
-from .stages import StageStore, stage_hash
+from .store import StageStore, stage_hash
 from .tables import all_tables, write_tables
 
 __all__ = [

@@ -19,11 +19,10 @@ import numpy as np
 
 from ..defaults import TEST_SEED
 from ..evaluation.significance import RESAMPLES, adjust_p, bootstrap_cis, paired_tests
-from ..stages.evaluate import COMPARE
+from ..parameters import CORRECTION
 from .results import OPTIMAL, PIPELINE, ExperimentResults, run_label
 
 HEADLINE = ("hit@10", "mrr", "ndcg_exp@10")
-CORRECTION = COMPARE.default("correction")  # one rule: compare, the report's marks, the tests tables
 SIGNIFICANT = 0.05
 
 

@@ -12,6 +12,8 @@ retrievers:
   - {name: clue-q1, kind: clue, diversify: 1, diversify_by: linked}   # … per linked hint family
   - {name: clue-gate, kind: clue, diversify: 1, diversify_by: linked, diversify_margin: 0.02}  # uncertain heads
   - {name: clue-share, kind: clue, diversify: 1, diversify_by: linked, diversify_share: 0.35}  # the least certain 35 %
+fusions:                           # optional: runs of two or more retrievers above, fused (`inferqa fuse`)
+  - {name: clue+bm25, retrievers: [clue-div1, bm25], method: rrf, rrf_k: 60}
 rerankers:
   - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
 readers:
@@ -26,7 +28,9 @@ Two fields are paths, and a relative one is resolved against the YAML file's fol
 are passed on as written, so a relative one is relative to the working directory. Stage
 kinds, strategies and their `options` are checked against the plugin registry (`inferqa
 plugins`) when the file is read; a reader's options go to the context strategies that
-declare them (alpha, beta).
+declare them (alpha, beta). A key that is a stage's option (a retriever's `depth`, a
+reranker's `window`, a fusion's `method`) is checked by that stage's declaration, with the
+message the stage gives on the command line and in Python.
 """
 
 from __future__ import annotations
@@ -41,14 +45,14 @@ from ..errors import InputError
 from ..io import read_yaml
 from ..registry import REQUIRED, Option
 from ..reranking.run import check_window
-from ..retrieve.diversify import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
-from ..stages.evaluate import EVALUATE
-from ..stages.finetune import FINETUNE
+from ..diversification import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
+from ..evaluation.stage import evaluate
+from .finetune import finetune
 from ..parameters import CACHE
 from ..parameters import READ_K
-from ..stages.read import READ
-from ..stages.rerank import RERANK
-from ..retrieve.stage import oracle, retrieve
+from ..reading.stage import read
+from ..reranking.stage import rerank
+from ..retrieve.stage import fuse, oracle, retrieve
 from ..text import did_you_mean
 
 
@@ -58,13 +62,15 @@ def _keys(*options: Option) -> dict[str, Option]:
 
 # The file's keys that are a stage's declared option, read through that declaration (its type,
 # range and default); the others (name, benchmark, oracles, a stage's name and kind) are its own.
-TOP_KEYS = _keys(retrieve.stage.option("split"), FINETUNE.option("max_questions"), READ.option("strategies"),
-                 READ.option("ks"), replace(EVALUATE.option("metrics"), type=list, default=None),  # None: evaluate's
+TOP_KEYS = _keys(retrieve.stage.option("split"), finetune.stage.option("max_questions"), read.stage.option("strategies"),
+                 read.stage.option("ks"), replace(evaluate.stage.option("metrics"), type=list, default=None),  # None: evaluate's
                  replace(oracle.stage.option("seed"), help="seed of the oracle retriever's shuffle and the paired tests"),
                  replace(CACHE, name="llm_cache"))
 RETRIEVER_KEYS = _keys(*(retrieve.stage.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
-RERANKER_KEYS = _keys(*(RERANK.option(name) for name in ("depth", "window", "options", *DIVERSIFY_KEYS)))
-READER_KEYS = _keys(READ.option("llm").with_default(REQUIRED))
+RERANKER_KEYS = _keys(*(rerank.stage.option(name) for name in ("depth", "window", "options", *DIVERSIFY_KEYS)))
+READER_KEYS = _keys(read.stage.option("llm").with_default(REQUIRED))
+FUSION_KEYS = _keys(*(fuse.stage.option(name) for name in ("method", "weights", "rrf_k", "norm", "depth")))
+_RUN_NAMES = Option("retrievers", list, REQUIRED, "the names of two or more of the file's retrievers", item=str)
 _KIND = Option("kind", str, REQUIRED)
 _BOOL = Option("value", bool, REQUIRED)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -82,7 +88,21 @@ class StageSpec:
     diversify_by: str = GROUPING.default  # the hint-group: set | linked
     diversify_margin: float | None = None  # only queries whose top group leads by less (None: every query)
     diversify_share: float | None = None  # only this share of queries, those led by least (None: every query)
-    window: str = RERANK.default("window")  # rerankers: plain, or one representative per hint-group
+    window: str = rerank.stage.default("window")  # rerankers: plain, or one representative per hint-group
+
+
+@dataclass(frozen=True)
+class FusionSpec:
+    """One fusion: a display name, the retrievers whose runs it fuses (in order), the `fuse`
+    stage's options."""
+
+    name: str
+    retrievers: tuple[str, ...]
+    method: str = fuse.stage.default("method")
+    weights: tuple[float, ...] | None = None
+    rrf_k: float | None = None
+    norm: str | None = None
+    depth: int = fuse.stage.default("depth")
 
 
 @dataclass(frozen=True)
@@ -112,9 +132,10 @@ class ExperimentConfig:
     split: str
     retrievers: tuple[StageSpec, ...]
     rerankers: tuple[StageSpec, ...] = ()
+    fusions: tuple[FusionSpec, ...] = ()  # each reported as one more retriever
     readers: tuple[ReaderSpec, ...] = ()
-    strategies: tuple[str, ...] = tuple(READ.default("strategies"))
-    ks: tuple[int, ...] = tuple(READ.default("ks"))
+    strategies: tuple[str, ...] = tuple(read.stage.default("strategies"))
+    ks: tuple[int, ...] = tuple(read.stage.default("ks"))
     oracles: OracleSpec = OracleSpec()
     metrics: tuple[str, ...] | None = None  # None: inferqa.evaluation.DEFAULT_METRICS
     max_questions: int | None = None
@@ -166,24 +187,30 @@ class _Checker:
             raise self.fail(f"expected a non-empty string, got {obj!r}", field, record)
         return obj
 
-    def declared(self, obj: Any, opt: Option, field: str, record: object = None) -> Any:
-        """`obj` as the declared Option `opt` checks it (type, range), or an error at `field`."""
+    def declared(self, obj: Any, opt: Option, field: str, record: object = None, stage: str | None = None) -> Any:
+        """`obj` as the declared Option `opt` checks it (type, range), or an error at `field`:
+        with `stage`, the option's own message as that stage gives it on every road
+        (`retrieve: option 'depth' takes an integer ≥ 1, not 0`)."""
         if isinstance(obj, str) and opt.types[0] is str:
             self.string(obj, field, record)
         try:
+            if stage is not None:
+                return opt.check(obj, stage, text=False)  # YAML values come typed, as Python's
             if isinstance(obj, str) and opt.types[0] not in (str, Path):  # YAML values come typed: text is no number
                 raise InputError("text")
             return opt.check(obj, field)
-        except InputError:
-            raise self.fail(f"expected {opt.accepts()}, got {obj!r}", field, record) from None
+        except InputError as exc:
+            raise self.fail(exc.message if stage is not None else f"expected {opt.accepts()}, got {obj!r}", field,
+                            record) from None
 
-    def read(self, raw: dict, declared: dict[str, Option], prefix: str, record: object = None) -> dict[str, Any]:
-        """Each of `declared`'s keys in `raw` checked as declared (error at `prefix + key`), the
-        others their declared defaults."""
+    def read(self, raw: dict, declared: dict[str, Option], prefix: str, record: object = None,
+             stage: str | None = None) -> dict[str, Any]:
+        """Each of `declared`'s keys in `raw` checked as declared (error at `prefix + key`; with
+        `stage`, in the words of that stage's own check), the others their declared defaults."""
         out = {}
         for key, opt in declared.items():
             if key in raw:
-                out[key] = self.declared(raw[key], opt, prefix + key, record)
+                out[key] = self.declared(raw[key], opt, prefix + key, record, stage)
             elif opt.required:
                 raise self.fail(f"missing '{key}'" + (f" ({opt.help})" if opt.help else ""), prefix + key, record)
             else:
@@ -206,7 +233,8 @@ def _checked(c: _Checker, field: str, record: object, check) -> Any:
         raise c.fail(exc.message, field, record) from None
 
 
-def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_kind: str) -> tuple[StageSpec, ...]:
+def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_kind: str,
+            stage: str) -> tuple[StageSpec, ...]:
     from .. import registry
 
     out, seen = [], set()
@@ -218,7 +246,7 @@ def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_k
         if name in seen:
             raise c.fail(f"duplicate name {name!r}", at + "name", record=i)
         seen.add(name)
-        values = c.read(item, keys, at, i)
+        values = c.read(item, keys, at, i, stage)
         options = dict(values["options"] or {})
         plugin = _checked(c, at + "kind", i, lambda: registry.get(plugin_kind, kind))
         _checked(c, at + "options", i, lambda: plugin.settings(options))
@@ -237,7 +265,7 @@ def _readers(c: _Checker, raw: Any) -> tuple[ReaderSpec, ...]:
         if isinstance(item, str):
             item = {"llm": item}
         item = c.mapping(item, "readers", {"name", "options", *READER_KEYS}, record=i)
-        llm = c.read(item, READER_KEYS, f"readers[{i}].", i)["llm"]
+        llm = c.read(item, READER_KEYS, f"readers[{i}].", i, read.stage.name)["llm"]
         name = c.name(item.get("name", re.sub(r"[^A-Za-z0-9_.+-]", "-", llm)), f"readers[{i}].name", i)
         if name in seen:
             raise c.fail(f"duplicate name {name!r}", f"readers[{i}].name", i)
@@ -269,15 +297,53 @@ def _resolved(path: Path, base: Path) -> Path:
 
 def _pipeline(c: _Checker, raw: dict) -> dict[str, Any]:
     """The retrievers, rerankers and readers, each checked against the registry."""
-    retrievers = _stages(c, raw["retrievers"], "retrievers", RETRIEVER_KEYS, plugin_kind="retriever")
+    retrievers = _stages(c, raw["retrievers"], "retrievers", RETRIEVER_KEYS, "retriever", retrieve.stage.name)
     if not retrievers:
         raise c.fail("at least one retriever is needed", "retrievers")
-    rerankers = _stages(c, raw.get("rerankers"), "rerankers", RERANKER_KEYS, plugin_kind="reranker")
-    taken = {s.name for s in retrievers}
+    fusions = _fusions(c, raw.get("fusions"), retrievers)
+    rerankers = _stages(c, raw.get("rerankers"), "rerankers", RERANKER_KEYS, "reranker", rerank.stage.name)
+    taken = {s.name: "a retriever's" for s in retrievers} | {s.name: "a fusion's" for s in fusions}
     for i, s in enumerate(rerankers):
         if s.name in taken:
-            raise c.fail(f"name {s.name!r} is already a retriever's", f"rerankers[{i}].name", i)
-    return {"retrievers": retrievers, "rerankers": rerankers, "readers": _readers(c, raw.get("readers"))}
+            raise c.fail(f"name {s.name!r} is already {taken[s.name]}", f"rerankers[{i}].name", i)
+    return {"retrievers": retrievers, "rerankers": rerankers, "fusions": fusions,
+            "readers": _readers(c, raw.get("readers"))}
+
+
+def _fusions(c: _Checker, raw: Any, retrievers: tuple[StageSpec, ...]) -> tuple[FusionSpec, ...]:
+    """Each fusion: two or more of the file's retrievers and the `fuse` stage's options, checked
+    as `inferqa fuse` checks them (the method, its options, one weight per run)."""
+    from ..retrieve.fusion import check_weights, fusion_method
+
+    names = [s.name for s in retrievers]
+    out, seen = [], set(names)
+    for i, item in enumerate(c.listing(raw, "fusions")):
+        at = f"fusions[{i}]."
+        item = c.mapping(item, "fusions", {"name", "retrievers", *FUSION_KEYS}, record=i)
+        runs = c.read(item, _keys(_RUN_NAMES), at, i)["retrievers"]
+        for j, run in enumerate(runs):
+            if run not in names:
+                hint = did_you_mean(run, names) if isinstance(run, str) else ""
+                raise c.fail(f"{run!r} is not a retriever of this file{hint} (they are: {', '.join(names)})",
+                             f"{at}retrievers[{j}]", i)
+        if len(set(runs)) < 2 or len(set(runs)) < len(runs):
+            raise c.fail(f"a fusion takes two or more different retrievers, not {runs!r}", at + "retrievers", i)
+        name = c.name(item.get("name", "+".join(runs)), at + "name", record=i)
+        if name in seen:
+            raise c.fail(f"duplicate name {name!r} (a retriever or fusion has it)", at + "name", record=i)
+        seen.add(name)
+        values = c.read(item, FUSION_KEYS, at, i, fuse.stage.name)
+        options = {k: values[k] for k in ("rrf_k", "norm")}
+        try:
+            fusion_method(values["method"], values["weights"], **options)
+            weights = None if values["weights"] is None else check_weights(values["weights"], len(runs))
+        except InputError as exc:  # the field the check names, else the option its message names
+            named = [k for k in options if options[k] is not None and repr(k) in exc.message]
+            key = exc.field if exc.field in FUSION_KEYS else (named or ["method"])[0]
+            raise c.fail(exc.message, at + key, record=i) from None
+        out.append(FusionSpec(name, tuple(runs), values["method"], None if weights is None else tuple(weights),
+                              values["rrf_k"], values["norm"], values["depth"]))
+    return tuple(out)
 
 
 def _reading(c: _Checker, values: dict[str, Any], readers: tuple[ReaderSpec, ...]) -> dict[str, tuple]:
@@ -318,8 +384,8 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
     path = Path(file) if file is not None else None
     base = path.parent if path is not None else Path.cwd()
     c = _Checker(path)
-    raw = c.mapping(raw, "(top level)", {"name", "benchmark", "retrievers", "rerankers", "readers", "oracles",
-                                         *TOP_KEYS})
+    raw = c.mapping(raw, "(top level)", {"name", "benchmark", "retrievers", "fusions", "rerankers", "readers",
+                                         "oracles", *TOP_KEYS})
     for key in ("name", "benchmark", "retrievers"):
         if key not in raw:
             raise c.fail(f"missing required key '{key}'", key)

@@ -29,12 +29,11 @@ from ..formats.benchmark import Benchmark
 from ..formats import Labels, resolve_copies
 from ..io import atomic_open
 from ..reading.context import strategies
-from ..stages import Settings
-from ..stages.experiment import EXPLORE
+from ..parameters import EXPLORER_DEPTH
 from ..formats import Run
 from ..records import parse_passage_id
 
-DEPTH = EXPLORE.default("depth")
+DEPTH = EXPLORER_DEPTH.default
 
 
 class _Refs:
@@ -265,27 +264,3 @@ def experiment_explorer(bench: Benchmark, results, stage_runs: dict[str, Run], s
     return write_explorer(explorer_data(bench, runs, answers, qids=qids, depth=depth,
                                         alpha=opts.get("alpha"), beta=opts.get("beta"),
                                         title=f"inferqa explorer: {results.name}"), path)
-
-
-def explore_stage(s: Settings) -> Path:
-    """The entry point of `stages.experiment.EXPLORE`: the page of the runs and answers files."""
-    from ..errors import InputError
-    from ..formats import Answers, open_run
-    from ..io import check_output
-    from ..option_values import named_path
-
-    check_output(s.out)
-    bench = Benchmark(s.bench)
-    loaded = []
-    for item in s.runs:
-        name, path = named_path(item)
-        loaded.append((name, "run", open_run(path, bench, s.split, allow_partial=s.allow_partial)))
-    sets = []
-    for item in s.answers:
-        name, path = named_path(item)
-        run_name = name if any(name == r[0] for r in loaded) else None
-        sets.append((name, run_name, Answers.from_file(path, bench, scored=True)))
-    if not loaded and not sets:
-        raise InputError("give at least one run or --answers file", field="runs")
-    qids = bench.split_qids(s.split) if s.split else None
-    return write_explorer(explorer_data(bench, loaded, sets, qids=qids, depth=s.depth), s.out)

@@ -35,7 +35,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Annotated, Callable, Iterator, Sequence
 
 from ..formats.benchmark import Benchmark
 from ..defaults import DEFAULT_ENCODER
@@ -43,17 +43,17 @@ from ..errors import InputError
 from ..hints import window_groups
 from ..io import atomic_dir, write_json
 from ..records import parse_passage_id, question_of
-from ..models import TRAINING_INFO
+from ..models import TRAINING_INFO, quiet_loading
 from ..registry import plugin
-from ..stages import Settings
-from ..parameters import FINETUNER_OPTIONS
+from ..parameters import FINETUNER_OPTIONS, OVERWRITE
+from ..stage import Opt, stage
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = TRAINING_INFO
 
 
-# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`),
-# declared once with the finetune stage: FinetuneOptions' fields and defaults come from them.
+# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`)
+# and the finetune stage takes: FinetuneOptions' fields and defaults come from them.
 OPTIONS = FINETUNER_OPTIONS
 
 # One field per declared option, with its default: the dataclass is made from OPTIONS, not written beside it.
@@ -557,7 +557,8 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     import torch
     from sentence_transformers import CrossEncoder
 
-    ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length, device=device or "cpu")
+    with quiet_loading():
+        ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length, device=device or "cpu")
     groups = max(1, options.batch_size // (1 + options.negatives))
     total = _steps(len(_plain_batches(examples, groups, random.Random(0))), options)
 
@@ -657,13 +658,37 @@ def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: Fin
     })
 
 
-def finetune_stage(s: Settings) -> Path:
-    """The entry point of `FINETUNE` (`inferqa finetune`): the output checked, then the kind's
-    fine-tuner with the settings' options (it checks the model and the benchmark before any
-    model library is imported)."""
+_FINETUNER = {o.name: o for o in OPTIONS}  # OPTIONS by name, for the stage's signature
+
+
+@stage("finetune", output="self-checked folder")  # `io.refuse_existing_folder` decides about an existing one
+def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets or reranker: `inferqa plugins fine-tuner` "
+                                      "says what each trains", metavar="KIND")], *,
+             bench: Annotated[Path, Opt("benchmark directory", flags=("--bench",))],
+             out: Annotated[Path, Opt("folder for the trained model (usable as --model PATH)", flags=("--out", "-o"))],
+             overwrite: Annotated[bool, replace(OVERWRITE, help="replace the files a fine-tune writes in an existing "
+                                                "--out folder (its other files stay)")] = OVERWRITE.default,
+             model: Annotated[str, Opt("initial weights: minilm, an HF id or a folder")] = DEFAULT_ENCODER,
+             split: Annotated[str, _FINETUNER["split"]] = _FINETUNER["split"].default,
+             positives: Annotated[int, _FINETUNER["positives"]] = _FINETUNER["positives"].default,
+             negatives: Annotated[int, _FINETUNER["negatives"]] = _FINETUNER["negatives"].default,
+             negatives_from: Annotated[str, _FINETUNER["negatives_from"]] = _FINETUNER["negatives_from"].default,
+             min_label: Annotated[int, _FINETUNER["min_label"]] = _FINETUNER["min_label"].default,
+             epochs: Annotated[int, _FINETUNER["epochs"]] = _FINETUNER["epochs"].default,
+             batch_size: Annotated[int, _FINETUNER["batch_size"]] = _FINETUNER["batch_size"].default,
+             lr: Annotated[float, _FINETUNER["lr"]] = _FINETUNER["lr"].default,
+             warmup_ratio: Annotated[float, _FINETUNER["warmup_ratio"]] = _FINETUNER["warmup_ratio"].default,
+             max_length: Annotated[int, _FINETUNER["max_length"]] = _FINETUNER["max_length"].default,
+             max_questions: Annotated["int | None", _FINETUNER["max_questions"]] = _FINETUNER["max_questions"].default,
+             max_steps: Annotated["int | None", _FINETUNER["max_steps"]] = _FINETUNER["max_steps"].default,
+             seed: Annotated[int, _FINETUNER["seed"]] = _FINETUNER["seed"].default) -> Path:
+    """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets) or a
+    cross-encoder reranker on a benchmark split."""
+    given = locals()  # the parameters: nothing else is bound yet
     from .. import registry
     from ..io import check_output, refuse_existing_folder
 
-    refuse_existing_folder(check_output(s.out, kind="dir"), s.overwrite)
-    trainer = registry.create("fine-tuner", s.kind, **{o.name: s[o.name] for o in FINETUNER_OPTIONS})
-    return trainer(s.bench, s.out, model=s.model, overwrite=s.overwrite)
+    refuse_existing_folder(check_output(out, kind="dir"), overwrite)
+    # the fine-tuner checks the model and the benchmark before any model library is imported
+    trainer = registry.create("fine-tuner", kind, **{name: given[name] for name in _FINETUNER})
+    return trainer(bench, out, model=model, overwrite=overwrite)

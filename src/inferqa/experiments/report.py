@@ -19,6 +19,7 @@ from typing import Any
 
 from ..io import atomic_open
 from ..tabular import MISSING
+from ..evaluation.significance import format_p
 from .comparisons import CORRECTION, SIGNIFICANT, significant, with_corrected_p
 from .results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults, run_label
 from .tables import all_tables
@@ -301,10 +302,9 @@ def emphasised(table, results: ExperimentResults):
                 elif not (t["family"] == "reader" and col == f"EM@{t['k']}" and t["reader"] == run["reader"]
                           and t["strategy"] == run["strategy"]):
                     continue
-                pc = t["p_corrected"]
-                p = "<0.001" if pc < 0.001 else f"{pc:.3f}"
-                marks[(r, c)] = ("†", f"p = {p} against {t['b']} (paired test, {t['correction']}-corrected over "
-                                      f"{t['family_size']} test{'s' if t['family_size'] != 1 else ''})")
+                family = f"{t['family_size']} test{'s' if t['family_size'] != 1 else ''}"
+                marks[(r, c)] = ("†", f"p = {format_p(t['p_corrected'])} against {t['b']} (paired test, "
+                                      f"{t['correction']}-corrected over {family})")
     return replace(table, bold=frozenset(bold), marks=marks)
 
 

@@ -1,11 +1,17 @@
 """Run an experiment grid stage by stage, each stage cached by the hash of its inputs.
 
+A grid computes what the command line computes: each index, retrieval, fusion, reranking
+and oracle run is made by its stage function (`index`, `retrieve`, `fuse`, `rerank`,
+`oracle`: `Stage.compute`, the values checked as on every road), written into the stage
+store's temp folder; the runner adds the cache, the grid and the tables around them.
+
 Stages and what each hash covers (besides the stage's own kind and options):
   build-demo      the embedded demo file's sha256 and the build options
   index           not a stage: BENCH/indexes/<kind>-<options hash> (Retriever.default_index_dir),
                   shared with `inferqa index`, rebuilt when corpus.jsonl changed (under
                   OUT/indexes/ for a benchmark folder we may not write to)
   retrieve        benchmark fingerprint, question ids, depth
+  fuse            the fused runs' stage hashes, the fusion's options
   rerank          the upstream run's stage hash, depth
   read            the upstream run's stage hash, LLM spec, strategies, ks
 Evaluation and tables are recomputed every time (milliseconds); models are loaded only
@@ -14,7 +20,6 @@ when a stage that needs them is missing, so a fully cached rerun loads none.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +33,11 @@ from ..errors import InputError
 from ..formats import Answers
 from ..io import atomic_open, check_output, read_text, write_json
 from ..formats import Run
-from ..retrieve.diversify import GROUPING
-from ..stages import Settings
-from .config import ExperimentConfig, ReaderSpec, StageSpec
+from ..diversification import GROUPING
+from .config import ExperimentConfig, FusionSpec, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
-from .stages import StageOutput, StageStore, stage_hash
+from .store import StageOutput, StageStore, stage_hash
 
 RUN_FILE = "run.trec"
 ROWS_FILE = "answers.jsonl"
@@ -165,31 +169,43 @@ class _Runner:
         out = self.stage("build-demo", {"demo": sha256_file(demo), "labels": labels, **DEMO_BUILD}, compute)
         return Benchmark(out.path / "bench")
 
-    # -- ranking stages ----------------------------------------------------------------------
+    # -- ranking stages: each computed by its stage function, as the command line computes it -----
     def retrieve(self, spec: StageSpec) -> RankedRun:
         from .. import registry
-        from ..retrieve import get_retriever, question_queries
+        from ..retrieve import get_retriever
+        from ..retrieve.stage import index, retrieve
 
         options = dict(spec.options)
         if "show_progress" not in options and "show_progress" in registry.options_of("retriever", spec.kind):
             options["show_progress"] = self.progress  # not part of the stage hash: it shapes no output
-        retriever = get_retriever(spec.kind, **options)
         inputs = {"bench": self.fp, "qids": self.qids_hash, "kind": spec.kind, "options": spec.options,
                   "depth": spec.depth, **_diversify_input(spec)}
 
         def compute(tmp: Path, _h: str) -> None:
+            retriever = get_retriever(spec.kind, **options)  # for its index folder; the stages build their own
             index_dir = self.index_dir(retriever)
             if retriever.attach(self.bench, index_dir).is_indexed():
                 self.store.reused.append(f"index-{index_dir.name}")
             else:
                 self.log(f"  indexing {spec.name} into {index_dir}")
-                retriever.index(self.bench, index_dir)
+                index.stage.compute(bench=self.bench, retriever=spec.kind, options=options, index_dir=index_dir)
                 self.store.executed.append(f"index-{index_dir.name}")
-            run = retriever.search(question_queries(self.bench, self.qids), spec.depth)
-            self.diversified(run, spec).to_file(tmp / RUN_FILE, tag=spec.name)
+            retrieve.stage.compute(bench=self.bench, out=tmp / RUN_FILE, split=self.cfg.split, depth=spec.depth,
+                                   retriever=spec.kind, options=options, index_dir=index_dir,
+                                   **_diversify_options(spec))
+            self.cut(tmp / RUN_FILE)
 
         out = self.stage(f"retrieve-{spec.name}", inputs, compute, self.metric_line)
         return self.ranked(PIPELINE, spec.name, None, out)
+
+    def cut(self, path: Path) -> None:
+        """The TREC run a split's stage wrote at `path`, cut to the experiment's questions (with
+        `max_questions`, the split's first N): its lines for them, as they are."""
+        if len(self.qids) < len(self.bench.split_qids(self.cfg.split)):
+            keep = set(self.qids)
+            lines = read_text(path, allow_empty=True).splitlines(keepends=True)
+            with atomic_open(path) as fh:
+                fh.writelines(line for line in lines if line.split(None, 1)[0] in keep)
 
     def index_dir(self, retriever) -> Path:
         """BENCH/indexes/<kind>-<options hash>, shared with `inferqa index`; for a benchmark we may
@@ -203,68 +219,83 @@ class _Runner:
             return self.out / "indexes" / shared.name
         return shared
 
-    def diversified(self, run: Run, spec: StageSpec) -> Run:
-        if spec.diversify is None:
-            return run
-        from ..retrieve.diversify import diversify
+    def fuse(self, spec: FusionSpec, retrieved: dict[str, RankedRun]) -> RankedRun:
+        from ..retrieve.stage import fuse
 
-        return diversify(run, self.bench, spec.diversify, spec.diversify_by, spec.diversify_margin,
-                         spec.diversify_share)
+        parts = [retrieved[name] for name in spec.retrievers]
+        inputs = {"upstream": [p.stage.hash for p in parts], "kind": "fuse", "method": spec.method,
+                  "weights": spec.weights, "rrf_k": spec.rrf_k, "norm": spec.norm, "depth": spec.depth}
 
-    def reranker(self, spec: StageSpec):
-        from .. import registry
+        def compute(tmp: Path, _h: str) -> None:
+            # allow_partial: a retriever may find nothing for a question; the experiment scores
+            # every question anyway (one a run lacks counts 0). Runs of the same questions fuse
+            # as `inferqa fuse` fuses them.
+            fuse.stage.compute(runs=[p.run for p in parts], out=tmp / RUN_FILE, bench=self.bench, allow_partial=True,
+                               method=spec.method, weights=None if spec.weights is None else list(spec.weights),
+                               rrf_k=spec.rrf_k, norm=spec.norm, depth=spec.depth)
 
-        plugin = registry.get("reranker", spec.kind)
-        options = plugin.settings(spec.options)
-        if isinstance(options.get("llm"), str):  # one loaded LLM per spec, shared by every stage
-            options["llm"] = self.llm(options["llm"])
-        return plugin.create(**options)
+        out = self.stage(f"fuse-{spec.name}", inputs, compute, self.metric_line)
+        return self.ranked(PIPELINE, spec.name, None, out)
 
     def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
+        from .. import registry
+
         inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth,
                   **_diversify_input(spec), **({"window": spec.window} if spec.window != RERANK_WINDOW.default else {})}
-        name = f"rerank-{upstream.retriever}-{spec.name}"
+        options, llm = dict(spec.options), None
+        llm_option = registry.get("reranker", spec.kind).options.get("llm")
+        if llm_option is not None:  # one loaded LLM per spec, shared by every stage
+            llm = options.pop("llm", llm_option.default)
 
         def compute(tmp: Path, h: str) -> None:
-            partial = self.store.partial_path(name, h)
-            reranker = self.reranker(spec)
-            run = reranker.rerank(upstream.run, self.bench, depth=spec.depth, window=spec.window, checkpoint=partial,
-                                  progress=self.progress)
-            self.diversified(run, spec).to_file(tmp / RUN_FILE, tag=spec.name)
-            partial.unlink(missing_ok=True)
+            self.reranked(upstream, tmp, f"rerank-{upstream.retriever}-{spec.name}", h, reranker=spec.kind,
+                          llm=self.llm(llm) if isinstance(llm, str) else llm, options=options, depth=spec.depth,
+                          window=spec.window, progress=self.progress, **_diversify_options(spec))
 
-        out = self.stage(name, inputs, compute, self.metric_line)
+        out = self.stage(f"rerank-{upstream.retriever}-{spec.name}", inputs, compute, self.metric_line)
         return self.ranked(setting, upstream.retriever, spec.name, out)
 
+    def reranked(self, upstream: RankedRun, tmp: Path, name: str, h: str, **settings: Any) -> None:
+        """The `rerank` stage on the upstream run, into tmp/run.trec. It writes its output first
+        under stages/.partial/, where its checkpoint (beside its output) outlives a crash: the
+        stage's rerun resumes from it."""
+        import os
+
+        from ..reranking.stage import rerank
+
+        partial = self.store.partial_path(name, h, suffix=".trec")
+        rerank.stage.compute(run=upstream.run, bench=self.bench, out=partial, **settings)
+        os.replace(partial, tmp / RUN_FILE)
+
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
-        from ..reranking import get_reranker
+        name = f"rerank-{upstream.retriever}-oracle"
 
-        def compute(tmp: Path, _h: str) -> None:
-            out = get_reranker("oracle").rerank(upstream.run, self.bench, depth=depth)
-            out.to_file(tmp / RUN_FILE, tag=ORACLE)
+        def compute(tmp: Path, h: str) -> None:
+            self.reranked(upstream, tmp, name, h, reranker=ORACLE, depth=depth, progress=False)  # instant: no bar
 
-        out = self.stage(f"rerank-{upstream.retriever}-oracle", {"upstream": upstream.stage.hash, "kind": ORACLE,
-                                                               "depth": depth}, compute, self.metric_line)
+        out = self.stage(name, {"upstream": upstream.stage.hash, "kind": ORACLE, "depth": depth}, compute,
+                         self.metric_line)
         return self.ranked(ORACLE_RERANKER, upstream.retriever, ORACLE, out)
 
-    def oracle_retrieve(self) -> RankedRun:
-        from ..evaluation import oracle_retriever
+    def oracle_run(self, kind: str, inputs: dict[str, Any]) -> StageOutput:
+        """The `oracle` stage's run of KIND (retriever, optimal) on the split, cut to the
+        experiment's questions (each question's run depends on that question alone)."""
+        from ..retrieve.stage import oracle
 
         def compute(tmp: Path, _h: str) -> None:
-            oracle_retriever(self.bench, self.qids, seed=self.cfg.seed).to_file(tmp / RUN_FILE, tag=ORACLE)
+            oracle.stage.compute(bench=self.bench, kind=kind, out=tmp / RUN_FILE, split=self.cfg.split,
+                                 seed=self.cfg.seed)  # optimal takes no seed: the stage passes it on to none
+            self.cut(tmp / RUN_FILE)
 
-        out = self.stage("retrieve-oracle", {"bench": self.fp, "qids": self.qids_hash, "kind": ORACLE,
-                                             "seed": self.cfg.seed}, compute)
+        name = "retrieve-oracle" if kind == "retriever" else "retrieve-optimal"
+        return self.stage(name, {"bench": self.fp, "qids": self.qids_hash, **inputs}, compute)
+
+    def oracle_retrieve(self) -> RankedRun:
+        out = self.oracle_run("retriever", {"kind": ORACLE, "seed": self.cfg.seed})
         return self.ranked(ORACLE_RETRIEVER, ORACLE, None, out)
 
     def optimal(self) -> RankedRun:
-        from ..evaluation import optimal
-
-        def compute(tmp: Path, _h: str) -> None:
-            optimal(self.bench, self.qids).to_file(tmp / RUN_FILE, tag=OPTIMAL)
-
-        out = self.stage("retrieve-optimal", {"bench": self.fp, "qids": self.qids_hash, "kind": OPTIMAL},
-                         compute)
+        out = self.oracle_run("optimal", {"kind": OPTIMAL})
         return self.ranked(OPTIMAL, ORACLE, ORACLE, out)
 
     # -- evaluation and reading ------------------------------------------------------------
@@ -334,7 +365,8 @@ class _Runner:
                  f"{len(self.qids)} from split {cfg.split!r})")
 
         ranked: list[RankedRun] = []
-        first = [self.retrieve(spec) for spec in cfg.retrievers]
+        retrieved = {spec.name: self.retrieve(spec) for spec in cfg.retrievers}
+        first = [*retrieved.values(), *(self.fuse(spec, retrieved) for spec in cfg.fusions)]
         ranked += first
         for base in first:
             ranked += [self.rerank(base, spec, PIPELINE) for spec in cfg.rerankers]
@@ -391,6 +423,14 @@ def _diversify_input(spec: StageSpec) -> dict[str, Any]:
     return {"diversify": spec.diversify, **by, **margin, **share}
 
 
+def _diversify_options(spec: StageSpec) -> dict[str, Any]:
+    """The stage's diversify options as `inferqa retrieve` and `rerank` take them (None: not given)."""
+    if spec.diversify is None:
+        return {}
+    return {"diversify": spec.diversify, "diversify_by": spec.diversify_by, "diversify_margin": spec.diversify_margin,
+            "diversify_share": spec.diversify_share}
+
+
 def _read_summary(path: Path) -> list[dict]:
     from ..io import read_json
     return read_json(path / "summary.json")
@@ -441,33 +481,3 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
 def stage_answers(stage_dir: str | Path, bench: Benchmark) -> list[dict]:
     """The reader rows a read stage wrote (read like any answers file)."""
     return Answers.from_file(Path(stage_dir) / ROWS_FILE, bench, scored=True)
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def run_stage(s: Settings) -> ExperimentRun:
-    """The entry point of `stages.experiment.RUN`: the experiment file, run (or resumed) in
-    its folder (default runs/<name>)."""
-    from .config import load_config
-
-    config = load_config(s.config)
-    out_dir = check_output(s.out or Path("runs") / config.name, kind="dir")
-    return run_experiment(config, out_dir, progress=s.progress, log=_stderr)
-
-
-def demo_stage(s: Settings) -> ExperimentRun:
-    """The entry point of `stages.experiment.DEMO`: a shipped config, the LLM cache first
-    seeded with the demo's shipped answers unless `compute`."""
-    from ..data.shipped_demo import seed_llm_cache
-    from ..llm.cache import default_cache_path
-    from .config import load_config, shipped_config
-
-    config = load_config(shipped_config(s.config))
-    out_dir = check_output(s.out, kind="dir")
-    if not s.compute:
-        added = seed_llm_cache(default_cache_path(config.llm_cache))
-        if added:
-            _stderr(f"  {added} shipped SmolLM2 answers copied into the LLM cache (--compute skips this)")
-    return run_experiment(config, out_dir, progress=s.progress, log=_stderr)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..io import atomic_open
-from ..stages.evaluate import COMPARE
+from ..evaluation.significance import format_p
+from ..parameters import CORRECTION
 from ..tabular import MISSING, TextTable, csv_text, json_text, latex, latex_escape, markdown  # noqa: F401 (latex_escape: kept importable here)
 from .results import ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL, PIPELINE, ExperimentResults
 
@@ -65,7 +66,7 @@ class Table:
         elif kind == "diff" and isinstance(value, (int, float)):
             text = f"{100 * value:+.2f}"
         elif kind == "p" and isinstance(value, (int, float)):
-            return "<0.001" if value < 0.001 else f"{value:.3f}"
+            return format_p(value)
         else:
             return str(value)
         if ci is not None:
@@ -211,7 +212,6 @@ def reader_table(results: ExperimentResults) -> Table:
                  rows, 5, cis=cis if with_ci else None, questions=n)
 
 
-CORRECTION = COMPARE.default("correction")  # the tests' correction: compare's (experiments.comparisons)
 _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs answer (10,000 sign flips, "
               "exact below 14 differing questions); A − B in points with its 95 % percentile-bootstrap CI. "
               "The two are separate procedures: the interval only resamples the observed differences, so "

@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .answers import RetrieverContext, RetrieverRecord, write_retriever_records
+from .bench_write import BenchmarkWrite
 from .corpus import iter_corpus
 from .labels import LABELS, LabelRow, Labels, stored_answers
 from .rankify import write_rankify
@@ -63,21 +64,11 @@ def merge_reader_answers(bench: "Benchmark", imported: dict[str, RetrieverContex
             row = rows[pid] = LabelRow(pid=pid, qid=qid, label=label, answers={}, correct={})
             added += 1
         row.reader_answers = {**(row.reader_answers or {}), **got.reader_answers}
-    Labels(rows.values()).to_file(bench.path / LABELS)
+    with BenchmarkWrite(bench.path) as write:  # one transaction, as every benchmark write
+        Labels(rows.values()).to_file(write.path(LABELS))
+        write.commit(dict(bench.meta))
     return {"passages": len(imported), "rows_added": added, "label_disagreements": disagree}
 
 
 __all__ = ["iter_retriever_records", "merge_reader_answers", "write_pyserini_collection", "write_rankify",
            "write_retriever_jsonl"]
-
-
-def import_answers_stage(settings: Any) -> dict[str, int]:
-    """`inferqa import-answers` (declared in `inferqa.stages.stored_answers`): the counts of
-    `merge_reader_answers`."""
-    from .answers import read_retriever_jsonl
-    from .benchmark import Benchmark
-    from ..io import check_output
-
-    check_output(settings.bench / "labels.jsonl")
-    bench = Benchmark(settings.bench)
-    return merge_reader_answers(bench, read_retriever_jsonl(settings.retriever_jsonl, bench, settings.split))

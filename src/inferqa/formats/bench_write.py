@@ -1,29 +1,43 @@
 """Writing a benchmark: the files a build writes, replaced together as one transaction.
 
 `BenchmarkWrite` stages the new files (in a folder inside the benchmark, or beside it when
-the benchmark is new) and commits them at once. Into an existing benchmark, a journal
-naming every rename is written atomically first, then the renames run, then the journal
-goes: a process killed in between leaves the journal, and whoever opens the benchmark next
-(`Benchmark`, or the next write) rolls it forward, so a reader sees the old files or the
-new ones, never a mix. Only the files of `BUILD_FILES` are ever replaced or removed: what
-else the folder holds (indexes, runs, notes) is not the build's. At commit, meta.json gets
-the label counts of the qrels and the benchmark's content hash (`content_hash`).
+the benchmark is new) and commits them at once. Into an existing benchmark, a writer holds an
+exclusive flock on its lock file (`LOCK`) from start to end (so writers take turns); it first
+finishes a commit a killed writer left (its journal is there: `roll_forward`). A commit
+writes a journal naming every change atomically, then removes what it drops, renames the
+staged files into place with meta.json last, then deletes the journal.
+
+Reading never writes and takes no lock (a read-only folder reads fine): `read_committed`
+opens every file of `BUILD_FILES` as last committed and the reader reads those open files
+(`io.PinnedPath`) for as long as it reads. Where a journal is pending (a live or a killed
+writer) the committed set is the one it names: the staged file where it is not renamed yet,
+and the reader reads that, replaying nothing. It tells a set opened while a commit began or
+ended, and opens it again: the journal is not the same one (or is gone, or came) after the
+opening, or, with no journal at either end, meta.json is no longer the file it opened (every
+commit replaces meta.json, last). Only the files of `BUILD_FILES` are ever replaced or
+removed: what else the folder holds (indexes, runs, notes) is not the build's. At commit,
+meta.json gets the label counts of the qrels and the benchmark's content hash (`content_hash`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError
-from ..io import _running, iter_lines, read_json, sha256_file, sweep_stale, temp_beside, write_json
+from ..io import (PinnedPath, _running, missing_file, pin_file, read_json, sha256_file, sweep_stale, temp_beside,
+                  write_json)
+from .qrels import iter_qrels
 
 # Every file a build (and label, annotate) writes; nothing else in a benchmark is theirs.
 BUILD_FILES = ("questions.jsonl", "corpus.jsonl", "qrels.tsv", "labels.jsonl", "parametric.jsonl",
@@ -32,6 +46,7 @@ BUILD_FILES = ("questions.jsonl", "corpus.jsonl", "qrels.tsv", "labels.jsonl", "
 # derived from the questions; meta.json records when and how, not what).
 HASHED_FILES = ("questions.jsonl", "qrels.tsv", "splits.json")
 JOURNAL = ".inferqa-commit.json"
+LOCK = ".inferqa-write.lock"  # flocked by the writer, while it writes
 _STAGED = re.compile(r"\.inferqa-staged-(\d+)-[0-9a-f]{8}")
 # A test-only hook: the process kills itself (SIGKILL) at the Nth step of a commit.
 KILL_AT_ENV = "INFERQA_TEST_KILL_AT_COMMIT_STEP"
@@ -49,16 +64,76 @@ def content_hash(directory: str | os.PathLike, staged: str | os.PathLike | None 
 
 def label_counts(qrels_file: str | os.PathLike) -> dict[str, int]:
     """label -> how many judgements of the qrels file carry it (keys as strings, sorted)."""
-    counts: Counter = Counter()
-    for _, line in iter_lines(qrels_file):
-        cols = line.split()
-        if len(cols) == 4:
-            counts[cols[3]] += 1
+    counts: Counter = Counter(str(label) for _, _, label in iter_qrels(qrels_file))
     return dict(sorted(counts.items()))
 
 
+def read_committed(directory: str | os.PathLike) -> dict[str, PinnedPath]:
+    """name -> the file of `BUILD_FILES` as last committed in `directory`, pinned (missing
+    ones pinned as missing); nothing is written (see the module's notes)."""
+    directory = Path(directory)
+    for attempt in range(400):
+        files = _try_committed(directory)
+        if files is not None:
+            return files
+        time.sleep(min(0.0005 * 2 ** attempt, 0.02))  # a commit takes milliseconds
+    raise InputError("a writer kept changing the benchmark while it was being read; try again", file=directory)
+
+
+def _identity(path: Path | int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(path) if isinstance(path, int) else os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _try_committed(directory: Path) -> dict[str, PinnedPath] | None:
+    """The committed files, or None when a commit began or ended while they were opened."""
+    journal = directory / JOURNAL
+    try:
+        fh = open(journal, "rb")  # held open while looking, so its inode is not another's
+    except FileNotFoundError:
+        fh = None
+    with fh or contextlib.nullcontext():
+        plan = None if fh is None else _plan(fh.read(), journal)
+        # meta.json first: a commit that ran while the others were opened has replaced it since
+        files = {"meta.json": _committed(directory, "meta.json", plan)}
+        pin = files["meta.json"].pinned  # None: there but unreadable, told by its name's inode
+        meta = (_identity(directory / "meta.json") if pin is None
+                else None if pin.fd is None else _identity(pin.fd))
+        files.update((name, _committed(directory, name, plan)) for name in BUILD_FILES if name != "meta.json")
+        if fh is None:
+            return files if _identity(journal) is None and _identity(directory / "meta.json") == meta else None
+        return files if _identity(journal) == _identity(fh.fileno()) else None
+
+
+def _plan(text: bytes, journal: Path) -> dict:
+    try:
+        plan = json.loads(text)
+        if {target for _, target in plan["replace"]} | set(plan["remove"]) <= set(BUILD_FILES):
+            return plan
+    except (ValueError, KeyError, TypeError):
+        pass
+    raise InputError("a pending commit's journal is not one a benchmark write wrote", file=journal)
+
+
+def _committed(directory: Path, name: str, plan: dict | None) -> PinnedPath:
+    """`name` pinned as the commit of `plan` (None: none pending) leaves it."""
+    if plan is not None:
+        source = {target: source for source, target in plan["replace"]}.get(name)
+        if source is not None:
+            staged = pin_file(directory / name, directory / source)  # the new file, if still staged
+            if staged.pinned is None or staged.pinned.fd is not None:
+                return staged
+        elif name in plan["remove"]:
+            return missing_file(directory / name)
+    return pin_file(directory / name)
+
+
 def roll_forward(directory: str | os.PathLike) -> bool:
-    """Finish a commit a killed process left half done (its journal is there); True if one was."""
+    """Finish a commit a killed process left half done (its journal is there); True if one was.
+    Only a writer does, holding the lock (`BenchmarkWrite`); a reader reads the commit as it is."""
     directory = Path(directory)
     journal = directory / JOURNAL
     if not journal.is_file():
@@ -73,13 +148,14 @@ def roll_forward(directory: str | os.PathLike) -> bool:
 
 def _replay(directory: Path, journal: Path) -> None:
     plan = read_json(journal)
-    for source, name in plan["replace"]:
-        if (directory / source).exists():
-            os.replace(directory / source, directory / name)
-            _kill_point()
     for name in plan["remove"]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(directory / name)
+    # meta.json last: a reader that saw no journal tells a commit by it (see the module's notes)
+    for source, name in sorted(plan["replace"], key=lambda pair: pair[1] == "meta.json"):
+        if (directory / source).exists():
+            os.replace(directory / source, directory / name)
+            _kill_point()
     os.unlink(journal)
     _kill_point()
     if plan.get("staged"):
@@ -140,10 +216,15 @@ class BenchmarkWrite:
         if self._fresh:
             self.folder = self._stack.enter_context(temp_beside(self.directory, directory=True))
         else:
-            roll_forward(self.directory)
-            _sweep_staged(self.directory)
-            self.folder = self.directory / f".inferqa-staged-{os.getpid()}-{secrets.token_hex(4)}"
-            self.folder.mkdir()
+            self._stack.enter_context(_locked(self.directory))
+            try:
+                roll_forward(self.directory)
+                _sweep_staged(self.directory)
+                self.folder = self.directory / f".inferqa-staged-{os.getpid()}-{secrets.token_hex(4)}"
+                self.folder.mkdir()
+            except BaseException:
+                self._stack.close()
+                raise
             self._stack.callback(shutil.rmtree, self.folder, True)
 
     def __enter__(self) -> "BenchmarkWrite":
@@ -184,6 +265,30 @@ class BenchmarkWrite:
         write_json(self.directory / JOURNAL, plan)
         _kill_point()
         roll_forward(self.directory)
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """An exclusive flock on the benchmark's `LOCK` file while the block runs; the file goes
+    after (a waiter that locked it meanwhile sees it gone, and locks the next one). Not the
+    folder's flock: a build's post-build hook writes into its folder while `io` holds that."""
+    lock = directory / LOCK
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if _identity(lock) == _identity(fd):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
 
 
 _steps = [0]

@@ -3,6 +3,12 @@
 Layout: questions.jsonl, corpus.jsonl (id, text, qid), qrels.tsv, splits.json, meta.json.
 Passage text is recoverable from its id and the question's kept hints, so most stages
 never need to read corpus.jsonl (`inferqa.formats.iter_corpus` streams it).
+
+Reading never writes, and a reader sees one committed benchmark: opening one pins its files
+as last committed (`bench_write.read_committed`: no lock, nothing replayed, a read-only folder
+is fine), and every later read through the `Benchmark` (`file`, its attributes, `Labels.of`,
+`iter_corpus`) reads those files, whatever `build`, `label` or `annotate` commit meanwhile. A
+write a killed process left half done is read as it commits; the next writer finishes it.
 """
 
 from __future__ import annotations
@@ -15,11 +21,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import InputError
-from ..io import atomic_open, iter_jsonl, iter_lines, read_json
+from ..io import PinnedPath, atomic_open, iter_jsonl, read_json
 from ..records import ID_SCHEME, Question, hint_mask, is_old_passage_id, parse_passage_id, split_passage_id
-from .bench_write import roll_forward
+from .bench_write import BUILD_FILES, read_committed
 from .findings import Findings
-from .qrels import Qrels
+from .qrels import Qrels, iter_qrels
 
 HINT_SEPARATOR = " "
 REBUILD = "rebuild it with `inferqa build`"
@@ -27,37 +33,45 @@ REBUILD = "rebuild it with `inferqa build`"
 
 class Benchmark:
     """A benchmark directory written by `inferqa build` (or a converted release), read lazily:
-    each attribute reads its file on first use. Refused at once when the directory lacks
-    questions.jsonl or qrels.tsv, or uses passage ids of another scheme."""
+    each attribute reads its file on first use, as committed when it was opened (`file`).
+    Refused at once when the directory lacks questions.jsonl or qrels.tsv, or uses passage ids
+    of another scheme."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if not self.path.is_dir():
             raise InputError("a file, not a benchmark directory" if self.path.is_file()
                              else "benchmark directory not found", file=self.path)
-        roll_forward(self.path)  # a write killed mid-commit: finish it, so the files agree
+        self._files = read_committed(self.path)
         for name in ("questions.jsonl", "qrels.tsv"):
-            if not (self.path / name).exists():
+            if not self.file(name).exists():
                 raise InputError(f"not a benchmark directory: {name} is missing", file=self.path)
         self._check_id_scheme()
+
+    def file(self, name: str) -> PinnedPath:
+        """The benchmark's file `name` (one of `BUILD_FILES`) as committed when it was opened:
+        reading it reads those bytes; `exists()` is False where there was none."""
+        if name not in BUILD_FILES:
+            raise ValueError(f"{name} is not a file of a benchmark's commit ({', '.join(BUILD_FILES)})")
+        return self._files[name]
 
     def _check_id_scheme(self) -> None:
         """Refuse a directory written with passage ids of another scheme, before any stage misreads them."""
         scheme = (self.meta.get("id_scheme") or {}).get("name") if isinstance(self.meta, dict) else None
         if scheme not in (None, ID_SCHEME):
             raise InputError(f"passage id scheme {scheme!r} is not {ID_SCHEME!r}; {REBUILD}",
-                             file=self.path / "meta.json", field="id_scheme")
+                             file=self.file("meta.json"), field="id_scheme")
         if scheme is None:
-            first = next((line.split() for _, line in iter_lines(self.path / "qrels.tsv") if line.strip()), [])
-            if len(first) == 4 and is_old_passage_id(first[2]):
-                raise InputError(f"written with the old passage ids ({first[2]}: sorted hint indices, not QUIT's "
+            first = next(iter_qrels(self.file("qrels.tsv")), None)
+            if first is not None and is_old_passage_id(first[1]):
+                raise InputError(f"written with the old passage ids ({first[1]}: sorted hint indices, not QUIT's "
                                  f"0/1 mask); {REBUILD}", file=self.path)
 
     @cached_property
     def questions(self) -> dict[str, Question]:
         """question id -> `Question` (text, gold answers, kept hints), in questions.jsonl's order."""
         out: dict[str, Question] = {}
-        f = self.path / "questions.jsonl"
+        f = self.file("questions.jsonl")
         for lineno, obj in iter_jsonl(f):
             try:
                 q = Question.from_dict(obj)
@@ -69,18 +83,18 @@ class Benchmark:
     @cached_property
     def qrels(self) -> Qrels:
         """question id -> passage id -> label (qrels.tsv); unlisted passages are label 0."""
-        return Qrels.from_file(self.path / "qrels.tsv")
+        return Qrels.from_file(self.file("qrels.tsv"))
 
     @cached_property
     def splits(self) -> dict[str, list[str]]:
         """split name -> its question ids (splits.json; without it, one split `all`)."""
-        f = self.path / "splits.json"
+        f = self.file("splits.json")
         return read_json(f) if f.exists() else {"all": list(self.questions)}
 
     @cached_property
     def meta(self) -> dict:
         """What built the benchmark (meta.json: sources, options, id scheme); {} without it."""
-        f = self.path / "meta.json"
+        f = self.file("meta.json")
         return read_json(f) if f.exists() else {}
 
     @cached_property
@@ -92,7 +106,7 @@ class Benchmark:
     def question_objects(self) -> dict[str, dict]:
         """question id -> its questions.jsonl object as written (fields `Question` does not
         know kept), read afresh on each call: for editing and writing back with `write_questions`."""
-        return {str(obj["id"]): obj for _, obj in iter_jsonl(self.path / "questions.jsonl")}
+        return {str(obj["id"]): obj for _, obj in iter_jsonl(self.file("questions.jsonl"))}
 
     def split_qids(self, split: str | None) -> list[str]:
         """The question ids of `split`, in split order (None or "all": every question); an
@@ -101,7 +115,7 @@ class Benchmark:
             return list(self.questions)
         if split not in self.splits:
             raise InputError(f"unknown split {split!r} (have: {', '.join(self.splits)})",
-                             file=self.path / "splits.json")
+                             file=self.file("splits.json"))
         return list(self.splits[split])
 
     def hints_of(self, pid: str) -> list[str]:

@@ -26,7 +26,7 @@ _CHUNK = 1 << 26
 
 
 def corpus_path(source: "Benchmark | str | os.PathLike") -> Path:
-    path = Path(source) if isinstance(source, (str, os.PathLike)) else source.path / CORPUS
+    path = Path(source) if isinstance(source, (str, os.PathLike)) else source.file(CORPUS)
     if not path.exists() and path.name == CORPUS:
         raise InputError(f"{CORPUS} is missing", file=path.parent)
     return path

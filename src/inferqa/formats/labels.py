@@ -113,7 +113,7 @@ class Labels(list):
     def from_file(cls, path: str | os.PathLike, qids: Iterable[str] | None = None) -> "Labels":
         """Every row of a labels.jsonl (only those of `qids`, when given), each field checked; a
         `copied_from` must name a labelled passage."""
-        path = Path(path)
+        path = path if isinstance(path, Path) else Path(path)  # a `PinnedPath` stays pinned
         if not path.exists():
             raise InputError(f"{LABELS} is missing: label the benchmark first (inferqa build --label)", file=path)
         wanted = None if qids is None else set(qids)
@@ -130,8 +130,9 @@ class Labels(list):
 
     @classmethod
     def of(cls, bench: "Benchmark", qids: Iterable[str] | None = None) -> "Labels":
-        """The benchmark's labels.jsonl rows (of `qids`); none where it has no labels.jsonl."""
-        path = bench.path / LABELS
+        """The benchmark's labels.jsonl rows (of `qids`), as committed when it was opened; none
+        where it has no labels.jsonl."""
+        path = bench.file(LABELS)
         return cls.from_file(path, qids) if path.exists() else cls()
 
     @staticmethod

@@ -9,8 +9,8 @@ share a stage name). What the experiment runner writes in its own folders, and `
 without --out (runs/<name>), is its store, not an output checked here.
 
 - A path a benchmark owns (`owning_benchmark`: one of the files a build writes, its commit
-  journal, anything under its indexes/) is refused, with or without --overwrite: only build,
-  label and annotate import write those, through `formats.bench_write`.
+  journal or writers' lock, anything under its indexes/) is refused, with or without
+  --overwrite: only build, label and annotate import write those, through `formats.bench_write`.
 - An existing output that is not this command's own earlier output is refused unless
   `overwrite`: a file, or a folder that is not empty ("file" and "folder" outputs). Build's
   benchmark, finetune's model folder and download's new folder keep their own rules, applied by
@@ -44,7 +44,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..io import check_output, sha256_file, write_json
-from .bench_write import BUILD_FILES, JOURNAL, existing_benchmark
+from .bench_write import BUILD_FILES, JOURNAL, LOCK, existing_benchmark
 
 LEDGER = ".inferqa-outputs.json"
 # A demo folder written before the ledger existed is still the demo's own, told by its bytes: the
@@ -60,8 +60,8 @@ def _older_demo(path: Path) -> bool:
     written = (path / "config.yaml").read_bytes()
     return any(written == shipped.read_bytes() for shipped in SHIPPED_CONFIGS.glob("*.yaml"))
 KINDS = ("file", "folder", "self-checked folder", "store")
-# What a benchmark folder owns besides BUILD_FILES: its indexes and a commit's journal.
-OWNED = (*BUILD_FILES, "indexes", JOURNAL)
+# What a benchmark folder owns besides BUILD_FILES: its indexes, a commit's journal, the writers' lock.
+OWNED = (*BUILD_FILES, "indexes", JOURNAL, LOCK)
 
 
 def _absolute(path: Path) -> Path:

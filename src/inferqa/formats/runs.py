@@ -20,7 +20,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import registry
-from ..errors import InputError, optional_import
+from ..errors import InputError, optional_import, warn
 from ..io import STDIN, check_file, first_byte, inner_suffix
 from .findings import Findings
 
@@ -43,14 +43,35 @@ def score_problem(score: Any) -> str | None:
     return "is infinite" if math.isinf(score) else None
 
 
+class Ranking(list):
+    """One question's ranking: a list of (passage id, score), best first, that a passage id
+    also indexes as ranx and pytrec_eval users do: `ranking[pid]` is its score (the first
+    occurrence), `pid in ranking` whether it is ranked."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            for pid, score in self:
+                if pid == key:
+                    return score
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, item: Any) -> bool:
+        if isinstance(item, str):
+            return any(pid == item for pid, _ in self)
+        return super().__contains__(item)
+
+
 class Run(dict):
-    """question id -> ranked list of (passage id, score), best first. Read from any run
-    format with `Run.from_file` (or `open_run`, which also checks it against a benchmark),
-    written with `to_file`. A run read from a file carries its `format`, per question `info`,
-    `findings` and `qids` (the questions to work on: all of its own unless cut to a split)."""
+    """question id -> `Ranking`, a list of (passage id, score), best first (`run[q][pid]` is a
+    passage's score). Read from any run format with `Run.from_file` (or `open_run`, which also
+    checks it against a benchmark), written with `to_file`. A run read from a file carries its
+    `format`, per question `info`, `findings` and `qids` (the questions to work on: all of its
+    own unless cut to a split)."""
 
     def __init__(self, *args: Any, tag: str = "inferqa", **kwargs: Any):
-        super().__init__(*args, **kwargs)
+        super().__init__()
+        self.update(*args, **kwargs)
         self.tag = tag
         self.format: str | None = None
         self.info: list[dict[str, Any]] = []
@@ -58,6 +79,22 @@ class Run(dict):
         self._qids: list[str] | None = None
         self.checked_against: Any = None  # the benchmark path `open_run` checked the ids against
         self.bench_hash: str | None = None  # the content hash of the benchmark the run was made against
+
+    def __setitem__(self, qid: str, ranked: Iterable) -> None:
+        super().__setitem__(qid, ranked if type(ranked) is Ranking else Ranking(ranked))
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for qid, ranked in dict(*args, **kwargs).items():
+            self[qid] = ranked
+
+    def setdefault(self, qid: str, default: Any = None) -> Any:
+        if qid not in self:
+            self[qid] = [] if default is None else default
+        return super().__getitem__(qid)
+
+    def __repr__(self) -> str:
+        longest = max((len(r) for r in self.values()), default=0)
+        return f"Run(tag={self.tag!r}, {len(self)} questions, at most {longest} passages each)"
 
     @property
     def qids(self) -> list[str]:
@@ -277,18 +314,15 @@ def _split_mark(run: Run) -> None:
 
 def warn_if_benchmark_changed(run: Run, source: Any, bench: "Benchmark") -> None:
     """One-line warning when `run` records another content hash than `bench`'s own."""
-    run.bench_hash = warn_if_benchmark_changed_since(run.bench_hash, source, bench, stacklevel=4) or run.bench_hash
+    run.bench_hash = warn_if_benchmark_changed_since(run.bench_hash, source, bench) or run.bench_hash
 
 
-def warn_if_benchmark_changed_since(recorded: str | None, source: Any, bench: "Benchmark", *,
-                                    stacklevel: int = 3) -> str | None:
+def warn_if_benchmark_changed_since(recorded: str | None, source: Any, bench: "Benchmark") -> str | None:
     """One-line warning when the content hash `source` (a run or answers file) `recorded` is
     not `bench`'s own; returns `bench`'s (None: it records none)."""
     now = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
     if isinstance(recorded, str) and recorded and now and not now.startswith(recorded):
-        import warnings
-
-        warnings.warn(BenchmarkChangedWarning(
+        warn(BenchmarkChangedWarning(
             f"{source} was made against benchmark {short_hash(recorded)}, but {bench.path} is now {short_hash(now)} "
-            "(rebuilt or relabelled since): its scores use the new labels"), stacklevel=stacklevel)
+            "(rebuilt or relabelled since): its scores use the new labels"))
     return now

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..parameters import LABELER, SEED
+from ..parameters import LABEL_MODE, LABELER, SEED
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -24,7 +24,7 @@ def dev_share_of(split: Any) -> float:
     return 1 / 3
 
 
-def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = "full", parametric: bool = False,
+def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = LABEL_MODE.default, parametric: bool = False,
                     split_by: str | None = None, split: Any = None, seed: int = SEED.default,
                     judge: str | None = None, stop_at_first_correct: bool = False) -> Callable[[Path, dict], None] | None:
     """A post_build callback doing what the options ask, or None when they ask for nothing."""
@@ -82,7 +82,7 @@ def check_label_mode(mode: str) -> None:
 
 def check_stop_at_first_correct(stop: bool, label: bool) -> None:
     if stop and not label:
-        raise InputError("--labellers-stop-at-first-correct needs --label", field="labellers-stop-at-first-correct")
+        raise InputError("--stop-at-first-correct needs --label", field="stop-at-first-correct")
 
 
 def check_split_by(split_by: str | None) -> None:
@@ -90,7 +90,7 @@ def check_split_by(split_by: str | None) -> None:
         raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
 
 
-def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: bool = True, mode: str = "full",
+def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: bool = True, mode: str = LABEL_MODE.default,
               parametric: bool = False, split_by: str | None = None, dev_share: float | None = None,
               seed: int | None = None, judge: "LLM | None" = None, meta: dict | None = None,
               stop_at_first_correct: bool = False) -> dict | None:
@@ -117,7 +117,7 @@ def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: boo
 
 
 def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Callable[[str], "LLM"], *,
-            mode: str = "full", parametric: bool = False, split_by: str | None = None,
+            mode: str = LABEL_MODE.default, parametric: bool = False, split_by: str | None = None,
             judge: str | None = None, stop_at_first_correct: bool = False) -> dict:
     """`inferqa label`: label an existing benchmark in place with the LLMs named by `labelers`
     (default smollm2), each opened by `open_llm` (here, or on Ray). Options are checked
@@ -140,19 +140,6 @@ class Labelling:
     def line(self, mode: str) -> str:
         return (f"{self.record['passages_labelled']:,} passages labelled ({self.record['passages_asked']:,} asked, "
                 f"mode {mode}); labels " + ", ".join(f"{k}: {v:,}" for k, v in self.labels.items()))
-
-
-def label_stage(s: Any) -> Labelling:
-    """`inferqa label` (`inferqa.stages.build.LABEL`): the benchmark labelled in place."""
-    from ..formats.benchmark import Benchmark
-    from ..io import check_output
-    from ..scale.llm import llm_opener
-
-    check_output(Path(s.bench) / "labels.jsonl")
-    open_llm = llm_opener(s.cache, not s.use_cache, s.backend, s.ray_address, s.num_actors, s.llm_url)
-    record = relabel(s.bench, s.labeler or [], open_llm, mode=s.label_mode, parametric=s.parametric,
-                     split_by=s.split_by, judge=s.judge, stop_at_first_correct=s.stop_at_first_correct)
-    return Labelling(record, Benchmark(s.bench).meta.get("labels", {}))
 
 
 def convergence_step(questions: list, spec: str | None) -> list:

@@ -35,7 +35,7 @@ from ..reading.answer_scoring import answer_judge
 from ..reading.reader import Reader, reading_order
 from ..formats import Qrels
 from ..records import answerability_label, parse_passage_id
-from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE
+from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE, LABEL_MODE
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -61,7 +61,7 @@ def judge_for(judge: "LLM | None", samples: int = JUDGE_SAMPLES.default,
     return answer_judge("llm", llm=judge, samples=samples, temperature=temperature)
 
 
-def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = "full", *,
+def label_benchmark(bench_dir: str | os.PathLike, labelers: Sequence["LLM"], mode: str = LABEL_MODE.default, *,
                     judge: "LLM | None" = None, judge_samples: int = JUDGE_SAMPLES.default,
                     judge_temperature: float = JUDGE_TEMPERATURE.default,
                     qids: Sequence[str] | None = None, meta: dict | None = None,

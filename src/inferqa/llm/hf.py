@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..models import quiet_loading
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, completion_head_end
@@ -90,9 +91,11 @@ class TransformersLLM(LLM):
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
             try:
-                lm = AutoModelForCausalLM.from_pretrained(self.model, dtype=dtype)
+                with quiet_loading():
+                    lm = AutoModelForCausalLM.from_pretrained(self.model, dtype=dtype)
             except TypeError:  # transformers < 4.56 names it torch_dtype
-                lm = AutoModelForCausalLM.from_pretrained(self.model, torch_dtype=dtype)
+                with quiet_loading():
+                    lm = AutoModelForCausalLM.from_pretrained(self.model, torch_dtype=dtype)
             self.lm = lm.to(device).eval()
         except OSError as exc:
             raise InputError(f"cannot load transformers model {model!r}: {str(exc).splitlines()[0]}") from None

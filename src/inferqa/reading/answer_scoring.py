@@ -7,7 +7,7 @@ containment themselves live in inferqa.evaluation.exact_match."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from ..defaults import DEFAULT_LLM
 from ..errors import InputError
@@ -15,11 +15,7 @@ from ..evaluation.exact_match import exact_match, is_abstention, paper_exact_mat
 from ..evaluation.metrics import check_protocol  # EM: normalised (ours), or the authors' cleaning + exact match
 from ..llm.base import LLM
 from ..registry import Option, plugin
-from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE
-
-if TYPE_CHECKING:
-    from ..formats import Answers
-    from ..stages import Settings
+from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE, PROTOCOL
 
 JUDGE_PROMPT = (
     "Question: {question}\n"
@@ -99,7 +95,7 @@ def answer_judge(name: str = "exact-match", **options: Any) -> Any:
 
 def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *,
                   judge_samples: int = JUDGE_SAMPLES.default,
-                  judge_temperature: float = JUDGE_TEMPERATURE.default, protocol: str = "inferqa") -> tuple[str, ...]:
+                  judge_temperature: float = JUDGE_TEMPERATURE.default, protocol: str = PROTOCOL.default) -> tuple[str, ...]:
     """Add em, f1, contains (and `judge`, the LLM judge's verdict) to every row, in place;
     returns the metric names set. `protocol="paper"`: EM as the QUIT authors compute it, exact
     membership of the answer in the golds, where the answer is a row's raw generation (`raw`,
@@ -119,45 +115,3 @@ def score_answers(rows: list[dict[str, Any]], judge: "LLM | None" = None, *,
         if judged is not None:
             row["judge"] = float(judged.correct(row["question"], pred, golds))
     return METRICS + (("judge",) if judge is not None else ())
-
-
-
-def evaluate_answers_stage(s: "Settings") -> tuple["Answers", tuple[str, ...]]:
-    """The entry point of `EVALUATE_ANSWERS`: the rows of `s.answers` (of `s.split` only, with a
-    benchmark), scored by `score_answers`; returns (the rows, the metric names set)."""
-    import os
-
-    from ..formats import Answers
-    from ..formats.coerce import as_benchmark
-    from ..formats.runs import BENCH_HASH_FIELD, warn_if_benchmark_changed_since
-    from ..io import check_output
-    from ..llm import DEFAULT_CACHE
-    from ..scale import load_scaled_llm
-
-    check_protocol(s.protocol)
-    bench = None if s.bench is None else as_benchmark(s.bench)
-    if s.judge and bench is None:
-        raise InputError("--judge needs --bench (the judge reads the question)", field="judge")
-    if s.split is not None and bench is None:
-        raise InputError("split needs a benchmark (--bench DIR): its splits name the questions", field="split")
-    if not isinstance(s.answers, (str, os.PathLike)):
-        raise InputError("answers must be an answers file (ANSWERS.jsonl or an authors' reader output)",
-                         field="answers")
-    rows = Answers.from_file(s.answers, bench)
-    if bench is not None:
-        warn_if_benchmark_changed_since(rows[0].get(BENCH_HASH_FIELD), s.answers, bench)
-    if s.split is not None:
-        wanted = set(bench.split_qids(s.split))
-        rows = Answers([r for r in rows if r["qid"] in wanted])
-        if not rows:
-            raise InputError(f"no row of split {s.split!r}", file=s.answers, field="split")
-    if s.cache is not None:
-        check_output(s.cache)
-    model = load_scaled_llm(s.judge, cache=DEFAULT_CACHE if s.cache is None else s.cache) if s.judge else None
-    try:
-        metrics = score_answers(rows, model, judge_samples=s.judge_samples, judge_temperature=s.judge_temperature,
-                                protocol=s.protocol)
-    finally:
-        if model is not None:
-            model.close()
-    return rows, metrics

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..errors import InputError
 from ..registry import Option
 from ..progress import counter
-from ..parameters import READ_K, READ_KS, READ_STRATEGIES, UNION_ALPHA, UNION_BETA
+from ..parameters import READ_K, READ_KS, READ_STRATEGIES
 from ..parameters import TUNE_ALPHA
 from ..evaluation.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
@@ -19,10 +18,8 @@ from .reader import Reader, ReaderOutput, reading_order
 
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark
-    from ..stages import Settings
     from ..llm.base import LLM
     from ..formats import Run
-
 
 
 def _each(opt: Option, values: Sequence[Any], wording: str, field: str) -> list[Any]:
@@ -149,59 +146,15 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: Sequence[str] = ("em", "f
     return out
 
 
-@dataclass
-class Reading:
-    """What `read_stage` did: the rows it wrote, and its LLM call cache's hits and misses (None: no cache)."""
-
-    rows: list[dict[str, Any]]
-    cache: Any
-
-
-def open_run_and_llm(s: "Settings", check_options) -> tuple["Benchmark", "Run", Any]:
-    """The settings' benchmark and run, `check_options()` run, then the LLM opened with its call
-    cache and backend (`inferqa.stages.llm`'s options) as the settings give them."""
+def open_run_and_llm(bench: "str | os.PathLike", run: "str | os.PathLike", split: str | None, allow_partial: bool,
+                     llm: str, check_options: Callable[[], None], *, cache: Any, use_cache: bool,
+                     **backend: Any) -> tuple["Benchmark", "Run", Any]:
+    """The benchmark and the run (of `split`), `check_options()` run, then the LLM opened with its
+    call cache and `backend` (backend, ray_address, num_actors, llm_urls: `scale.llm.llm_opener`)."""
     from ..formats import open_run
     from ..formats.benchmark import Benchmark
 
-    bench = Benchmark(s.bench)
-    ranked = open_run(s.run, bench, s.split, allow_partial=s.allow_partial)
+    opened = Benchmark(bench)
+    ranked = open_run(run, opened, split, allow_partial=allow_partial)
     check_options()
-    backend = {k: s[k] for k in ("backend", "ray_address", "num_actors") if k in s}
-    model = llm_opener(s.cache, not s.use_cache, **backend, llm_urls=s.get("llm_url"))(s.llm)
-    return bench, ranked, model
-
-
-def _context_options(s: "Settings") -> dict[str, Any]:
-    """--alpha and --beta for the chosen strategies that take them (union_freq); a value other
-    than the declared default that none of them takes is passed on too, to be refused as a slip."""
-    from .context import strategy_plugin
-
-    taken = {o for name in s.strategies for o in strategy_plugin(name).options}
-    return {opt.name: s[opt.name] for opt in (UNION_ALPHA, UNION_BETA)
-            if opt.name in taken or s[opt.name] != opt.default}
-
-
-def read_stage(s: "Settings") -> Reading:
-    """The entry point of `READ` (`inferqa read`): ANSWERS.jsonl written, one row per question, strategy and k."""
-    from ..formats import Answers
-    from ..io import check_output
-
-    check_output(s.out)
-    context = _context_options(s)
-    bench, ranked, model = open_run_and_llm(s, lambda: check_read_options(s.strategies, s.ks, **context))
-    try:
-        rows = read_with_llm(bench, ranked, model, s.strategies, s.ks, qids=ranked.qids, **context)
-    finally:
-        model.close()
-    rows = _marked(rows, bench)
-    Answers(rows).to_file(s.out)
-    return Reading(rows, getattr(model, "stats", None))
-
-
-def _marked(rows: list[dict[str, Any]], bench: "Benchmark") -> list[dict[str, Any]]:
-    """The rows recording what they were read against: the benchmark's content hash (its
-    short form, as a run's tag carries it) in BENCH_HASH_FIELD."""
-    from ..formats.runs import BENCH_HASH_FIELD, short_hash
-
-    content_hash = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
-    return [{**r, BENCH_HASH_FIELD: short_hash(content_hash)} for r in rows] if content_hash else rows
+    return opened, ranked, llm_opener(cache, not use_cache, **backend)(llm)

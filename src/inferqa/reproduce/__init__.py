@@ -1,18 +1,21 @@
 """`inferqa reproduce`: the QUIT paper's tables from its released files, cell by cell.
 
 `reproduce(results_dir)` returns every table the authors' `results/**/*.py` scripts print
-that the files present allow (`scripts.tables`), and the files that were absent.
+that the files present allow (`scripts.tables`), and the files that were absent; the command
+is `inferqa.reproduce.stage.reproduce`. The release's readers load on first use (they import
+the evaluation package), so the command line's start-up stays light.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..stages import Settings
-from .release import INDEX, Release, stored_name
-from .scripts import Grid, tables
+
+if TYPE_CHECKING:
+    from .scripts import Grid
 
 # A synthetic results/ tree (scripts/reproduce_example.py wrote it) for `inferqa reproduce --example`.
 EXAMPLE = Path(__file__).with_name("example") / "results"
@@ -21,6 +24,9 @@ EXAMPLE = Path(__file__).with_name("example") / "results"
 def reproduce(results_dir: str | Path) -> tuple[list[Grid], list[str]]:
     """(every table the files allow, the files looked for and absent); a folder holding none
     of them is an InputError (the wrong folder, most likely)."""
+    from .release import INDEX, Release, stored_name
+    from .scripts import tables
+
     release = Release(results_dir)
     grids = list(tables(release))
     if not grids:
@@ -42,21 +48,3 @@ class Reproduction:
         absent = [f"absent, their rows skipped ({len(self.absent)} files):", *(f"  {n}" for n in self.absent)]
         return [*(absent if self.absent else []), f"{len(self.grids)} tables, {sum(len(g.rows) for g in self.grids)} "
                 "rows" + (f"; written to {self.out}" if self.out else "")]
-
-
-def reproduce_stage(s: Settings) -> Reproduction:
-    """The entry point of `stages.reproduce.REPRODUCE`: RESULTS_DIR or the shipped example."""
-    from ..io import check_output
-    from .output import write
-
-    if s.example == (s.results_dir is not None):
-        raise InputError("give RESULTS_DIR or --example, not both" if s.example else "missing RESULTS_DIR (or --example)")
-    if s.out is not None:
-        check_output(s.out, kind="dir")
-    grids, absent = reproduce(EXAMPLE if s.example else s.results_dir)
-    if s.out is not None:
-        write(grids, s.out, absent)
-    return Reproduction(grids, absent, s.out)
-
-
-__all__ = ["EXAMPLE", "Grid", "Release", "Reproduction", "reproduce"]

@@ -14,7 +14,8 @@ from typing import Collection, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..evaluation.metrics import evaluate, per_query_scores
+from ..evaluation import evaluate
+from ..evaluation.metrics import per_query_scores
 from ..evaluation.stored_metrics import HINT_COUNTS, Judged, hint_shares
 from ..defaults import MIN_LABEL
 from ..formats import Qrels, Run

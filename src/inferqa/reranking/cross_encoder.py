@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_kind, hub_model
+from ..models import check_model_kind, hub_model, quiet_loading
 from ..registry import Option, plugin
 from .base import Reranker
 
@@ -42,7 +42,8 @@ class CrossEncoderReranker(Reranker):
                 raise InputError("the cross-encoder reranker needs sentence-transformers "
                                  "(pip install 'inferqa[dense]')") from None
             try:
-                self._model = CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
+                with quiet_loading():
+                    self._model = CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
             except OSError as exc:
                 raise InputError(f"cannot load cross-encoder {self.model_name!r}: {exc}", field="model") from None
         return self._model

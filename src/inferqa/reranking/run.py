@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 from .. import registry
 from ..formats.benchmark import Benchmark
 from ..parameters import RERANK_DEPTH, RERANK_WINDOW
-from ..errors import InputError
+from ..errors import InputError, warn
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint
 from ..hints import GroupKey, groupings, hint_group_key
@@ -87,7 +87,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
         # (constructors load no model); on Ray each actor builds its own from the name
         built = registry.create("reranker", reranker, **options)
         name = built.name
-        header = {"reranker": reranker, "options": json.dumps(options, sort_keys=True, default=repr)}
+        header = {"reranker": reranker, "options": json.dumps(options, sort_keys=True, default=_header_value)}
         if executor.is_local:
             reranker = built
     selected = list(run) if qids is None else list(dict.fromkeys(qids))
@@ -168,17 +168,16 @@ def _calls(ranked: list, depth: int, group: GroupKey | None) -> int:
 
 def _warn_if_shallow(run: Run, calls: dict[str, int], depth: int, window: str) -> None:
     import math
-    import warnings
-
+    
     short = {q: n for q, n in calls.items() if n < depth}
     if not short:
         return
     worst = min(short, key=lambda q: short[q])
     have, held = short[worst], len(run[worst])
     needed = math.ceil(held * depth / max(have, 1))
-    warnings.warn(f"{len(short):,} of {len(calls):,} questions hold fewer than {depth} distinct {window} groups "
+    warn(f"{len(short):,} of {len(calls):,} questions hold fewer than {depth} distinct {window} groups "
                   f"(fewest: {have} in {held:,} passages, question {worst}); those rerank the groups they have; "
-                  f"a first stage about {needed:,} deep would fill the window", stacklevel=3)
+                  f"a first stage about {needed:,} deep would fill the window")
 
 
 def _call_stats(reranker: Any) -> tuple[int, int] | None:
@@ -204,6 +203,13 @@ def _digest(run: Run, qids: list[str]) -> str:
             h.update(b" " + pid.encode())
         h.update(b"\n")
     return h.hexdigest()[:16]
+
+
+def _header_value(value: Any) -> str:
+    """An option value in a checkpoint header: a loaded LLM as its identity (as `config()` names
+    it: the same model in another process), anything else as its repr."""
+    identity = getattr(value, "identity", None)
+    return f"llm {identity}" if isinstance(identity, str) else repr(value)
 
 
 def _trusted(run: Run) -> Callable[[str, list], bool]:

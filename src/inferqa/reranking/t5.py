@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_kind, hub_model
+from ..models import check_model_kind, hub_model, quiet_loading
 from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
@@ -27,7 +27,7 @@ RANKT5_PROMPT = "Query: {query} Document: {document}"
 LIT5_PROMPT = "Search Query: {query} Passage: [{i}] {document} Relevance Ranking: "
 
 
-def _t5_options(model: str, max_length: int = 512) -> tuple[Option, ...]:
+def _t5_options(model: str, max_length: int) -> tuple[Option, ...]:
     return (Option("model", str, model, "HF id or local folder of the T5 checkpoint"),
             Option("batch_size", int, 16, "inputs per forward pass", min=1),
             Option("max_length", int, max_length, "input tokens kept", min=1),
@@ -61,8 +61,9 @@ class _T5Reranker(Reranker):
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             try:
                 self._tok = AutoTokenizer.from_pretrained(self.model_name)
-                model = T5ForConditionalGeneration.from_pretrained(
-                    self.model_name, dtype=getattr(torch, self.dtype) if self.dtype else None)
+                with quiet_loading():
+                    model = T5ForConditionalGeneration.from_pretrained(
+                        self.model_name, dtype=getattr(torch, self.dtype) if self.dtype else None)
             except OSError as exc:
                 raise InputError(f"cannot load T5 model {self.model_name!r}: {exc}", field="model") from None
             self._model = model.to(device).eval()
@@ -97,7 +98,7 @@ class _T5Reranker(Reranker):
         return torch.cat(rows) if rows else torch.empty(0, len(token_ids))
 
 
-@plugin("reranker", "monot5", *_t5_options("castorini/monot5-base-msmarco-10k"),
+@plugin("reranker", "monot5", *_t5_options("castorini/monot5-base-msmarco-10k", max_length=512),
         Option("true_token", str, "true", "token whose probability is the score"),
         Option("false_token", str, "false", "the competing token"),
         Option("prompt", str, MONOT5_PROMPT, "input with {query} and {document}"),
@@ -115,7 +116,7 @@ class MonoT5Reranker(_T5Reranker):
         return logits.log_softmax(dim=-1)[:, 1].tolist()
 
 
-@plugin("reranker", "rankt5", *_t5_options("Soyoung97/RankT5-base"),
+@plugin("reranker", "rankt5", *_t5_options("Soyoung97/RankT5-base", max_length=512),
         Option("token", str, "<extra_id_10>", "token whose first-step logit is the score"),
         Option("prompt", str, RANKT5_PROMPT, "input with {query} and {document}"),
         help="RankT5 (encoder-decoder): the first-step logit of a designated token.")

@@ -30,7 +30,7 @@ from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
 from ..formats.corpus import corpus_ids, iter_corpus
 from .corpus import keep_corpus_ids
-from .maxsim import (maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, token_maxima,
+from .maxsim import (CHUNK_SIZE, maxsim_scores, open_token_store, pad_queries, set_maxsim_scores, token_maxima,
                      top_k, write_token_store)
 
 MODES = ("full", "clue")
@@ -44,7 +44,7 @@ SETS = "sets.npz"
         Option("mode", str, "full", "full: whole passages; clue: each distinct hint once, scored per hint set",
                choices=MODES),
         Option("batch_size", int, 32, "encoding batch size", min=1),
-        Option("chunk_size", int, 1024, "texts encoded between checkpoints", min=1),
+        Option("chunk_size", int, CHUNK_SIZE, "texts encoded between checkpoints", min=1),
         Option("query_block", int, 16, "queries scored at once", min=1),
         Option("device", str, None, "torch device"),
         Option("show_progress", bool, True, "progress bars while encoding"))

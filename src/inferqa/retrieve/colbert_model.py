@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..parameters import FINETUNE_SEED
 from ..io import atomic_dir, write_json
 
 QUERY_MARKER, DOCUMENT_MARKER = "[unused0]", "[unused1]"
@@ -55,7 +56,7 @@ def _write_folder(out: Path, hf_model, tokenizer, weight, *, query_length: int, 
 
 
 def init_colbert(base: str | os.PathLike, out: str | os.PathLike, *, dim: int = 128, query_length: int = 32,
-                 document_length: int = 256, seed: int = 13, overwrite: bool = False) -> Path:
+                 document_length: int = 256, seed: int = FINETUNE_SEED.default, overwrite: bool = False) -> Path:
     """A ColBERT folder from a bi-encoder's backbone and a new (orthogonal) projection. An
     existing non-empty `out` is refused before any work unless `overwrite`, which replaces only
     the files written here (`io.atomic_dir`'s own_files)."""

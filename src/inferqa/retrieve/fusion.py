@@ -34,6 +34,7 @@ import numpy as np
 from .. import registry
 from ..errors import InputError
 from ..formats import Run, as_benchmark, as_run, as_run_list, check_same_questions
+from ..parameters import FUSION_METHOD
 from ..registry import Option, plugin
 
 NORMS = ("minmax", "max", "sum", "zscore", "rank", "none")
@@ -160,10 +161,11 @@ def fusion_method(method: str, weights: Sequence[Any] | None = None, **options: 
     return plugin_.create(**{k: v for k, v in options.items() if v is not None})
 
 
-def fuse(runs: Sequence[Any], method: str = "rrf", *, weights: Sequence[float] | None = None,
-         depth: int | None = None, k: int | None = None, bench: Any = None, split: str | None = None,
+def fuse(runs: Sequence[Any], method: str = FUSION_METHOD.default, *, weights: Sequence[float] | None = None,
+         depth: int | None = None, input_depth: int | None = None, bench: Any = None, split: str | None = None,
          allow_partial: bool = False, **options: Any) -> Run:
-    """Fuse `runs` (each cut to its top `depth` when given) into one run of up to `k` per question.
+    """Fuse `runs` (each cut to its top `input_depth` when given) into one run of up to `depth`
+    passages per question (all when None: `depth` means the output run's depth, as everywhere).
     `options` are the method's (rrf: rrf_k; combsum, combmnz, combmax, weighted: norm). The
     runs are read and checked as `inferqa fuse` reads them: anything `as_run` takes, with
     `bench` their ids checked against it and `split` cutting them to its questions; runs
@@ -183,8 +185,8 @@ def fuse(runs: Sequence[Any], method: str = "rrf", *, weights: Sequence[float] |
                                       for i, r in enumerate(given)])
     fused = {}
     for qid in dict.fromkeys(q for r in loaded for q in r):
-        fused[qid] = _fused_question([run.get(qid, [])[:depth] if depth else run.get(qid, []) for run in loaded],
-                                     score, weights, k)
+        fused[qid] = _fused_question([run.get(qid, [])[:input_depth] if input_depth else run.get(qid, [])
+                                      for run in loaded], score, weights, depth)
     out = loaded[0].derive(fused, tag=f"fuse-{method}")
     out.qids = dict.fromkeys(q for r in loaded for q in r.qids)
     return out

@@ -23,13 +23,14 @@ from ..progress import counter
 from .ranking import top_k_positions
 
 TOKENS, OFFSETS, PROGRESS = "tokens.f16", "offsets.npy", "progress.json"
+CHUNK_SIZE = 1024  # texts encoded between two checkpoints (colbert's `chunk_size`)
 LENGTHS_PARTIAL = "lengths.partial.i32"
 # Bytes of float32 work space a scoring step may take (similarities of one block).
 WORK_BYTES = 1 << 27
 
 
 def write_token_store(out_dir: Path, texts: Iterable[str], n: int, encode: Callable[[list[str]], list[np.ndarray]],
-                      *, chunk_size: int = 1024, desc: str = "encoding", show_progress: bool = True) -> dict:
+                      *, chunk_size: int = CHUNK_SIZE, desc: str = "encoding", show_progress: bool = True) -> dict:
     """Encode `n` texts in chunks into `out_dir`; resumes from `progress.json`."""
     tokens, lengths, progress = out_dir / TOKENS, out_dir / LENGTHS_PARTIAL, out_dir / PROGRESS
     if (out_dir / OFFSETS).exists() and not progress.exists() and read_json(out_dir / "store.json")["texts"] == n:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from .. import registry
 from ..errors import InputError
 from ..models import check_model_kind
-from ..parameters import (BENCH, DEPTH, DIVERSIFY, NUM_ACTORS, ORACLE_SEED, OVERWRITE, RETRIEVE_SPLIT, RETRIEVER,
+from ..parameters import (BACKEND, BENCH, DEPTH, DIVERSIFY, FUSION_METHOD, NUM_ACTORS, ORACLE_SEED, OVERWRITE, RETRIEVE_SPLIT, RETRIEVER,
                           SHORTCUTS, MIN_LABEL)
 from ..stage import Opt, stage
 
@@ -62,12 +62,10 @@ def index(bench: Bench, *, retriever: Retriever = RETRIEVER.default, model: Mode
           batch_size: BatchSize = None, index_type: IndexType = None, options: Options = None,
           index_dir: IndexDir = None,
           backend: Annotated[str, Opt("dense: local, or ray: passages encoded on a pool of Ray actors "
-                                      "(docs/scaling.md)")] = "local",
+                                      "(docs/scaling.md)")] = BACKEND.default,
           ray_address: Annotated["str | None", Opt("Ray cluster: auto, ray://HEAD:10001")] = None,
           num_actors: Annotated[int, NUM_ACTORS] = NUM_ACTORS.default) -> Path:
-    """Build (or resume, or reuse) a retriever's index of the benchmark's corpus.
-
-    Returns the index directory."""
+    """Build (or resume, or reuse) a retriever's index of the benchmark's corpus; returns its folder."""
     from ..formats.coerce import as_benchmark
     from ..io import check_output
     from ..scale import Executor
@@ -93,14 +91,12 @@ def retrieve(bench: Bench, *, out: Out, split: Annotated[str, RETRIEVE_SPLIT] = 
              diversify_margin: Annotated["float | None", _DIV["diversify_margin"]] = None,
              diversify_share: Annotated["float | None", _DIV["diversify_share"]] = None,
              overwrite: Overwrite = False) -> Run:
-    """Retrieve the top k passages for each question of a split (needs `inferqa index` first).
-
-    Returns the run written to `out` (diversified when `diversify` is given)."""
+    """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
     from ..formats.coerce import as_benchmark
     from ..io import check_output
     from . import get_retriever
     from .base import question_queries
-    from .diversify import check_diversify, diversify as diversified
+    from ..diversification import check_diversify, diversify as diversified
 
     check_output(out)
     per_group, grouping, margin, share = check_diversify(diversify, diversify_by, diversify_margin, diversify_share,
@@ -165,27 +161,19 @@ def fuse(runs: Annotated[list[Path], Opt("two or more TREC runs of the same ques
                                                          "runs' question and passage ids are checked against it",
                                                          flags=("--bench",))] = None,
          split: Annotated["str | None", Opt("fuse only the questions of this split (needs --bench)")] = None,
-         method: Annotated[str, Opt("fusion method (`inferqa plugins fusion`: what each computes)")] = "rrf",
-         weights: Annotated["list[str] | None", Opt("comma-separated weight ≥ 0 per run (default 1 each)")] = None,
+         method: Annotated[str, FUSION_METHOD] = FUSION_METHOD.default,
+         weights: Annotated["list[float] | None", Opt("comma-separated weight ≥ 0 per run (default 1 each)")] = None,
          rrf_k: Annotated["float | None", Opt("rrf: constant k in w / (k + rank)")] = None,
          norm: Annotated["str | None", Opt("per-question score normalisation of each run")] = None,
          depth: Annotated[int, Opt(f"{DEPTH.help}; of the fused run", min=1)] = DEPTH.default,
          overwrite: Overwrite = False) -> Run:
     """Fuse runs: reciprocal rank, inverse square rank, CombSUM, CombMNZ, CombMAX or a weighted sum."""
-    from ..formats import as_run, check_same_questions
-    from ..formats.coerce import as_benchmark
     from ..io import check_output
-    from .fusion import check_weights, fuse as fused, fusion_method
+    from .fusion import fuse as fused
 
     check_output(out)
-    if split is not None and bench is None:
-        raise InputError("--split needs --bench DIR (the split's questions come from it)", field="split")
-    checked = None if weights is None else check_weights(weights, len(runs))
-    fusion_method(method, checked, rrf_k=rrf_k, norm=norm)  # option errors before any run is read
-    bench = as_benchmark(bench) if bench is not None else None
-    loaded = [as_run(r, bench, split, allow_partial=allow_partial) for r in runs]
-    if not allow_partial:
-        check_same_questions(loaded, runs)
-    result = fused(loaded, method, weights=checked, rrf_k=rrf_k, norm=norm, k=depth, allow_partial=allow_partial)
+    options = {k: v for k, v in {"rrf_k": rrf_k, "norm": norm}.items() if v is not None}
+    result = fused(runs, method, weights=weights, depth=depth, bench=bench, split=split, allow_partial=allow_partial,
+                   **options)
     result.to_file(out)
     return result

@@ -15,7 +15,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..defaults import NUM_ACTORS
+from ..defaults import BACKEND, NUM_ACTORS
 from ..errors import InputError
 from ..progress import counter
 
@@ -37,7 +37,7 @@ class Executor:
     Stages take one as a parameter (`Reranker.rerank(..., executor=)`,
     `Retriever.index(..., executor=)`) instead of carrying Ray options of their own."""
 
-    backend: str = "local"
+    backend: str = BACKEND.default
     ray_address: str | None = None
     num_actors: int = NUM_ACTORS.default
     num_cpus_per_actor: float = 1
@@ -78,7 +78,7 @@ def imap_batches(
     items: Iterable,
     make_worker: WorkerFactory,
     *,
-    backend: str = "local",
+    backend: str = BACKEND.default,
     batch_size: int = 32,
     num_actors: int = NUM_ACTORS.default,
     ray_address: str | None = None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..defaults import NUM_ACTORS
+from ..defaults import BACKEND, NUM_ACTORS
 from ..errors import InputError
 from ..llm import DEFAULT_CACHE
 from ..llm.base import LLM, GenerationParams, Message
@@ -159,7 +159,7 @@ class RayLLM(LLM):
         self._actors = []
 
 
-def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = NUM_ACTORS.default,
+def load_scaled_llm(spec: str, *, backend: str = BACKEND.default, num_actors: int = NUM_ACTORS.default,
                     ray_address: str | None = None,
                     base_urls: Sequence[str] = (), cache: Any = DEFAULT_CACHE, num_cpus_per_actor: float = 1,
                     num_gpus_per_actor: float = 0, **options: Any) -> LLM:
@@ -181,7 +181,7 @@ def load_scaled_llm(spec: str, *, backend: str = "local", num_actors: int = NUM_
     return with_cache(proxy, cache, chunk_size=8 * num_actors)
 
 
-def llm_opener(cache: Any = None, no_cache: bool = False, backend: str = "local", ray_address: str | None = None,
+def llm_opener(cache: Any = None, no_cache: bool = False, backend: str = BACKEND.default, ray_address: str | None = None,
                num_actors: int = NUM_ACTORS.default, llm_urls: Sequence[str] | None = None) -> Callable[[str], LLM]:
     """spec -> LLM with the given call cache (None: the default file; `no_cache`: none) and
     execution backend: the options `inferqa.stages.llm` declares, checked before any model loads."""

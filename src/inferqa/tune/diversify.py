@@ -1,10 +1,10 @@
 """Choosing the adaptive diversification margin on one split (`inferqa tune-diversify`).
 
 `diversify(..., margin=m)` diversifies a query only when its top hint-group leads the next
-group by less than m. `tune_margin` scores a grid of margins on the questions of one split
-and picks the best by one measure. The result records that split: apply the margin to
-another split and score it there (`inferqa retrieve/rerank --diversify-margin`), never on
-the split it was chosen on.
+group by less than m. `inferqa.tune.tune_margin` (the stage `inferqa.tune.stage.tune_diversify`)
+scores a grid of margins on the questions of one split and picks the best by one measure. The
+result records that split: apply the margin to another split and score it there (`inferqa
+retrieve/rerank --diversify-margin`), never on the split it was chosen on.
 
 A query's ranking is either left as it is or fully diversified, so each measure is computed
 per query for the two runs once, and a margin's mean is the mean of the mix it selects:
@@ -15,23 +15,12 @@ of two evaluations for any grid size.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from ..errors import InputError
-from ..evaluation import evaluate
-from ..evaluation.measures import metric_names
-from ..evaluation.metrics import resolve
-from ..formats import as_run
-from ..formats.coerce import as_benchmark
-from ..retrieve.diversify import MARGIN, check_diversify, diversify, gated, query_margins, share_count
-from ..stages import Settings
 from ..parameters import DEFAULT_SHARES
-from ..stages.tune import TUNE_DIVERSIFY
-
-if TYPE_CHECKING:
-    from ..formats.benchmark import Benchmark
+from ..diversification import MARGIN, share_count
 
 
 @dataclass(frozen=True)
@@ -111,61 +100,3 @@ def check_grid(margins: Sequence[Any] | None, shares: Sequence[float] | None) ->
     if not grid:
         raise InputError("the margin grid is empty", field="margins")
     return list(dict.fromkeys(grid))
-
-
-_D = TUNE_DIVERSIFY.default
-
-
-def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str = _D("split"),
-                margins: Sequence[Any] | None = None, shares: Sequence[float] | None = None,
-                per_group: int = _D("per_group"), by: str = _D("diversify_by"),
-                metric: str = _D("metric"), measures: Sequence[str] = tuple(_D("measures"))
-                ) -> MarginTuning:
-    """Score each margin of the grid on the questions of `split` only, by `inferqa.evaluate`
-    of `diversify(run, bench, per_group, by, margin)`; rows best first by `metric` (added to
-    `measures` if absent). `run` is anything `as_run` takes.
-
-    The grid is `margins` (each ≥ 0; None: every query), or the margins at `shares` of the
-    split's queries (`margin_at_share`; default 0, 0.1, …, 1: from none to all)."""
-    return TUNE_DIVERSIFY.run(run=run, bench=bench, split=split, margins=margins, shares=shares,
-                              per_group=per_group, diversify_by=by, metric=metric,
-                              measures=measures if isinstance(measures, str) else list(measures))
-
-
-def tune_diversify_stage(s: Settings) -> MarginTuning:
-    """The entry point of `TUNE_DIVERSIFY` (CLI, experiment file and `tune_margin` alike)."""
-    run, bench, split, margins, shares, metric = s.run, s.bench, s.split, s.margins, s.shares, s.metric
-    per_group, by, _, _ = check_diversify(s.per_group, s.diversify_by)
-    measures = s.measures
-    grid = check_grid(margins, shares)
-    if len(metric_names(metric)) != 1:
-        raise InputError(f"metric must be one measure, got {metric!r}", field="metric")
-    metric = metric_names(metric)[0]
-    names = list(dict.fromkeys([*metric_names(measures), metric]))
-    resolve(names)  # an unknown measure fails before the run is read
-    bench = as_benchmark(bench)
-    bench.split_qids(split)  # an unknown split fails before the run is read
-    run = as_run(run, bench, split)
-    if not len(run):
-        raise InputError(f"the run holds no question of split {split!r}", field="split")
-    gaps = query_margins(run, bench, by)
-    if margins is None:
-        grid = list(dict.fromkeys(margin_at_share(list(gaps.values()), s) for s in grid))
-    plain = evaluate(run, bench, names, per_query=True, split=split)["per_query"]
-    spread = evaluate(diversify(run, bench, per_group, by), bench, names, per_query=True, split=split)["per_query"]
-    rows = []
-    for m in grid:
-        through = gated(gaps, m)
-        chosen = [spread[q] if q in through else plain[q] for q in plain]
-        rows.append(MarginRow(m, len(through) / len(gaps), {n: _mean(v[n] for v in chosen) for n in names}))
-    rows.sort(key=lambda r: (-_orderable(r.scores[metric]), math.inf if r.margin is None else r.margin))
-    return MarginTuning(split, len(run), per_group, by, metric, tuple(rows))
-
-
-def _mean(values: Any) -> float:
-    defined = [v for v in values if v is not None]
-    return sum(defined) / len(defined) if defined else math.nan
-
-
-def _orderable(value: float) -> float:
-    return -math.inf if math.isnan(value) else value

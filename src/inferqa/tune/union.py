@@ -10,14 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from ..reading.run import check_read_options, open_run_and_llm, read_with_llm, summarize
+from ..reading.run import read_with_llm, summarize
 from ..parameters import TUNE_ALPHAS, TUNE_KS
 
 if TYPE_CHECKING:
     from ..formats import Run
     from ..formats.benchmark import Benchmark
     from ..llm.base import LLM
-    from ..stages import Settings
 
 
 def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = TUNE_KS.default, *,
@@ -41,17 +40,7 @@ def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = T
 
 @dataclass
 class UnionTuning:
-    """The union_freq grid of `tune_union_stage`, best first, over `questions` questions."""
+    """The union_freq grid of `inferqa tune-union`, best first, over `questions` questions."""
 
     grid: list[dict[str, Any]]
     questions: int
-
-
-def tune_union_stage(s: "Settings") -> UnionTuning:
-    """The entry point of `TUNE_UNION` (`inferqa tune-union`)."""
-    bench, ranked, model = open_run_and_llm(s, lambda: check_read_options(["union_freq"], s.ks, s.alphas))
-    try:
-        grid = tune_union(bench, ranked, model, s.ks, qids=ranked.qids, alphas=s.alphas)
-    finally:
-        model.close()
-    return UnionTuning(grid, len(ranked.qids))

@@ -28,13 +28,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
-from ..errors import InputError
-from ..hints import check_grouping, hint_group_key
-from ..formats import Run, as_benchmark, as_run
-from ..parameters import GROUPING, MARGIN, DIVERSIFY_OPTIONS as OPTIONS, PER_GROUP, SHARE
+from .errors import InputError
+from .hints import check_grouping, hint_group_key
+from .formats import Run, as_benchmark, as_run
+from .parameters import GROUPING, MARGIN, DIVERSIFY_OPTIONS as OPTIONS, PER_GROUP, SHARE
 
 if TYPE_CHECKING:
-    from ..formats.benchmark import Benchmark
+    from .formats.benchmark import Benchmark
 
 
 def check_per_group(per_group: object) -> int:

@@ -1,0 +1,179 @@
+"""The benchmark scripts' cache keys and question-cut check (benchmarks/cache_keys.py,
+benchmarks/inferential_hard.py, benchmarks/inferential_budget.py, benchmarks/rerank_window.py):
+no training, no encoding, no hint files: the key and check functions are called directly."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import sys
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def scripts() -> SimpleNamespace:
+    """The scripts as modules (they import their siblings, so benchmarks/ goes on the path)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield SimpleNamespace(**{name: importlib.import_module(name) for name in
+                                 ("cache_keys", "inferential_hard", "inferential_budget", "rerank_window")})
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+class Cut:
+    """A benchmark as far as the keys look at it: its question ids per split, and its folder."""
+
+    def __init__(self, splits: dict[str, list[str]], name: str = "bench"):
+        self.splits, self.path = splits, Path("/nowhere") / name
+
+    def split_qids(self, split: str | None = None) -> list[str]:
+        return [q for ids in self.splits.values() for q in ids] if split is None else list(self.splits[split])
+
+
+def trivia_cut(n: int) -> dict[str, list[str]]:
+    """TriviaHG's first `n` questions cut as the script builds them (the builder's own cut)."""
+    from inferqa.construct.splits import make_splits
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an empty dev split (N = 4, 5, 8): the check's business, tested below
+        return make_splits([SimpleNamespace(id=f"q{i}") for i in range(n)], (0.7, 0.1, 0.2), 13)
+
+
+def run_args(tmp_path: Path, questions: int, max_steps: int | None = 2, tokens: int = 256) -> SimpleNamespace:
+    return SimpleNamespace(out=tmp_path, questions=questions, max_steps=max_steps, dense_max_length=tokens)
+
+
+def keys_of(scripts, tmp_path: Path, n: int, **over) -> tuple[str, ...]:
+    """Every cached artefact's name for `--questions n`: the three models (dense and the
+    set-trained encoder after a clue encoder of 2 steps) and the tuned / EMVR key."""
+    hard = scripts.inferential_hard
+    cut = trivia_cut(n)
+    train = Cut({"train": cut["train"]})
+    args = run_args(tmp_path, n, **over)
+    clue = hard.clue_dir(args, train)
+    dense, sets = hard.follower_dirs(args, train, 2)
+    bench = Cut({"test": cut["test"], "dev": cut["dev"]}, hard.small.sized("hard-1100", n))
+    return clue.name, dense.name, sets.name, hard.results_key(bench, (clue, dense, sets))
+
+
+# (a) a cut's key is its own, and the same for the same inputs ----------------------------------
+def test_the_keys_of_6_questions_differ_from_7_and_8_and_are_stable(scripts, tmp_path):
+    six = keys_of(scripts, tmp_path, 6)
+    assert six == keys_of(scripts, tmp_path, 6)  # stable: a rerun reuses
+    for other in (7, 8):
+        assert all(a != b for a, b in zip(six, keys_of(scripts, tmp_path, other))), other
+
+
+def test_steps_seed_and_encoding_tokens_are_in_the_model_keys(scripts, tmp_path):
+    hard = scripts.inferential_hard
+    train = Cut({"train": trivia_cut(6)["train"]})
+    base = keys_of(scripts, tmp_path, 6)
+    assert keys_of(scripts, tmp_path, 6, max_steps=3)[0] != base[0]
+    assert keys_of(scripts, tmp_path, 6, tokens=128)[1] != base[1]  # dense only: it encodes at them
+    assert keys_of(scripts, tmp_path, 6, tokens=128)[2] == base[2]
+    opts = hard.clue_options(max_steps=2)
+    reseeded = hard.clue_options(max_steps=2, seed=14)
+    assert (scripts.cache_keys.model_dir(tmp_path, "clue", train, opts)
+            != scripts.cache_keys.model_dir(tmp_path, "clue", train, reseeded))
+
+
+def test_the_budget_models_are_keyed_by_cut_and_epochs(scripts, tmp_path):
+    budget = scripts.inferential_budget
+
+    def dirs(n: int, epochs: int = 3) -> tuple[str, str]:
+        args = SimpleNamespace(out=tmp_path, budget={**budget.BUDGET, "epochs": epochs}, max_steps=2)
+        cut = trivia_cut(n)
+        benches = {"train": Cut({"train": cut["train"]}), "hard": Cut({"test": cut["test"], "dev": cut["dev"]})}
+        budget.locate(args, benches)
+        return args.dense_dir.name, args.sets_dir.name, args.tuned.name, args.emvr.name, args.runs.name
+
+    assert dirs(6) == dirs(6)
+    for other in (dirs(7), dirs(6, epochs=4)):
+        assert all(a != b for a, b in zip(dirs(6), other))
+
+
+def test_the_clue_encoder_is_shared_with_rerank_window_for_the_same_inputs(scripts, tmp_path):
+    rw = scripts.rerank_window
+    train = Cut({"train": trivia_cut(7)["train"]})
+    args = rw.parse_args(["prepare", "--out", str(tmp_path), "--max-steps", "2"])
+    ours = scripts.inferential_hard.clue_dir(run_args(tmp_path, 7), train)
+    assert rw.model_dir(args, "clue", train, rw.hard_protocol.clue_options(max_steps=2)) == ours
+
+
+# (b) the split check, before anything is built -------------------------------------------------
+# By hand, from the builder's rule (cuts at round(0.7 N) and round(0.8 N), Python's rounding):
+# N: train / dev / test
+HAND = {4: (3, 0, 1), 5: (4, 0, 1), 6: (4, 1, 1), 7: (5, 1, 1), 8: (6, 0, 2), 9: (6, 1, 2), 10: (7, 1, 2),
+        11: (8, 1, 2), 12: (8, 2, 2)}
+REFUSED = {4: 6, 5: 6, 8: 9}  # N -> the smallest --questions from N up that fills all three
+
+
+@pytest.mark.parametrize("n", range(4, 13))
+def test_the_split_check_passes_or_refuses_in_one_line(scripts, n, capsys):
+    hard = scripts.inferential_hard
+    assert tuple(hard.split_sizes(n).values()) == HAND[n]
+    problem = hard.split_problem(n)
+    if n not in REFUSED:
+        assert problem is None
+        hard.require_splits(n)  # returns
+        return
+    assert "\n" not in problem and "dev split empty" in problem
+    assert problem.endswith(f"the smallest --questions from {n} up that fills train, dev, test is {REFUSED[n]}")
+    with pytest.raises(SystemExit) as exit_:
+        hard.require_splits(n)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == problem + "\n"
+
+
+def test_without_a_cut_nothing_is_refused(scripts):
+    assert scripts.inferential_hard.split_problem(None) is None
+
+
+@pytest.mark.parametrize("script, extra", [("inferential_hard", []), ("inferential_budget", ["--device", "cpu"]),
+                                           ("rerank_window", [])])
+def test_the_scripts_refuse_an_empty_split_before_building_anything(scripts, script, extra, tmp_path, monkeypatch,
+                                                                   capsys):
+    out = tmp_path / "out"
+    argv = (["prepare"] if script == "rerank_window" else []) + ["--out", str(out), "--questions", "8",
+                                                                   "--max-steps", "2", *extra]
+    module = getattr(scripts, script)
+    with pytest.raises(SystemExit) as exit_:
+        if script == "rerank_window":
+            module.main(argv)
+        else:
+            monkeypatch.setattr(sys, "argv", [script, *argv])
+            module.main()
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert not (out / "triviahg-first8").exists() and not (out / "models").exists()
+
+
+# (c) rerank_window's keys are what they were ---------------------------------------------------
+def test_rerank_window_keys_are_unchanged(scripts, tmp_path):
+    """The formulas rerank_window.py had before the shared module, inline: its caches stay valid."""
+    rw, shared = scripts.rerank_window, scripts.cache_keys
+
+    def old_key(**inputs) -> str:
+        return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def old_digest(bench, split=None) -> str:
+        return hashlib.sha256("\n".join(bench.split_qids(split)).encode()).hexdigest()[:16]
+
+    cut = trivia_cut(12)
+    train, hard = Cut({"train": cut["train"]}), Cut({"dev": cut["dev"], "test": cut["test"]})
+    args = rw.parse_args(["prepare", "--out", str(tmp_path)])
+    opts = rw.reranker_options(args)
+    inputs = dict(index="clue-9a2c7ae195", k=1000, q=old_digest(hard, "test"))
+    assert rw.key(**inputs) == shared.key(**inputs) == old_key(**inputs)
+    for split in ("dev", "test", None):
+        assert rw.questions_digest(hard, split) == shared.questions_digest(hard, split) == old_digest(hard, split)
+    old = old_key(opts=opts, train=old_digest(train), base="minilm", examples=rw.EXAMPLES)
+    assert rw.model_dir(args, "reranker", train, opts, examples=rw.EXAMPLES) == tmp_path / "models" / f"reranker-{old}"
