@@ -188,3 +188,19 @@ def test_the_one_qrels_reader_names_a_bad_line_wherever_qrels_are_read(setup, tm
         w.path("qrels.tsv").write_bytes(bad.read_bytes())
         w.commit(dict(Benchmark(bench).meta))  # a bad line is refused, not skipped: nothing committed
     assert folder_hash(bench) == before and read(bench) == a
+
+
+def test_a_dead_writers_staging_folder_goes_with_a_notice(tmp_path, capsys):
+    """A build killed outright leaves `.inferqa-staged-PID-TOKEN` inside the benchmark; the next
+    write removes it (its process no longer runs) and says so in one line."""
+    from inferqa.label.stage import build
+
+    build(demo=True, out=tmp_path / "b")
+    capsys.readouterr()
+    stale = tmp_path / "b" / ".inferqa-staged-999999999-deadbeef"
+    (stale / "x").parent.mkdir()
+    (stale / "x").write_text("half")
+    build(demo=True, out=tmp_path / "b", overwrite=True)
+    err = capsys.readouterr().err
+    assert not stale.exists()
+    assert f"inferqa: removed {stale}, the staging folder of a write by process 999999999" in err

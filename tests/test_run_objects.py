@@ -32,3 +32,19 @@ def test_assigned_rankings_index_by_passage_too():
 def test_repr_is_one_short_line():
     run = Run({f"q{i}": [(f"p{j}", float(-j)) for j in range(100)] for i in range(38)}, tag="bm25")
     assert repr(run) == "Run(tag='bm25', 38 questions, at most 100 passages each)"
+
+
+def test_a_run_from_python_carries_the_same_provenance_tag_as_the_command(tmp_path, monkeypatch, capsys):
+    """retrieve from Python, then `to_file` without `against`: the tag is the command's `bm25@HASH`."""
+    from conftest import run_cli
+
+    from inferqa.label.stage import build
+    from inferqa.retrieve import get_retriever
+
+    build(demo=True, out=tmp_path / "b")
+    run_cli(monkeypatch, capsys, "index", tmp_path / "b")
+    code, _, err = run_cli(monkeypatch, capsys, "retrieve", tmp_path / "b", "--depth", "5", "-o", tmp_path / "cli.trec")
+    assert code in (0, None), err
+    get_retriever("bm25").retrieve(tmp_path / "b", depth=5).to_file(tmp_path / "py.trec")
+    cli, py = (tmp_path / "cli.trec").read_text(), (tmp_path / "py.trec").read_text()
+    assert cli.split()[5].startswith("bm25@") and cli == py

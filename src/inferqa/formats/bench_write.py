@@ -29,6 +29,7 @@ import os
 import re
 import secrets
 import shutil
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -171,6 +172,8 @@ def _sweep_staged(directory: Path) -> None:
             m = _STAGED.fullmatch(entry.name)
             if m and not _running(int(m[1])):
                 shutil.rmtree(entry.path, ignore_errors=True)
+                print(f"inferqa: removed {entry.path}, the staging folder of a write by process {m[1]}, which no "
+                      "longer runs", file=sys.stderr)
 
 
 def existing_benchmark(directory: Path) -> bool:

@@ -207,6 +207,8 @@ class Retriever(ABC):
         qids = list(queries)
         run = self._search(qids, [queries[q] for q in qids], k) if qids else Run()
         run.tag = self.name
+        # the benchmark it was made against, marked on the file however it is written (`Run.to_file`)
+        run.bench_hash = (self.bench.meta or {}).get("content_hash") if self.bench is not None else None
         return run
 
 
