@@ -49,3 +49,16 @@ def test_a_bad_model_path_fails_before_a_model_library_is_imported(bench, bad_mo
         done = subprocess.run([sys.executable, "-c", code, str(bench.path), str(model)], capture_output=True,
                               text=True, cwd=REPO, env={"PYTHONPATH": str(REPO / "src"), "PATH": ""})
         assert done.stdout.split() == ["2", "False", "False"], (what, done.stdout, done.stderr)
+
+
+def test_the_dense_plugin_checks_its_model_as_clue_does(tmp_path):
+    """One model-path check for every model-loading plugin: dense, built from Python, refuses an
+    empty folder by what it holds, as clue does (it used to check only that the path exists)."""
+    from inferqa.errors import InputError
+    from inferqa.retrieve import get_retriever
+
+    empty = tmp_path / "weights"
+    empty.mkdir()
+    for name in ("dense", "clue"):
+        with pytest.raises(InputError, match="not a '(dense|clue)' model: found an empty folder"):
+            get_retriever(name, model=str(empty))

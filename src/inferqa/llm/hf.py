@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import quiet_loading
+from ..models import check_model_ref, quiet_loading
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, completion_head_end
@@ -73,9 +73,8 @@ class TransformersLLM(LLM):
         except ImportError:
             raise InputError("the transformers backend needs 'transformers' and torch "
                              "(pip install 'inferqa[transformers]')") from None
-        looks_local = model.startswith((".", "/", "~")) or Path(model).expanduser().exists()
-        if looks_local and not Path(model).expanduser().is_dir():
-            raise InputError("model folder not found", file=model)
+        check_model_ref(model, "model folder", "llm")  # the one model-path check, as every loader's
+        looks_local = Path(model).expanduser().exists()
         self._torch = torch
         if n_threads:
             torch.set_num_threads(int(n_threads))

@@ -21,7 +21,7 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import read_json, temp_beside, write_json
 from ..defaults import DEFAULT_ENCODER
-from ..models import MINILM, check_model_ref, load_sentence_transformer
+from ..models import MINILM, check_model_kind, load_sentence_transformer
 from ..formats import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
@@ -60,14 +60,14 @@ class DenseRetriever(Retriever):
                  batch_size: int, index_type: str, chunk_size: int, hnsw_m: int, ef_search: int,
                  search_block: int, device: str | None, show_progress: bool):
         if model != MINILM:
-            check_model_ref(model)
+            check_model_kind(model, "dense")
         super().__init__(model=model, query_prefix=query_prefix, passage_prefix=passage_prefix,
                          index_type=index_type, hnsw_m=int(hnsw_m))
         self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)
         self.search_block, self.device, self.show_progress = int(search_block), device, show_progress
         # DPR-style separate query encoder; passages (the index) always use `model`.
         if query_model and query_model != MINILM:
-            check_model_ref(query_model)
+            check_model_kind(query_model, "dense", field="query_model")
         self.query_model = query_model or None
         self._model = None
         self._query_model = None
