@@ -235,3 +235,31 @@ def test_the_literal_check_finds_a_repeat(tmp_path, monkeypatch):
     monkeypatch.setattr(inferqa, "__file__", str(fake / "__init__.py"))
     assert _literal_defaults_outside_declarations({"protocol": {"'inferqa'"}, "depth": {"1000"}}) == \
         ["mod.py:1 protocol='inferqa'"]
+
+
+def test_no_two_stage_signatures_write_one_default_as_a_literal():
+    """A stage's own literal default is its declaration; the same option name with the same
+    literal in a second stage's signature, or one a shared option declares, is a repeat: the
+    second reads the shared declaration (`= TUNE_SPLIT.default`)."""
+    import ast
+
+    from inferqa import defaults, parameters
+
+    shared = {(o.name, repr(o.default)) for mod in (parameters, defaults) for o in vars(mod).values()
+              if isinstance(o, registry.Option) and o.default not in (None, True, False, registry.REQUIRED)}
+    written: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for name, stage in declared().items():
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(stage.function)).lstrip())
+        args = tree.body[0].args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            try:
+                value = ast.literal_eval(default)
+            except ValueError:
+                continue
+            if value is not None and value is not True and value is not False and arg.arg not in OWN:
+                written[arg.arg, repr(value)].append(name)
+    repeats = {key: who for key, who in written.items() if len(who) > 1 or key in shared}
+    assert repeats == {}

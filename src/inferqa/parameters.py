@@ -106,6 +106,8 @@ LABEL_MATCH = Option("label_match", str, "exact", "QUIT release labels: exact (t
 # The demo benchmark `inferqa demo` runs on (`inferqa build --demo` alone): 38 of the 48
 # questions in test, one question is 2.6 points; 3 hints -> 15 passages each.
 DEMO_BUILD = {"top_k": 3, "split": [6, 4, 38], "seed": 13}
+LEAK_JUDGE = Option("leak_judge", str, "string", "the leak judge (`inferqa plugins leak-judge`); the string rule always "
+                    "runs first")
 LEAK_POLICY = Option("leak_policy", str, "drop-hint", "drop-hint: remove leaking hints, keep the question; "
                      "drop-question: drop it (the paper's choice); none: no filter (data already filtered, e.g. the "
                      "QUIT release)")
@@ -139,6 +141,8 @@ DEPTH = Option("depth", int, 1000, "passages per question in the run", min=1)
 BENCH = Option("bench", (Path, object), REQUIRED, "benchmark directory written by `inferqa build` (in Python also "
                "a Benchmark)", positional=True, metavar="BENCH_DIR")
 RETRIEVE_SPLIT = Option("split", str, "test", "questions to retrieve for: train | dev | test | all")
+# The split a tuning grid chooses on (tune-diversify, tune-union).
+TUNE_SPLIT = Option("split", str, "dev", "split to tune on")
 # The retriever and its options (their help, where the CLI prints it, is the plugins' own).
 RETRIEVER = Option("retriever", str, "bm25", "retriever (`inferqa plugins retriever NAME`: its options)",
                    flags=("--retriever", "-r"))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from ..llm.base import LLM
-from ..parameters import LEAK_LLM_FLAG, LEAK_THRESHOLD_FLAG, MIN_F1, OVERWRITE, SHEET_FORMAT
+from ..parameters import LEAK_JUDGE, LEAK_LLM_FLAG, LEAK_THRESHOLD_FLAG, MIN_F1, OVERWRITE, SHEET_FORMAT
 from ..stage import Opt, stage
 
 if TYPE_CHECKING:
@@ -39,8 +40,9 @@ def annotate_import(bench: Annotated[Path, Opt("the benchmark directory the shee
                                                "skip)", metavar="SHEET")], *,
                     annotator: Annotated[str, Opt("who reviewed the sheet (recorded in meta.json)")],
                     fmt: SheetFormat = None,
-                    leak_judge: Annotated[str, Opt("judge for new aliases (the string rule always runs first)",
-                                                   choices=("string", "embedding", "llm"))] = "string",
+                    leak_judge: Annotated[str, replace(LEAK_JUDGE, help="judge for new aliases (the string rule always "
+                                                       "runs first)", choices=("string", "embedding", "llm"))]
+                    = LEAK_JUDGE.default,
                     leak_threshold: Annotated[float, LEAK_THRESHOLD_FLAG] = LEAK_THRESHOLD_FLAG.default,
                     leak_llm: Annotated["str | LLM", LEAK_LLM_FLAG] = LEAK_LLM_FLAG.default,
                     leak_action: Annotated["str | None", Opt("what to do with a hint a new alias leaks into (default: "

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 from ..defaults import DEFAULT_ENCODER
 from ..registry import Option, plugin
-from ..parameters import LEAK_LLM, LEAK_THRESHOLD
+from ..parameters import LEAK_JUDGE, LEAK_LLM, LEAK_THRESHOLD
 
 _STRING_JUDGE = Option("string_judge", object, None, "the judge applied first (default: the string rule)")
 
@@ -210,7 +210,7 @@ class LLMLeakJudge:
         return self.leaks_many([(hint, answers)])[0]
 
 
-def leak_judge(name: str = "string", **options: Any) -> Any:
+def leak_judge(name: str = LEAK_JUDGE.default, **options: Any) -> Any:
     """The leak judge NAME (`--leak-judge`) with checked options; None values mean defaults
     (left out, so a flag that was not given is no option of a judge that lacks it)."""
     from .. import registry

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Sequence
 
 from ..errors import InputError
-from ..parameters import RESAMPLES, RETRIEVER
+from ..parameters import RESAMPLES, RETRIEVE_SPLIT, RETRIEVER
 from ..registry import REQUIRED, Option
 from ..stage import Opt, stage
 
@@ -30,7 +31,8 @@ def diagnose_monotonicity(
         model: Annotated["str | None", Opt("the retriever's model option (a folder, HF id or alias)")] = None,
         options: Annotated["dict | None", Opt("retriever option KEY=VALUE (repeatable), e.g. --opt compose=monotone",
                                               flags=("--opt",), metavar="KEY=VALUE")] = None,
-        split: Annotated[str, Opt("questions diagnosed (all: every question)")] = "test",
+        split: Annotated[str, replace(RETRIEVE_SPLIT, help="questions diagnosed (all: every question)")]
+        = RETRIEVE_SPLIT.default,
         index_dir: Annotated["Path | None", Opt("index directory (default: BENCH/indexes/<retriever>-<hash of "
                                                 "options>/, built there when missing)")] = None,
         seed: Annotated[int, Opt("seed of the bootstrap over questions")] = 0,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 from ..data import AUTO
 from ..errors import InputError
 from ..llm.base import LLM
-from ..parameters import (BACKEND, BUILD_SPLIT, CACHE, DEMO_BUILD, LABEL_MATCH, LABEL_MODE, LABELERS, LEAK_LLM_FLAG,
+from ..parameters import (BACKEND, BUILD_SPLIT, CACHE, DEMO_BUILD, LABEL_MATCH, LABEL_MODE, LABELERS, LEAK_JUDGE, LEAK_LLM_FLAG,
                           LEAK_POLICY, LEAK_THRESHOLD_FLAG, LLM_URLS, NUM_ACTORS, OVERWRITE, PARAMETRIC, RAY_ADDRESS,
                           SEED, STOP_AT_FIRST_CORRECT, TOP_K, USE_CACHE)
 from ..registry import Option
@@ -71,9 +71,9 @@ def build(sources: Annotated["list[Path] | None", Opt("source files: WikiHint/Tr
                                     "add the demo questions to them (default options)")] = False,
           top_k: Annotated["int | None", _resolved_by_build(TOP_K)] = None,
           leak_policy: Annotated[str, LEAK_POLICY] = LEAK_POLICY.default,
-          leak_judge: Annotated[str, Opt("string (word-boundary rule) | embedding (best hint-span cosine to the "
-                                         "answer) | llm (asks --leak-llm); the string rule always runs first")]
-          = "string",
+          leak_judge: Annotated[str, replace(LEAK_JUDGE, help="string (word-boundary rule) | embedding (best hint-span "
+                                             "cosine to the answer) | llm (asks --leak-llm); the string rule always "
+                                             "runs first")] = LEAK_JUDGE.default,
           leak_threshold: Annotated[float, LEAK_THRESHOLD_FLAG] = LEAK_THRESHOLD_FLAG.default,
           leak_llm: Annotated["str | LLM", LEAK_LLM_FLAG] = LEAK_LLM_FLAG.default,
           split: Annotated["str | None", _resolved_by_build(BUILD_SPLIT)] = None,
@@ -113,7 +113,7 @@ def build(sources: Annotated["list[Path] | None", Opt("source files: WikiHint/Tr
     post_build = make_post_build(label=label, labelers=labeler or [], mode=label_mode, parametric=parametric,
                                  split_by=split_by, split=split, seed=seed, stop_at_first_correct=stop_at_first_correct)
     # the shipped labels are keyed by question and hint order: they fit the demo's own hints only
-    shipped = (demo_only and post_build is None and not convergence and leak_judge == "string"
+    shipped = (demo_only and post_build is None and not convergence and leak_judge == LEAK_JUDGE.default
                and top_k == DEMO_BUILD["top_k"])
     if shipped:
         post_build = demo_build_options()["post_build"]

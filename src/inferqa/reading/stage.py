@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from ..defaults import MIN_LABEL
 from ..errors import InputError
 from ..parameters import (ALLOW_PARTIAL, BACKEND, BENCH_FLAG, CACHE, JUDGE_SAMPLES, JUDGE_TEMPERATURE, LLM_URLS,
-                          NUM_ACTORS, OVERWRITE, RAY_ADDRESS, READ_KS, READ_STRATEGIES, READER_LLM_FLAG, RUN_HELP,
+                          NUM_ACTORS, OVERWRITE, PROTOCOL, RAY_ADDRESS, READ_KS, READ_STRATEGIES, READER_LLM_FLAG, RETRIEVE_SPLIT, RUN_HELP,
                           UNION_ALPHA, UNION_BETA, USE_CACHE)
 from ..stage import Opt, stage
 
@@ -94,9 +94,9 @@ def evaluate_answers(answers: Annotated[Path, Opt("ANSWERS.jsonl written by `inf
                      judge_samples: Annotated[int, JUDGE_SAMPLES] = JUDGE_SAMPLES.default,
                      judge_temperature: Annotated[float, JUDGE_TEMPERATURE] = JUDGE_TEMPERATURE.default,
                      cache: Annotated["Path | None", CACHE] = None,
-                     protocol: Annotated[str, Opt("inferqa: normalised EM | paper: the QUIT authors' answer cleaning, "
-                                                  "then exact case-sensitive EM (inferqa.evaluation.exact_match)")]
-                     = "inferqa") -> tuple[Answers, tuple[str, ...]]:
+                     protocol: Annotated[str, replace(PROTOCOL, help="inferqa: normalised EM | paper: the QUIT authors' "
+                                                      "answer cleaning, then exact case-sensitive EM "
+                                                      "(inferqa.evaluation.exact_match)")] = PROTOCOL.default) -> tuple[Answers, tuple[str, ...]]:
     """Print EM, F1 and contains (and the LLM judge's accuracy) per strategy and k."""
     # returns (the rows, of `split` only with a benchmark, scored by `score_answers`; the metric names set)
     from ..evaluation.metrics import check_protocol
@@ -154,7 +154,8 @@ def import_answers(retriever_jsonl: Annotated[Path, Opt("the authors' retriever.
 @stage("stored-answers")
 def stored_answers(bench: Annotated[Path, Opt("benchmark directory with stored answers (labels.jsonl)",
                                               metavar="BENCH_DIR")], *,
-                   split: Annotated[str, Opt("questions: train | dev | test | all")] = "test",
+                   split: Annotated[str, replace(RETRIEVE_SPLIT, help="questions: train | dev | test | all")]
+                   = RETRIEVE_SPLIT.default,
                    models: Annotated["list[str] | None", Opt("model(s) whose stored answers to score (default: every "
                                                              "one stored)", flags=("--model",))] = None,
                    run: Annotated["Path | None", Opt("also the oracle-reranker reader over this run: top-k unions "
@@ -164,9 +165,9 @@ def stored_answers(bench: Annotated[Path, Opt("benchmark directory with stored a
                                                     flags=("--k",))] = READ_KS.default,
                    min_label: Annotated[int, Opt(f"{MIN_LABEL.help} for optimal EM; inferqa protocol only", min=1)]
                    = MIN_LABEL.default,
-                   protocol: Annotated[str, Opt("inferqa | paper: the rows of the QUIT authors' scripts (accuracy and "
-                                                "optimal EM over labels 1 and 2, 1, 2; both unions un_k and uf_k; "
-                                                "hint contribution)")] = "inferqa",
+                   protocol: Annotated[str, replace(PROTOCOL, help="inferqa | paper: the rows of the QUIT authors' "
+                                                    "scripts (accuracy and optimal EM over labels 1 and 2, 1, 2; both "
+                                                    "unions un_k and uf_k; hint contribution)")] = PROTOCOL.default,
                    as_json: Annotated[bool, Opt("print JSON", flags=("--json",))] = False,
                    allow_partial: Annotated[bool, ALLOW_PARTIAL] = False) -> dict[str, Any]:
     """The paper's answer-level numbers without a model: optimal EM, accuracy per label, oracle reranker."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Sequence
 
 from ..errors import InputError
 from ..parameters import (ALLOW_PARTIAL, BENCH_FLAG, CACHE, DEFAULT_SHARES, GROUPING, READER_LLM_FLAG, RUN_HELP,
-                          TUNE_ALPHAS, TUNE_KS, USE_CACHE)
+                          TUNE_ALPHAS, TUNE_KS, TUNE_SPLIT, USE_CACHE)
 from ..stage import Opt, stage
 from .diversify import MarginRow, MarginTuning, check_grid, margin_at_share
 from .union import UnionTuning, tune_union as union_grid
@@ -26,7 +26,8 @@ def tune_diversify(run: Annotated["Path | Run | dict", Opt("run to diversify: a 
                                                            metavar="RUN")], *,
                    bench: Annotated["Path | Benchmark", Opt("benchmark folder the run was made on, or a Benchmark",
                                                             flags=("--bench", "-b"))],
-                   split: Annotated[str, Opt("split to tune on; score the chosen margin on another one")] = "dev",
+                   split: Annotated[str, replace(TUNE_SPLIT, help="split to tune on; score the chosen margin on "
+                                                 "another one")] = TUNE_SPLIT.default,
                    margins: Annotated["list[float] | None", Opt("margins to try, each ≥ 0 (default: those of "
                                                                 "--shares)")] = None,
                    shares: Annotated["list[float] | None", Opt("shares of the split's queries to diversify, each in "
@@ -109,7 +110,7 @@ def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str 
 @stage("tune-union")
 def tune_union(run: Annotated["str | Path", Opt(RUN_HELP, metavar="RUN")] = "optimal", *,
                bench: Annotated[Path, replace(BENCH_FLAG, help="benchmark directory")],
-               split: Annotated[str, Opt("split to tune on")] = "dev",
+               split: Annotated[str, TUNE_SPLIT] = TUNE_SPLIT.default,
                llm: Annotated[str, READER_LLM_FLAG] = READER_LLM_FLAG.default,
                ks: Annotated[list[int], replace(TUNE_KS, flags=("--k",))] = TUNE_KS.default,
                alphas: Annotated[list[float], replace(TUNE_ALPHAS, help=f"union_freq: {TUNE_ALPHAS.help}")]
