@@ -414,13 +414,10 @@ def hit_curve(run: Run, qrels) -> list[float]:
 
 
 def _diversify_input(spec: StageSpec) -> dict[str, Any]:
-    # Only when set, so the hashes of stages cached before the options existed still hold.
-    if spec.diversify is None:
-        return {}
-    by = {} if spec.diversify_by == GROUPING.default else {"diversify_by": spec.diversify_by}
-    margin = {} if spec.diversify_margin is None else {"diversify_margin": spec.diversify_margin}
-    share = {} if spec.diversify_share is None else {"diversify_share": spec.diversify_share}
-    return {"diversify": spec.diversify, **by, **margin, **share}
+    """`_diversify_options` as a stage hash's input: only the options set (the grouping only when
+    not the default), so the hashes of stages cached before the options existed still hold."""
+    return {key: value for key, value in _diversify_options(spec).items()
+            if value is not None and not (key == "diversify_by" and value == GROUPING.default)}
 
 
 def _diversify_options(spec: StageSpec) -> dict[str, Any]:

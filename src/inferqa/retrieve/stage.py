@@ -43,17 +43,19 @@ Options = Annotated["dict | None", Opt("extra retriever option KEY=VALUE (repeat
 IndexDir = Annotated["Path | None", Opt("index directory (default: BENCH/indexes/<retriever>-<hash of options>/)")]
 
 
-def retriever_options(given: dict[str, Any], options: dict | None, retriever: str) -> dict[str, Any]:
-    """The retriever options given: the shortcuts (None: not given) and `options`, the model
-    paths checked first (a file, an empty or missing folder fails before anything is imported
-    or written); the retriever refuses an option it does not take."""
-    out = {name: value for name, value in given.items() if value is not None}
-    out.update(options or {})
-    kind = MODEL_KINDS.get(retriever)
+def _retriever(name: str, options: dict | None, **shortcuts: Any) -> Any:
+    """Retriever NAME from the shortcuts given (None: not given) and `options`, its model paths
+    checked first (a file, an empty or missing folder fails before anything is imported or
+    written); the retriever refuses an option it does not take."""
+    from . import get_retriever
+
+    chosen = {key: value for key, value in shortcuts.items() if value is not None}
+    chosen.update(options or {})
+    kind = MODEL_KINDS.get(name)
     for key in ("model", "query_model"):
-        if kind is not None and isinstance(out.get(key), str):
-            check_model_kind(out[key], kind, field=key)
-    return out
+        if kind is not None and isinstance(chosen.get(key), str):
+            check_model_kind(chosen[key], kind, field=key)
+    return get_retriever(name, **chosen)
 
 
 @stage("index")
@@ -69,11 +71,8 @@ def index(bench: Bench, *, retriever: Retriever = RETRIEVER.default, model: Mode
     from ..formats.coerce import as_benchmark
     from ..io import check_output
     from ..scale import Executor
-    from . import get_retriever
-
-    shortcuts = dict(model=model, dedup=dedup, k1=k1, b=b, query_prefix=query_prefix, passage_prefix=passage_prefix,
-                     batch_size=batch_size, index_type=index_type)
-    r = get_retriever(retriever, **retriever_options(shortcuts, options, retriever))  # model paths checked first
+    r = _retriever(retriever, options, model=model, dedup=dedup, k1=k1, b=b, query_prefix=query_prefix,
+                   passage_prefix=passage_prefix, batch_size=batch_size, index_type=index_type)  # paths checked first
     executor = Executor(backend, ray_address=ray_address, num_actors=num_actors)
     bench = as_benchmark(bench)
     check_output(index_dir or r.default_index_dir(bench), kind="dir")
@@ -94,7 +93,6 @@ def retrieve(bench: Bench, *, out: Out, split: Annotated[str, RETRIEVE_SPLIT] = 
     """Retrieve the top k passages for each question of a split (needs `inferqa index` first)."""
     from ..formats.coerce import as_benchmark
     from ..io import check_output
-    from . import get_retriever
     from .base import question_queries
     from ..diversification import check_diversify, diversify as diversified
 
@@ -102,9 +100,8 @@ def retrieve(bench: Bench, *, out: Out, split: Annotated[str, RETRIEVE_SPLIT] = 
     per_group, grouping, margin, share = check_diversify(diversify, diversify_by, diversify_margin, diversify_share,
                                                          names=tuple(o.cli_flags[0] for o in DIVERSIFY))
     bench = as_benchmark(bench)
-    shortcuts = dict(model=model, dedup=dedup, k1=k1, b=b, query_prefix=query_prefix, passage_prefix=passage_prefix,
-                     batch_size=batch_size, index_type=index_type)
-    r = get_retriever(retriever, **retriever_options(shortcuts, options, retriever))
+    r = _retriever(retriever, options, model=model, dedup=dedup, k1=k1, b=b, query_prefix=query_prefix,
+                   passage_prefix=passage_prefix, batch_size=batch_size, index_type=index_type)
     r.attach(bench, index_dir)
     r.load()  # a missing index fails before any query is encoded
     run = r.search(question_queries(bench, bench.split_qids(split)), depth)
