@@ -202,18 +202,27 @@ def _literal_defaults_outside_declarations(declared_defaults: dict[str, set[str]
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             if (str(path), first) in own:
                 continue
-            args = node.args
-            positional = args.posonlyargs + args.args
-            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-            for arg, default in pairs:
-                try:
-                    value = ast.literal_eval(default)
-                except ValueError:
-                    continue
-                if arg.arg not in OWN and repr(value) in declared_defaults.get(arg.arg, ()):
-                    hits.append(f"{path.name}:{default.lineno} {arg.arg}={value!r}")
+            for arg, value, line in _literal_defaults(node):
+                if arg not in OWN and repr(value) in declared_defaults.get(arg, ()):
+                    hits.append(f"{path.name}:{line} {arg}={value!r}")
     return hits
+
+
+def _literal_defaults(node) -> list[tuple[str, object, int]]:
+    """(parameter, value, line) of each parameter of a function's AST node whose default is a literal."""
+    import ast
+
+    args = node.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    out = []
+    for arg, default in pairs:
+        try:
+            out.append((arg.arg, ast.literal_eval(default), default.lineno))
+        except ValueError:
+            continue
+    return out
 
 
 def test_no_literal_repeats_a_declared_default():
@@ -250,16 +259,8 @@ def test_no_two_stage_signatures_write_one_default_as_a_literal():
     written: dict[tuple[str, str], list[str]] = defaultdict(list)
     for name, stage in declared().items():
         tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(stage.function)).lstrip())
-        args = tree.body[0].args
-        positional = args.posonlyargs + args.args
-        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for arg, default in pairs:
-            try:
-                value = ast.literal_eval(default)
-            except ValueError:
-                continue
-            if value is not None and value is not True and value is not False and arg.arg not in OWN:
-                written[arg.arg, repr(value)].append(name)
+        for arg, value, _ in _literal_defaults(tree.body[0]):
+            if value is not None and value is not True and value is not False and arg not in OWN:
+                written[arg, repr(value)].append(name)
     repeats = {key: who for key, who in written.items() if len(who) > 1 or key in shared}
     assert repeats == {}
