@@ -92,8 +92,11 @@ def make_reranker(name: str, tmp: Path, threads: int):
         return get_reranker(name, llm=load_llm("smollm2", cache=None, n_threads=threads))
     if name == "cross-encoder":
         from sentence_transformers import CrossEncoder
+
+        from inferqa.models import quiet_loading
         path = tmp / "minilm-ce"
-        CrossEncoder(str(minilm_path()), num_labels=1).save_pretrained(str(path))
+        with quiet_loading():
+            CrossEncoder(str(minilm_path()), num_labels=1).save_pretrained(str(path))
         return get_reranker("cross-encoder", model=str(path), batch_size=32)
     size = name.split("-")[1]
     return get_reranker("monot5", model=str(t5_sized(tmp / name, size)), batch_size=16)

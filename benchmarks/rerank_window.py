@@ -44,6 +44,7 @@ import inferential_hard as hard_protocol  # noqa: E402
 from inferential_retrieval import fmt_p  # noqa: E402
 
 from inferqa.io import write_json  # noqa: E402
+from inferqa.models import quiet_loading  # noqa: E402
 
 OUT = REPO / "runs" / "rerank-window"
 K = 1000
@@ -241,7 +242,8 @@ class Scores:
             if self._ce is None:
                 from sentence_transformers import CrossEncoder
 
-                self._ce = CrossEncoder(str(self.model_dir), device="cpu")
+                with quiet_loading():
+                    self._ce = CrossEncoder(str(self.model_dir), device="cpu")
             query = self.bench.questions[qid].text
             t0 = time.perf_counter()
             got = self._ce.predict([(query, self.bench.passage_text(p)) for p in missing], batch_size=64,

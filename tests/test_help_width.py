@@ -67,3 +67,16 @@ def test_every_flag_name_stays_on_one_line_at_80_columns(path, cmd, monkeypatch)
         for flag in (*param.opts, *param.secondary_opts):
             if flag.startswith("--"):
                 assert any(re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", line) for line in lines), (flag, out)
+
+
+@pytest.mark.parametrize("path,cmd", [(p, c) for p, c in COMMANDS if not getattr(c, "commands", None)],
+                         ids=[" ".join(p) for p, c in COMMANDS if not getattr(c, "commands", None)])
+def test_every_type_column_names_types_as_click_does(path, cmd):
+    # typer alone shows an argument's or a hand-written option's type as `<path>`, `<list[str]>`
+    from inferqa.cli.app import _click_type_name
+
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert not re.search(r"│[^│]*\s<(str|path|int|float|list\[\w+\])>\s", result.output), result.output
+    assert [_click_type_name(t) for t in ("<list[Path]>", "<str>", "<int>", "<a|b>", "PATH")] == [
+        "PATH", "TEXT", "INTEGER", "[a|b]", "PATH"]

@@ -29,12 +29,12 @@ def test_hand_worked_min_label_1(toy):
     run, qrels = toy
     res = evaluate(run, qrels, ["hit@1", "hit@2", "recall@2", "recall@4", "mrr", "mrr@1", "map", "p@2",
                                 "ndcg_exp@2", "ndcg_exp@4"])
-    # hit/recall average over q1, q2 (q3 has no relevant passage).
+    # every measure averages over all three questions; q3 (no relevant passage) counts 0, as in
+    # ir_measures and ranx.
     assert res["hit@1"] == 0.0
-    assert res["hit@2"] == pytest.approx(0.5)
-    assert res["recall@2"] == pytest.approx((1 / 2 + 0) / 2)
-    assert res["recall@4"] == pytest.approx((2 / 2 + 0) / 2)
-    # mrr/map/p/ndcg average over all three questions.
+    assert res["hit@2"] == pytest.approx(1 / 3)
+    assert res["recall@2"] == pytest.approx((1 / 2 + 0 + 0) / 3)
+    assert res["recall@4"] == pytest.approx((2 / 2 + 0 + 0) / 3)
     assert res["mrr"] == pytest.approx((1 / 2) / 3)
     assert res["mrr@1"] == 0.0
     assert res["map"] == pytest.approx(((1 / 2 + 2 / 4) / 2) / 3)
@@ -48,25 +48,30 @@ def test_hand_worked_min_label_2(toy):
     run, qrels = toy
     res = evaluate(run, qrels, ["hit@2", "hit@4", "recall@4", "mrr", "ndcg_exp@4"], min_label=2)
     assert res["hit@2"] == 0.0
-    assert res["hit@4"] == pytest.approx(0.5)  # q1 via d at rank 4; q2 misses
-    assert res["recall@4"] == pytest.approx(0.5)
+    assert res["hit@4"] == pytest.approx(1 / 3)  # q1 via d at rank 4; q2 misses; q3 has none: 0
+    assert res["recall@4"] == pytest.approx(1 / 3)
     assert res["mrr"] == pytest.approx((1 / 4) / 3)
     # b (label 1) gains nothing with min_label 2: ideal is d alone.
     assert res["ndcg_exp@4"] == pytest.approx((3 / math.log2(5)) / 3 / 3)
 
 
-def test_per_query_and_undefined(toy):
+def test_per_query_counts_a_question_without_relevant_passage_0(toy):
     run, qrels = toy
     res = evaluate(run, qrels, ["hit@4", "mrr"], per_query=True)
-    assert res["per_query"]["q3"]["hit@4"] is None
-    assert res["per_query"]["q3"]["mrr"] == 0.0
+    assert res["per_query"]["q3"] == {"hit@4": 0.0, "mrr": 0.0}
     assert res["per_query"]["q1"] == {"hit@4": 1.0, "mrr": 0.5}
-    assert res["mean"]["hit@4"] == pytest.approx(0.5)
+    assert res["mean"]["hit@4"] == pytest.approx(1 / 3)
+    # the authors' label-2 variant leaves q3 out (undefined): None per question, not in the mean
+    paper = evaluate(run, qrels, ["hit@4"], per_query=True, min_label=2, protocol="paper")
+    assert paper["per_query"]["q3"]["hit@4"] is None and paper["mean"]["hit@4"] == pytest.approx(0.5)
 
 
-def test_no_relevant_anywhere_gives_nan_hit():
+def test_no_relevant_anywhere_gives_0_hit_and_nan_under_the_paper_label_2_rule():
     res = evaluate(run_of({"q": ["a"]}), Qrels({"q": {"a": 0}}), ["hit@1", "mrr"])
-    assert math.isnan(res["hit@1"]) and res["mrr"] == 0.0
+    assert res["hit@1"] == 0.0 and res["mrr"] == 0.0
+    paper = evaluate(run_of({"q": ["a"], "p": ["c"]}), Qrels({"q": {"a": 1}, "p": {"b": 2}}), ["hit@1"],
+                     min_label=2, protocol="paper", per_query=True)
+    assert paper["per_query"]["q"]["hit@1"] is None and paper["mean"]["hit@1"] == 0.0
 
 
 def test_metric_names():
@@ -136,8 +141,9 @@ def test_paper_protocol_differs_from_ours_on_a_hand_worked_case():
     paper = evaluate(run, qrels, names, protocol="paper")
     dcg = 3 / math.log2(3)                        # a (gain 3) at rank 2
     ndcg_q1 = dcg / (3 + 1 / math.log2(3) + 1 / 2)  # ideal gains 3, 1, 1
-    # Ours: hit/recall over q1 and q3 (q2 has no relevant passage); precision@5 divides by 5.
-    assert ours == pytest.approx({"hit@1": 0.0, "hit@2": 1 / 2, "recall@2": (1 / 3) / 2, "precision@5": (2 / 5) / 3,
+    # Ours: every question in the denominator (q2, without a relevant passage, counts 0, as in
+    # ir_measures); precision@5 divides by 5.
+    assert ours == pytest.approx({"hit@1": 0.0, "hit@2": 1 / 3, "recall@2": (1 / 3) / 3, "precision@5": (2 / 5) / 3,
                                   "p@2": (1 / 2) / 3, "mrr@10": (1 / 2) / 3, "map@3": ((1 / 2) / 3) / 3,
                                   "ndcg_exp@3": ndcg_q1 / 3})
     # Paper: every question in the denominator; precision@5 divides by the 4 retrieved; round(x, 4).
@@ -195,15 +201,9 @@ def test_partial_runs_and_qrels_score_the_questions_ir_measures_scores(seed):
     for name, measure in theirs_by.items():
         theirs = _ir_values(measure, run, qrels)  # one measure per call (docs/field.md)
         assert set(ours["per_query"]) == set(theirs) == set(qrels), name  # unjudged out, judged missing in
-        defined = []
         for q, value in theirs.items():
-            mine = ours["per_query"][q][name]
-            if name in ("hit@10", "R@20") and q in no_relevant:
-                assert mine is None and value == 0.0, (name, q)  # ours leaves them out of hit and recall
-                continue
-            assert mine == pytest.approx(value, abs=1e-9), (name, q)
-            defined.append(value)
-        assert ours["mean"][name] == pytest.approx(sum(defined) / len(defined), abs=1e-9), name
+            assert ours["per_query"][q][name] == pytest.approx(value, abs=1e-9), (name, q, q in no_relevant)
+        assert ours["mean"][name] == pytest.approx(sum(theirs.values()) / len(theirs), abs=1e-9), name
     if seed < 5:  # pytrec_eval (trec_eval) where it has the measure: over the questions of both
         pytrec_eval = pytest.importorskip("pytrec_eval")
         names = {"recip_rank": "RR", "map": "AP", "P_5": "P@5", "recall_20": "R@20", "ndcg_cut_10": "nDCG@10",
@@ -242,8 +242,8 @@ def test_summary_counts_scored_left_out_and_counted_zero():
     with pytest.warns(UserWarning):
         (e,) = evaluate_runs([run], qrels=qrels, metrics=["RR", "hit@10", "R@5"])
     assert (e.scored, e.left_out, e.counted_zero) == (3, 1, 1)
-    assert e.summary() == ("3 questions scored (hit@10, R@5 over 2: 1 without a relevant passage), "
-                           "1 left out (not judged), 1 counted 0 (judged, not in the run)")
+    assert e.summary() == "3 questions scored, 1 left out (not judged), 1 counted 0 (judged, not in the run)"
+    assert e.means["hit@10"] == pytest.approx(1 / 3)  # q4 has no relevant passage: 0, as ir_measures
 
 
 def test_cli_counts_questions_and_warns_once_for_a_partial_split(tmp_path, monkeypatch, capsys, demo_bench_8q):
@@ -303,3 +303,27 @@ def test_cli_evaluates_several_runs_one_row_each_and_per_query_csv_in_fractions(
     assert {r[0]: [float(r[1]), float(r[2])] for r in rows[1:-1]} == {
         q: [v["RR"], v["hit@1"]] for q, v in want["per_query"].items()}  # fractions, every digit
     assert rows[-1] == ["mean", repr(want["mean"]["RR"]), repr(want["mean"]["hit@1"])]
+
+
+def test_evaluate_scores_the_one_split_that_holds_the_run_as_retrieve_made_it(demo_bench_8q):
+    from inferqa.evaluation.metrics import ScopeWarning
+    from inferqa.evaluation.stage import evaluate as evaluate_runs
+
+    bench = demo_bench_8q
+    test, train = bench.split_qids("test"), bench.split_qids("train")
+    hit = {q: next(p for p, label in bench.qrels[q].items() if label >= 1) for q in bench.questions}
+    run = Run({q: [(hit[q] if i == 0 else hit[train[0]], 1.0)] for i, q in enumerate(test)})  # only the first hits
+    (default,) = evaluate_runs(run, bench=bench, metrics="hit@10")
+    (explicit,) = evaluate_runs(run, bench=bench, split="test", metrics="hit@10")
+    assert default.means == explicit.means == {"hit@10": pytest.approx(1 / len(test))}
+    assert (default.inferred_split, explicit.inferred_split) == ("test", None)
+    assert default.summary().startswith(f"{len(test)} questions scored (split test, which holds every question")
+    with pytest.warns(ScopeWarning, match=f"lacks {len(bench.questions) - len(test)} of the"):
+        (every,) = evaluate_runs(run, bench=bench, split="all", metrics="hit@10")
+    assert every.scored == len(bench.questions) and every.means["hit@10"] == pytest.approx(1 / len(bench.questions))
+    spanning = Run({q: [(hit[q], 1.0)] for q in [*test, train[0]]})  # two splits: every judged question
+    with pytest.warns(ScopeWarning):
+        (wide,) = evaluate_runs(spanning, bench=bench, metrics="hit@10")
+    assert wide.inferred_split is None and wide.scored == len(bench.questions)
+    (paper,) = evaluate_runs(run, bench=bench, metrics="hit@10", protocol="paper")  # the run's questions
+    assert paper.inferred_split is None and paper.scored == len(test)

@@ -86,7 +86,8 @@ MIN_LABEL_OPT = replace(MIN_LABEL, help=MIN_LABEL.help + "; at most the largest 
 ALLOW_PARTIAL = Option("allow_partial", bool, False, "accept a Rankify/DPR JSON run of fewer questions than --split "
                        "(read as the split's first ones)")
 EVAL_SPLIT = Option("split", str, None, "only the questions of this split (needs --bench): a JSON run's questions are "
-               "that split's, by position; a TREC run is cut to it")
+               "that split's, by position; a TREC run is cut to it. Default: the split that holds every question of "
+               "the run (as retrieve made it), else all; 'all': every question")
 
 # -- build -------------------------------------------------------------------------------------
 # passage ids spell hint indices with one digit each: at most 10 hints

@@ -9,11 +9,27 @@ from typer.core import TyperCommand, TyperGroup
 _BOOL_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
+_CLICK_TYPE_NAMES = {"str": "TEXT", "path": "PATH", "Path": "PATH", "int": "INTEGER", "float": "FLOAT"}
+
+
+def _click_type_name(shown: str | None) -> str | None:
+    """typer's `<list[Path]>`, `<str>`, `<a|b>` as click names types: PATH, TEXT, [a|b]."""
+    if not shown or not shown.startswith("<"):
+        return shown
+    inner = shown.strip("<>").removeprefix("list[").removesuffix("]")
+    return _CLICK_TYPE_NAMES.get(inner, f"[{inner}]" if "|" in inner else inner.upper())
+
+
 def _tidy_flags(params: list) -> list:
-    # typer shows every flag with a `<bool>` type column, as if it took a value
+    # typer shows every flag with a `<bool>` type column, as if it took a value, and the other
+    # types (an argument's, a hand-written option's) as Python names
     for param in params:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
+        elif not getattr(param, "_click_named", False):
+            shown = param.display_type_rich
+            param.display_type_rich = lambda ctx, shown=shown: _click_type_name(shown(ctx))
+            param._click_named = True
     return params
 
 

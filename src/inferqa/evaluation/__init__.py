@@ -55,7 +55,8 @@ def evaluate(run: Run | str | os.PathLike, qrels: Qrels | Benchmark | str | os.P
     measure; `questions="run"` scores only the run's judged questions.
 
     With `per_query=True`: `{"mean": {...}, "per_query": {qid: {metric: value or None}}}`
-    (None where a metric is undefined for that question, e.g. hit@k without relevant passages).
+    (None where a metric is undefined for that question: under `protocol="paper"`, hit@k with
+    `min_label` 2 for a question without a label-2 passage).
     A mean over no defined question is NaN.
     """
     (evaluation,) = stages.evaluate([run], qrels=qrels, metrics=metrics, min_label=min_label, protocol=protocol,

@@ -6,9 +6,9 @@ spellings of ranx and trec_eval beside them; no name depends on letter case. Rel
 label >= rel (default: the call's `min_label`, itself 1).
 
 The definitions are a provider's. `inferqa` (the default):
-- Success@k (hit@k, hit_rate@k): 1 if a relevant passage is in the top k; questions without any
-  relevant passage in the qrels are left out of the mean. R@k (recall@k): relevant in the top k /
-  all relevant, same questions left out.
+- Success@k (hit@k, hit_rate@k): 1 if a relevant passage is in the top k, else 0 (a question
+  without any relevant passage in the qrels included, as ir_measures and ranx count it).
+  R@k (recall@k): relevant in the top k / all relevant (0 without relevant passages).
 - Hits@k (ranx's hits@k): relevant passages in the top k, a count; P@k: that count / k.
 - RR, RR@k (mrr, mrr@k): 1 / rank of the first relevant passage (0 if none).
 - AP, AP@k (map, map@k): sum of precision at each relevant rank (within the top k) / all
@@ -22,9 +22,8 @@ The definitions are a provider's. `inferqa` (the default):
 
 The questions scored are the field's (ir_measures; trec_eval -c): every judged question (of the
 split, if one is given); a question without a judgement is left out of every measure alike,
-and a judged question the run lacks is an empty ranking (0; Success and R: left out when it has
-no relevant passage, as above). `questions="run"` scores only the run's judged questions
-(trec_eval without -c). Every measure but Success and R is a mean over all the questions
+and a judged question the run lacks is an empty ranking (0). `questions="run"` scores only the
+run's judged questions (trec_eval without -c). Every measure is a mean over all the questions
 scored. The ranking is the run's list order.
 
 `protocol="paper"` is the QUIT authors' rules (their results scripts): every measure is a plain
@@ -88,7 +87,7 @@ def per_query_scores(run: Run, qrels: Qrels, metrics: Any = DEFAULT_METRICS,
                      min_label: int = MIN_LABEL.default,
                      protocol: str = PROTOCOL.default) -> tuple[list[str], dict[str, np.ndarray]]:
     """Question ids and, per metric name, a float array with NaN where the metric is undefined
-    (Success and R without a relevant passage under `inferqa`; under `paper` only with rel >= 2)."""
+    (only under `paper`: Success and R with rel >= 2 and no passage of such a label)."""
     source = provider(protocol)
     parsed = [parse_measure(m) for m in metric_names(metrics)]
     if not parsed:
@@ -153,6 +152,7 @@ class Evaluation:
     undefined: dict[str, int] = field(default_factory=dict)  # per metric: scored questions it leaves out
     min_label: int = MIN_LABEL.default
     protocol: str = PROTOCOL.default
+    inferred_split: str | None = None  # the split scored, taken from the run's questions (`run_split`)
 
     @property
     def scored(self) -> int:
@@ -171,6 +171,9 @@ class Evaluation:
                 over.setdefault(n, []).append(name)
         detail = "; ".join(f"{', '.join(names)} over {self.scored - n}: {n} without a relevant passage"
                            for n, names in over.items())
+        if self.inferred_split:
+            split = f"split {self.inferred_split}, which holds every question of the run; --split all for all"
+            detail = f"{split}; {detail}" if detail else split
         return (f"{self.scored} questions scored" + (f" ({detail})" if detail else "")
                 + f", {self.left_out} left out (not judged), {self.counted_zero} counted 0 (judged, not in the run)")
 
@@ -227,7 +230,7 @@ def _name_of(run: Any, i: int) -> tuple[str, Any, bool]:
 
 def checked_min_label(min_label: int, qrels: Qrels) -> int:
     """`min_label` checked; one above the default also against the qrels' largest label (qrels
-    without a relevant passage are no error at the default: every hit@k is undefined)."""
+    without a relevant passage are no error at the default: every hit@k is 0)."""
     return check_min_label(min_label, qrels if min_label != MIN_LABEL.default else None)
 
 
@@ -240,6 +243,18 @@ def qrels_and_bench(qrels: Any, bench: Any) -> tuple[Qrels, Benchmark | None]:
         return b.qrels, b
     qrels, of_qrels = as_qrels(qrels)
     return qrels, b or of_qrels
+
+
+def run_split(bench: Benchmark | None, runs: Sequence[Run], split: str | None, protocol: str) -> str | None:
+    """The split scored: `split` as given; not given, under the default protocol with a benchmark,
+    the one split that holds every benchmark question of the runs (a run `retrieve` made for
+    the test split scores the test split, as `retrieve` retrieved it), else None (every
+    question); "all" (or the paper protocol, which scores the run's questions) never infers."""
+    if split is not None or bench is None or protocol == "paper":
+        return split
+    asked = {q for run in runs for q in run if q in bench.questions}
+    holding = [name for name, ids in bench.splits.items() if asked and asked <= set(ids)]
+    return holding[0] if len(holding) == 1 else None
 
 
 def scope_of(bench: Benchmark | None, split: str | None) -> list[str] | None:

@@ -134,16 +134,12 @@ def _ndcg(gains: np.ndarray, ideal: np.ndarray, k: int | None) -> np.ndarray:
     return np.where(idcg > 0, _dcg(gains, k) / np.where(idcg > 0, idcg, 1.0), 0.0)
 
 
-def _only_judged(v: np.ndarray, L: Lists, rel: int) -> np.ndarray:
-    return np.where(L.n_rel(rel) > 0, v, np.nan)
-
-
 Compute = Callable[[Lists, Measure, dict], np.ndarray]
 
 INFERQA: dict[str, Compute] = {
-    "Success": lambda L, m, p: _only_judged((L.at(m.k, p["rel"]) > 0).astype(float), L, p["rel"]),
+    "Success": lambda L, m, p: (L.at(m.k, p["rel"]) > 0).astype(float),
     "Hits": lambda L, m, p: L.at(m.k, p["rel"]).astype(float),
-    "R": lambda L, m, p: _only_judged(L.at(m.k, p["rel"]) / L.n_rel(p["rel"]), L, p["rel"]),
+    "R": lambda L, m, p: L.at(m.k, p["rel"]) / np.maximum(L.n_rel(p["rel"]), 1),
     "P": lambda L, m, p: L.at(m.k, p["rel"]) / m.k,
     "RR": lambda L, m, p: _rr(L, m.k, p["rel"]),
     "AP": lambda L, m, p: _ap(L, m.k, p["rel"]),

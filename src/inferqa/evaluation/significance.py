@@ -1,9 +1,9 @@
 """Per-question statistics: bootstrap confidence intervals and every paired test.
 
 All take per-question scores (a question's hit@10, or its EM under one setting), with NaN
-where a metric is undefined for a question (hit@k without a relevant passage); those
-questions are left out, as in the means. Every function works on a (rows × questions)
-matrix at once: rows share their resamples and sign flips, so the intervals and tests of
+where a metric is undefined for a question (the paper protocol's hit@k at label 2 without a
+label-2 passage); those questions are left out, as in the means. Every function works on a
+(rows × questions) matrix at once: rows share their resamples and sign flips, so the intervals and tests of
 every metric and run of an experiment cost one pass, and they are seeded.
 
 - `bootstrap_cis`: percentile bootstrap of the mean (one multinomial count matrix, then a

@@ -45,19 +45,23 @@ def evaluate(runs: Annotated["list[Path] | Path | Run", Opt("runs: " + RUN_FILES
 
     One row per run (or per question with --per-query); the line under the table says how many
     questions were scored, left out (not judged) and counted 0 (judged, not in the run)."""
-    from .metrics import checked_min_label, named_runs, qrels_and_bench, resolve, scope_of, score, scored_run
+    from .metrics import (checked_min_label, named_runs, qrels_and_bench, resolve, run_split, scope_of, score,
+                          scored_run)
 
     measures = resolve(metrics, min_label, protocol)
     qrels, bench = qrels_and_bench(qrels, bench)
     if not qrels:
         raise InputError("qrels are empty", field="qrels")
     min_label = checked_min_label(min_label, qrels)
-    scope = scope_of(bench, split)
-    out = []
-    for name, run in named_runs(runs if isinstance(runs, list) else [runs]):
-        read = scored_run(run, bench, split, min_label=min_label, protocol=protocol, allow_partial=allow_partial)
-        out.append(score(name, read, qrels, measures, scope=scope, split=split, min_label=min_label,
-                         protocol=protocol, questions=questions))
+    scope_of(bench, split)  # a split without a benchmark fails before any run is read
+    loaded = [(name, scored_run(run, bench, split, min_label=min_label, protocol=protocol,
+                                allow_partial=allow_partial)) for name, run in named_runs(
+        runs if isinstance(runs, list) else [runs])]
+    scored = run_split(bench, [run for _, run in loaded], split, protocol)
+    out = [score(name, run, qrels, measures, scope=scope_of(bench, scored), split=scored, min_label=min_label,
+                 protocol=protocol, questions=questions) for name, run in loaded]
+    for e in out:
+        e.inferred_split = scored if split is None else None
     return out
 
 
@@ -85,7 +89,7 @@ def compare(runs: Annotated["list[str] | dict", Opt("runs as PATH or NAME=PATH, 
     from ..formats.coerce import as_qrels
     from .comparison import tested
     from .metrics import (checked_min_label, named_runs, per_query_scores, resolve, scope_of, scored_questions,
-                          scored_run)
+                          run_split, scored_run)
 
     named = named_runs(runs)
     if len(named) < 2:
@@ -93,9 +97,11 @@ def compare(runs: Annotated["list[str] | dict", Opt("runs as PATH or NAME=PATH, 
     measures = resolve(metrics, min_label, protocol)  # names as in `evaluate`
     qrels, bench = as_qrels(bench)
     min_label = checked_min_label(min_label, qrels)
-    scope = scope_of(bench, split)
+    scope_of(bench, split)
     loaded = [(name, scored_run(run, bench, split, min_label=min_label, protocol=protocol,
                                 allow_partial=allow_partial)) for name, run in named]
+    split = run_split(bench, [run for _, run in loaded], split, protocol)
+    scope = scope_of(bench, split)
     first = loaded[0][1]
     qids = list(first) if protocol == "paper" else scored_questions(first, qrels, scope, questions)[0]
     if not qids:

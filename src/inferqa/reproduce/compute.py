@@ -1,9 +1,9 @@
 """One row of each kind of the authors' tables, from released files (rules: QUIT-FORMATS).
 
 Ranking metrics are the library's (`inferqa.evaluation.metrics`): the QUIT tables under the
-paper protocol; the MS MARCO / Wikipedia comparison tables under ours with an undefined
-question counted 0, since those scripts divide precision@k by k and count every question,
-with or without a relevant passage. A run is matched to its questions by position.
+paper protocol; the MS MARCO / Wikipedia comparison tables under ours, since those scripts
+divide precision@k by k and count every question, with or without a relevant passage, as
+ours does. A run is matched to its questions by position.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Collection, Sequence
 
-import numpy as np
 
 from ..errors import InputError
 from ..evaluation import evaluate
@@ -59,7 +58,7 @@ def baseline_row(baseline: Sequence[dict[str, int]], ranked: Sequence[Sequence[s
                                  field=f"{key}[{r}].id")
     names = [_gain_exp(c) for c in columns]
     _, scores = per_query_scores(_run(ranked), _qrels(baseline[: len(ranked)]), names, min_label=1)
-    return [round(float(np.nan_to_num(scores[c], nan=0.0).mean()), 4) for c in names]
+    return [round(float(scores[c].mean()), 4) for c in names]
 
 
 def _gain_exp(column: str) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..parameters import FINETUNE_SEED
 from ..io import atomic_dir, write_json
+from ..models import quiet_loading
 
 QUERY_MARKER, DOCUMENT_MARKER = "[unused0]", "[unused1]"
 DENSE_DIR = "1_Dense"
@@ -67,7 +68,8 @@ def init_colbert(base: str | os.PathLike, out: str | os.PathLike, *, dim: int = 
     from transformers import AutoModel, AutoTokenizer
 
     base = Path(base)
-    hf_model, tokenizer = AutoModel.from_pretrained(base), AutoTokenizer.from_pretrained(base)
+    with quiet_loading():
+        hf_model, tokenizer = AutoModel.from_pretrained(base), AutoTokenizer.from_pretrained(base)
     hidden = hf_model.config.hidden_size
     if dim > hidden:
         raise InputError(f"projection dim {dim} exceeds the backbone's hidden size {hidden}", field="dim")
