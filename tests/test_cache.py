@@ -170,3 +170,23 @@ def test_kill_9_then_resume_repeats_no_call(bench_factory, tmp_path):
     stats = json.loads(third.stdout.strip().splitlines()[-1])
     assert stats["misses"] == 0 and stats["hits"] > 0
     assert len(log.read_text().splitlines()) == len(before) + len(after)
+
+
+def test_an_answer_cached_under_the_0_1_key_is_read_through_and_not_asked_again(tmp_path):
+    import hashlib
+    from dataclasses import asdict
+
+    from inferqa.llm.cache import LLMCache, cache_key
+
+    params = GenerationParams()
+    payload = {"identity": Recording().identity, "kind": "complete", "request": "abc", "params": asdict(params)}
+    # 0.1's key, by hand: the full sha256 of the sorted JSON, non-ASCII kept
+    old = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False, default=list).encode()).hexdigest()
+    store = LLMCache(tmp_path / "c.sqlite")
+    store.put_many([(old, "cached long ago")], payload["identity"], "complete")
+    store.close()
+    inner = Recording()
+    llm = CachedLLM(inner, tmp_path / "c.sqlite")
+    assert llm.complete(["abc"]) == ["cached long ago"] and inner.calls == [] and llm.stats.hits == 1
+    new = cache_key(payload["identity"], "complete", "abc", params)
+    assert len(new) == 16 and llm.cache.get_many([new]) == {new: "cached long ago"}  # copied under the new key

@@ -21,7 +21,8 @@ from inferqa.formats import Run
 from inferqa.errors import InputError
 from inferqa.experiments.config import config_from_dict, load_config, shipped_config
 from inferqa.experiments.results import OPTIMAL, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE
-from inferqa.experiments.store import StageStore, stage_hash
+from inferqa.experiments.store import StageStore
+from inferqa.io import json_hash
 from inferqa.llm.base import LLM, GenerationParams
 
 BASE = {
@@ -134,9 +135,13 @@ def test_cli_reports_bad_config_on_one_line(tmp_path):
 
 
 # -- stage store ------------------------------------------------------------------------
-def test_stage_hash_ignores_key_order_but_not_values():
-    assert stage_hash({"a": 1, "b": [1, 2]}) == stage_hash({"b": [1, 2], "a": 1})
-    assert stage_hash({"a": 1}) != stage_hash({"a": 2})
+def test_json_hash_ignores_key_order_but_not_values():
+    import hashlib
+
+    assert json_hash({"a": 1, "b": [1, 2]}) == json_hash({"b": [1, 2], "a": 1})
+    assert json_hash({"a": 1}) != json_hash({"a": 2})
+    # by hand: 16 hex digits of the sha256 of the sorted JSON, default separators, a Path as its str
+    assert json_hash({"b": Path("x"), "a": 1}) == hashlib.sha256(b'{"a": 1, "b": "x"}').hexdigest()[:16]
 
 
 def test_stage_store_is_atomic_and_reuses(tmp_path):
@@ -514,6 +519,6 @@ def test_diversify_options_enter_the_stage_hash_only_when_set():
                                                                   "diversify_margin": 0.02}
     assert _diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_share=0.35)) == {
         "diversify": 1, "diversify_share": 0.35}
-    hashes = {stage_hash(_diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_share=s)))
+    hashes = {json_hash(_diversify_input(StageSpec("s", "bm25", 10, diversify=1, diversify_share=s)))
               for s in (0.3, 0.35)}
     assert len(hashes) == 2

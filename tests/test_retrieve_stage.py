@@ -86,3 +86,24 @@ def test_the_stages_run_from_python_as_from_the_command_line(bench, tmp_path):
     assert oracle_run == oracle_retriever(bench, bench.split_qids("test"), seed=3)
     fused = fuse([run, oracle_run], out=tmp_path / "f.trec", depth=3)
     assert fused == fuse_runs([run, oracle_run], "rrf", depth=3) and ids(Run.from_file(tmp_path / "f.trec")) == ids(fused)
+
+
+def test_an_index_named_by_0_1s_ten_hex_digits_is_renamed_and_used(bench_factory, capsys):
+    import hashlib
+    import json
+
+    from inferqa.retrieve import get_retriever
+
+    fresh = bench_factory(2)
+    r = get_retriever("bm25", show_progress=False)
+    built = r.ensure_index(fresh).index_dir
+    blob = json.dumps({"retriever": "bm25", **r.index_options()}, sort_keys=True, default=str)
+    digest = hashlib.sha256(blob.encode()).hexdigest()  # by hand: sha256 of the sorted JSON
+    assert built.name == f"bm25-{digest[:16]}"
+    older = built.with_name(f"bm25-{digest[:10]}")  # as 0.1 named it
+    built.rename(older)
+    capsys.readouterr()
+    again = get_retriever("bm25", show_progress=False).attach(fresh)
+    assert again.index_dir == built and built.is_dir() and not older.exists()
+    assert f"renamed index {older.name} to {built.name}" in capsys.readouterr().err
+    assert set(again.search({"q": "a hint"}, 3)) == {"q"}

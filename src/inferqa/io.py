@@ -680,6 +680,17 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
     return n
 
 
+HASH_DIGITS = 16
+
+
+def json_hash(obj: Any) -> str:
+    """The content hash of JSON-able inputs (options, stage inputs, cache keys): the first
+    16 hex digits of the sha256 of their JSON, keys sorted (order does not matter), other
+    values by their str."""
+    blob = json.dumps(obj, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:HASH_DIGITS]
+
+
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with path.open("rb") if isinstance(path, PinnedPath) else open(path, "rb") as fh:

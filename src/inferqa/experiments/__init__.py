@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from .config import ExperimentConfig, config_from_dict, load_config, shipped_config
 from .results import ExperimentResults, RankingResult, ReaderResult
-from .store import StageStore, stage_hash
+from .store import StageStore
 from .tables import all_tables, write_tables
 
 __all__ = [
     "ExperimentConfig", "config_from_dict", "load_config", "shipped_config",
-    "ExperimentResults", "RankingResult", "ReaderResult", "StageStore", "stage_hash",
+    "ExperimentResults", "RankingResult", "ReaderResult", "StageStore",
     "all_tables", "write_tables",
 ]

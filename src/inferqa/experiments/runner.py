@@ -31,13 +31,13 @@ from ..formats.benchmark import Benchmark
 from ..parameters import RERANK_DEPTH, RERANK_WINDOW
 from ..errors import InputError
 from ..formats import Answers
-from ..io import atomic_open, check_output, read_text, write_json
+from ..io import atomic_open, check_output, json_hash, read_text, write_json
 from ..formats import Run
 from ..diversification import GROUPING
 from .config import ExperimentConfig, FusionSpec, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
-from .store import StageOutput, StageStore, stage_hash
+from .store import StageOutput, StageStore
 
 RUN_FILE = "run.trec"
 ROWS_FILE = "answers.jsonl"
@@ -360,7 +360,7 @@ class _Runner:
         self.qids = qids[:cfg.max_questions] if cfg.max_questions else qids
         if not self.qids:
             raise InputError(f"split {cfg.split!r} has no questions", file=self.bench.path, field="split")
-        self.qids_hash = stage_hash(self.qids)
+        self.qids_hash = json_hash(self.qids)
         self.log(f"  benchmark {self.bench.path} ({len(self.bench.questions)} questions; "
                  f"{len(self.qids)} from split {cfg.split!r})")
 

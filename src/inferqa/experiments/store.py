@@ -10,22 +10,14 @@ stage (a reranker's per-question checkpoint) lives in `stages/.partial/`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..io import atomic_dir, write_json
+from ..io import atomic_dir, json_hash, write_json
 
 INPUTS_FILE = "stage.json"
-
-
-def stage_hash(inputs: Any) -> str:
-    """A short, stable hash of JSON-able inputs (key order does not matter)."""
-    blob = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -57,7 +49,7 @@ class StageStore:
 
     def run(self, name: str, inputs: dict[str, Any], compute: Callable[[Path, str], None]) -> StageOutput:
         """Return the stage's folder, calling `compute(tmp_dir, hash)` only when it is missing."""
-        h = stage_hash(inputs)
+        h = json_hash(inputs)
         final = self.stages_dir / f"{name}-{h}"
         if (final / INPUTS_FILE).exists():
             self.reused.append(f"{name}-{h}")

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..io import json_hash
 from ..models import user_cache_dir
 from .base import LLM, GenerationParams, Message
 
@@ -112,9 +113,17 @@ class LLMCache:
 
 
 def cache_key(identity: str, kind: str, request: Any, params: GenerationParams | None) -> str:
-    payload = {"identity": identity, "kind": kind, "request": request,
-               "params": asdict(params) if params is not None else None}
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=list)
+    return json_hash(_payload(identity, kind, request, params))
+
+
+def _payload(identity: str, kind: str, request: Any, params: GenerationParams | None) -> dict:
+    return {"identity": identity, "kind": kind, "request": request,
+            "params": asdict(params) if params is not None else None}
+
+
+def _key_before_0_2(identity: str, kind: str, request: Any, params: GenerationParams | None) -> str:
+    """The key 0.1 stored an answer under: read through, so no cached call is made again."""
+    blob = json.dumps(_payload(identity, kind, request, params), sort_keys=True, ensure_ascii=False, default=list)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -143,6 +152,10 @@ class CachedLLM(LLM):
                 compute: Callable[[list[Any]], list[Any]]) -> list[Any]:
         keys = [cache_key(self.identity, kind, r, params) for r in requests]
         found = self.cache.get_many(list(dict.fromkeys(keys)))
+        older = {_key_before_0_2(self.identity, kind, r, params): k for k, r in zip(keys, requests) if k not in found}
+        if older and (kept := self.cache.get_many(list(older))):
+            self.cache.put_many([(older[o], value) for o, value in kept.items()], self.identity, kind)
+            found.update((older[o], value) for o, value in kept.items())
         todo: dict[str, Any] = {}
         for key, req in zip(keys, requests):
             if key not in found and key not in todo:

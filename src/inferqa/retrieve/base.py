@@ -10,10 +10,10 @@ questions) is not a finished index of this benchmark.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
 import shutil
+import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -24,7 +24,7 @@ from ..formats.benchmark import Benchmark
 from .. import registry
 from ..errors import InputError
 from ..formats.coerce import as_benchmark, BenchLike
-from ..io import read_json, sha256_file, write_json
+from ..io import json_hash, read_json, sha256_file, write_json
 from ..formats import Run
 from ..parameters import DEPTH, RETRIEVE_SPLIT
 
@@ -82,11 +82,19 @@ class Retriever(ABC):
 
     # -- shared plumbing ----------------------------------------------------------------
     def options_hash(self) -> str:
-        blob = json.dumps({"retriever": self.name, **self.index_options()}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+        return json_hash({"retriever": self.name, **self.index_options()})
 
     def default_index_dir(self, bench: Benchmark) -> Path:
-        return bench.path / "indexes" / f"{self.name}-{self.options_hash()}"
+        path = bench.path / "indexes" / f"{self.name}-{self.options_hash()}"
+        older = path.with_name(f"{self.name}-{self.options_hash()[:10]}")  # 0.1 named it by 10 digits
+        if not path.exists() and older.is_dir():
+            try:
+                older.rename(path)
+            except OSError:  # a read-only benchmark: use it where it is
+                return older
+            print(f"inferqa: renamed index {older.name} to {path.name} (0.2 names indexes by 16 hex digits)",
+                  file=sys.stderr)
+        return path
 
     def attach(self, bench: BenchLike | None, index_dir: str | Path | None = None) -> "Retriever":
         """Point this retriever at a benchmark's index (default location) or at `index_dir`;
