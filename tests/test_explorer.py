@@ -155,6 +155,28 @@ def test_cli_explore(bench, tmp_path):
     assert "broken.jsonl" in str(res.exception) and "line 1" in str(res.exception) and "strategy" in str(res.exception)
 
 
+def test_the_page_does_not_depend_on_the_hash_seed(bench, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    runs = _runs(bench)
+    for name, _, run in runs:
+        run.to_file(tmp_path / f"{name}.trec", tag=name)
+    both = Run({q: [(passage_id(q, (0, 1)), 2.0), (passage_id(q, (1, 0)), 1.0)] for q in bench.splits["test"]})
+    both.to_file(tmp_path / "both.trec", tag="both")  # two labelled passages shown per question
+    write_jsonl(tmp_path / "good.jsonl", _answers(bench, runs)[0][2])
+    pages = set()
+    for seed in ("1", "2", "3", "4"):
+        out = tmp_path / f"x{seed}.html"
+        subprocess.run([sys.executable, "-m", "inferqa", "explore", str(tmp_path / "good.trec"),
+                        str(tmp_path / "both.trec"), "--bench", str(bench.path), "--answers",
+                        f"good={tmp_path / 'good.jsonl'}", "--out", str(out)],
+                       check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        pages.add(out.read_bytes())
+    assert len(pages) == 1
+
+
 def test_page_in_headless_chromium(bench, tmp_path, headless_chromium):
     runs = _runs(bench)
     train_q = bench.splits["train"][1]

@@ -74,6 +74,19 @@ def test_no_relevant_anywhere_gives_0_hit_and_nan_under_the_paper_label_2_rule()
     assert paper["per_query"]["q"]["hit@1"] is None and paper["mean"]["hit@1"] == 0.0
 
 
+def test_a_measure_ir_measures_has_and_inferqa_lacks_gets_no_near_spelling_of_another():
+    import ir_measures
+
+    with pytest.raises(InputError) as err:
+        parse_metric("ERR@10")
+    assert "ERR is an ir_measures measure inferqa does not compute" in str(err.value) and "rr@10" not in str(err.value)
+    from inferqa.evaluation.measures import ELSEWHERE, SPELLINGS
+    theirs = {name.lower() for name in ir_measures.measures.registry}
+    assert ELSEWHERE <= theirs and not ELSEWHERE & set(SPELLINGS)
+    # every ir_measures name is either one inferqa reads or one it says it does not compute
+    assert {n for n in theirs if n.isascii()} - ELSEWHERE - {s.lower() for s in SPELLINGS} == set()
+
+
 def test_metric_names():
     assert parse_metric("Hit@10").name == "Hit@10" and parse_metric("Hit@10").family == "Success"
     assert parse_metric("mrr").k is None and parse_metric("mrr@10").k == 10

@@ -37,12 +37,17 @@ if TYPE_CHECKING:
     from .formats.benchmark import Benchmark
 
 
-def check_per_group(per_group: object) -> int:
+def _checked(option: Any, value: object, name: str, message: str) -> Any:
+    """`option.check(value)`, its error replaced by `message` on field `name`."""
     try:
-        return PER_GROUP.check(per_group, "diversify")
+        return option.check(value, name)
     except InputError:
-        raise InputError(f"diversify needs a positive number of passages per hint-group, got {per_group!r}",
-                         field="diversify") from None
+        raise InputError(message, field=name) from None
+
+
+def check_per_group(per_group: object) -> int:
+    return _checked(PER_GROUP, per_group, "diversify",
+                    f"diversify needs a positive number of passages per hint-group, got {per_group!r}")
 
 
 NAMES = tuple(o.name for o in OPTIONS)  # as the API and the experiment file spell them
@@ -65,15 +70,9 @@ def check_diversify(per_group: object, by: object, margin: object = None, share:
     if margin is not None and share is not None:
         raise InputError(f"{names[2]} and {names[3]} are two gates: give one", field=names[3])
     if margin is not None:
-        try:
-            margin = MARGIN.check(margin, names[2])
-        except InputError:
-            raise InputError(f"{names[2]} takes a number ≥ 0, got {margin!r}", field=names[2]) from None
+        margin = _checked(MARGIN, margin, names[2], f"{names[2]} takes a number ≥ 0, got {margin!r}")
     if share is not None:
-        try:
-            share = SHARE.check(share, names[3])
-        except InputError:
-            raise InputError(f"{names[3]} takes a number in [0, 1], got {share!r}", field=names[3]) from None
+        share = _checked(SHARE, share, names[3], f"{names[3]} takes a number in [0, 1], got {share!r}")
     return (None if per_group is None else check_per_group(per_group)), str(by or GROUPING.default), margin, share
 
 
@@ -110,9 +109,9 @@ def group_margin(ranked: list[tuple[str, float]], group: Callable[[str], Hashabl
 
 def diversify(run: Any, bench: "Benchmark | str | os.PathLike", per_group: int, by: str = GROUPING.default,
               margin: float | None = None, share: float | None = None) -> Run:
-    """`run` (anything `as_run` takes, checked against `bench`, a `Benchmark` or its directory) with at most `per_group` passages of each hint-group ahead
-    of the rest; with `margin`, only the queries whose top group leads the next by less than `margin`;
-    with `share`, only the `share_count(share, n)` queries whose top group leads by least (ties by qid)."""
+    """`run` (anything `as_run` takes, checked against `bench`: a `Benchmark` or its directory) with at most
+    `per_group` passages of each hint-group ahead of the rest; with `margin`, only the queries whose top group
+    leads the next by less than `margin`; with `share`, the `share_count(share, n)` that lead by least (ties by qid)."""
     per_group, by, margin, share = check_diversify(per_group, by, margin, share)
     bench = as_benchmark(bench)
     run = as_run(run, bench)  # ids checked as a run file's are (`Benchmark.check`)

@@ -16,14 +16,9 @@ class InputError(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = []
-        if self.file:
-            where.append(self.file)
-        if self.record is not None:
-            where.append(f"record {self.record}")
-        if self.field:
-            where.append(f"field '{self.field}'")
-        prefix = ": ".join(where)
+        where = (self.file, None if self.record is None else f"record {self.record}",
+                 f"field '{self.field}'" if self.field else None)
+        prefix = ": ".join(part for part in where if part)
         return f"{prefix}: {self.message}" if prefix else self.message
 
 

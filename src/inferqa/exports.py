@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from . import registry
 from .errors import InputError
-from .formats import RANKIFY, open_run
-from .formats.coerce import as_benchmark
+from .formats import RANKIFY, as_benchmark, open_run
 from .parameters import ALLOW_PARTIAL, OVERWRITE
 from .registry import Option, plugin
 from .formats.authors_files import write_pyserini_collection, write_retriever_jsonl

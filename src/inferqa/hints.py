@@ -8,17 +8,14 @@ share their hints. Three views of that, each used by several stages:
 - `UnitSets` / `hint_unit_sets`: each passage as a set of clue units (its hints, or another
   unit such as sentences), units and sets numbered once, so `clue` and `colbert` (clue
   mode) encode each distinct clue once.
-- `hint-group` plugins (`hint_group_key`): a passage id → its group, from the hint *texts*
-  of the question records, never from the question part of the id. `set`: the same set
-  of hint texts; `linked`: joined, directly or through others, by a shared hint text (a
-  question's whole family of passages, merged with any question sharing a hint text);
-  `question`: the passages of one question, by the question part of the id (the id scheme
-  names the question a passage was built from).
-  Diversification (`inferqa.diversification`) and evidence reading use them.
+- `hint-group` plugins (`hint_group_key`): a passage id → its group (`set`, `linked`,
+  `question`: see each plugin's help), for diversification (`inferqa.diversification`) and
+  evidence reading.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Hashable, Sequence
@@ -40,12 +37,9 @@ GroupKey = Callable[[str], Hashable]
 # -- by id: (question, hint subset) groups --------------------------------------------------
 @dataclass
 class Groups:
-    """Passages grouped by (question, hint subset), groups in order of first appearance.
-
-    `pids[ptr[g]:ptr[g + 1]]` are group g's passages in corpus order; `keys[g]` is
-    `b"qid_mask"`; `group_of[i]` is the group of corpus position i; `first[g]` the corpus
-    position of group g's first passage.
-    """
+    """Passages grouped by (question, hint subset), groups in order of first appearance:
+    `pids[ptr[g]:ptr[g + 1]]` are group g's passages in corpus order; `keys[g]` is `b"qid_mask"`;
+    `group_of[i]` is the group of corpus position i; `first[g]` the position of g's first passage."""
 
     keys: np.ndarray
     pids: np.ndarray
@@ -75,18 +69,16 @@ def group_by_subset(ids: np.ndarray, path: Path | None = None) -> Groups:
         # Each group is one contiguous run (as `inferqa build` writes the corpus).
         group_of = np.cumsum(change) - 1
         ptr = np.append(run_starts, n).astype(np.int64)
-        out = Groups(keys=keys[run_starts], pids=ids, ptr=ptr, group_of=group_of, first=run_starts)
-    else:
-        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        by_first = np.argsort(first, kind="stable")
-        rank = np.empty_like(by_first)
-        rank[by_first] = np.arange(len(by_first))
-        group_of = rank[inverse.ravel()]
-        order = np.argsort(group_of, kind="stable")
-        ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(group_of, minlength=len(uniq)), out=ptr[1:])
-        out = Groups(keys=uniq[by_first], pids=ids[order], ptr=ptr, group_of=group_of, first=first[by_first])
-    return out
+        return Groups(keys=keys[run_starts], pids=ids, ptr=ptr, group_of=group_of, first=run_starts)
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(len(by_first))
+    group_of = rank[inverse.ravel()]
+    ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group_of, minlength=len(uniq)), out=ptr[1:])
+    return Groups(keys=uniq[by_first], pids=ids[np.argsort(group_of, kind="stable")], ptr=ptr, group_of=group_of,
+                  first=first[by_first])
 
 
 def group_first_position(ids: np.ndarray) -> np.ndarray:
@@ -97,38 +89,35 @@ def group_first_position(ids: np.ndarray) -> np.ndarray:
 
 # -- by unit: passages as sets of clue units ----------------------------------------------
 class UnitSets:
-    """Distinct unit texts, distinct unit multisets (sorted tuples of unit ids), each passage's.
-
-    A multiset, so a unit text repeated within one passage weighs twice in a mean; MaxSim
-    (colbert) ignores the repeat."""
+    """Distinct unit texts, distinct unit multisets (sorted tuples of unit ids), each passage's:
+    a multiset, so a unit text repeated within one passage weighs twice in a mean (MaxSim, in
+    colbert, ignores the repeat)."""
 
     def __init__(self, n_passages: int):
-        self.texts: list[str] = []
-        self._unit: dict[str, int] = {}
+        self._unit: dict[str, int] = {}  # numbered in order of first appearance, as are the sets
         self._set: dict[tuple[int, ...], int] = {}
-        self.sets: list[tuple[int, ...]] = []
         self.set_of = np.empty(n_passages, dtype=np.int64)
 
+    @property
+    def texts(self) -> list[str]:
+        return list(self._unit)
+
+    @property
+    def sets(self) -> list[tuple[int, ...]]:
+        return list(self._set)
+
     def unit(self, text: str) -> int:
-        u = self._unit.get(text)
-        if u is None:
-            u = self._unit[text] = len(self.texts)
-            self.texts.append(text)
-        return u
+        return self._unit.setdefault(text, len(self._unit))
 
     def add(self, passage: int, units: list[int]) -> None:
-        key = tuple(sorted(units))
-        s = self._set.get(key)
-        if s is None:
-            s = self._set[key] = len(self.sets)
-            self.sets.append(key)
-        self.set_of[passage] = s
+        self.set_of[passage] = self._set.setdefault(tuple(sorted(units)), len(self._set))
 
     def csr(self) -> tuple[np.ndarray, np.ndarray]:
         """(ptr, members): set s holds units members[ptr[s]:ptr[s + 1]]."""
-        ptr = np.zeros(len(self.sets) + 1, dtype=np.int64)
-        np.cumsum([len(key) for key in self.sets], out=ptr[1:])
-        members = np.fromiter((u for key in self.sets for u in key), dtype=np.int64, count=int(ptr[-1]))
+        sets = self.sets
+        ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum([len(key) for key in sets], out=ptr[1:])
+        members = np.fromiter((u for key in sets for u in key), dtype=np.int64, count=int(ptr[-1]))
         return ptr, members
 
 
@@ -226,13 +215,4 @@ def check_grouping(by: object) -> str:
 def hint_group_key(bench: "Benchmark", by: str = HINT_GROUPING) -> GroupKey:
     """A passage id → its hint-group (`by`: a hint-group plugin, `inferqa plugins hint-group`);
     each passage looked up once."""
-    key = registry.create("hint-group", check_grouping(by))(bench)
-    cache: dict[str, Hashable] = {}
-
-    def cached(pid: str) -> Hashable:
-        k = cache.get(pid)
-        if k is None:
-            k = cache[pid] = key(pid)
-        return k
-
-    return cached
+    return functools.cache(registry.create("hint-group", check_grouping(by))(bench))

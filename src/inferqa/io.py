@@ -1,11 +1,10 @@
 """Every file the library reads and writes goes through here.
 
-Reading: every input is opened by `open_input` (`-` is stdin; only regular files, so a FIFO
-or a device cannot hang a command; .zsd/.zst/.gz decompressed while streaming).
-`iter_lines`, `read_text`, `read_json`, `iter_jsonl` and `read_csv` turn a missing or
-special file, bytes that are not UTF-8, an empty file, a malformed or truncated record and a
-corrupt stream into an `InputError` naming the file and the line (record). Writing: `atomic_open` and
-`atomic_dir` write a temp file or folder and rename it, so nothing half-written is left.
+Reading: every input is opened by `open_input` (`-` is stdin; only regular files, so a FIFO or a
+device cannot hang a command; .zsd/.zst/.gz decompressed while streaming); its readers turn a
+missing or special file, bytes that are not UTF-8, an empty file, a malformed or truncated record
+and a corrupt stream into an `InputError` naming the file and the line (record). Writing:
+`atomic_open` and `atomic_dir` write a temp file or folder and rename it, so nothing half-written is left.
 """
 
 from __future__ import annotations
@@ -44,29 +43,25 @@ def check_output(path: str | os.PathLike, *, kind: str = "file") -> Path:
         raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
     path = Path(path)
     try:
-        _check_output(path, kind)
+        if path.is_dir() if kind == "file" else path.exists() and not path.is_dir():
+            raise InputError(f"is a {'directory' if kind == 'file' else 'file'}; the output must be "
+                             f"a {'file' if kind == 'file' else 'folder'} path", file=path)
+        if kind == "file" and path.exists() and not path.is_file():
+            raise InputError("is a special file (device, FIFO or socket); the output must be a regular file path",
+                             file=path)
+        if kind == "dir" and path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            raise InputError("folder is not writable", file=path)
+        for folder in path.absolute().parents:
+            if folder.is_dir():
+                if not os.access(folder, os.W_OK | os.X_OK):
+                    raise InputError(f"folder {folder} is not writable", file=path)
+                break
+            if folder.exists() or folder.is_symlink():
+                kind_of = "a file" if folder.exists() else "a broken link"
+                raise InputError(f"{folder} is {kind_of}, not a folder", file=path)
     except PermissionError as exc:  # an ancestor we may not search: stat itself fails
         raise InputError(f"cannot reach {exc.filename or path}: permission denied", file=path) from None
     return path
-
-
-def _check_output(path: Path, kind: str) -> None:
-    if path.is_dir() if kind == "file" else path.exists() and not path.is_dir():
-        raise InputError(f"is a {'directory' if kind == 'file' else 'file'}; the output must be "
-                         f"a {'file' if kind == 'file' else 'folder'} path", file=path)
-    if kind == "file" and path.exists() and not path.is_file():
-        raise InputError("is a special file (device, FIFO or socket); the output must be a regular file path",
-                         file=path)
-    if kind == "dir" and path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-        raise InputError("folder is not writable", file=path)
-    for folder in path.absolute().parents:
-        if folder.is_dir():
-            if not os.access(folder, os.W_OK | os.X_OK):
-                raise InputError(f"folder {folder} is not writable", file=path)
-            break
-        if folder.exists() or folder.is_symlink():
-            kind_of = "a file" if folder.exists() else "a broken link"
-            raise InputError(f"{folder} is {kind_of}, not a folder", file=path)
 
 
 def _running(pid: int) -> bool:
@@ -81,18 +76,27 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _lock(path: Path, block: bool = True) -> int | None:
+def _lock(path: str | os.PathLike, block: bool = True) -> int | None:
     """An fd of `path` holding its flock, or None when another process holds it (`block=False`)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
-    except BlockingIOError:
+    except BaseException as exc:
         os.close(fd)
-        return None
-    except BaseException:
-        os.close(fd)
+        if isinstance(exc, BlockingIOError):
+            return None
         raise
     return fd
+
+
+@contextlib.contextmanager
+def flocked(path: str | os.PathLike) -> Iterator[None]:
+    """An exclusive flock on the file or folder `path` while the block runs."""
+    fd = _lock(path)
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 def _remove(path: Path) -> None:
@@ -153,22 +157,16 @@ def temp_beside(path: str | os.PathLike, *, directory: bool = False) -> Iterator
         sweep_stale(path)
         while True:
             tmp = _temp_name(path, "tmp")
-            try:
+            with contextlib.suppress(FileExistsError):
                 if directory:
                     os.mkdir(tmp, 0o777)
                 else:
                     os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
                 break
-            except FileExistsError:
-                continue
-    fd = None
     try:
-        with _write_errors(path, _FULL):
-            fd = _lock(tmp)
+        with _write_errors(path, _FULL), flocked(tmp):
             yield tmp
     finally:
-        if fd is not None:
-            os.close(fd)
         _remove(tmp)
 
 
@@ -189,7 +187,6 @@ def _write_errors(path: Path, only: set[int] | None = None) -> Iterator[None]:
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temp file beside `path`; rename it onto `path` only if the block succeeds."""
-    path = Path(path)
     with temp_beside(path) as tmp:
         with open(tmp, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
@@ -217,17 +214,15 @@ def _empty_folder(path: Path) -> bool:
 def atomic_dir(path: str | os.PathLike, overwrite: bool = True, *, own_files: bool = False) -> Iterator[Path]:
     """Yield a temp directory beside `path`; it replaces `path` only if the block succeeds.
     `overwrite=False` refuses an existing non-empty `path` before the block runs. Without
-    `own_files` the whole folder is replaced: for a folder the writer owns entirely (a stage's
-    cache). With `own_files` (a folder a user names, which may hold their files too) only the
-    files the block wrote replace theirs, and files the previous such write recorded (WRITTEN)
-    that this one did not write are removed: no other file is touched. (A benchmark is
-    written by `formats.bench_write`.)"""
+    `own_files` the whole folder is replaced (a stage's cache). With `own_files` (a folder a user
+    names, which may hold their files too) only the files the block wrote replace theirs, and
+    those the previous such write recorded (WRITTEN) but this one did not write are removed."""
     path = Path(path)
     refuse_existing_folder(path, overwrite)
     with temp_beside(path, directory=True) as tmp:
         yield tmp
         if own_files:
-            _record_written(tmp)
+            write_json(tmp / WRITTEN, sorted(str(f.relative_to(tmp)) for f in tmp.rglob("*") if not f.is_dir()))
         if not path.exists() or _empty_folder(path):
             os.replace(tmp, path)
         elif not overwrite:
@@ -236,11 +231,6 @@ def atomic_dir(path: str | os.PathLike, overwrite: bool = True, *, own_files: bo
             _move_files_into(tmp, path)
         else:
             _swap_folder(tmp, path)
-
-
-def _record_written(folder: Path) -> None:
-    names = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if not f.is_dir())
-    write_json(folder / WRITTEN, names)
 
 
 def _move_files_into(new: Path, path: Path) -> None:
@@ -267,16 +257,13 @@ def _swap_folder(new: Path, path: Path) -> None:
     """Folder `new` renamed onto `path`, the old folder moved aside first and removed after."""
     old = _temp_name(path, "old")
     os.replace(path, old)
-    fd = _lock(old)
-    try:
-        os.replace(new, path)
-    except BaseException:
-        os.replace(old, path)
-        raise
-    else:
+    with flocked(old):
+        try:
+            os.replace(new, path)
+        except BaseException:
+            os.replace(old, path)
+            raise
         shutil.rmtree(old, ignore_errors=True)
-    finally:
-        os.close(fd)
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
@@ -293,11 +280,10 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character de
 
 
 def check_file(path: str | os.PathLike) -> Path:
-    """`path` as a Path, or an InputError if it is missing or not a regular file.
-
-    Special files are refused before they are opened: opening a FIFO blocks until a writer
-    comes, and a device such as /dev/zero never ends."""
-    path = Path(path)
+    """`path` as a Path (a `PinnedPath` stays pinned), or an InputError if it is missing or not a
+    regular file. Special files are refused before they are opened: opening a FIFO blocks until
+    a writer comes, and a device such as /dev/zero never ends."""
+    path = path if isinstance(path, Path) else Path(path)
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -381,23 +367,21 @@ class PinnedPath(type(Path())):  # type: ignore[misc]
 
     pinned: _Pin | None = None
 
-    def _gone(self) -> OSError:
-        return FileNotFoundError(errno.ENOENT, "not there when it was pinned", str(self))
+    def _pin(self) -> _Pin:
+        if self.pinned.fd is None:
+            raise FileNotFoundError(errno.ENOENT, "not there when it was pinned", str(self))
+        return self.pinned
 
     def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
         if self.pinned is None:
             return super().stat(follow_symlinks=follow_symlinks)
-        if self.pinned.fd is None:
-            raise self._gone()
-        return os.fstat(self.pinned.fd)
+        return os.fstat(self._pin().fd)
 
     def open(self, mode: str = "r", buffering: int = -1, encoding: str | None = None,  # type: ignore[override]
              errors: str | None = None, newline: str | None = None) -> IO:
         if self.pinned is None or mode not in ("r", "rb", "rt"):
             return super().open(mode, buffering, encoding, errors, newline)
-        if self.pinned.fd is None:
-            raise self._gone()
-        raw = io.BufferedReader(_PinnedReader(self.pinned))
+        raw = io.BufferedReader(_PinnedReader(self._pin()))
         return raw if mode == "rb" else io.TextIOWrapper(raw, io.text_encoding(encoding), errors, newline)
 
 
@@ -405,14 +389,13 @@ def pin_file(path: str | os.PathLike, source: str | os.PathLike | None = None) -
     """`path` pinned to the regular file at `source` (default: `path`) now: reading it later
     reads that file. Nothing there: pinned as missing (`exists()` is False). Anything else
     there (a folder, a FIFO, an unreadable file) is left unpinned, for its reader to report."""
-    pinned = PinnedPath(path)
     try:
         fd = os.open(path if source is None else source, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO: no wait
     except FileNotFoundError:
         return missing_file(path)
     except OSError:
-        return pinned
-    pin = _Pin(fd)
+        return PinnedPath(path)
+    pinned, pin = PinnedPath(path), _Pin(fd)  # the pin closes fd once dropped (not a regular file)
     if stat.S_ISREG(os.fstat(fd).st_mode):
         pinned.pinned = pin
     return pinned
@@ -436,16 +419,11 @@ def open_input(path: str | os.PathLike) -> Iterator[BinaryIO]:
         with _located(kind, "<stdin>") if kind else contextlib.nullcontext():
             yield stream
         return
-    if isinstance(path, PinnedPath) and path.pinned is not None:
-        if path.pinned.fd is None:
-            raise InputError("file not found", file=path)
+    path = check_file(path)
+    try:
         raw = path.open("rb")
-    else:
-        path = check_file(path)
-        try:
-            raw = open(path, "rb")
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
     with raw:
         kind = COMPRESSIONS.get(path.suffix.lower())
         sniffed = _sniff(raw)
@@ -542,20 +520,17 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
     import zlib
 
     errors: list[type[BaseException]] = [gzip.BadGzipFile, zlib.error, EOFError]
-    try:
+    with contextlib.suppress(ImportError):
         import zstandard
 
         errors.append(zstandard.ZstdError)
-    except ImportError:
-        pass
     return tuple(errors)
 
 
 def iter_lines(path: str | os.PathLike, *, stop_at_torn_end: bool = False) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file (a leading BOM is dropped).
-
-    Lines are decoded one by one, so bytes that are not UTF-8 name their line (with
-    `stop_at_torn_end`, a last line cut inside a character ends the file instead)."""
+    """(line number, text) of each line of a UTF-8 file (a leading BOM is dropped), decoded one by
+    one, so bytes that are not UTF-8 name their line (with `stop_at_torn_end`, a last line cut
+    inside a character ends the file instead)."""
     with open_input(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
@@ -643,11 +618,9 @@ def iter_jsonl(path: str | os.PathLike, *, allow_empty: bool = False,
 
 def read_csv(path: str | os.PathLike, *,
              delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(row number, {column: cell})]) of a CSV with a header row (row 1).
-
-    A row with more cells than the header and malformed quoting are errors naming the row;
-    rows with fewer cells get "" for the rest, except a last row without its line end (a file
-    cut short: "truncated")."""
+    """(header, [(row number, {column: cell})]) of a CSV with a header row (row 1). A row with more
+    cells than the header and malformed quoting are errors naming the row; rows with fewer cells get
+    "" for the rest, except a last row without its line end (a file cut short: "truncated")."""
     text = read_text(path)
     try:
         lines = text.splitlines(keepends=True)
@@ -674,8 +647,7 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
     n = 0
     with atomic_open(path) as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False))
-            fh.write("\n")
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             n += 1
     return n
 

@@ -5,13 +5,12 @@ PyTerrier and any tool that loads datasets by name.
     inferqa.irds.register("bench", "demo")   # -> ["inferqa/demo", "inferqa/demo/train", ...]
     ds = ir_datasets.load("inferqa/demo/test")
 
-`inferqa/<name>` holds every question, `inferqa/<name>/<split>` one split's. Each has the
-whole corpus as docs (`GenericDoc(doc_id, text)`: retrieval is over every question's
-passages, as in inferqa), the split's questions as queries (`GenericQuery(query_id,
-text)`) and their judgements as qrels (`TrecQrel`), as `inferqa.formats.split_files` (`export
-qrels|topics`) gives them; `docs_store()` looks passages up by
-id without reading the corpus. ir_datasets has no plugin entry point, so a process
-registers the benchmarks it uses (a QUIT build is a benchmark directory like any other).
+`inferqa/<name>` holds every question, `inferqa/<name>/<split>` one split's. Each has the whole
+corpus as docs (`GenericDoc(doc_id, text)`: retrieval is over every question's passages, as in
+inferqa), the split's questions as queries (`GenericQuery(query_id, text)`) and their judgements as
+qrels (`TrecQrel`), as `inferqa.formats.split_files` (`export qrels|topics`) gives them;
+`docs_store()` looks passages up by id without reading the corpus. ir_datasets has no plugin entry
+point, so a process registers the benchmarks it uses.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from .io import read_json
 
 MINILM = "minilm"
 SMOLLM2 = "smollm2"
-GEMMA3_270M = "gemma3-270m"
 COLBERT = "colbert-triviahg"  # the colbert retriever's default: trained here, not shipped
 
 

@@ -1,8 +1,5 @@
-"""Option values given as text (`--opt K=V`, `?key=value` in an LLM spec).
-
-The text stays text: `inferqa.registry` converts it by the option's declared type.
-`parse_scalar` guesses a type only for options nobody declares (server-specific fields).
-"""
+"""Option values given as text (`--opt K=V`, `?key=value` in an LLM spec): the text stays text,
+`inferqa.registry` converts it by the option's declared type."""
 
 from __future__ import annotations
 
@@ -23,10 +20,10 @@ def parse_bool(text: str) -> bool | None:
 
 
 def parse_scalar(text: str) -> Any:
-    """A BOOL_WORDS word → its bool, then int, then float, else the text (1 stays a number)."""
-    low = text.strip().lower()
-    if low in BOOL_WORDS:
-        return BOOL_WORDS[low]
+    """A BOOL_WORDS word → its bool, then int, then float, else the text (1 stays a number): the type
+    guessed for options nobody declares (server-specific fields)."""
+    if text.strip().lower() in BOOL_WORDS:
+        return parse_bool(text)
     for cast in (int, float):
         try:
             return cast(text)

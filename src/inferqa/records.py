@@ -44,23 +44,13 @@ class Question:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "text": self.text,
-            "answers": list(self.answers),
-            "hints": [h.to_dict() for h in self.hints],
-            "metadata": self.metadata,
-        }
+        return {"id": self.id, "text": self.text, "answers": list(self.answers),
+                "hints": [h.to_dict() for h in self.hints], "metadata": self.metadata}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Question":
-        return cls(
-            id=str(d["id"]),
-            text=d["text"],
-            answers=list(d["answers"]),
-            hints=[Hint.from_dict(h) for h in d.get("hints", [])],
-            metadata=dict(d.get("metadata") or {}),
-        )
+        return cls(id=str(d["id"]), text=d["text"], answers=list(d["answers"]),
+                   hints=[Hint.from_dict(h) for h in d.get("hints", [])], metadata=dict(d.get("metadata") or {}))
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,10 @@
-"""One registry for every plugin kind, with declared, typed, checked options.
+"""One registry for every plugin kind, with declared, typed, checked options (docs/plugins.md).
 
-A plugin is one file. It declares itself with `@plugin(KIND, NAME, Option(...), ...)` on a
-class (created with its options as keyword arguments) or a function (returned with its
-options bound, `functools.partial`):
-
-    from inferqa.registry import Option, plugin
-
-    @plugin("reranker", "my-reranker",
-            Option("window", int, 20, "passages per window", min=1),
-            Option("reduction", str, "sum", "how token scores combine", choices=("sum", "mean")))
-    class MyReranker(Reranker): ...
-
-`create(KIND, NAME, **options)` checks the options before anything is built: an unknown
-option is an InputError naming the valid ones (and the closest match), a bad value names the
-option and what it accepts. Text values (`--opt KEY=VALUE`, an LLM spec's `?key=value`)
-are converted by the declared type; `null`/`none` means None where an option allows None.
-Python None for an option that does not allow it means its default, so callers can pass
-unset optional values straight on. The same checks run for the CLI, YAML files and Python.
-
-Modules are imported only when a name is asked for: first the module named like the plugin
-(`inferqa.retrieve.bm25` for retriever `bm25`), then every module of the kind's packages,
-then the modules other distributions list under the `inferqa.plugins` entry point group.
-Plugin modules import their heavy libraries inside functions, so listing stays cheap.
+`@plugin(KIND, NAME, Option(...), ...)` declares a class (created with its options) or a function
+(returned with them bound); `create(KIND, NAME, **options)` checks the options first, the same
+way for the CLI, YAML files and Python. A plugin's module is imported only when its name is asked
+for: the module named like it, then every module of the kind's packages, then the modules listed
+under the `inferqa.plugins` entry point group; plugin modules import heavy libraries lazily.
 """
 
 from __future__ import annotations
@@ -74,9 +57,9 @@ REQUIRED: Any = _Required()
 
 @dataclass(frozen=True)
 class Option:
-    """One declared option. `type` is a type or a tuple of types: text is converted by the
-    first one, other values must be instances of one of them. `nullable` defaults to
-    whether the default is None."""
+    """One declared option. `type` is a type or a tuple of types: text is converted by the first
+    one (a null word: None where allowed), other values must be instances of one of them.
+    `nullable` defaults to whether the default is None; None where it is not allowed: the default."""
 
     name: str
     type: type | tuple[type, ...] = str
@@ -87,7 +70,7 @@ class Option:
     max: float | None = None
     min_open: bool = False  # min itself is not allowed: (min, max]
     nullable: bool | None = None
-    # How a stage's command line spells it (`inferqa.stages`): its flags (default --NAME with
+    # How a stage's command line spells it (`inferqa.stage`): its flags (default --NAME with
     # dashes; a bool whose flag starts with --no- sets False), a positional argument, the
     # metavar, and the type of a list's items as written on the command line.
     flags: tuple[str, ...] = ()
@@ -154,11 +137,9 @@ class Option:
                 raise bad("None")
             return self.default
         value = self._convert(value, bad)
-        if self.choices is not None and value not in self.choices:
-            raise bad(repr(value))
-        if self.min is not None and (value < self.min or (self.min_open and value == self.min)):
-            raise bad(repr(value))
-        if self.max is not None and value > self.max:
+        if (self.choices is not None and value not in self.choices
+                or self.min is not None and (value < self.min or self.min_open and value == self.min)
+                or self.max is not None and value > self.max):
             raise bad(repr(value))
         return value
 
@@ -166,18 +147,15 @@ class Option:
         return lambda got: InputError(f"{owner}: option {self.name!r} takes {self.accepts()}, not {got}")
 
     def parse(self, text: str, owner: str) -> Any:
-        """Command-line text as this option's first type (a null word: None), unchecked: the
-        stage checks it as it checks every value."""
+        """Command-line text as this option's type (a null word: None), unchecked: the stage
+        checks it as it checks every value."""
         if text.strip().lower() in NULL_WORDS and self.allows_none:
             return None
-        if str in self.types:
-            return text
-        return _from_text(self.types[0], text.strip(), self._bad(owner))
+        return self._convert(text, self._bad(owner))
 
     def _convert(self, value: Any, bad: Callable[[str], InputError]) -> Any:
-        first = self.types[0]
         if isinstance(value, str) and str not in self.types:
-            return _from_text(first, value.strip(), bad)
+            return _from_text(self.types[0], value.strip(), bad)
         for t in self.types:
             if t is float and isinstance(value, (int, float)) and not isinstance(value, bool):
                 if not math.isfinite(value):
@@ -201,31 +179,23 @@ def _num(x: float) -> str:
 
 
 def _from_text(t: type, text: str, bad: Callable[[str], InputError]) -> Any:
+    value: Any = None
     try:
         if t is bool:
-            flag = parse_bool(text)
-            if flag is None:
-                raise ValueError
-            return flag
-        if t is int:
-            return int(text)
-        if t is float:
-            x = float(text)
-            if not math.isfinite(x):
-                raise ValueError
-            return x
-        if t is Path:
-            if not text:
-                raise ValueError
-            return Path(text)
-        if t in (dict, list):
-            parsed = json.loads(text)
-            if not isinstance(parsed, t):
-                raise ValueError
-            return parsed
+            value = parse_bool(text)
+        elif t is int:
+            value = int(text)
+        elif t is float:
+            value = float(text)
+        elif t is Path and text:
+            value = Path(text)
+        elif t in (dict, list):
+            value = json.loads(text)
     except ValueError:
-        raise bad(repr(text)) from None
-    raise bad(repr(text))
+        pass
+    if value is None or not isinstance(value, t) or t is float and not math.isfinite(value):
+        raise bad(repr(text))
+    return value
 
 
 @dataclass
@@ -267,11 +237,9 @@ class Plugin:
 
 def checked_options(owner: str, declared: Mapping[str, Option], given: Mapping[str, Any], *,
                     extra: bool = False, text: bool = True) -> dict[str, Any]:
-    """Every declared option's value: the given ones checked and converted (dashes in a key read
-    as underscores), the rest their defaults. An unknown key is an InputError naming the
-    declared ones and the closest match, unless `extra` passes undeclared keys on. Plugins and
-    stages (`inferqa.stage`) check their options with this one function; `text=False`: see
-    `Option.check`."""
+    """Every declared option's value (plugins' and stages'): the given ones checked (a key's dashes
+    read as underscores), the rest defaults. An unknown key is an InputError naming the closest
+    match, unless `extra` passes undeclared keys on; `text=False`: see `Option.check`."""
     out: dict[str, Any] = {}
     for key, value in given.items():
         name = str(key).replace("-", "_")
@@ -281,23 +249,16 @@ def checked_options(owner: str, declared: Mapping[str, Option], given: Mapping[s
             continue
         close = close_matches(name, declared) or [n for n in (_OTHER_NAME.get(name),) if n in declared]
         if extra and not close:
-            out[name] = _guess(value)
+            out[name] = parse_scalar(value) if isinstance(value, str) else value
             continue
-        hint = did_you_mean(name, matches=close)
-        have = ", ".join(declared) or "none"
-        raise InputError(f"{owner} has no option {key!r}{hint}; its options: {have}")
+        raise InputError(f"{owner} has no option {key!r}{did_you_mean(name, matches=close)}; "
+                         f"its options: {', '.join(declared) or 'none'}")
     for name, opt in declared.items():
         if name not in out:
             if opt.default is REQUIRED:
                 raise InputError(f"{owner} needs option {name!r} ({opt.accepts()})")
             out[name] = opt.default
     return out
-
-
-def _guess(value: Any) -> Any:
-    if isinstance(value, str):
-        return parse_scalar(value)
-    return value
 
 
 _PLUGINS: dict[str, dict[str, Plugin]] = {kind: {} for kind in KINDS}
@@ -314,14 +275,14 @@ def plugin(kind: str, name: str, *options: Option, help: str | None = None, extr
            **meta: Any) -> Callable[[Any], Any]:
     """Register the decorated class or function as plugin NAME of KIND with these options."""
     _check_kind(kind)
-    names = [o.name for o in options]
-    if len(set(names)) != len(names):
+    if len({o.name for o in options}) != len(options):
         raise ValueError(f"{kind} {name!r}: an option is declared twice")
 
     def deco(obj: Any) -> Any:
         old = _PLUGINS[kind].get(name)
-        if old is not None and _qualname(old.factory) != _qualname(obj):
-            raise ValueError(f"{kind} {name!r} is registered twice ({_qualname(old.factory)}, {_qualname(obj)})")
+        if old is not None and qualified_name(old.factory) != qualified_name(obj):
+            raise ValueError(f"{kind} {name!r} is registered twice "
+                             f"({qualified_name(old.factory)}, {qualified_name(obj)})")
         doc = help if help is not None else _first_sentence(inspect.getdoc(obj) or "")
         _PLUGINS[kind][name] = Plugin(kind, name, obj, {o.name: o for o in options}, doc, extra, dict(meta))
         if inspect.isclass(obj) and "name" not in obj.__dict__:
@@ -337,7 +298,7 @@ def _first_sentence(doc: str) -> str:
     return head + "." if dot else para
 
 
-def _qualname(obj: Any) -> str:
+def qualified_name(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
@@ -354,8 +315,7 @@ def _scan(kind: str) -> None:
     if kind in _SCANNED:
         return
     for package in KINDS[kind]:
-        pkg = importlib.import_module(package)
-        for info in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
+        for info in pkgutil.iter_modules(getattr(importlib.import_module(package), "__path__", [])):
             _import(f"{package}.{info.name}", kind)
     try:
         from importlib.metadata import entry_points
@@ -371,9 +331,10 @@ def get(kind: str, name: str) -> Plugin:
     """The plugin NAME of KIND, importing its module on first use."""
     _check_kind(kind)
     plugins = _PLUGINS[kind]
-    if name not in plugins and str(name).replace("-", "_").isidentifier():
+    module_name = str(name).replace("-", "_")
+    if name not in plugins and module_name.isidentifier():
         for package in KINDS[kind]:
-            module = f"{package}.{str(name).replace('-', '_')}"
+            module = f"{package}.{module_name}"
             _import(module, kind)
             if module in _BROKEN[kind] and name not in plugins:
                 raise InputError(f"{kind} {name!r} cannot be loaded: {_BROKEN[kind][module]}")
@@ -405,17 +366,13 @@ def plugins(kind: str) -> list[Plugin]:
 
 
 def claimed(kind: str, key: str, value: Any) -> str | None:
-    """The name of the first plugin of KIND whose declaration's KEY claims VALUE: holds it (a
-    file told by its ending or first byte), or is a test that VALUE passes (a file told by its
-    first record); None for none or an empty VALUE. Plugins are asked in `claim_order` (declared
-    with the plugin, default 0; a catch-all format declares a higher one), then by name."""
+    """The first plugin of KIND whose declared KEY holds VALUE or is a test VALUE passes (None for
+    none or an empty VALUE). Plugins are asked in `claim_order` (default 0), then by name."""
     if not value:
         return None
     for p in sorted(plugins(kind), key=lambda p: (p.meta.get("claim_order", 0), p.name)):
-        claim = p.meta.get(key)
-        if claim is None:
-            continue
-        if callable(claim) and claim(value) or not callable(claim) and value in claim:
+        claim = p.meta.get(key) or ()
+        if claim(value) if callable(claim) else value in claim:
             return p.name
     return None
 
@@ -427,8 +384,7 @@ def options_of(kind: str, name: str) -> dict[str, Option]:
 def describe(kinds: Iterable[str] | None = None, name: str | None = None) -> list[str]:
     """Printable lines: every plugin of the kinds with one line of help, or one plugin's options."""
     lines: list[str] = []
-    for kind in kinds or KINDS:
-        _check_kind(kind)
+    for kind in kinds or KINDS:  # get and plugins check the kind
         if name is not None:
             p = get(kind, name)
             lines.append(f"{p.title}: {p.help}" if p.help else p.title)
@@ -436,7 +392,6 @@ def describe(kinds: Iterable[str] | None = None, name: str | None = None) -> lis
             continue
         lines.append(f"{kind}:")
         for p in plugins(kind):
-            opts = ", ".join(p.options) or "no options"
-            lines.append(f"  {p.name:<16} {p.help}" + f" [{opts}]")
+            lines.append(f"  {p.name:<16} {p.help} [{', '.join(p.options) or 'no options'}]")
         lines += [f"  ({m} failed to import: {e})" for m, e in _BROKEN[kind].items()]
     return lines

@@ -1,26 +1,11 @@
-"""A stage is one typed function: its signature is its declaration.
+"""A stage is one typed function: its signature is its declaration (docs/plugins.md, "A new stage").
 
-    from typing import Annotated
-    from inferqa.stage import Opt, stage
-
-    @stage("retrieve")
-    def retrieve(bench: Annotated[Path | Benchmark, Opt("benchmark directory", metavar="BENCH_DIR")], *,
-                 out: Annotated[Path, Opt("TREC run file to write", flags=("--out", "-o"))],
-                 depth: Annotated[int, Opt("passages per question in the run", min=1)] = 1000,
-                 overwrite: Annotated[bool, OVERWRITE] = False) -> Run:
-        \"\"\"Retrieve the top k passages for each question of a split.\"\"\"
-
-Each parameter is one option: its name, type (the annotation; `X | None` allows None, `list[X]`
-a list of X), default (the signature's), bounds, help and command-line spelling (the `Opt`, or
-a shared registry `Option` whose default must agree). A parameter before `*` is the command's
-positional argument. The docstring's first paragraph is the command's help, the rest its
-description.
-
-Calling the decorated function, `inferqa <command>`, and an experiment file's step take the same
-road, `Stage.run`: every value is checked (`registry.checked_options`: one message per bad value
-on all three roads; Python and YAML values must already have the declared type, only the command
-line's text is converted), then the output (`formats.outputs.guard`), then the body runs and its
-output is recorded in its folder's ledger.
+Each parameter is one option: its name, type (the annotation; `X | None` allows None, `list[X]` a
+list of X), default (the signature's), and in its `Opt` (or a shared registry `Option` whose
+default must agree) its bounds, help and command-line spelling; one before `*` is positional. The
+docstring's first paragraph is the command's help, the rest its description. Calling the function,
+`inferqa <command>` and an experiment file's step all take `Stage.run`: the values checked
+(`registry.checked_options`), then the output; the body run, its output recorded in the ledger.
 """
 
 from __future__ import annotations
@@ -31,43 +16,28 @@ import inspect
 import sys
 import types
 import typing
-from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from .errors import InputError
-from .registry import REQUIRED, Option, checked_options
+from .registry import REQUIRED, Option, checked_options, qualified_name
 
 __all__ = ["Opt", "Stage", "stage", "stage_of", "declared", "REQUIRED"]
 
 OUTPUTS = ("file", "folder", "self-checked folder")  # what `out` may name (`formats.outputs.KINDS`)
 
 
-@dataclass(frozen=True)
-class Opt:
-    """A parameter's declaration beyond its type and default: help, bounds, command-line spelling."""
-
-    help: str = ""
-    choices: tuple[Any, ...] | None = None
-    min: float | None = None
-    max: float | None = None
-    min_open: bool = False
-    nullable: bool | None = None
-    flags: tuple[str, ...] = ()
-    metavar: str | None = None
+def Opt(help: str = "", **declaration: Any) -> Option:
+    """A parameter's declaration beyond its type and default (help, bounds, command-line spelling):
+    an Option with no name yet, which the signature gives with the type and default."""
+    return Option("", help=help, **declaration)
 
 
 class _Names(dict):
     """Evaluates a module's string annotations: a name imported only for type checkers (a heavy
     class such as Benchmark or Run) reads as `object`, so declaring costs no import."""
 
-    def __init__(self, module_globals: Mapping[str, Any]):
-        super().__init__()
-        self._globals = module_globals
-
     def __missing__(self, name: str) -> Any:
-        if name in self._globals:
-            return self._globals[name]
         return getattr(builtins, name, object)
 
 
@@ -86,12 +56,9 @@ def _members(hint: Any, module_globals: Mapping[str, Any]) -> tuple[Any, ...]:
 def _types(hint: Any, module_globals: Mapping[str, Any]) -> tuple[tuple[type, ...], bool, type | None]:
     """(types, None allowed, list item type) of a resolved annotation."""
     members = _members(hint, module_globals)
-    nullable = type(None) in members
     out: list[type] = []
     item = None
-    for m in members:
-        if m is type(None):
-            continue
+    for m in [m for m in members if m is not type(None)]:
         origin = typing.get_origin(m)
         if origin in (list, tuple, typing.Sequence) or m in (list, tuple):
             out.append(list)
@@ -100,39 +67,33 @@ def _types(hint: Any, module_globals: Mapping[str, Any]) -> tuple[tuple[type, ..
             item = first if isinstance(first, type) and first is not object else item
         elif origin in (dict, typing.Mapping) or m is dict:
             out.append(dict)
-        elif m is Any:
-            out.append(object)
-        elif isinstance(m, type):
+        elif isinstance(m, type) and m is not Any:
             out.append(m)
         else:
-            out.append(object)
-    return tuple(dict.fromkeys(out)), nullable, item
+            out.append(object)  # Any, or a form that is no class
+    return tuple(dict.fromkeys(out)), type(None) in members, item
 
 
-def _option(param: inspect.Parameter, hint: Any, owner: str, module_globals: Mapping[str, Any]) -> Option:
+def _option(param: inspect.Parameter, owner: str, module_globals: Mapping[str, Any]) -> Option:
+    hint = _resolve(param.annotation, module_globals)
     if typing.get_origin(hint) is not typing.Annotated:
         raise TypeError(f"stage {owner!r}: parameter {param.name!r} needs Annotated[TYPE, Opt(...)]")
     base, *meta = typing.get_args(hint)
-    decl = next((m for m in meta if isinstance(m, (Opt, Option))), None)
+    decl = next((m for m in meta if isinstance(m, Option)), None)
     if decl is None:
         raise TypeError(f"stage {owner!r}: parameter {param.name!r} has no Opt(...)")
     kinds, nullable, item = _types(base, module_globals)
     default = REQUIRED if param.default is inspect.Parameter.empty else param.default
-    positional = param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-    if isinstance(decl, Option):  # a shared declaration: its default is the signature's
+    if decl.name:  # a shared declaration: its default is the signature's
         if decl.default is not REQUIRED and decl.default != default:
             raise TypeError(f"stage {owner!r}: {param.name!r} defaults to {default!r}, its declaration to "
                             f"{decl.default!r}")
-        return replace(decl, name=param.name, type=kinds[0] if len(kinds) == 1 else kinds, default=default,
-                       nullable=decl.nullable if decl.nullable is not None else (nullable or None),
-                       positional=positional, item=decl.item or item)
-    given = {f.name: getattr(decl, f.name) for f in fields(Opt)}
-    if given["nullable"] is None and nullable and default is not None:
-        given["nullable"] = True
-    if given["nullable"] is None and not nullable and default is None:
-        given["nullable"] = False
-    return Option(param.name, kinds[0] if len(kinds) == 1 else kinds, default, positional=positional, item=item,
-                  **given)
+        nullable = nullable or None
+    elif nullable == (default is None):  # an Opt: nullable left unset where its default says the same
+        nullable = None
+    return replace(decl, name=param.name, type=kinds[0] if len(kinds) == 1 else kinds, default=default,
+                   nullable=decl.nullable if decl.nullable is not None else nullable,
+                   positional=param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, item=decl.item or item)
 
 
 @dataclass(frozen=True)
@@ -153,10 +114,9 @@ class Stage:
     def __post_init__(self) -> None:
         if self.output not in OUTPUTS:
             raise ValueError(f"stage {self.name!r}: output must be one of {OUTPUTS}, not {self.output!r}")
-        names = [o.name for o in self.options]
-        if "out" in names and "overwrite" not in names and self.output != "self-checked folder":
-            raise TypeError(f"stage {self.name!r} writes --out: it declares overwrite too")
         object.__setattr__(self, "by_name", {o.name: o for o in self.options})
+        if "out" in self.by_name and "overwrite" not in self.by_name and self.output != "self-checked folder":
+            raise TypeError(f"stage {self.name!r} writes --out: it declares overwrite too")
 
     def option(self, name: str) -> Option:
         return self.by_name[name]
@@ -175,16 +135,15 @@ class Stage:
         return self.execute(self.settings(values, **given))
 
     def compute(self, values: Mapping[str, Any] | None = None, /, **given: Any) -> Any:
-        """Check the values as `run` does, then run the body with no output guard and no ledger:
-        for a caller that owns the output folder (the experiment runner's stage store, which
-        writes each stage in a temp folder of its own)."""
+        """Check the values as `run` does, then run the body with no output guard and no ledger: for a
+        caller that owns the output folder (the experiment runner's stage store)."""
         return self.function(**self.settings(values, **given))
 
     def execute(self, settings: dict[str, Any]) -> Any:
         """Run the body on `settings` as `settings()` returned them: the output checked first,
-        recorded after."""
-        paths = {name: (settings[name], kind) for name, kind in self.output_paths().items()
-                 if settings.get(name) is not None}
+        recorded after. An LLM call `cache` is a "store": commands add to it, none replaces it."""
+        kinds = {"out": self.output, "cache": "store"}
+        paths = {name: (settings[name], kind) for name, kind in kinds.items() if settings.get(name) is not None}
         if not paths:
             return self.function(**settings)
         from .formats import outputs
@@ -197,30 +156,21 @@ class Stage:
             outputs.record(path, command=self.name, kind=kind, before=before[name])
         return result
 
-    def output_paths(self) -> dict[str, str]:
-        """The options that name a path this stage writes, with what each names (an LLM call
-        cache is a "store": commands add to it, none replaces it)."""
-        kinds = {"out": self.output, "cache": "store"}
-        return {name: kinds[name] for name in kinds if name in self.by_name}
-
 
 def stage(name: str, *, output: str = "file") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare the decorated function as stage NAME (the command's words); see the module doc."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         module_globals = vars(sys.modules[fn.__module__])
-        signature = inspect.signature(fn)
-        options = tuple(_option(p, _resolve(p.annotation, module_globals), name, module_globals)
-                        for p in signature.parameters.values())
+        options = tuple(_option(p, name, module_globals) for p in inspect.signature(fn).parameters.values())
         head, _, rest = inspect.cleandoc(fn.__doc__ or "").partition("\n\n")
         description = "\n\n".join(" ".join(part.split()) for part in rest.split("\n\n") if part.strip())
         declared = Stage(name, fn, options, " ".join(head.split()), description, output)
         old = _DECLARED.get(name)
-        if old is not None and _where(old.function) != _where(fn):
-            raise ValueError(f"stage {name!r} is declared twice: {_where(old.function)}, {_where(fn)}")
+        if old is not None and qualified_name(old.function) != qualified_name(fn):
+            raise ValueError(f"stage {name!r} is declared twice: {qualified_name(old.function)}, {qualified_name(fn)}")
         _DECLARED[name] = declared
-        positional = [p.name for p in signature.parameters.values()
-                      if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        positional = [o.name for o in options if o.positional]
 
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -240,10 +190,6 @@ def stage(name: str, *, output: str = "file") -> Callable[[Callable[..., Any]], 
 
 
 _DECLARED: dict[str, Stage] = {}
-
-
-def _where(fn: Callable[..., Any]) -> str:
-    return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def declared() -> dict[str, Stage]:

@@ -1,10 +1,7 @@
 """Tables of text cells, written one way for every command and file: a boxed table that fits a
-width without cutting a cell, a GitHub pipe table, CSV (RFC 4180) and a booktabs LaTeX table;
-and the one JSON writer of table files.
-
-A boxed table wider than its width is cut into blocks of whole columns, stacked one under the
-other, each repeating the row-label columns; where the labels and one column alone are too
-wide, every row is printed as a record of `column: value` lines instead.
+width without cutting a cell, a GitHub pipe table, CSV, booktabs LaTeX; and the one JSON writer
+of table files. A boxed table too wide is cut into blocks of whole columns (each repeating the
+row labels); where the labels and one column alone are too wide, each row prints as a record.
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-TEXT_FORMATS = ("table", "md", "csv", "tex")
 MISSING = "—"  # the one mark of a missing value in a table cell: no score, no p-value, no reranker
 
 
@@ -56,15 +52,10 @@ class TextTable:
 
 def render(table: TextTable, fmt: str, width: int = 80) -> str:
     """`table` as `fmt` (table | md | csv | tex), ending in a newline; `width` bounds `table`."""
-    if fmt == "table":
-        return boxed(table, width)
-    if fmt == "md":
-        return markdown(table)
-    if fmt == "csv":
-        return csv_text(table)
-    if fmt == "tex":
-        return latex(table)
-    raise ValueError(f"unknown table format {fmt!r} (one of {', '.join(TEXT_FORMATS)})")
+    renderers = {"table": lambda t: boxed(t, width), "md": markdown, "csv": csv_text, "tex": latex}
+    if fmt not in renderers:
+        raise ValueError(f"unknown table format {fmt!r} (one of {', '.join(renderers)})")
+    return renderers[fmt](table)
 
 
 # -- boxed, as rich draws it (heavy head, light body) -------------------------------------------
@@ -161,13 +152,12 @@ def boxed(table: TextTable, width: int = 80) -> str:
     else:
         for n, cols in enumerate(parts):
             shown = [*range(table.labels), *cols]
-            box = _box(table, shown, widths)
             if n:
                 out.append("")
             if table.title:
-                title = table.title if n == 0 else "(continued)"
+                title = "(continued)" if n else table.title
                 out += _wrapped(title, width, center_in=min(width, _span([widths[c] for c in shown])))
-            out += box
+            out += _box(table, shown, widths)
     if table.note:
         out += _wrapped(table.note, width)
     return "\n".join(out) + "\n"
@@ -179,33 +169,28 @@ def _records(table: TextTable, width: int) -> list[str]:
     for i, row in enumerate(table.rows):
         out.append("─" * min(width, 40) if i == 0 or i in table.rules else "")
         out += _wrapped(" · ".join(row[:table.labels]) or f"row {i + 1}", width)
-        for h, v in zip(table.header[table.labels:], row[table.labels:]):
-            out.append(f"  {h}: {v}")
+        out += [f"  {h}: {v}" for h, v in zip(table.header[table.labels:], row[table.labels:])]
     return out
 
 
 # -- files: markdown, CSV, LaTeX ---------------------------------------------------------------
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|")
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def markdown(table: TextTable) -> str:
     """A GitHub pipe table (labels left-aligned, the rest right), the title in bold above it."""
-    head = "| " + " | ".join(map(_md_cell, table.header)) + " |"
     align = "|" + "|".join("---" if table.left(i) else "---:" for i in range(len(table.header))) + "|"
-    body = ["| " + " | ".join(map(_md_cell, r)) + " |" for r in table.rows]
     top = [f"**{table.title}**", ""] if table.title else []
     tail = ["", table.note] if table.note else []
-    return "\n".join([*top, head, align, *body, *tail]) + "\n"
+    return "\n".join([*top, _md_row(table.header), align, *map(_md_row, table.rows), *tail]) + "\n"
 
 
 def csv_text(table: TextTable) -> str:
     """The header and the rows as CSV (RFC 4180: CRLF-free lines, quotes where needed); no title."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table.header)
-    writer.writerows(table.rows)
+    csv.writer(buf, lineterminator="\n").writerows([table.header, *table.rows])
     return buf.getvalue()
 
 

@@ -24,7 +24,6 @@ SUGGEST_CUTOFF = 0.65  # 0.6 let 'oracle' suggest 'clue'
 def close_matches(word: object, choices: Iterable[str], n: int = 1) -> list[str]:
     """The (at most `n`) choices closest to `word`, closest first: those a message suggests.
     Case is ignored (`BM25` means `bm25`); a choice equal but for case comes first."""
-    choices = list(choices)
     lowered: dict[str, str] = {}
     for c in choices:
         lowered.setdefault(c.lower(), c)

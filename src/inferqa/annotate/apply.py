@@ -1,12 +1,11 @@
 """`import_sheet`: apply a person's verdicts to a labelled benchmark, all or nothing.
 
-For each reviewed (question, answer): every labeller output that normalises to the answer
-gets `correct` = the verdict in labels.jsonl, and each passage's label becomes 2 if any
-of its answers is then correct, else 1 (qrels.tsv follows). Accepted answers not yet in
-the gold list become aliases; rejecting an alias that an earlier round added removes it.
-New aliases go through the leak judge against the question's hints, then the leak
-policy (see `leaks`). The round is recorded in meta.json; a sheet whose verdicts are
-all in place already changes nothing and writes nothing.
+Each reviewed answer's verdict becomes `correct` of every labeller output that normalises to
+it in labels.jsonl, and a passage's label becomes 2 if any of its answers is then correct,
+else 1 (qrels.tsv follows). Accepted answers not yet gold become aliases (rejecting one an
+earlier round added removes it); new aliases go through the leak judge against the
+question's hints, then the leak policy (`leaks`). The round is recorded in meta.json; a
+sheet whose verdicts are all in place already changes nothing and writes nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from ..text import normalize_answer
 from .candidates import collect_candidates
 from ..formats.corpus import iter_corpus, write_corpus
 from ..formats.labels import LabelRow, Labels, answer_key, resolve_copies
-from .leaks import FLAG, LeakFinding, find_leaks, leak_action_of, plan_drops
+from .leaks import FLAG, DropPlan, LeakFinding, find_leaks, leak_action_of, plan_drops
 from ..formats.sheets import ACCEPT, REJECT, SKIP, SheetVerdict, read_sheet
 from .state import META_KEY, VerificationState
 
@@ -53,12 +52,9 @@ class ImportSummary:
         if not self.changed:
             return out + ["no changes: every verdict in the sheet is already applied"]
         out.append(f"labels: {self.to_answerable} passages 1 -> 2, {self.to_partial} passages 2 -> 1")
-        for qid, alias in self.aliases_added:
-            out.append(f"alias added: {qid}: {alias!r}")
-        for qid, alias in self.aliases_removed:
-            out.append(f"alias removed: {qid}: {alias!r}")
-        for f in self.leaks:
-            out.append(f"leak ({self.leak_action}): {f.qid} hint {f.hint} reveals {f.alias!r}")
+        out += [f"alias added: {qid}: {alias!r}" for qid, alias in self.aliases_added]
+        out += [f"alias removed: {qid}: {alias!r}" for qid, alias in self.aliases_removed]
+        out += [f"leak ({self.leak_action}): {f.qid} hint {f.hint} reveals {f.alias!r}" for f in self.leaks]
         if self.passages_dropped or self.questions_dropped:
             out.append(f"dropped {self.passages_dropped} passages and {len(self.questions_dropped)} questions"
                        + (f" ({', '.join(self.questions_dropped)})" if self.questions_dropped else ""))
@@ -174,11 +170,7 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     if not summary.changed or dry_run:
         return summary
     state.verdicts = new_verdicts
-
-    def kept(pid: str) -> bool:
-        return not drops.drops(pid)
-
-    qrels = _relabelled_qrels(bench, rows, kept)
+    qrels = _relabelled_qrels(bench, rows, drops)
     summary.passages_dropped = sum(len(d) for d in bench.qrels.values()) - sum(len(d) for d in qrels.values())
 
     when = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
@@ -197,32 +189,29 @@ def import_sheet(bench_dir: str | os.PathLike, sheet: str | os.PathLike, *, anno
     return summary
 
 
-def _relabelled_qrels(bench: Benchmark, rows: list[LabelRow], kept: Any) -> Qrels:
-    """The benchmark's qrels with the labels of `rows`, without the passages not `kept`."""
+def _relabelled_qrels(bench: Benchmark, rows: list[LabelRow], drops: DropPlan) -> Qrels:
+    """The benchmark's qrels with the labels of `rows`, without the passages `drops` drops."""
     new_labels = {r.pid: r.label for r in rows}
     qrels = Qrels()
     for qid, docs in bench.qrels.items():
-        docs = {pid: new_labels.get(pid, lab) for pid, lab in docs.items() if kept(pid)}
+        docs = {pid: new_labels.get(pid, lab) for pid, lab in docs.items() if not drops.drops(pid)}
         if docs:
             qrels[qid] = docs
     return qrels
 
 
 def _write_round(bench: Benchmark, meta: dict, rows: list[LabelRow], qrels: Qrels, raw_questions: dict,
-                 drops: Any) -> list[str]:
+                 drops: DropPlan) -> list[str]:
     """The round's labels, qrels, questions (and corpus and splits when it drops any) with
     meta, as one benchmark write; returns the names of the files written."""
-    def kept(pid: str) -> bool:
-        return not drops.drops(pid)
-
     with BenchmarkWrite(bench.path) as staged:
-        Labels(r for r in rows if kept(r.pid)).to_file(staged.path("labels.jsonl"))
+        Labels(r for r in rows if not drops.drops(r.pid)).to_file(staged.path("labels.jsonl"))
         qrels.to_file(staged.path("qrels.tsv"))
         write_questions(staged.path("questions.jsonl"),
                         (q for qid, q in raw_questions.items() if qid not in drops.questions))
         corpus = bench.path / "corpus.jsonl"
         if drops.any and corpus.exists():
-            write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if kept(p.id)))
+            write_corpus(staged.path("corpus.jsonl"), (p for p in iter_corpus(corpus) if not drops.drops(p.id)))
         splits = None
         if drops.questions and (bench.path / "splits.json").exists():
             splits = {s: [q for q in qs if q not in drops.questions] for s, qs in bench.splits.items()}

@@ -1,9 +1,8 @@
 """Group the labellers' answers per question into the distinct answers a person reviews.
 
-An answer (by its normalised form) is exported when the judge accepted it in at least one
-passage, when the judge rejected it everywhere but it is close to a gold alias
-(contested, see `fuzzy`), or when a person gave a verdict on it in an earlier round. Answers equal to one of the question's original gold aliases
-are not exported: the gold list already decides them.
+An answer (by its normalised form) is exported when the judge accepted it in at least one passage,
+when the judge rejected it everywhere but it is close to a gold alias (contested, see `fuzzy`), or
+when a person gave a verdict on it in an earlier round; never when it equals an original gold alias.
 
 `passages` counts every passage where some labeller gave the answer; `decides` counts
 those whose label hangs on this answer alone (no other answer in that passage is judged

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..formats.benchmark import Benchmark
+from ..formats import Benchmark, Labels
 from .candidates import collect_candidates
-from ..formats.labels import Labels
 from ..parameters import MIN_F1
 from ..formats.sheets import guess_format, write_sheet
 from .sheet import sheet_rows

@@ -1,9 +1,8 @@
 """When a model answer the judge rejected is still worth a person's look ("contested").
 
-An answer is contested when it is close to some gold alias: SQuAD token F1 of at least
-`min_f1` (`inferqa.stages.build.MIN_F1`), or one contains the other as whole words ("da vinci"
-in "leonardo da vinci", "mars" in "mars planet"). The scorers are the answer metrics' own (`inferqa.evaluation.exact_match`);
-the rule itself is `Candidate.contested` (annotate/candidates.py).
+An answer is contested when it is close to some gold alias: SQuAD token F1 of at least `min_f1`
+(`inferqa.parameters.MIN_F1`), or one contains the other as whole words ("da vinci" in "leonardo da
+vinci"). The scorers are `inferqa.evaluation.exact_match`'s; the rule is `Candidate.contested`.
 """
 
 from __future__ import annotations

@@ -59,12 +59,6 @@ def leak_action_of(meta: dict, override: str | None = None) -> str:
     return action
 
 
-def _judge_all(judge: Any, items: list[tuple[str, list[str]]]) -> list[bool]:
-    if hasattr(judge, "leaks_many"):
-        return list(judge.leaks_many(items))
-    return [bool(judge.leaks(hint, answers)) for hint, answers in items]
-
-
 def find_leaks(raw_questions: dict[str, dict], new_aliases: Iterable[tuple[str, str]], state: VerificationState,
                judge: Any = None) -> list[LeakFinding]:
     """Hints (not dropped yet) that the judge says reveal one of the newly added aliases."""
@@ -81,7 +75,8 @@ def find_leaks(raw_questions: dict[str, dict], new_aliases: Iterable[tuple[str, 
             if i not in gone:
                 where.append(LeakFinding(qid, i, alias))
                 items.append((hint["text"], [alias]))
-    return [f for f, leaked in zip(where, _judge_all(judge, items)) if leaked]
+    verdicts = judge.leaks_many(items) if hasattr(judge, "leaks_many") else [judge.leaks(h, a) for h, a in items]
+    return [f for f, leaked in zip(where, verdicts) if leaked]
 
 
 def plan_drops(leaks: list[LeakFinding], action: str, raw_questions: dict[str, dict],

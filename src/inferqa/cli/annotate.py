@@ -13,11 +13,8 @@ from .app import InferqaTyper, app
 from .output import echo_lines
 from .stage_command import stage_command
 
-annotate_app = InferqaTyper(
-    help="Human verification of labels: export the distinct accepted or contested answers to a sheet, "
-         "import the verdicts back into the benchmark.",
-    no_args_is_help=True,
-)
+annotate_app = InferqaTyper(help="Human verification of labels: export the distinct accepted or contested answers to "
+                            "a sheet, import the verdicts back into the benchmark.", no_args_is_help=True)
 app.add_typer(annotate_app, name="annotate")
 
 

@@ -55,8 +55,7 @@ def print_summary(rows: list[dict], metrics: tuple[str, ...], title: str, fmt: s
     from ..reading import summarize
 
     summary = summarize(rows, metrics)
-    cells = [(s["strategy"], str(s["k"]), str(s["n"]),
-              *[percent(s[m]) for m in metrics]) for s in summary]
+    cells = [(s["strategy"], str(s["k"]), str(s["n"]), *[percent(s[m]) for m in metrics]) for s in summary]
     print_tables([TextTable(title, ("strategy", "k", "n", *metrics), tuple(cells), 1)], fmt, summary)
 
 

@@ -1,13 +1,10 @@
 """A command made from a stage function's signature (`inferqa.stage`): its options become flags.
 
-Every flag is read as text, converted to the option's type and given to `Stage.settings`,
-which checks it exactly as it checks a value from the experiment file or the Python API; a
-default is the signature's (a flag not given is None: not given). Lists are repeated or comma-separated
-(a comma inside brackets, as in `nDCG(gains={0:0,1:1})@10`, separates nothing; a positional
-list takes each argument whole), dicts are KEY=VALUE pairs, a bool is a flag (one spelled
---no-X sets False). A warning the stage raises prints as one line on stderr ('note: ...', or
-its category's `prefix`). The command prints what the stage returns with its `show`
-function, the only part written per command.
+A flag's text is converted and checked by `Stage.settings` like any value (not given: None, the
+default). A list flag is repeated or comma-separated (not at a comma inside brackets, as in
+`nDCG(gains={0:0,1:1})@10`; a positional list takes each argument whole), a dict flag takes
+KEY=VALUE pairs, a bool is a flag (--no-X sets False). A warning the stage raises prints as one
+line on stderr ('note: ...', or its category's `prefix`).
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from typing import Any, Callable, List, Mapping, Optional
 import typer
 
 from .. import registry
-from ..errors import InputError
 from ..option_values import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stage import stage_of
@@ -39,20 +35,18 @@ def _default(value: Any) -> str:
 
 def option_help(opt: Any, takes: str | None = None, shown_default: str | None = None) -> str:
     """'term-frequency saturation (a number ≥ 0, default 1.5)' from a registry Option; what it
-    accepts as a flag's text is read, by its first type (an LLM spec, not an LLM instance; a
-    list flag is repeated or comma-separated)."""
+    takes is its flag's text, read by its first type (an LLM spec, not an LLM instance)."""
     default = "" if opt.default is REQUIRED else f", default {shown_default or _default(opt.default)}"
     if takes is None:
-        takes = "repeat the flag or comma-separate" if opt.types[0] is list else replace(opt, type=opt.types[0]).accepts()
+        takes = ("repeat the flag or comma-separate" if opt.types[0] is list
+                 else replace(opt, type=opt.types[0]).accepts())
     return f"{opt.help} ({takes}{default})"
 
 
 def flag_text(opt: Any, owner: str | None = None, note: str | None = None, takes: str | None = None,
               shown_default: str | None = None) -> str:
-    """A flag's help: 'Cosine from which ... (a number in (0, 1], default 0.85).', after
-    'OWNER: ' when a plugin owns it (then not capitalised), with '; NOTE' after it; `takes`
-    replaces what it accepts in words, `shown_default` the default (an option whose None
-    the stage resolves, e.g. from another declaration)."""
+    """A flag's help: 'Cosine from which ... (a number in (0, 1], default 0.85).', after 'OWNER: '
+    (not capitalised), then '; NOTE'; `takes` and `shown_default` replace what it accepts and its default."""
     text = option_help(opt, takes, shown_default)
     return (f"{owner}: {text}" if owner else capitalized(text)) + (f"; {note}" if note else "") + "."
 
@@ -88,17 +82,13 @@ def _metavar(opt: Option) -> str:
     choices = "[" + "|".join(map(str, opt.choices or ())) + "]"
     if opt.choices and len(choices) <= 16:  # a longer one would squeeze the flags' column (its help lists them)
         return choices
-    kind = opt.item_type if opt.types[0] is list else opt.types[0]
-    return _TYPE_NAMES.get(kind, "TEXT")
+    return _TYPE_NAMES.get(opt.item_type if opt.types[0] is list else opt.types[0], "TEXT")
 
 
 def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> inspect.Parameter:
     # an argument: no flag to repeat, no default; a --no-X flag: its default is not to be given
-    if opt.positional or opt.cli_flags[0].startswith("--no-"):
-        text = capitalized(opt.help) + "."
-    else:
-        text = flag_text(opt, **words)
-    text = given_help or text
+    plain = opt.positional or opt.cli_flags[0].startswith("--no-")
+    text = given_help or (capitalized(opt.help) + "." if plain else flag_text(opt, **words))
     if opt.positional:
         default: Any = typer.Argument(... if opt.required else None, metavar=opt.metavar or opt.name.upper(),
                                       help=text, show_default=False)
@@ -111,10 +101,9 @@ def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> ins
             flags = (f"{flags[0]}/--no-{flags[0][2:]}",)
         default, annotation = typer.Option(None, *flags, help=text, show_default=False), Optional[bool]
     else:
-        many = opt.types[0] in (list, dict)
         default = typer.Option(... if opt.required else None, *opt.cli_flags, metavar=_metavar(opt), help=text,
                                show_default=False)
-        annotation = Optional[List[str]] if many else Optional[str]
+        annotation = Optional[List[str]] if opt.types[0] in (list, dict) else Optional[str]
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
@@ -128,8 +117,9 @@ def _value(opt: Option, given: Any, owner: str) -> Any:
     if opt.types[0] is dict:
         return parse_key_values(given, opt.cli_flags[0].lstrip("-"))
     if opt.types[0] is list:
-        item = Option(opt.name, opt.item_type, REQUIRED, flags=opt.cli_flags)
-        parts = [str(p) for p in given] if opt.positional else [p for text in given for p in _OUTER_COMMA.split(str(text))]
+        item = Option(opt.name, opt.item_type, REQUIRED)
+        texts = [str(p) for p in given]
+        parts = texts if opt.positional else [p for text in texts for p in _OUTER_COMMA.split(text)]
         return [item.parse(part.strip(), owner) for part in parts if part.strip()]
     return opt.parse(str(given), owner)
 
@@ -140,24 +130,21 @@ _OUTER_COMMA = re.compile(r",(?![^([{]*[)\]}])")  # a comma not inside (), [] or
 def stage_command(function: Callable[..., Any], show: Show, *, name: str | None = None, tables: bool | str = False,
                   group: typer.Typer | None = None, helps: Mapping[str, str] | None = None,
                   words: Mapping[str, Mapping[str, str]] | None = None) -> Callable[..., None]:
-    """Register stage `function` as a command (NAME, default the stage's name) on `group` (default the
-    app); `tables`: it takes --format/--json (a format's name: that one is the default), and
-    `show` gets the chosen format. `helps`: an option's whole help where only the command line
-    can write it (the plugins that declare it, read from the registry at start-up); `words`:
-    per option, the `flag_text` parts of its help (owner, note, takes) beyond the declaration's."""
+    """Register stage `function` as command NAME (default the stage's) on `group` (default the app).
+    `tables`: it takes --format/--json (a format's name: the default one) and `show` gets the chosen
+    format; `helps`: an option's whole help (e.g. read from the plugins that declare it);
+    `words`: per option, the `flag_text` parts of its help beyond the declaration's."""
     stage = stage_of(function)
     params = [_param(opt, (helps or {}).get(opt.name), (words or {}).get(opt.name, {})) for opt in stage.options]
     default_format = tables if isinstance(tables, str) else "table"
     if tables:
         params += [inspect.Parameter("table_format", inspect.Parameter.KEYWORD_ONLY,
                                      default=format_flag(default_format), annotation=str),
-                   inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=json_flag,
-                                     annotation=bool)]
+                   inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=json_flag, annotation=bool)]
 
     def command(**given: Any) -> None:
         fmt = chosen_format(given.pop("table_format"), given.pop("as_json"), default_format) if tables else None
-        values = {opt.name: _value(opt, given[opt.name], stage.name) for opt in stage.options}
-        settings = stage.settings(values)
+        settings = stage.settings({opt.name: _value(opt, given[opt.name], stage.name) for opt in stage.options})
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = stage.execute(settings)

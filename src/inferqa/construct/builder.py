@@ -48,16 +48,15 @@ def _release_row(sel: "Selected", pid: str, source_order: Sequence[int], match: 
     perm = "".join(map(str, source_order))
     explicit = (sel.release_labels or {}).get(perm)
     answers = (sel.release_answers or {}).get(perm)
-    q = sel.question
     if answers is None:
         return (LABEL_PARTIAL if explicit is None else explicit), None
-    correct = labeller_correct(answers, q.answers, match)
+    correct = labeller_correct(answers, sel.question.answers, match)
     label = int(explicit) if explicit is not None else answerability_label(correct.values())
     if label not in (1, 2):
         return label, None
-    row = LabelRow(pid=pid, qid=q.id, label=label, answers={m: a for m, a in answers.items() if m in LABELLERS},
-                   correct=correct, reader_answers={m: a for m, a in answers.items() if m not in LABELLERS})
-    return label, row
+    return label, LabelRow(pid=pid, qid=sel.question.id, label=label, correct=correct,
+                           answers={m: a for m, a in answers.items() if m in LABELLERS},
+                           reader_answers={m: a for m, a in answers.items() if m not in LABELLERS})
 
 
 @dataclass(frozen=True)
@@ -93,16 +92,11 @@ def select_questions(questions: Sequence[Question], top_k: int, leak_policy: str
         meta["source_hint_indices"] = source_idx  # provenance: kept hint i is source hint source_idx[i]
         selected.append(Selected(replace(q, hints=[q.hints[j] for j in top], metadata=meta), source_idx, labels,
                                  answers, q.metadata.get(MASK_BITS_KEY, LEFT_TO_RIGHT)))
-    counts = {
-        "questions_in": len(questions),
-        "hints_in": sum(len(q.hints) for q in questions),
-        **{f"leak_{k}": v for k, v in leak.counts().items()},
-        "questions_skipped_few_hints": len(skipped),
-        "questions": len(selected),
-    }
-    details = {"dropped_hints": {qid: idx for qid, idx in leak.dropped_hints.items()},
-               "dropped_questions": leak.dropped_questions, "skipped_few_hints": skipped,
-               "common_word_answers": leak.common_word_answers}
+    counts = {"questions_in": len(questions), "hints_in": sum(len(q.hints) for q in questions),
+              **{f"leak_{k}": v for k, v in leak.counts().items()},
+              "questions_skipped_few_hints": len(skipped), "questions": len(selected)}
+    details = {"dropped_hints": dict(leak.dropped_hints), "dropped_questions": leak.dropped_questions,
+               "skipped_few_hints": skipped, "common_word_answers": leak.common_word_answers}
     return selected, {"counts": counts, "details": details}
 
 
@@ -120,15 +114,14 @@ def build_benchmark(questions: Sequence[Question] | str | os.PathLike | Sequence
                     sources: Sequence[Any] = (), post_build: PostBuild | None = None,
                     show_progress: bool = False, label_match: str = LABEL_MATCH.default,
                     overwrite: bool = False) -> dict:
-    """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json and meta.json into `out_dir`
-    from `questions` (`Question`s, or source files read with `inferqa.load_questions`, which
-    are then the recorded `sources` unless given)
-    (replaced atomically), and labels.jsonl with every model's stored answer for a QUIT release
-    (labels by `label_match`: the release's exact membership, or `normalized`); return the meta
-    dict. `post_build(tmp_dir, meta)` runs inside the temp directory before the rename and may
-    rewrite qrels.tsv or update meta. An existing benchmark at `out_dir` is refused unless
-    `overwrite`; then only the files a build writes (`BUILD_FILES`) are replaced, in one
-    transaction, and what else the folder holds (indexes, runs, notes) stays."""
+    """Write questions.jsonl, corpus.jsonl, qrels.tsv, splits.json, meta.json and, for a QUIT release,
+    labels.jsonl with every model's stored answer (labels by `label_match`: the release's exact
+    membership, or `normalized`) into `out_dir`, atomically; return the meta dict. `questions` are
+    `Question`s, or source files read with `inferqa.load_questions` (then the recorded `sources`
+    unless given). `post_build(tmp_dir, meta)` runs in the temp directory before the rename and may
+    rewrite qrels.tsv or update meta. An existing benchmark is refused unless `overwrite`; then only
+    the files a build writes (`BUILD_FILES`) are replaced, in one transaction, and the rest of the
+    folder (indexes, runs, notes) stays."""
     _check_build_options(top_k, label_match)
     refuse_existing(Path(out_dir), overwrite)
     split_spec = parse_split(split)
@@ -207,18 +200,10 @@ def _select_or_explain(questions: Sequence[Question], top_k: int, leak_policy: s
     return selected, info
 
 
-@dataclass
-class _Written:
-    """What `_write_passages` wrote: passages, labels.jsonl rows."""
-
-    passages: int = 0
-    stored_rows: int = 0
-
-
-def _write_passages(tmp: Path, selected: list[Selected], label_match: str, show_progress: bool) -> _Written:
+def _write_passages(tmp: Path, selected: list[Selected], label_match: str, show_progress: bool) -> tuple[int, int]:
     """questions.jsonl, corpus.jsonl, qrels.tsv and (for a QUIT release with stored answers)
-    labels.jsonl in `tmp`, streamed question by question."""
-    out = _Written()
+    labels.jsonl in `tmp`, streamed question by question; returns (passages, labels.jsonl rows)."""
+    passages = stored_rows = 0
     with questions_writer(tmp / "questions.jsonl") as write_question, \
             corpus_writer(tmp / "corpus.jsonl") as corpus, Qrels.writer(tmp / "qrels.tsv") as write_qrel, \
             Labels.writer(tmp / "labels.jsonl") as write_label:
@@ -233,24 +218,25 @@ def _write_passages(tmp: Path, selected: list[Selected], label_match: str, show_
                     label, row = _release_row(sel, pid, [source_idx[i] for i in order], label_match)
                     if row is not None:
                         write_label(row)
-                        out.stored_rows += 1
+                        stored_rows += 1
                 write_qrel(q.id, pid, label)
-                out.passages += 1
-    if not out.stored_rows:
+                passages += 1
+    if not stored_rows:
         (tmp / "labels.jsonl").unlink()
-    return out
+    return passages, stored_rows
 
 
-def _build_meta(sources: Sequence[Any], options: dict, info: dict, written: _Written, selected: list[Selected],
-                splits: dict[str, list[str]]) -> dict:
+def _build_meta(sources: Sequence[Any], options: dict, info: dict, written: tuple[int, int],
+                selected: list[Selected], splits: dict[str, list[str]]) -> dict:
     """meta.json: what built the benchmark (version, time, sources with their hashes, options) and its counts."""
     from_release = any(s.release_labels or s.release_answers for s in selected)
+    passages, stored_rows = written
     meta = {
         "inferqa_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "sources": [_source_entry(s) for s in sources],
         "options": options,
-        "counts": {**info["counts"], "passages": written.passages, "passages_per_question": n_orders(options["top_k"])},
+        "counts": {**info["counts"], "passages": passages, "passages_per_question": n_orders(options["top_k"])},
         "id_scheme": {"name": ID_SCHEME, "mask_bits": sorted({s.mask_bits for s in selected})},
         "labels": {},  # the qrels' label counts, filled in by the commit
         "labelled_by": "quit-release" if from_release else "constant",
@@ -259,5 +245,5 @@ def _build_meta(sources: Sequence[Any], options: dict, info: dict, written: _Wri
     }
     if from_release:
         meta["labelling"] = {"source": "quit-release", "labelers": list(LABELLERS), "match": options["label_match"],
-                             "stored_answers": written.stored_rows}
+                             "stored_answers": stored_rows}
     return meta

@@ -1,7 +1,8 @@
 """Semantic leak judges: catch hints that reveal the answer without writing it verbatim.
 
-They are `leak-judge` plugins (with `string`, the rule in inferqa.construct.leakage). Both implement `inferqa.construct.leakage.LeakJudge` and apply the string rule first, so they
-only ever add flags to it.
+They are `leak-judge` plugins (with `string`, the rule in inferqa.construct.leakage). Both
+implement `inferqa.construct.leakage.LeakJudge` and apply the string rule first, so they only
+ever add flags to it.
 
 EmbeddingLeakJudge compares each answer with short spans of the hint (word n-grams that
 neither start nor end on a stop word), not with the whole hint: a hint is *about* the
@@ -11,8 +12,7 @@ York City") is what a paraphrased leak looks like.
 
 LLMLeakJudge asks an LLM (any `inferqa.llm.load_llm` spec) whether the hint states the
 answer or an alternative name of it, and parses yes/no. Small models often reply with
-neither: on llama-cpp specs (smollm2, gemma3-270m, llama-cpp:PATH) the likelier of "Yes"
-and "No" after the chat prompt then decides; on transformers: and openai: specs such a
+neither: on llama-cpp specs the likelier of "Yes" and "No" then decides; elsewhere such a
 reply counts as no.
 """
 
@@ -39,10 +39,20 @@ yourselves known called often many may might must well used use s
 """.split())
 
 
-def _string_judge():
-    from .leakage import StringLeakJudge
+class _AfterStringRule:
+    """Shared by both judges: the string rule (`string_judge`) applied first; one hint is a batch of one."""
 
-    return StringLeakJudge()
+    def __init__(self, string_judge: Any):
+        from .leakage import StringLeakJudge
+
+        self.string_judge = string_judge if string_judge is not None else StringLeakJudge()
+
+    def _by_string(self, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[list, list[bool]]:
+        items = [(h, [a for a in answers if a.strip()]) for h, answers in items]  # blank answers dropped
+        return items, [bool(self.string_judge.leaks(h, a)) for h, a in items]
+
+    def leaks(self, hint: str, answers: Sequence[str]) -> bool:
+        return self.leaks_many([(hint, answers)])[0]
 
 
 def hint_spans(hint: str, max_words: int) -> list[str]:
@@ -67,21 +77,19 @@ def hint_spans(hint: str, max_words: int) -> list[str]:
         Option("batch_size", int, 256, "texts per encoding batch", min=1),
         Option("device", str, None, "torch device"),
         _STRING_JUDGE)
-class EmbeddingLeakJudge:
+class EmbeddingLeakJudge(_AfterStringRule):
     """Leak if the string rule fires, or some hint span's cosine to an answer is >= threshold."""
 
     name = "embedding"
 
     def __init__(self, *, model: str | Any, threshold: float, max_extra_words: int, max_words: int,
                  batch_size: int, device: str | None, string_judge: Any):
-        self.threshold = threshold
-        self.max_extra_words = max_extra_words
-        self.max_words = max_words
-        self.batch_size = batch_size
+        super().__init__(string_judge)
+        self.threshold, self.max_extra_words = threshold, max_extra_words
+        self.max_words, self.batch_size = max_words, batch_size
         self._model_spec, self._device = model, device
         self._model: Any = None if isinstance(model, str) else model
         self._cache: dict[str, Any] = {}
-        self.string_judge = string_judge if string_judge is not None else _string_judge()
 
     @property
     def model(self):
@@ -123,16 +131,11 @@ class EmbeddingLeakJudge:
         return self.scores_many([(hint, answers)])[0][0]
 
     def leaks_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[bool]:
-        items = [(h, [a for a in answers if a.strip()]) for h, answers in items]
-        by_string = [bool(self.string_judge.leaks(h, a)) for h, a in items]
-        rest = [i for i, s in enumerate(by_string) if not s]
-        scored = self.scores_many([items[i] for i in rest])
-        for i, (sim, _) in zip(rest, scored):
-            by_string[i] = sim >= self.threshold
-        return by_string
-
-    def leaks(self, hint: str, answers: Sequence[str]) -> bool:
-        return self.leaks_many([(hint, answers)])[0]
+        items, out = self._by_string(items)
+        rest = [i for i, s in enumerate(out) if not s]
+        for i, (sim, _) in zip(rest, self.scores_many([items[i] for i in rest])):
+            out[i] = sim >= self.threshold
+        return out
 
 
 LLM_LEAK_SYSTEM = "You check quiz hints. A hint must help guess the answer without giving it away."
@@ -156,7 +159,7 @@ def parse_yes_no(text: str) -> bool | None:
         Option("batch_size", int, 16, "hints per LLM call", min=1),
         Option("max_tokens", int, 8, "reply length", min=1),
         _STRING_JUDGE)
-class LLMLeakJudge:
+class LLMLeakJudge(_AfterStringRule):
     """Leak if the string rule fires, or the LLM answers yes. A reply with neither yes nor no is
     decided by log P("Yes") > log P("No") after the chat prompt where the backend can render
     its template (llama-cpp), and counts as no elsewhere."""
@@ -164,16 +167,15 @@ class LLMLeakJudge:
     name = "llm"
 
     def __init__(self, *, llm: Any, batch_size: int, max_tokens: int, string_judge: Any):
+        super().__init__(string_judge)
         if isinstance(llm, str):
             from ..llm import load_llm
 
             llm = load_llm(llm)
         self.llm = llm
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
+        self.batch_size, self.max_tokens = batch_size, max_tokens
         self.unparsed = 0  # replies with neither yes nor no, counted for reports
         self.scored = 0    # of those, decided by comparing log P("Yes") and log P("No")
-        self.string_judge = string_judge if string_judge is not None else _string_judge()
 
     def conversation(self, hint: str, answers: Sequence[str]) -> list[dict]:
         user = LLM_LEAK_PROMPT.format(answers=" / ".join(answers), hint=hint)
@@ -182,8 +184,7 @@ class LLMLeakJudge:
     def leaks_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[bool]:
         from ..llm.base import GenerationParams
 
-        items = [(h, [a for a in answers if a.strip()]) for h, answers in items]
-        out = [bool(self.string_judge.leaks(h, a)) for h, a in items]
+        items, out = self._by_string(items)
         rest = [i for i, s in enumerate(out) if not s and items[i][1]]
         params = GenerationParams(max_tokens=self.max_tokens, temperature=0.0)
         for start in range(0, len(rest), self.batch_size):
@@ -205,9 +206,6 @@ class LLMLeakJudge:
         self.scored += 1
         prompt, _ = render(self.conversation(*item))
         return self.llm.logprob(prompt, "Yes") > self.llm.logprob(prompt, "No")
-
-    def leaks(self, hint: str, answers: Sequence[str]) -> bool:
-        return self.leaks_many([(hint, answers)])[0]
 
 
 def leak_judge(name: str = LEAK_JUDGE.default, **options: Any) -> Any:

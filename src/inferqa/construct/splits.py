@@ -59,7 +59,6 @@ def _check_sizes(values: Sequence[Any], what: str, file: Any = None) -> None:
 def make_splits(questions: Sequence[Question], spec: tuple[float, ...] | str, seed: int) -> dict[str, list[str]]:
     """Shuffle question ids with `seed` and cut them; counts that fall short of the question
     total leave the remainder in a split named `rest` (per-source roles: `SourceRoles.splits`)."""
-    qids = [q.id for q in questions]
     if spec == SOURCE:
         out: dict[str, list[str]] = {}
         for q in questions:
@@ -68,7 +67,7 @@ def make_splits(questions: Sequence[Question], spec: tuple[float, ...] | str, se
                 raise InputError("--split source: question has no split in its source", record=q.id, field="split")
             out.setdefault(str(name), []).append(q.id)
         return out
-    return _cut(qids, SPLIT_NAMES[len(spec)], spec, seed)
+    return _cut([q.id for q in questions], SPLIT_NAMES[len(spec)], spec, seed)
 
 
 def _cut(qids: Sequence[str], names: Sequence[str], spec: Sequence[float], seed: int) -> dict[str, list[str]]:

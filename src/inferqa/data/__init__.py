@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import registry
 from ..errors import InputError
-from ..io import check_file, content_suffix, first_jsonl_value, read_json
+from ..io import check_file, content_suffix, first_jsonl_value, iter_jsonl, read_json
 from ..records import Question
 from ..registry import plugin
 from . import generic, quit, triviahg, wikihint
@@ -29,20 +29,16 @@ GENERIC, CSV = "jsonl", "csv"
 
 
 # The data formats (`inferqa plugins data-format`, or `auto`): (path, its parsed JSON or None) -> questions.
-@plugin(FORMAT, "wikihint", looks_like=wikihint.looks_like, help="WikiHint JSON")
-def _wikihint(path: Path, data: Any) -> list[Question]:
-    return wikihint.parse(read_json(path) if data is None else data, path)
+def _json_format(source: Any) -> Callable[[Path, Any], list[Question]]:
+    def parse(path: Path, data: Any) -> list[Question]:
+        return source.parse(read_json(path) if data is None else data, path)
+    return parse
 
 
-@plugin(FORMAT, "triviahg", looks_like=triviahg.looks_like, help="TriviaHG JSON (both schemas)")
-def _triviahg(path: Path, data: Any) -> list[Question]:
-    return triviahg.parse(read_json(path) if data is None else data, path)
-
-
-@plugin(FORMAT, "quit", looks_like=quit.looks_like,
-        help="the QUIT release's train/dev/test JSON (passages rebuilt from the hints)")
-def _quit(path: Path, data: Any) -> list[Question]:
-    return quit.parse(read_json(path) if data is None else data, path)
+for _name, _source, _help in (
+        ("wikihint", wikihint, "WikiHint JSON"), ("triviahg", triviahg, "TriviaHG JSON (both schemas)"),
+        ("quit", quit, "the QUIT release's train/dev/test JSON (passages rebuilt from the hints)")):
+    plugin(FORMAT, _name, looks_like=_source.looks_like, help=_help)(_json_format(_source))
 
 
 @plugin(FORMAT, GENERIC, suffixes=(".jsonl",), looks_like=generic.looks_like, claim_order=1,
@@ -52,8 +48,8 @@ def _jsonl(path: Path, data: Any) -> list[Question]:
         data = read_json(path) if data is None else data
         if not isinstance(data, list):
             raise InputError("expected a JSON array of question objects", file=path)
-        return generic.parse_json_array(data, path)
-    return generic.parse_jsonl(path)
+        return generic.parse_records(enumerate(data), path)
+    return generic.parse_records(((f"line {n}", obj) for n, obj in iter_jsonl(path)), path)
 
 
 @plugin(FORMAT, CSV, suffixes=(".csv", ".tsv"), help="generic CSV or TSV (id, question, answers, hint_1, ...)")

@@ -21,7 +21,6 @@ from ..errors import InputError
 from ..io import check_output
 from ..models import connect_failure, env_on
 
-WHATS = ("dataset", "results", "all")
 PROBE_TIMEOUT_S = 3.0
 ETAG_TIMEOUT_S = 10.0
 
@@ -74,15 +73,6 @@ def check_online(url: str | None = None, timeout: float = PROBE_TIMEOUT_S) -> No
         raise InputError(f"offline: cannot reach {url}{via} ({reason})")
 
 
-def _check_out(out: Path) -> Path:
-    out = check_output(out, kind="dir")
-    if out.exists():
-        raise InputError("already exists (downloads go to a new folder; delete it or choose another)",
-                         file=out, field="out")
-    check_output(partial_dir(out), kind="dir")
-    return out
-
-
 def partial_dir(out: Path) -> Path:
     return out.with_name(f".{out.name}.partial")
 
@@ -96,14 +86,17 @@ def download(name: str, what: str, out: str | os.PathLike,
     source = SOURCES[name]
     if what not in source.patterns:
         raise InputError(f"{name} has no {what!r} part (use {' or '.join(source.patterns)})", field="what")
-    out = _check_out(Path(out))
+    out = check_output(Path(out), kind="dir")
+    if out.exists():
+        raise InputError("already exists (downloads go to a new folder; delete it or choose another)",
+                         file=out, field="out")
+    partial = check_output(partial_dir(out), kind="dir")
     check_online()
     try:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError
     except ImportError:
         raise InputError("downloading needs huggingface_hub (pip install 'inferqa[hub]')") from None
-    partial = partial_dir(out)
     partial.parent.mkdir(parents=True, exist_ok=True)
     if on_start is not None:
         resumed = " (resuming)" if partial.exists() else ""
@@ -118,8 +111,7 @@ def download(name: str, what: str, out: str | os.PathLike,
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         kept = "" if _drop_if_empty(partial) else f"; run the same command again to resume from {partial}"
         raise InputError(f"download of {source.repo_id} stopped ({first}){kept}") from None
-    if not _files(partial):
-        shutil.rmtree(partial, ignore_errors=True)
+    if _drop_if_empty(partial):
         raise InputError(f"{source.repo_id}: nothing matched {source.patterns[what]}", field="what")
     n = len(_files(partial))
     os.replace(partial, out)

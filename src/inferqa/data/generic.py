@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import InputError
-from ..io import inner_suffix, iter_jsonl, read_csv
+from ..io import inner_suffix, read_csv
 from ..records import Hint, Question
 from ._common import answers_field, check_unique, convergence_field, get, text_field
 
@@ -56,14 +56,9 @@ def parse_record(obj: Any, file: Path, rec: str) -> Question:
     return Question(id=qid, text=text, answers=answers, hints=hints, metadata=dict(meta))
 
 
-def parse_jsonl(file: Path) -> list[Question]:
-    out = [parse_record(obj, file, f"line {lineno}") for lineno, obj in iter_jsonl(file)]
-    check_unique(out, file)
-    return out
-
-
-def parse_json_array(data: list, file: Path) -> list[Question]:
-    out = [parse_record(obj, file, str(i)) for i, obj in enumerate(data)]
+def parse_records(records: Iterable[tuple[object, Any]], file: Path) -> list[Question]:
+    """The questions of (record name, object) pairs: a JSONL file's lines, a JSON array's items, CSV rows."""
+    out = [parse_record(obj, file, str(rec)) for rec, obj in records]
     check_unique(out, file)
     return out
 
@@ -85,11 +80,8 @@ def parse_csv(file: Path) -> list[Question]:
             cell = (row.get(col) or "").strip()
             if cell:
                 hints.append({"text": cell, "convergence": row.get(f"convergence_{n}") or None})
-        answers = [a for a in (row.get("answers") or "").split(ALIAS_SEPARATOR)]
         used = {"id", "question", "answers"} | {c for _, c in hint_cols} | {f"convergence_{n}" for n, _ in hint_cols}
         meta = {k: v for k, v in row.items() if k not in used and v not in (None, "")}
-        obj = {"id": row.get("id"), "question": row.get("question"), "answers": answers, "hints": hints,
-               "metadata": meta}
-        out.append(parse_record(obj, file, f"row {n_row}"))
-    check_unique(out, file)
-    return out
+        out.append((f"row {n_row}", {"id": row.get("id"), "question": row.get("question"), "hints": hints,
+                                     "answers": (row.get("answers") or "").split(ALIAS_SEPARATOR), "metadata": meta}))
+    return parse_records(out, file)

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -88,21 +89,15 @@ def seed_llm_cache(cache_path: str | os.PathLike, rows_file: str | os.PathLike |
     src = Path(rows_file) if rows_file else cache_rows_path()
     if not src.exists():
         return 0
-    cache = LLMCache(cache_path)
-    try:  # whatever the user's cache already holds is kept
+    with closing(LLMCache(cache_path)) as cache:  # whatever the user's cache already holds is kept
         return cache.add_missing([(r["key"], r["identity"], r["kind"], r["value"]) for _, r in iter_jsonl(src)])
-    finally:
-        cache.close()
 
 
 def export_llm_cache(cache_path: str | os.PathLike, out: str | os.PathLike) -> int:
     """Every row of an LLM cache file → the shipped JSONL (sorted by key, so diffs stay small)."""
     from ..llm.cache import LLMCache
 
-    cache = LLMCache(cache_path)
-    try:
+    with closing(LLMCache(cache_path)) as cache:
         rows = [{"key": k, "identity": i, "kind": kind, "value": v} for k, i, kind, v in cache.rows()]
-    finally:
-        cache.close()
     write_jsonl(out, rows)
     return len(rows)

@@ -47,6 +47,10 @@ class Rate:
                 "violations": self.violations, "ties": self.ties}
 
 
+def _overall(name: str) -> property:
+    return property(lambda report: getattr(report.overall, name), doc=f"The overall rate's {name}.")
+
+
 @dataclass(frozen=True)
 class MonotonicityReport:
     """EMVR of one retriever on one split: overall, by the size of S (`by_stage[k]`: the
@@ -64,25 +68,11 @@ class MonotonicityReport:
     by_stage: dict[int, Rate]
     by_rank: dict[int, Rate]
 
-    @property
-    def emvr(self) -> float:
-        return self.overall.emvr
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        return self.overall.ci
-
-    @property
-    def additions(self) -> int:
-        return self.overall.additions
-
-    @property
-    def violations(self) -> int:
-        return self.overall.violations
-
-    @property
-    def ties(self) -> int:
-        return self.overall.ties
+    emvr = _overall("emvr")
+    ci = _overall("ci")
+    additions = _overall("additions")
+    violations = _overall("violations")
+    ties = _overall("ties")
 
     def to_dict(self) -> dict[str, Any]:
         """The report as the command's JSON prints it (rates as fractions)."""
@@ -141,13 +131,7 @@ def hint_additions(set_scores: Sequence[Mapping[int, float]]) -> Additions:
                 after = scores.get(mask | 1 << h) if not mask >> h & 1 else None
                 if after is not None:
                     rows.append((q, size, h + 1, (after > before) - (after < before)))
-    cols = np.array(rows, dtype=np.int64).reshape(-1, 4).T
-    return Additions(*cols)
-
-
-def bootstrap_draws(n_questions: int, resamples: int, seed: int) -> np.ndarray:
-    """The question rows of each bootstrap resample: [resamples, n_questions]."""
-    return np.random.default_rng(seed).integers(0, n_questions, size=(resamples, n_questions))
+    return Additions(*np.array(rows, dtype=np.int64).reshape(-1, 4).T)
 
 
 def rate(adds: Additions, chosen: np.ndarray, n_questions: int, draws: np.ndarray) -> Rate:
@@ -172,11 +156,10 @@ def _interval(violations: np.ndarray, additions: np.ndarray) -> tuple[float, flo
 def rates(adds: Additions, n_questions: int, seed: int, resamples: int
           ) -> tuple[Rate, dict[int, Rate], dict[int, Rate]]:
     """(overall, by |S|, by the added hint's rank), every CI from the same resamples."""
-    draws = bootstrap_draws(n_questions, resamples, seed)
-    every = np.ones(len(adds), dtype=bool)
+    draws = np.random.default_rng(seed).integers(0, n_questions, size=(resamples, n_questions))  # question rows
     by_stage = {int(k): rate(adds, adds.size == k, n_questions, draws) for k in np.unique(adds.size)}
     by_rank = {int(k): rate(adds, adds.rank == k, n_questions, draws) for k in np.unique(adds.rank)}
-    return rate(adds, every, n_questions, draws), by_stage, by_rank
+    return rate(adds, np.ones(len(adds), dtype=bool), n_questions, draws), by_stage, by_rank
 
 
 def named_retriever(retriever: Any, model: str | None, options: Mapping[str, Any] | None

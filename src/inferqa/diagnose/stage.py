@@ -67,10 +67,8 @@ def diagnose_monotonicity(
 
 def monotonicity(bench: "Benchmark | str | os.PathLike", retriever: "str | Retriever" = RETRIEVER.default,
                  **options: Any) -> MonotonicityReport:
-    """Evidence monotonicity of `retriever` (a name, or a `Retriever` attached to the
-    benchmark's index or not) on `bench` (a folder or a `Benchmark`): `diagnose_monotonicity`
-    with these two by position and its other options by name (split, model, options,
-    index_dir, seed, resamples). See `MonotonicityReport`; docs/diagnose.md."""
+    """`diagnose_monotonicity` with `bench` (a folder or a `Benchmark`) and `retriever` (a name, or a
+    `Retriever` attached to the benchmark's index or not) by position. See `MonotonicityReport`."""
     return diagnose_monotonicity(bench=bench, retriever=retriever, **options)
 
 
@@ -132,11 +130,8 @@ def diagnose_window(
 
 def window(run: "Run | str | os.PathLike", bench: "Benchmark | str | os.PathLike", *,
            depths: int | Sequence[int] | None = None, split: str | None = None) -> WindowReport:
-    """How many distinct questions and hint sets the top k passages of `run` hold, and the
-    best a reranker could do over a window of k passages, k distinct questions or k distinct
-    hint sets, for each k of `depths` (one or a sequence; None: `diagnose_window`'s 10, 20,
-    100); `run` and `bench`: objects or paths; `split`: only the run's questions of that
-    split. See `WindowReport`; docs/diagnose.md#window."""
+    """`diagnose_window` with `run` and `bench` (objects or paths) by position; `depths`: one k or a
+    sequence (None: 10, 20, 100). See `WindowReport`; docs/diagnose.md#window."""
     if depths is not None:
         depths = [depths] if isinstance(depths, int) else list(depths)
     return diagnose_window(run, bench=bench, depths=depths, split=split)

@@ -1,10 +1,7 @@
 """The reranking window: how many distinct questions the top k passages of a run hold, and the
 best any reranker could do with a plain window of k passages or one of k distinct questions
-(or hint sets).
-
-A QUIT question's 325 passages are orderings of subsets of the same hints, so near-copies of
-one question fill the head of a ranking, and a reranker given the top 100 passages chooses
-among only a few questions. Per depth k, means over the run's questions that have a relevant
+(or hint sets): a QUIT question's passages are orderings of the same hints, so its near-copies
+fill the head of a ranking. Per depth k, means over the run's questions that have a relevant
 passage (label ≥ `MIN_LABEL`):
 
 - `distinct_questions`, `distinct_sets`: the number of distinct `question` (`set`) hint-groups

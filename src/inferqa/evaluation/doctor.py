@@ -1,16 +1,15 @@
 """What in a run file would make its numbers mean something else: the report of `inferqa doctor`
 (`inferqa.evaluation.stage.doctor`).
 
-Findings, each with a count and a few examples: passage ids not in the benchmark's corpus,
-questions of the split missing from the run (or with an empty list), duplicate passages of
-a question, passages whose `title` (Rankify JSON) names another question than their id does
-(the mark of ids shifted by one corpus line, as suspected for the published BM25 run:
-docs/paper.md), and long runs of tied scores that leave the order to the tool's
-tie-breaking. Ties no metric can feel
-are reported under `info`, not as problems: the orderings of one hint set (a bag-of-words
-score cannot tell them apart, by design) and passages that all carry one label. The run is
-read by `inferqa.formats.open_run` with `strict=False`: every problem `evaluate` would refuse
-is counted (so a file `evaluate` rejects is never "ok"), rather than the first one raised.
+Findings, each with a count and a few examples: passage ids not in the benchmark's corpus, questions
+of the split missing from the run (or with an empty list), duplicate passages of a question,
+passages whose `title` (Rankify JSON) names another question than their id does (the mark of ids
+shifted by one corpus line, as suspected for the published BM25 run: docs/paper.md), and long runs
+of tied scores that leave the order to the tool's tie-breaking. Ties no metric can feel are reported
+under `info`, not as problems: the orderings of one hint set (a bag-of-words score cannot tell them
+apart, by design) and passages that all carry one label. The run is read by
+`inferqa.formats.open_run` with `strict=False`: every problem `evaluate` would refuse is counted (so
+a file `evaluate` rejects is never "ok"), rather than the first one raised.
 """
 
 from __future__ import annotations

@@ -146,11 +146,8 @@ class Measure:
         """Every parameter of the family: given, else the provider's default, else the table's
         (rel: the call's `min_label`)."""
         given = dict(self.given)
-        out = {}
-        for p in FAMILIES[self.family].params:
-            fallback = min_label if p == "rel" else PARAMS[p].default
-            out[p] = given.get(p, defaults.get(p, fallback))
-        return out
+        return {p: given.get(p, defaults.get(p, min_label if p == "rel" else PARAMS[p].default))
+                for p in FAMILIES[self.family].params}
 
     def canonical(self, min_label: int = MIN_LABEL.default, defaults: Mapping[str, Any] = {}) -> str:
         """The resolved measure, every parameter that differs from the table's default written out."""
@@ -163,10 +160,19 @@ def known_names() -> list[str]:
     return sorted(SPELLINGS)
 
 
+# Measures of ir_measures that inferqa does not compute: a near spelling of ours is another measure.
+ELSEWHERE = {m.lower() for m in (
+    "AP_IA", "Accuracy", "BPM", "Bpref", "Compat", "ERR", "ERR_IA", "INSQ", "INST", "IPrec", "MAP_IA", "NERR8",
+    "NERR9", "NERR10", "NERR11", "NRBP", "NumQ", "NumRel", "NumRelRet", "NumRet", "P_IA", "RBP", "SDCG", "SetAP",
+    "SetF", "SetP", "SetR", "SetRelP", "StRecall", "alpha_DCG", "alpha_nDCG", "infAP", "nERR_IA", "nNRBP")}
+
+
 def _unknown(name: str, base: str) -> InputError:
     rest = name[len(base):] if name.startswith(base) else ""  # the parameters and cutoff, kept
     hint = did_you_mean(base, matches=[c + rest for c in close_matches(base.lower(), SPELLINGS, 3)],
                         quote=False, form="; {}")
+    if base.lower() in ELSEWHERE:
+        hint = f"; {base} is an ir_measures measure inferqa does not compute (score the run with ir_measures)"
     return InputError(f"unknown metric {name!r}{hint} (known: {', '.join(known_names())}; e.g. nDCG@10, "
                       "nDCG(gain=exp)@10, P(rel=2)@5, RR, Judged@10, ndcg_cut.10)", field="metrics")
 
@@ -222,7 +228,4 @@ def metric_names(metrics: Any) -> list[Any]:
         return [m.strip() for m in re.split(r",(?![^()]*\))", metrics) if m.strip()]  # not inside (...)
     if not isinstance(metrics, Iterable):
         return [metrics]
-    out: list[Any] = []
-    for m in metrics:
-        out += metric_names(m) if isinstance(m, str) else [m]
-    return out
+    return [name for m in metrics for name in (metric_names(m) if isinstance(m, str) else [m])]

@@ -46,18 +46,14 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..formats.benchmark import Benchmark
 from ..errors import InputError, warn
-from ..formats.coerce import as_qrels, as_run
 from ..defaults import MIN_LABEL
-from ..formats import Qrels, Run
+from ..formats import Benchmark, Qrels, Run, as_benchmark, as_qrels, as_run
 from ..formats.oracles import check_min_label  # noqa: F401 - part of this module's API
-from ..formats.coerce import as_benchmark
 from ..parameters import DEFAULT_METRICS, PROTOCOL, QUESTIONS_OPT
 from .measures import Measure, metric_names, parse_measure
-from .providers import PROVIDERS, Lists, provider
+from .providers import Lists, provider
 
-PROTOCOLS = tuple(PROVIDERS)  # ours, or the QUIT authors' rules (metrics and EM alike)
 Metric = Measure  # the name this module exported before measures had parameters
 parse_metric = parse_measure
 

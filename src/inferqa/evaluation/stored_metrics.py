@@ -36,18 +36,12 @@ HINT_COUNTS = range(6)  # the authors' table has a column for 0 to 5 hints
 
 def load_store(bench: "Benchmark", qids: Iterable[str]) -> Store:
     """Every stored answer of the passages of `qids`, readers' before labellers'."""
-    out: Store = {}
-    for pid, row in stored_answers(bench, qids).items():
-        out[pid] = {**(row.reader_answers or {}), **row.answers}
-    return out
+    return {pid: {**(row.reader_answers or {}), **row.answers} for pid, row in stored_answers(bench, qids).items()}
 
 
 def stored_models(store: Store) -> list[str]:
     """Every model with a stored answer, in first-seen order."""
-    seen: dict[str, None] = {}
-    for answers in store.values():
-        seen.update(dict.fromkeys(answers))
-    return list(seen)
+    return list(dict.fromkeys(model for answers in store.values() for model in answers))
 
 
 def check_store(store: Store, model: str, bench: "Benchmark") -> None:
@@ -170,9 +164,6 @@ def hint_contribution_run(run: "Run", bench: "Benchmark", model: str, store: Sto
     answer: its stored answer (a passage of another question has none for this question)."""
     store = load_store(bench, run) if store is None else store
     check_store(store, model, bench)
-    top = []
-    for qid, ranked in run.items():
-        if ranked and parse_passage_id(ranked[0][0])[0] == qid and \
-                is_right(store, ranked[0][0], model, bench.questions[qid].answers):
-            top.append(ranked[0][0])
-    return hint_shares(top)
+    tops = ((qid, ranked[0][0]) for qid, ranked in run.items() if ranked)
+    return hint_shares(pid for qid, pid in tops
+                       if parse_passage_id(pid)[0] == qid and is_right(store, pid, model, bench.questions[qid].answers))

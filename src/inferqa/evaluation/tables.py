@@ -17,20 +17,20 @@ def _cell(v: float | None, fmt: str | None = None) -> str:
     return percent(v)
 
 
-def _note(e: Any, fmt: str | None) -> str:
-    unit = "values as fractions" if fmt == "csv" else "values in percent"
-    return f"{e.summary()}; relevant: label ≥ {e.min_label}, {e.protocol} protocol, {unit}"
+def _note(summary: str, s: Any) -> str:
+    """The line under a table (csv, in fractions, prints none)."""
+    return f"{summary}; relevant: label ≥ {s.min_label}, {s.protocol} protocol, values in percent"
 
 
 def one_table(e: Any, title: str, per_query: bool, fmt: str | None) -> TextTable:
     """One Evaluation: a metric per row, or with `per_query` a question per row and the mean last."""
     if not per_query:
         return TextTable(title, ("metric", "value"), tuple((name, _cell(v, fmt)) for name, v in e.means.items()),
-                         note=_note(e, fmt))
+                         note=_note(e.summary(), e))
     rows = [(qid, *(_cell(vals[n], fmt) for n in e.means)) for qid, vals in e.per_query.items()]
     rows.append(("mean", *(_cell(v, fmt) for v in e.means.values())))
     return TextTable(title, ("question", *e.means), tuple(rows), rules=frozenset({len(rows) - 1}),
-                     note=_note(e, fmt))
+                     note=_note(e.summary(), e))
 
 
 def evaluation_tables(results: list, s: Any, fmt: str | None) -> tuple[list[TextTable], dict]:
@@ -49,5 +49,4 @@ def evaluation_tables(results: list, s: Any, fmt: str | None) -> tuple[list[Text
     cells = tuple((e.name, *(_cell(e.means[n], fmt) for n in names)) for e in results)
     counts = {e.summary() for e in results}
     summary = counts.pop() if len(counts) == 1 else "; ".join(f"{e.name}: {e.summary()}" for e in results)
-    note = f"{summary}; relevant: label ≥ {s.min_label}, {s.protocol} protocol, values in percent"
-    return [TextTable(f"{len(results)} runs (%)", ("run", *names), cells, 1, note=note)], payload
+    return [TextTable(f"{len(results)} runs (%)", ("run", *names), cells, 1, note=_note(summary, s))], payload

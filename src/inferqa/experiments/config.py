@@ -1,27 +1,5 @@
-"""The experiment file: one YAML naming the benchmark, the stages and the grid to run.
-
-```yaml
-name: demo
-benchmark: {demo: true}            # or {path: runs/my-bench}
-split: test
-max_questions: 8                   # optional: the first N questions of the split
-retrievers:
-  - {name: bm25, kind: bm25, depth: 100}
-  - {name: minilm, kind: dense, options: {model: minilm}}
-  - {name: clue-div1, kind: clue, diversify: 1}   # at most 1 passage per hint-group in the head
-  - {name: clue-q1, kind: clue, diversify: 1, diversify_by: linked}   # … per linked hint family
-  - {name: clue-gate, kind: clue, diversify: 1, diversify_by: linked, diversify_margin: 0.02}  # uncertain heads
-  - {name: clue-share, kind: clue, diversify: 1, diversify_by: linked, diversify_share: 0.35}  # the least certain 35 %
-fusions:                           # optional: runs of two or more retrievers above, fused (`inferqa fuse`)
-  - {name: clue+bm25, retrievers: [clue-div1, bm25], method: rrf, rrf_k: 60}
-rerankers:
-  - {name: smollm2-yesno, kind: llm-pointwise, depth: 10, options: {llm: smollm2}}
-readers:
-  - {name: smollm2, llm: smollm2}
-strategies: [union_norm, union_freq]
-ks: [1, 3, 5]
-oracles: {retriever: true, reranker: true, optimal: true}
-```
+"""The experiment file: one YAML naming the benchmark, the stages and the grid to run
+(docs/experiments.md shows a whole one; the shipped `configs/demo.yaml` is another).
 
 Two fields are paths, and a relative one is resolved against the YAML file's folder:
 `benchmark.path` and `llm_cache`. Values inside a stage's `options` (a model folder, say)
@@ -35,11 +13,12 @@ message the stage gives on the command line and in Python.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import InputError
 from ..io import read_yaml
@@ -48,8 +27,7 @@ from ..reranking.run import check_window
 from ..diversification import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..evaluation.stage import evaluate
 from .finetune import finetune
-from ..parameters import CACHE
-from ..parameters import READ_K
+from ..parameters import CACHE, READ_K
 from ..reading.stage import read
 from ..reranking.stage import rerank
 from ..retrieve.stage import fuse, oracle, retrieve
@@ -62,9 +40,11 @@ def _keys(*options: Option) -> dict[str, Option]:
 
 # The file's keys that are a stage's declared option, read through that declaration (its type,
 # range and default); the others (name, benchmark, oracles, a stage's name and kind) are its own.
-TOP_KEYS = _keys(retrieve.stage.option("split"), finetune.stage.option("max_questions"), read.stage.option("strategies"),
-                 read.stage.option("ks"), replace(evaluate.stage.option("metrics"), type=list, default=None),  # None: evaluate's
-                 replace(oracle.stage.option("seed"), help="seed of the oracle retriever's shuffle and the paired tests"),
+TOP_KEYS = _keys(retrieve.stage.option("split"), finetune.stage.option("max_questions"),
+                 read.stage.option("strategies"), read.stage.option("ks"),
+                 replace(evaluate.stage.option("metrics"), type=list, default=None),  # None: evaluate's
+                 replace(oracle.stage.option("seed"),
+                         help="seed of the oracle retriever's shuffle and the paired tests"),
                  replace(CACHE, name="llm_cache"))
 RETRIEVER_KEYS = _keys(*(retrieve.stage.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
 RERANKER_KEYS = _keys(*(rerank.stage.option(name) for name in ("depth", "window", "options", *DIVERSIFY_KEYS)))
@@ -93,8 +73,7 @@ class StageSpec:
 
 @dataclass(frozen=True)
 class FusionSpec:
-    """One fusion: a display name, the retrievers whose runs it fuses (in order), the `fuse`
-    stage's options."""
+    """One fusion: a display name, the retrievers whose runs it fuses (in order), `fuse`'s options."""
 
     name: str
     retrievers: tuple[str, ...]
@@ -144,18 +123,8 @@ class ExperimentConfig:
     source: Path | None = None     # the YAML file it came from
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return _plain(d)
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
+        """As plain JSON values (tuples as lists, paths as text): results.json's and config.yaml's."""
+        return json.loads(json.dumps(asdict(self), default=str))
 
 
 class _Checker:
@@ -187,6 +156,14 @@ class _Checker:
             raise self.fail(f"expected a non-empty string, got {obj!r}", field, record)
         return obj
 
+    def new_name(self, obj: Any, field: str, seen: set[str], record: object, taken: str = "") -> str:
+        """A valid name that is not yet in `seen`, added to it (`taken`: said after a duplicate)."""
+        name = self.name(obj, field, record)
+        if name in seen:
+            raise self.fail(f"duplicate name {name!r}{taken}", field, record)
+        seen.add(name)
+        return name
+
     def declared(self, obj: Any, opt: Option, field: str, record: object = None, stage: str | None = None) -> Any:
         """`obj` as the declared Option `opt` checks it (type, range), or an error at `field`:
         with `stage`, the option's own message as that stage gives it on every road
@@ -194,14 +171,11 @@ class _Checker:
         if isinstance(obj, str) and opt.types[0] is str:
             self.string(obj, field, record)
         try:
-            if stage is not None:
-                return opt.check(obj, stage, text=False)  # YAML values come typed, as Python's
-            if isinstance(obj, str) and opt.types[0] not in (str, Path):  # YAML values come typed: text is no number
-                raise InputError("text")
-            return opt.check(obj, field)
+            if stage is None and isinstance(obj, str) and opt.types[0] not in (str, Path):
+                raise InputError("text")  # YAML values come typed: text is no number
+            return opt.check(obj, stage or field, text=stage is None)  # a stage's: YAML values as Python's
         except InputError as exc:
-            raise self.fail(exc.message if stage is not None else f"expected {opt.accepts()}, got {obj!r}", field,
-                            record) from None
+            raise self.fail(exc.message if stage else f"expected {opt.accepts()}, got {obj!r}", field, record) from None
 
     def read(self, raw: dict, declared: dict[str, Option], prefix: str, record: object = None,
              stage: str | None = None) -> dict[str, Any]:
@@ -217,12 +191,14 @@ class _Checker:
                 out[key] = opt.default
         return out
 
-    def listing(self, obj: Any, field: str) -> list:
-        if obj is None:
-            return []
-        if not isinstance(obj, list):
-            raise self.fail(f"expected a list, got {type(obj).__name__}", field)
-        return obj
+    def items(self, raw: Any, field: str, allowed: set[str], short: str = "") -> Iterator[tuple[int, str, dict]]:
+        """(i, "FIELD[i].", the mapping) of each item in the list at `field` (None: no item); with
+        `short`, an item that is text is the value of that key."""
+        if raw is not None and not isinstance(raw, list):
+            raise self.fail(f"expected a list, got {type(raw).__name__}", field)
+        for i, item in enumerate(raw or []):
+            item = {short: item} if short and isinstance(item, str) else item
+            yield i, f"{field}[{i}].", self.mapping(item, field, allowed, record=i)
 
 
 def _checked(c: _Checker, field: str, record: object, check) -> Any:
@@ -233,19 +209,13 @@ def _checked(c: _Checker, field: str, record: object, check) -> Any:
         raise c.fail(exc.message, field, record) from None
 
 
-def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_kind: str,
-            stage: str) -> tuple[StageSpec, ...]:
+def _stages(c: _Checker, raw: Any, plugin_kind: str, keys: dict[str, Option], stage: str) -> tuple[StageSpec, ...]:
     from .. import registry
 
     out, seen = [], set()
-    for i, item in enumerate(c.listing(raw, field)):
-        at = f"{field}[{i}]."
-        item = c.mapping(item, field, {"name", "kind", *keys}, record=i)
+    for i, at, item in c.items(raw, f"{plugin_kind}s", {"name", "kind", *keys}):
         kind = c.read(item, _keys(_KIND), at, i)["kind"]
-        name = c.name(item.get("name", kind), at + "name", record=i)
-        if name in seen:
-            raise c.fail(f"duplicate name {name!r}", at + "name", record=i)
-        seen.add(name)
+        name = c.new_name(item.get("name", kind), at + "name", seen, i)
         values = c.read(item, keys, at, i, stage)
         options = dict(values["options"] or {})
         plugin = _checked(c, at + "kind", i, lambda: registry.get(plugin_kind, kind))
@@ -261,18 +231,12 @@ def _stages(c: _Checker, raw: Any, field: str, keys: dict[str, Option], plugin_k
 
 def _readers(c: _Checker, raw: Any) -> tuple[ReaderSpec, ...]:
     out, seen = [], set()
-    for i, item in enumerate(c.listing(raw, "readers")):
-        if isinstance(item, str):
-            item = {"llm": item}
-        item = c.mapping(item, "readers", {"name", "options", *READER_KEYS}, record=i)
-        llm = c.read(item, READER_KEYS, f"readers[{i}].", i, read.stage.name)["llm"]
-        name = c.name(item.get("name", re.sub(r"[^A-Za-z0-9_.+-]", "-", llm)), f"readers[{i}].name", i)
-        if name in seen:
-            raise c.fail(f"duplicate name {name!r}", f"readers[{i}].name", i)
-        seen.add(name)
+    for i, at, item in c.items(raw, "readers", {"name", "options", *READER_KEYS}, short="llm"):
+        llm = c.read(item, READER_KEYS, at, i, read.stage.name)["llm"]
+        name = c.new_name(item.get("name", re.sub(r"[^A-Za-z0-9_.+-]", "-", llm)), at + "name", seen, i)
         options = item.get("options")
         if options is not None and (not isinstance(options, dict) or not all(isinstance(k, str) for k in options)):
-            raise c.fail("expected a mapping of option names to values", f"readers[{i}].options", i)
+            raise c.fail("expected a mapping of option names to values", at + "options", i)
         out.append(ReaderSpec(name, llm, dict(options or {})))
     return tuple(out)
 
@@ -297,11 +261,11 @@ def _resolved(path: Path, base: Path) -> Path:
 
 def _pipeline(c: _Checker, raw: dict) -> dict[str, Any]:
     """The retrievers, rerankers and readers, each checked against the registry."""
-    retrievers = _stages(c, raw["retrievers"], "retrievers", RETRIEVER_KEYS, "retriever", retrieve.stage.name)
+    retrievers = _stages(c, raw["retrievers"], "retriever", RETRIEVER_KEYS, retrieve.stage.name)
     if not retrievers:
         raise c.fail("at least one retriever is needed", "retrievers")
     fusions = _fusions(c, raw.get("fusions"), retrievers)
-    rerankers = _stages(c, raw.get("rerankers"), "rerankers", RERANKER_KEYS, "reranker", rerank.stage.name)
+    rerankers = _stages(c, raw.get("rerankers"), "reranker", RERANKER_KEYS, rerank.stage.name)
     taken = {s.name: "a retriever's" for s in retrievers} | {s.name: "a fusion's" for s in fusions}
     for i, s in enumerate(rerankers):
         if s.name in taken:
@@ -317,9 +281,7 @@ def _fusions(c: _Checker, raw: Any, retrievers: tuple[StageSpec, ...]) -> tuple[
 
     names = [s.name for s in retrievers]
     out, seen = [], set(names)
-    for i, item in enumerate(c.listing(raw, "fusions")):
-        at = f"fusions[{i}]."
-        item = c.mapping(item, "fusions", {"name", "retrievers", *FUSION_KEYS}, record=i)
+    for i, at, item in c.items(raw, "fusions", {"name", "retrievers", *FUSION_KEYS}):
         runs = c.read(item, _keys(_RUN_NAMES), at, i)["retrievers"]
         for j, run in enumerate(runs):
             if run not in names:
@@ -328,10 +290,7 @@ def _fusions(c: _Checker, raw: Any, retrievers: tuple[StageSpec, ...]) -> tuple[
                              f"{at}retrievers[{j}]", i)
         if len(set(runs)) < 2 or len(set(runs)) < len(runs):
             raise c.fail(f"a fusion takes two or more different retrievers, not {runs!r}", at + "retrievers", i)
-        name = c.name(item.get("name", "+".join(runs)), at + "name", record=i)
-        if name in seen:
-            raise c.fail(f"duplicate name {name!r} (a retriever or fusion has it)", at + "name", record=i)
-        seen.add(name)
+        name = c.new_name(item.get("name", "+".join(runs)), at + "name", seen, i, " (a retriever or fusion has it)")
         values = c.read(item, FUSION_KEYS, at, i, fuse.stage.name)
         options = {k: values[k] for k in ("rrf_k", "norm")}
         try:
@@ -350,12 +309,12 @@ def _reading(c: _Checker, values: dict[str, Any], readers: tuple[ReaderSpec, ...
     """The strategies (known, taking the readers' options) and the ks (each a k ≥ 1)."""
     from ..reading.context import strategies as context_strategies, strategy_plugin
 
-    strategies = tuple(c.listing(values["strategies"], "strategies"))
+    strategies = tuple(values["strategies"])  # lists: TOP_KEYS checked them
     for i, s in enumerate(strategies):
         _checked(c, f"strategies[{i}]", None, lambda: strategy_plugin(c.string(s, f"strategies[{i}]")))
     for i, reader in enumerate(readers):
         _checked(c, f"readers[{i}].options", i, lambda: context_strategies(strategies, reader.options))
-    ks = tuple(c.declared(k, READ_K, f"ks[{i}]") for i, k in enumerate(c.listing(values["ks"], "ks")))
+    ks = tuple(c.declared(k, READ_K, f"ks[{i}]") for i, k in enumerate(values["ks"]))
     if readers and (not strategies or not ks):
         raise c.fail("readers need at least one strategy and one k", "strategies" if not strategies else "ks")
     return {"strategies": strategies, "ks": ks}
@@ -366,7 +325,7 @@ def _metrics(c: _Checker, metrics: Any) -> tuple[str, ...] | None:
         return None
     from ..evaluation import parse_metric
 
-    metrics = tuple(c.string(m, f"metrics[{i}]") for i, m in enumerate(c.listing(metrics, "metrics")))
+    metrics = tuple(c.string(m, f"metrics[{i}]") for i, m in enumerate(metrics))
     for i, m in enumerate(metrics):
         _checked(c, f"metrics[{i}]", None, lambda: parse_metric(m))
     return metrics
@@ -403,7 +362,6 @@ def config_from_dict(raw: Any, *, file: str | os.PathLike | None = None) -> Expe
 
 def load_config(path: str | os.PathLike) -> ExperimentConfig:
     """The experiment file at `path`, checked (one line naming the file and key when it is not)."""
-    path = Path(path)
     return config_from_dict(read_yaml(path), file=path)
 
 

@@ -1,9 +1,5 @@
-"""`explorer.html`: one self-contained page to study a benchmark's runs and answers question by question.
-
-The page embeds its data as one JSON block and renders with inline JavaScript (no server,
-no network): a filterable, paged question list and, per question, its hints in rank
-order, each run's top passages (labels coloured, hints as chips), every reader setting's
-context, answer and EM, the labellers' answers per passage, and two settings side by side.
+"""`explorer.html`: one self-contained page to study a benchmark's runs and answers question by question:
+its data embedded as one JSON block, rendered by inline JavaScript (what it shows: docs/experiments.md).
 
 Compactness, so that a 1,728-question experiment stays a few MB:
 - a passage is its hint order (`"302"`) for its own question, `"Q:302"` for another
@@ -26,11 +22,10 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
-from ..formats import Labels, resolve_copies
+from ..formats import Labels, Run, resolve_copies
 from ..io import atomic_open
 from ..reading.context import strategies
 from ..parameters import EXPLORER_DEPTH
-from ..formats import Run
 from ..records import parse_passage_id
 
 DEPTH = EXPLORER_DEPTH.default
@@ -39,8 +34,7 @@ DEPTH = EXPLORER_DEPTH.default
 class _Refs:
     """Question table: evaluated questions first, others (foreign passages) appended on use."""
 
-    def __init__(self, bench: Benchmark, qids: Sequence[str]):
-        self.bench = bench
+    def __init__(self, qids: Sequence[str]):
         self.index = {q: i for i, q in enumerate(qids)}
         self.foreign: list[str] = []
         self.used: dict[str, set[int]] = {}  # foreign question -> the hints its shown passages hold
@@ -83,30 +77,20 @@ class _Strings:
 
 def _first_ranks(ranked: list[tuple[str, float]], labels: dict[str, int]) -> list[int | None]:
     """1-based rank of the first passage with label >= 1 and of the first with label 2."""
-    out: list[int | None] = [None, None]
-    for rank, (pid, _) in enumerate(ranked, 1):
-        lab = labels.get(pid, 0)
-        if lab >= 1 and out[0] is None:
-            out[0] = rank
-        if lab >= 2 and out[1] is None:
-            out[1] = rank
-            break
-    return out
+    return [next((rank for rank, (pid, _) in enumerate(ranked, 1) if labels.get(pid, 0) >= least), None)
+            for least in (1, 2)]
 
 
 def explorer_data(bench: Benchmark, runs: Sequence[tuple[str, str, Run]],
                   answers: Sequence[tuple[str, str | None, Iterable[dict]]], *, qids: Sequence[str] | None = None,
                   depth: int = DEPTH, alpha: float | None = None, beta: float | None = None,
                   title: str = "") -> dict[str, Any]:
-    """The page's data. `runs`: (name, setting, Run); `answers`: (name, run name or None, rows);
-    `alpha`, `beta`: union_freq's (None: its declared defaults).
-
-    Questions default to those of the runs and answers, in benchmark order.
-    """
+    """The page's data. `runs`: (name, setting, Run); `answers`: (name, run name or None, rows); `qids`:
+    by default those of both, in benchmark order; `alpha`, `beta`: union_freq's (None: its defaults)."""
     runs = list(runs)
     answers = [(name, run, list(rows)) for name, run, rows in answers]
     qids = _shown_questions(bench, runs, answers, qids)
-    refs, strings = _Refs(bench, qids), _Strings(len(qids))
+    refs, strings = _Refs(qids), _Strings(len(qids))
     # in this order: each step appends the foreign questions and strings it meets to the shared tables
     out_runs, top_of = _encode_runs(runs, qids, refs, bench.qrels, depth)
     out_sets = _encode_answers(answers, qids, refs, strings, top_of, {"alpha": alpha, "beta": beta})
@@ -150,7 +134,6 @@ def _encode_answers(answers: list, qids: list[str], refs: _Refs, strings: _Strin
     out_sets = []
     for name, run_name, rows in answers:
         keys = list(dict.fromkeys(f"{r['strategy']}|{int(r['k'])}" for r in rows))
-        col = {k: j for j, k in enumerate(keys)}
         table: list[list[str | None] | None] = [None] * len(qids)
         for r in rows:
             i = refs.index.get(r["qid"])
@@ -158,9 +141,8 @@ def _encode_answers(answers: list, qids: list[str], refs: _Refs, strings: _Strin
                 continue
             own_top = top_of.get(run_name, [[]] * len(qids))[i] if run_name else None
             row = _reader_row(r, i, refs, strings, merges[r["strategy"]], own_top)
-            if table[i] is None:
-                table[i] = [None] * len(keys)
-            table[i][col[f"{r['strategy']}|{int(r['k'])}"]] = row
+            table[i] = table[i] or [None] * len(keys)
+            table[i][keys.index(f"{r['strategy']}|{int(r['k'])}")] = row
         out_sets.append({"name": name, "run": run_name, "keys": keys, "rows": table})
     return out_sets
 
@@ -168,14 +150,13 @@ def _encode_answers(answers: list, qids: list[str], refs: _Refs, strings: _Strin
 def _reader_row(r: dict, i: int, refs: _Refs, strings: _Strings, merge: Any, own_top: list[str] | None) -> str:
     """`answer;em;context;raw;passages` of one answer row of question `i` (see the module's docstring)."""
     pids = list(r.get("pids") or [])
-    ctx = merge([refs.hint_refs(p, i) for p in pids])
-    ctx_lines = [line.split(" ") for line in ctx]
-    stored = None if own_top is not None and own_top[:len(pids)] == pids else \
-        " ".join(refs.passage(p, i) for p in pids)
+    # in this order: the refs and strings tables grow as they are met
+    context = "|".join(line.replace(" ", ",") for line in merge([refs.hint_refs(p, i) for p in pids]))
+    own = own_top is not None and own_top[:len(pids)] == pids
+    passages = "=" if own else " ".join(refs.passage(p, i) for p in pids)
     pred, raw = str(r.get("prediction", "")), str(r.get("raw") or "")
     raw_ref = "" if raw.strip() == pred.strip() else str(strings(i, raw))
-    ctx_text = "|".join(",".join(x) for x in ctx_lines)
-    return f"{strings(i, pred)};{int(bool(r.get('em')))};{ctx_text};{raw_ref};{'=' if stored is None else stored}"
+    return f"{strings(i, pred)};{int(bool(r.get('em')))};{context};{raw_ref};{passages}"
 
 
 def _encode_labels(bench: Benchmark, runs: list, answers: list, qids: list[str], refs: _Refs, strings: _Strings,
@@ -194,7 +175,7 @@ def _encode_labels(bench: Benchmark, runs: list, answers: list, qids: list[str],
     for i, qid in enumerate(qids):
         shown = {pid for _, _, run in runs for pid, _ in run.get(qid, [])[:depth]} | read_pids.get(qid, set())
         entry = {}
-        for pid in shown:
+        for pid in sorted(shown):  # a set: sorted, so the page does not depend on the hash seed
             row = labels.get(pid)
             if row is None or row.qid != qid:
                 continue
@@ -203,8 +184,7 @@ def _encode_labels(bench: Benchmark, runs: list, answers: list, qids: list[str],
             for who, ans in src.answers.items():
                 if who not in labellers:
                     labellers.append(who)
-                ok = "+" if src.correct.get(who) else "-"
-                given.append(f"{labellers.index(who)}.{strings(i, str(ans))}{ok}")
+                given.append(f"{labellers.index(who)}.{strings(i, str(ans))}{'+' if src.correct.get(who) else '-'}")
             copied = refs.passage(row.copied_from, i) if row.copied_from else ""
             entry[refs.passage(pid, i)] = f"{copied};{','.join(given)}"
         lab_out.append(entry or None)
@@ -214,9 +194,8 @@ def _encode_labels(bench: Benchmark, runs: list, answers: list, qids: list[str],
 def _question_entry(bench: Benchmark, qid: str, split_of: dict[str, str]) -> dict:
     q = bench.questions[qid]
     return {"id": q.id, "text": q.text, "answers": q.answers, "type": q.metadata.get("type") or "",
-            "difficulty": str(q.metadata.get("difficulty") or ""),
-            "split": split_of.get(qid, ""), "hints": [h.text for h in q.hints],
-            "conv": [h.convergence for h in q.hints]}
+            "difficulty": str(q.metadata.get("difficulty") or ""), "split": split_of.get(qid, ""),
+            "hints": [h.text for h in q.hints], "conv": [h.convergence for h in q.hints]}
 
 
 def _foreign_entries(bench: Benchmark, refs: _Refs) -> list[dict]:
@@ -235,10 +214,9 @@ def render_explorer(data: dict[str, Any]) -> str:
 
 
 def write_explorer(data: dict[str, Any], path: str | os.PathLike) -> Path:
-    path = Path(path)
     with atomic_open(path) as fh:
         fh.write(render_explorer(data))
-    return path
+    return Path(path)
 
 
 def experiment_explorer(bench: Benchmark, results, stage_runs: dict[str, Run], stage_answers: dict[str, list[dict]],
@@ -247,20 +225,16 @@ def experiment_explorer(bench: Benchmark, results, stage_runs: dict[str, Run], s
     `stage_runs` and `stage_answers` (stage -> run, rows) as the runner read them."""
     from .results import run_label
 
-    runs, by_key = [], {}
-    for r in results.ranking:
-        name = run_label(r)
-        by_key[(r.setting, r.retriever, r.reranker)] = name
-        runs.append((name, r.setting, stage_runs[r.stage]))
+    by_key = {(r.setting, r.retriever, r.reranker): run_label(r) for r in results.ranking}
+    runs = [(run_label(r), r.setting, stage_runs[r.stage]) for r in results.ranking]
     answers, seen = [], set()
-    readers = {spec.get("name"): spec for spec in results.config.get("readers", [])}
     for r in results.reader:
         if r.stage in seen:
             continue
         seen.add(r.stage)
         run_name = by_key.get((r.setting, r.retriever, r.reranker))
         answers.append((f"{run_name} / {r.reader}", run_name, stage_answers[r.stage]))
-    opts = (next(iter(readers.values()), {}) or {}).get("options") or {}
+    opts = (results.config.get("readers") or [{}])[0].get("options") or {}
     return write_explorer(explorer_data(bench, runs, answers, qids=qids, depth=depth,
                                         alpha=opts.get("alpha"), beta=opts.get("beta"),
                                         title=f"inferqa explorer: {results.name}"), path)

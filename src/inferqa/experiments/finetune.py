@@ -1,29 +1,8 @@
-"""Fine-tuning on a benchmark split: a bi-encoder retriever, a ColBERT retriever and a
-cross-encoder reranker.
-
-- Retriever: a sentence-transformers bi-encoder trained with MultipleNegativesRankingLoss:
-  every (question, positive[, hard negative]) example also sees the other examples'
-  passages of its batch as negatives. Batches never hold two examples of one question
-  (their positives would be false in-batch negatives).
-- ColBERT: sentence-transformers' MultiVectorEncoder with its MaxSim contrastive loss, same
-  examples and batches as the bi-encoder; saved in PyLate's layout (`retrieve/colbert_model.py`).
-- Clue: the bi-encoder trained on (question, one of its own hints) pairs, hard negatives the
-  hints of other questions' passages that `negatives_from` ranks first; it loads as the
-  `clue` retriever's model, so its index still holds one vector per distinct hint.
-- Clue sets: the same clue encoder trained on the retriever's own (question, passage)
-  examples, each passage encoded as the clue index sees it (a bag of separately encoded
-  hints, mean-embedding): the controlled counterpart of the retriever fine-tune.
-- Reranker: a sentence-transformers CrossEncoder whose encoder starts from the given
-  weights (MiniLM here) and whose one-logit head is new, trained listwise: each of a
-  question's own passages (label >= min_label, in the first stage's order) against the other
-  questions' representatives a distinct window would show (the first passage of each other
-  question in `negatives_from`'s ranking), softmax cross-entropy over the group.
-
-Both are plain torch loops over sentence-transformers' own losses (no `datasets` or
-`accelerate` needed), seeded, with a progress bar (`inferqa.progress`: lines in a log), and
-write `training_log.jsonl` (one line per step) and `training.json` (options, counts,
-timings) beside the saved model. The folder is
-written atomically and loads with `--model PATH` wherever a model is taken.
+"""Fine-tuning on a benchmark split (docs/finetune.md): a bi-encoder retriever, a ColBERT (saved in PyLate's
+layout), the clue encoder (on hints or on hint sets) and a cross-encoder reranker. Plain torch loops over
+sentence-transformers' own losses, seeded, with a progress bar; each writes `training_log.jsonl` (one line
+per step) and `training.json` (options, counts, timings) beside the model, atomically, in a folder that
+loads with `--model PATH` wherever a model is taken.
 """
 
 from __future__ import annotations
@@ -32,31 +11,30 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 from typing import Annotated, Callable, Iterator, Sequence
 
+from ..formats import open_run
 from ..formats.benchmark import Benchmark
+from ..formats.oracles import check_min_label
 from ..defaults import DEFAULT_ENCODER
 from ..errors import InputError
 from ..hints import window_groups
-from ..io import atomic_dir, write_json
+from ..io import atomic_dir, check_output, refuse_existing_folder, write_json
 from ..records import parse_passage_id, question_of
-from ..models import TRAINING_INFO, quiet_loading
+from ..models import TRAINING_INFO, load_sentence_transformer, quiet_loading
 from ..registry import plugin
-from ..parameters import FINETUNER_OPTIONS, OVERWRITE
+from ..parameters import FINETUNER_OPTIONS as OPTIONS, OVERWRITE
+from ..progress import counter
 from ..stage import Opt, stage
 
 LOG_FILE = "training_log.jsonl"
 INFO_FILE = TRAINING_INFO
 
-
-# The options every fine-tuner declares with the registry (`@plugin("fine-tuner", NAME, *OPTIONS)`)
-# and the finetune stage takes: FinetuneOptions' fields and defaults come from them.
-OPTIONS = FINETUNER_OPTIONS
-
-# One field per declared option, with its default: the dataclass is made from OPTIONS, not written beside it.
+# One field per option every fine-tuner declares (`@plugin("fine-tuner", NAME, *OPTIONS)`), with its default.
 FinetuneOptions = make_dataclass(
     "FinetuneOptions",
     [(o.name, o.types[0] | None if o.allows_none else o.types[0], field(default=o.default)) for o in OPTIONS],
@@ -65,8 +43,7 @@ FinetuneOptions = make_dataclass(
 
 
 def _options(options: "FinetuneOptions | None", settings: dict) -> "FinetuneOptions":
-    """A trainer's options: `options` from a Python caller, or the settings the registry bound
-    (`registry.create("fine-tuner", NAME, **options)`, checked there); not both."""
+    """A trainer's options: `options` from a Python caller, or the settings the registry bound and checked; not both."""
     if options is None:
         return FinetuneOptions(**settings)
     if settings:
@@ -103,27 +80,18 @@ def _negative_pool(bench: Benchmark, qids: list[str], opts: FinetuneOptions) -> 
     """Per question, passages of *other* questions, best-ranked first (or shuffled)."""
     if opts.negatives == 0:
         return {q: [] for q in qids}
-    rng = random.Random(opts.seed)
     if opts.negatives_from == "random":
-        others = list(bench.questions)
-        pool: dict[str, list[str]] = {}
+        rng = random.Random(opts.seed)
+        pool = {}
         for qid in qids:
-            picks = []
-            for _ in range(opts.negatives):
-                other = rng.choice([o for o in others if o != qid] or others)
-                rel = list(bench.qrels.get(other, {}))
-                if rel:
-                    picks.append(rng.choice(rel))
-            pool[qid] = picks
+            others = [o for o in bench.questions if o != qid] or list(bench.questions)
+            passages = (list(bench.qrels.get(rng.choice(others), {})) for _ in range(opts.negatives))
+            pool[qid] = [rng.choice(rel) for rel in passages if rel]
         return pool
     # The question's own passages (up to 325) come first; search deep enough to get past them.
     run = _source_run(bench, qids, opts, 4 * opts.negatives)
-    return {qid: _others(bench, qid, run.get(qid, [])) for qid in qids}
-
-
-def _others(bench: Benchmark, qid: str, ranked: list) -> list[str]:
-    own = bench.qrels.get(qid, {})
-    return [pid for pid, _ in ranked if pid not in own and not pid.startswith(f"{qid}_")]
+    return {qid: [pid for pid, _ in run.get(qid, []) if pid not in bench.qrels.get(qid, {})
+                  and not pid.startswith(f"{qid}_")] for qid in qids}
 
 
 def _source_run(bench: Benchmark, qids: list[str], opts: FinetuneOptions, beyond_own: int):
@@ -131,8 +99,6 @@ def _source_run(bench: Benchmark, qids: list[str], opts: FinetuneOptions, beyond
     passage of a question, plus `beyond_own`)."""
     source = opts.negatives_from
     if Path(source).is_file():
-        from ..formats import open_run
-
         return open_run(source, bench, opts.split)  # ids checked: an unknown passage is one line, not a KeyError
     if source in ("bm25", "dense", "clue"):
         from ..retrieve import get_retriever, question_queries
@@ -154,8 +120,6 @@ def _positives(bench: Benchmark, qid: str, opts: FinetuneOptions, rng: random.Ra
 def example_passages(bench: Benchmark, opts: FinetuneOptions, least: int = 1) -> list[Example]:
     """n positives per question, each paired with one hard negative when there are any, as
     passage ids; `least`: the fewest questions the trainer can learn from."""
-    from ..formats.oracles import check_min_label
-
     _check(opts)
     check_min_label(opts.min_label, bench.qrels)
     qids = _questions(bench, opts, least)
@@ -163,8 +127,7 @@ def example_passages(bench: Benchmark, opts: FinetuneOptions, least: int = 1) ->
     negatives = _negative_pool(bench, qids, opts)
     examples = []
     for qid in qids:
-        query = bench.questions[qid].text
-        negs = negatives[qid][:opts.negatives]
+        query, negs = bench.questions[qid].text, negatives[qid][:opts.negatives]
         examples += [Example(qid, query, pid, negs[i % len(negs)] if negs else None)
                      for i, pid in enumerate(_positives(bench, qid, opts, rng))]
     if not examples:
@@ -189,8 +152,7 @@ class HintSetExample:
 
 
 def build_hint_set_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[HintSetExample]:
-    """`example_passages` (the retriever fine-tuner's examples, the same ones for the same
-    options) with each passage as its hints."""
+    """`example_passages` (the retriever fine-tuner's examples) with each passage as its hints."""
     return [HintSetExample(e.qid, e.query, tuple(bench.hints_of(e.positive)),
                            tuple(bench.hints_of(e.negative)) if e.negative else None)
             for e in example_passages(bench, opts, least)]
@@ -205,9 +167,8 @@ def question_hints(bench: Benchmark, qid: str) -> list[str]:
 
 
 def build_clue_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[Example]:
-    """(question, one of its own hints) for up to `positives` hints per question, each paired
-    with a hard negative: a hint of the other questions' passages that `negatives_from` ranks
-    first (up to `negatives` distinct hints, none of the question's own)."""
+    """(question, one of its own hints) for up to `positives` hints per question, each with a hard negative: a
+    hint of other questions' passages `negatives_from` ranks first (up to `negatives` distinct, none its own)."""
     _check(opts)
     qids = _questions(bench, opts, least)
     pool = _negative_pool(bench, qids, opts)
@@ -217,8 +178,7 @@ def build_clue_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2)
         mine = set(own)
         ranked = (h for pid in pool[qid] for h in bench.hints_of(pid) if h not in mine)
         negs = list(dict.fromkeys(ranked))[:opts.negatives]
-        query = bench.questions[qid].text
-        examples += [Example(qid, query, hint, negs[i % len(negs)] if negs else None)
+        examples += [Example(qid, bench.questions[qid].text, hint, negs[i % len(negs)] if negs else None)
                      for i, hint in enumerate(own[:opts.positives])]
     if not examples:
         raise InputError(f"no question of split {opts.split!r} has a hint; nothing to train on",
@@ -227,7 +187,7 @@ def build_clue_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2)
 
 
 def distinct_question_batches(examples: Sequence[Example], batch_size: int, rng: random.Random) -> list[list[Example]]:
-    """Shuffled batches in which no question appears twice."""
+    """Shuffled batches in which no question appears twice (its positives would be false in-batch negatives)."""
     queues: dict[str, list[Example]] = {}
     for ex in examples:
         queues.setdefault(ex.qid, []).append(ex)
@@ -247,36 +207,20 @@ def distinct_question_batches(examples: Sequence[Example], batch_size: int, rng:
     return batches
 
 
-def _seed_everything(seed: int) -> None:
-    import numpy as np
-    import torch
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def _schedule(optimizer, total: int, warmup_ratio: float):
-    import torch
-    warmup = max(1, int(total * warmup_ratio))
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))))
-
-
 def _train(model, loss_fn, batches_per_epoch: Iterator, total: int, opts: FinetuneOptions, log_path: Path,
            desc: str) -> list[float]:
     import torch
 
-    from ..progress import counter
-
     optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
-    scheduler = _schedule(optimizer, total, opts.warmup_ratio)
+    warmup = max(1, int(total * opts.warmup_ratio))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))))
     model.train()
     losses = []
     t0 = time.perf_counter()
     with open(log_path, "w", encoding="utf-8") as log, counter(total, desc, "step", True) as bar:
-        step = 0
         for epoch, batch in batches_per_epoch:
-            if step >= total:
+            if len(losses) >= total:
                 break
             loss = loss_fn(batch)
             loss.backward()
@@ -284,9 +228,8 @@ def _train(model, loss_fn, batches_per_epoch: Iterator, total: int, opts: Finetu
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
-            step += 1
             losses.append(float(loss.item()))
-            log.write(json.dumps({"step": step, "epoch": epoch, "loss": round(losses[-1], 6),
+            log.write(json.dumps({"step": len(losses), "epoch": epoch, "loss": round(losses[-1], 6),
                                   "lr": scheduler.get_last_lr()[0], "examples": len(batch),
                                   "seconds": round(time.perf_counter() - t0, 3)}) + "\n")
             log.flush()
@@ -297,10 +240,9 @@ def _train(model, loss_fn, batches_per_epoch: Iterator, total: int, opts: Finetu
 
 
 def _epochs(examples: list[Example], opts: FinetuneOptions, rng: random.Random, pairs: bool = False):
+    batches = _plain_batches if pairs else distinct_question_batches
     for epoch in range(opts.epochs):
-        for batch in (distinct_question_batches(examples, opts.batch_size, rng) if not pairs
-                      else _plain_batches(examples, opts.batch_size, rng)):
-            yield epoch, batch
+        yield from ((epoch, batch) for batch in batches(examples, opts.batch_size, rng))
 
 
 def _plain_batches(items: list, batch_size: int, rng: random.Random) -> list[list]:
@@ -315,9 +257,7 @@ def _steps(n_batches: int, opts: FinetuneOptions) -> int:
 
 
 @dataclass(frozen=True)
-class _Out:
-    """A trainer's output folder, and whether its files may replace those of an existing one."""
-
+class _Out:  # a trainer's output folder, and whether its files may replace those of an existing one
     folder: str | os.PathLike
     overwrite: bool
 
@@ -325,13 +265,9 @@ class _Out:
 def _setup(out: _Out, bench: str | os.PathLike | Benchmark, model: str, options: FinetuneOptions, start: str,
            resolve=None, examples: Callable = build_examples, least: int = 1
            ) -> tuple[Benchmark, str, list[Example], random.Random]:
-    """What every trainer does first, before the model libraries are imported, in this order:
-    the output folder (an existing non-empty one only with `overwrite`), the starting weights'
-    kind (`start`, as `models.check_model_kind` takes it: a file, an empty folder or another
-    kind of model fails here), the benchmark, the starting weights resolved, the examples
-    (`examples(bench, options, least)`; `least`: the fewest questions it can learn from),
-    the seeds."""
-    from ..io import refuse_existing_folder
+    """What every trainer does first, before the model libraries are imported, in this order: the output
+    folder, the starting weights' kind (`start`, as `models.check_model_kind` takes it), the benchmark,
+    the weights resolved, the examples (`least`: the fewest questions it can learn from), the seeds."""
     from ..models import check_model_kind, resolve_embedding_model
 
     refuse_existing_folder(out.folder, out.overwrite)
@@ -339,7 +275,12 @@ def _setup(out: _Out, bench: str | os.PathLike | Benchmark, model: str, options:
     bench = bench if isinstance(bench, Benchmark) else Benchmark(bench)
     weights = (resolve or resolve_embedding_model)(model)
     found = examples(bench, options, least)
-    _seed_everything(options.seed)  # imports torch: after the checks above
+    import numpy as np  # the model libraries: after the checks above
+    import torch
+
+    random.seed(options.seed)
+    np.random.seed(options.seed)
+    torch.manual_seed(options.seed)
     return bench, weights, found, random.Random(options.seed)
 
 
@@ -347,18 +288,9 @@ def _in_batch_steps(examples: list[Example], opts: FinetuneOptions) -> int:
     return _steps(len(distinct_question_batches(examples, opts.batch_size, random.Random(opts.seed))), opts)
 
 
-def _losses_module():
-    try:
-        from sentence_transformers.sentence_transformer import losses
-    except ImportError:  # sentence-transformers < 6
-        from sentence_transformers import losses
-    return losses
-
-
 @plugin("fine-tuner", "retriever", *OPTIONS,
         help="bi-encoder for the `dense` retriever: in-batch negatives plus n positives and n hard negatives "
-             "per question",
-        suggest_for=("dense", "dpr", "bi-encoder"))
+             "per question", suggest_for=("dense", "dpr", "bi-encoder"))
 def finetune_retriever(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
                        model: str = DEFAULT_ENCODER, options: FinetuneOptions | None = None,
                        device: str | None = None, overwrite: bool = False, **settings: object) -> Path:
@@ -383,79 +315,61 @@ def finetune_clue(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLi
 def finetune_clue_sets(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *,
                        model: str = DEFAULT_ENCODER, options: FinetuneOptions | None = None,
                        device: str | None = None, overwrite: bool = False, **settings: object) -> Path:
-    """Train the `clue` retriever's encoder on whole passages as its index sees them: each hint
-    encoded alone, the passage the normalised mean of its hint vectors, scored by cosine with
-    the question against the batch's other passages (MultipleNegativesRankingLoss's scale and
-    cross-entropy). The examples, batches and steps are `finetune_retriever`'s for the same
-    options, so the two differ only in how a passage is encoded: jointly, or as a bag of clues."""
-    options = _options(options, settings)
-    out = _Out(out_dir, overwrite)
-    bench, weights, examples, rng = _setup(out, bench, model, options, "bi-encoder",
-                                           examples=build_hint_set_examples, least=2)
-    from ..models import load_sentence_transformer
-
-    st = load_sentence_transformer(weights, device or "cpu")
-    st.max_seq_length = options.max_length
-    scale = _losses_module().MultipleNegativesRankingLoss(st).scale
-
-    def loss_fn(batch: list[HintSetExample]):
-        import torch
-
-        sets = [e.positive for e in batch] + ([e.negative for e in batch] if all(e.negative for e in batch) else [])
-        scores = scale * hint_set_scores(st, [e.query for e in batch], sets)
-        return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
-
-    return _fit("clue", out, model, bench, options, examples, _epochs(examples, options, rng),
-                _in_batch_steps(examples, options), lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))),
-                objective="hint sets")
+    """Train the `clue` retriever's encoder on `finetune_retriever`'s examples, batches and steps,
+    each passage encoded as the clue index sees it (`hint_set_scores`); `training.json` says "hint sets"."""
+    return _bi_encoder("clue", bench, _Out(out_dir, overwrite), model, _options(options, settings), device,
+                       build_hint_set_examples, hint_sets=True)
 
 
 def hint_set_scores(st, queries: list[str], sets: Sequence[Sequence[str]]):
-    """(queries × sets) cosines of each query with each set's passage vector as the clue
-    retriever's mean-embedding composition builds it: the normalised sum of the normalised
-    hint vectors (each distinct hint encoded once), differentiable."""
+    """(queries × sets) cosines with each set's vector as the clue retriever's mean-embedding builds it: the
+    normalised sum of the normalised hint vectors (each distinct hint encoded once), differentiable."""
     import torch
 
     def encode(texts: list[str]):
-        features = _to(st.preprocess(texts) if hasattr(st, "preprocess") else st.tokenize(texts), st.device)
-        return torch.nn.functional.normalize(st(features)["sentence_embedding"], dim=-1)
+        return torch.nn.functional.normalize(st(_features(st, texts))["sentence_embedding"], dim=-1)
 
     hints = list(dict.fromkeys(h for s in sets for h in s))
-    row = {h: i for i, h in enumerate(hints)}
-    member = torch.zeros(len(sets), len(hints), device=st.device)
-    for r, s in enumerate(sets):
-        member[r, [row[h] for h in s]] = 1.0
+    member = torch.tensor([[float(h in s) for h in hints] for s in sets], device=st.device)
     passages = torch.nn.functional.normalize(member @ encode(hints), dim=-1)
     return encode(queries) @ passages.T
 
 
-def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out: "_Out", model: str,
-                options: FinetuneOptions, device: str | None, examples_of: Callable) -> Path:
-    """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative])."""
-    from ..models import load_sentence_transformer
+def _columns(batch: list[Example]) -> list[list]:
+    """The batch's queries, positives and, when every example has one, hard negatives."""
+    columns = [[e.query for e in batch], [e.positive for e in batch]]
+    if all(e.negative for e in batch):
+        columns.append([e.negative for e in batch])
+    return columns
 
+
+def _bi_encoder(kind: str, bench: str | os.PathLike | Benchmark, out: "_Out", model: str,
+                options: FinetuneOptions, device: str | None, examples_of: Callable, hint_sets: bool = False) -> Path:
+    """MultipleNegativesRankingLoss over batches of distinct questions: (query, positive[, negative]);
+    with `hint_sets`, its scale and cross-entropy over `hint_set_scores`."""
     bench, weights, examples, rng = _setup(out, bench, model, options, "bi-encoder", examples=examples_of, least=2)
+    import torch
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
     st = load_sentence_transformer(weights, device or "cpu")
     st.max_seq_length = options.max_length
-    mnrl = _losses_module().MultipleNegativesRankingLoss(st)
-    total = _in_batch_steps(examples, options)
+    mnrl = MultipleNegativesRankingLoss(st)
 
     def loss_fn(batch: list[Example]):
-        columns = [[e.query for e in batch], [e.positive for e in batch]]
-        if all(e.negative for e in batch):
-            columns.append([e.negative for e in batch])
-        features = [_to(st.preprocess(col) if hasattr(st, "preprocess") else st.tokenize(col), st.device)
-                    for col in columns]
-        return mnrl(features, None)
+        queries, *passages = _columns(batch)
+        if not hint_sets:
+            return mnrl([_features(st, column) for column in (queries, *passages)], None)
+        scores = mnrl.scale * hint_set_scores(st, queries, [s for column in passages for s in column])
+        return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
 
-    return _fit(kind, out, model, bench, options, examples, _epochs(examples, options, rng), total,
-                lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))))
+    return _fit(kind, out, model, bench, options, examples, _epochs(examples, options, rng),
+                _in_batch_steps(examples, options), lambda tmp: (st, loss_fn, lambda: st.save(str(tmp))),
+                objective="hint sets" if hint_sets else None)
 
 
 @dataclass(frozen=True)
 class RerankExample:
-    """One question, one of its passages, and the other questions' representatives a window
-    would show beside it (passage ids, or texts once `with_texts`)."""
+    """A question, one of its passages, and the other questions' representatives a window shows beside it."""
 
     qid: str
     query: str
@@ -467,8 +381,7 @@ class RerankExample:
         return self.negatives[0] if self.negatives else None
 
 
-# How far past a question's own passages the reranker's examples look for other questions'
-# representatives: a QUIT ranking's top 100 holds about two questions.
+# How far past a question's own passages the reranker looks for representatives: a QUIT top 100 holds ~2 questions.
 REPRESENTATIVE_DEPTH = 2000
 
 
@@ -489,21 +402,14 @@ def same_size_passage(bench: Benchmark, qid: str, size: int, rng: random.Random)
     """A random passage of question `qid` holding `size` hints (the nearest size it has), so
     that a negative never differs from its positive by the number of hints alone."""
     gaps = {p: abs(hint_count(p) - size) for p in sorted(bench.qrels.get(qid, {}))}
-    if not gaps:
-        return None
-    nearest = min(gaps.values())
-    return rng.choice([p for p, gap in gaps.items() if gap == nearest])
+    nearest = min(gaps.values(), default=None)
+    return rng.choice([p for p, gap in gaps.items() if gap == nearest]) if gaps else None
 
 
 def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 2) -> list[RerankExample]:
-    """Per question, up to `positives` own passages (label >= min_label) in `negatives_from`'s
-    order (the passages a first stage would put forward for it; random ones for `random`),
-    each grouped with one passage of each of the `negatives` other questions a distinct window
-    would show beside it (`representatives`: the first other questions of that ranking; random
-    questions for `random`), each holding as many hints as the positive (`same_size_passage`):
-    the hint count tells nothing, so only the question can."""
-    from ..formats.oracles import check_min_label
-
+    """Per question, up to `positives` own passages in `negatives_from`'s order, each grouped with a passage
+    of each of the `negatives` other questions a distinct window shows beside it (`representatives`; for
+    `random`, random ones), as many hints as the positive (`same_size_passage`): only the question tells."""
     _check(opts)
     if opts.negatives == 0:
         raise InputError("no negatives: a reranker needs --negatives > 0", field="negatives")
@@ -511,23 +417,21 @@ def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 
     qids = _questions(bench, opts, least)
     rng = random.Random(opts.seed)
     run = None if opts.negatives_from == "random" else _source_run(bench, qids, opts, REPRESENTATIVE_DEPTH)
-    others = list(bench.questions)
     examples = []
     for qid in qids:
-        labels = bench.qrels.get(qid, {})
         if run is None:
-            rivals = rng.sample([o for o in others if o != qid], min(opts.negatives, len(others) - 1))
+            others = [o for o in bench.questions if o != qid]
+            rivals = rng.sample(others, min(opts.negatives, len(others)))
             own = []
         else:
             ranked = run.get(qid, [])
             rivals = [question_of(p) for p in representatives(ranked, qid, opts.negatives)]
-            own = [p for p, _ in ranked if labels.get(p, 0) >= opts.min_label][:opts.positives]
+            own = [p for p, _ in ranked if bench.qrels.get(qid, {}).get(p, 0) >= opts.min_label][:opts.positives]
         own += [p for p in _positives(bench, qid, opts, rng) if p not in own][:opts.positives - len(own)]
-        query = bench.questions[qid].text
         for pid in own:
             negs = tuple(n for n in (same_size_passage(bench, o, hint_count(pid), rng) for o in rivals) if n)
             if negs:
-                examples.append(RerankExample(qid, query, pid, negs))
+                examples.append(RerankExample(qid, bench.questions[qid].text, pid, negs))
     if not examples:
         raise InputError(f"no passage with label >= {opts.min_label} and another question's passage in split "
                          f"{opts.split!r}; nothing to train on", file=bench.path, field="min_label")
@@ -540,15 +444,9 @@ def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 
 def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = DEFAULT_ENCODER,
                       options: FinetuneOptions | None = None, device: str | None = None, overwrite: bool = False,
                       **settings: object) -> Path:
-    """Train a cross-encoder from a bi-encoder's (or any encoder's) weights to tell a question's
-    own passage from the other questions a reranking window shows beside it.
-
-    Each example is a group: one own passage and `negatives` representatives of other questions
-    (`build_rerank_examples`); the loss is cross-entropy of the softmax over the group's scores,
-    so every step contrasts the positive with each representative (binary cross-entropy on
-    single pairs, the earlier loss, left a model at chance on its own training questions). A
-    step scores `batch_size` (question, passage) pairs: batch_size // (1 + negatives) groups,
-    at least one."""
+    """Train a cross-encoder from any encoder's weights to tell a question's own passage from the other
+    questions' representatives (`build_rerank_examples`), softmax cross-entropy over each group. A step
+    scores `batch_size` (question, passage) pairs: batch_size // (1 + negatives) groups, at least one."""
     options = _options(options, settings)
     out = _Out(out_dir, overwrite)
     bench, weights, examples, rng = _setup(out, bench, model, options, "encoder", examples=build_rerank_examples)
@@ -564,24 +462,13 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
 
     def loss_fn(batch: list[RerankExample]):
         texts = [(e.query, t) for e in batch for t in (e.positive, *e.negatives)]
-        logits = pair_logits(ce, texts)
-        width = max(1 + len(e.negatives) for e in batch)
-        grid = torch.full((len(batch), width), float("-inf"), device=logits.device)
-        at = 0
-        for row, e in enumerate(batch):
-            size = 1 + len(e.negatives)
-            grid[row, :size] = logits[at:at + size]
-            at += size
+        logits = ce(_features(ce, texts))["scores"].view(-1).split([1 + len(e.negatives) for e in batch])
+        grid = torch.nn.utils.rnn.pad_sequence(list(logits), batch_first=True, padding_value=float("-inf"))
         return torch.nn.functional.cross_entropy(grid, torch.zeros(len(batch), dtype=torch.long, device=grid.device))
 
     return _fit("reranker", out, model, bench, options, examples, _epochs(examples, replace(options, batch_size=groups),
                 rng, pairs=True), total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))),
                 objective="softmax over own passage and other questions' representatives")
-
-
-def pair_logits(ce, pairs: Sequence[tuple[str, str]]):
-    """The cross-encoder's one logit per (query, passage) pair, differentiable."""
-    return ce(_to(ce.preprocess(list(pairs)), ce.device))["scores"].view(-1)
 
 
 @plugin("fine-tuner", "colbert", *OPTIONS, help="late interaction (ColBERT), the retriever's examples")
@@ -596,8 +483,6 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
 
     out = _Out(out_dir, overwrite)
     bench, start, examples, rng = _setup(out, bench, model, options, "colbert-start", resolve_colbert_start, least=2)
-    import shutil
-
     from sentence_transformers.multi_vector_encoder.losses import MultiVectorMultipleNegativesRankingLoss
 
     def make(tmp: Path):  # a new projection is initialised in the output folder, then removed
@@ -606,14 +491,10 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
         mve = load_colbert(begin, device)
         loss = MultiVectorMultipleNegativesRankingLoss(mve)
 
-        def features(texts: list[str], task: str) -> dict:
-            return _to(mve.preprocess(texts, prompt=mve.prompts.get(task), task=task), mve.device)
-
         def loss_fn(batch: list[Example]):
-            columns = [features([e.query for e in batch], "query"), features([e.positive for e in batch], "document")]
-            if all(e.negative for e in batch):
-                columns.append(features([e.negative for e in batch], "document"))
-            return loss(columns)
+            tasks = ("query", "document", "document")
+            return loss([_features(mve, texts, prompt=mve.prompts.get(task), task=task)
+                         for texts, task in zip(_columns(batch), tasks)])
 
         def save() -> None:
             write_colbert(mve, tmp)
@@ -627,35 +508,31 @@ def finetune_colbert(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pat
 
 def _fit(kind: str, out: _Out, model: str, bench: Benchmark, opts: FinetuneOptions,
          examples: list, batches: Iterator, total: int, make: Callable, objective: str | None = None) -> Path:
-    """Every trainer's tail: in the folder whose files go to `out` once complete (replacing
-    only those files, with `overwrite`), `make(folder)` gives (model, loss function, save);
-    the model trains, saves itself, and the step log and training.json go beside it."""
+    """Every trainer's tail: in a folder whose files go to `out` once complete, `make(folder)` gives
+    (model, loss function, save); the model trains, saves itself, and writes the log and training.json."""
     t0 = time.perf_counter()
     with atomic_dir(out.folder, out.overwrite, own_files=True) as tmp:
         trained, loss_fn, save = make(tmp)
         losses = _train(trained, loss_fn, batches, total, opts, tmp / LOG_FILE, f"fine-tune {kind}")
         save()
-        _write_info(tmp, kind, model, bench, opts, examples, losses, time.perf_counter() - t0, objective)
+        qids = sorted({e.qid for e in examples})
+        write_json(tmp / INFO_FILE, {
+            "kind": kind, **({"objective": objective} if objective else {}), "base_model": model,
+            "benchmark": str(bench.path), "options": asdict(opts), "sources": bench.meta.get("sources") or [],
+            "questions": len(qids),
+            # which questions it saw, checkable against any evaluation set without listing them
+            "questions_sha256": hashlib.sha256("\n".join(qids).encode()).hexdigest(),
+            "examples": len(examples), "with_negative": sum(1 for e in examples if e.negative), "steps": len(losses),
+            "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
+            "seconds": round(time.perf_counter() - t0, 2),
+        })
     return Path(out.folder)
 
 
-def _to(features: dict, device) -> dict:
-    return {k: (v.to(device) if hasattr(v, "to") else v) for k, v in features.items()}
-
-
-def _write_info(folder: Path, kind: str, model: str, bench: Benchmark, opts: FinetuneOptions,
-                examples: list, losses: list[float], seconds: float, objective: str | None = None) -> None:
-    qids = sorted({e.qid for e in examples})
-    write_json(folder / INFO_FILE, {
-        "kind": kind, **({"objective": objective} if objective else {}), "base_model": model, "benchmark": str(bench.path), "options": asdict(opts),
-        "sources": bench.meta.get("sources") or [], "questions": len(qids),
-        # which questions it saw, checkable against any evaluation set without listing them
-        "questions_sha256": hashlib.sha256("\n".join(qids).encode()).hexdigest(),
-        "examples": len(examples),
-        "with_negative": sum(1 for e in examples if e.negative), "steps": len(losses),
-        "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
-        "seconds": round(seconds, 2),
-    })
+def _features(model, texts: list, **preprocess) -> dict:
+    """`model.preprocess(texts, ...)`, its tensors on the model's device."""
+    features = model.preprocess(texts, **preprocess)
+    return {k: (v.to(model.device) if hasattr(v, "to") else v) for k, v in features.items()}
 
 
 _FINETUNER = {o.name: o for o in OPTIONS}  # OPTIONS by name, for the stage's signature
@@ -686,7 +563,6 @@ def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets or re
     cross-encoder reranker on a benchmark split."""
     given = locals()  # the parameters: nothing else is bound yet
     from .. import registry
-    from ..io import check_output, refuse_existing_folder
 
     refuse_existing_folder(check_output(out, kind="dir"), overwrite)
     # the fine-tuner checks the model and the benchmark before any model library is imported

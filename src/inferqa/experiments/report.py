@@ -1,7 +1,5 @@
 """One self-contained `report.html`: tables, matplotlib plots as data URIs, config, environment.
-
-Nothing in the page points outside it (no scripts, fonts or stylesheets to fetch), so it
-opens offline and can be mailed as one file.
+Nothing in it points outside (no scripts, fonts or stylesheets to fetch): it opens offline, mails as one file.
 """
 
 from __future__ import annotations
@@ -47,14 +45,9 @@ def environment() -> dict[str, Any]:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             pass
-    return {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "packages": versions,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-    }
+    return {"python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "packages": versions,
+            "created": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")}
 
 
 def _png(fig) -> str:
@@ -130,10 +123,7 @@ def hit_curve_figure(results: ExperimentResults):
     ticks = [k for k in _CURVE_TICKS if k <= top] or [top]
     ax.set_xticks(ticks, [str(k) for k in ticks])
     ax.minorticks_off()
-    ax.set_xlabel("k (log scale)")
-    ax.set_ylabel("Hit@k (%)")
-    ax.set_ylim(-2, 102)
-    ax.set_title("Hit@k per retriever and reranker")
+    ax.set(xlabel="k (log scale)", ylabel="Hit@k (%)", ylim=(-2, 102), title="Hit@k per retriever and reranker")
     ax.grid(alpha=.3)
     _legend_outside(ax)
     return fig
@@ -148,9 +138,8 @@ def _zoomed(values: list[float], floor: float = -2.0, ceiling: float = 102.0) ->
 
 
 def em_figure(results: ExperimentResults):
-    """EM against k, one panel per strategy, one line per setting/run/reader; one shared legend.
-    The EM axis spans the data, and each line sits a little left or right of k so that equal
-    values do not hide each other."""
+    """EM against k, a panel per strategy, a line per setting/run/reader, one legend. The EM axis spans
+    the data; each line sits a little left or right of k so that equal values do not hide each other."""
     import matplotlib.pyplot as plt
 
     if not results.reader:
@@ -171,12 +160,10 @@ def em_figure(results: ExperimentResults):
             dodge = (j - (n - 1) / 2) * min(0.06, 0.5 / max(n, 1))
             ax.plot([r.k + dodge for r in rs], [100 * r.em for r in rs], label=label, **styles[label],
                     **_layer(j, n))
-        ax.set_title(f"EM by k — {strategy}")
-        ax.set_xlabel("k (passages given to the reader)")
-        ax.set_xticks(sorted({r.k for r in results.reader}))
+        ax.set(title=f"EM by k — {strategy}", xlabel="k (passages given to the reader)",
+               xticks=sorted({r.k for r in results.reader}))
         ax.grid(alpha=.3)
-    axes[0][0].set_ylim(*_zoomed([100 * r.em for r in results.reader]))
-    axes[0][0].set_ylabel("EM (%), axis zoomed to the data")
+    axes[0][0].set(ylim=_zoomed([100 * r.em for r in results.reader]), ylabel="EM (%), axis zoomed to the data")
     _legend_outside(axes[0][-1])
     return fig
 
@@ -191,17 +178,13 @@ def gap_figure(results: ExperimentResults):
     settings = [s for s in (PIPELINE, ORACLE_RERANKER, ORACLE_RETRIEVER, OPTIMAL)
                 if any(r.setting == s for r in results.reader)]
     readers = sorted({r.reader for r in results.reader})
-    best = {}
-    for s in settings:
-        for rd in readers:
-            rows = [r for r in results.reader if r.setting == s and r.reader == rd]
-            best[(s, rd)] = max(rows, key=lambda r: r.em, default=None)
     fig, ax = plt.subplots(figsize=(7.5, 4))
     width = 0.8 / max(len(settings), 1)
     x = np.arange(len(readers))
     tops = [0.0]
     for i, s in enumerate(settings):
-        rows = [best[(s, rd)] for rd in readers]
+        rows = [max((r for r in results.reader if r.setting == s and r.reader == rd), key=lambda r: r.em, default=None)
+                for rd in readers]
         vals = [100 * r.em if r else 0.0 for r in rows]
         err = np.array([[100 * (r.em - r.ci[0]), 100 * (r.ci[1] - r.em)] if r and r.ci else [0, 0]
                         for r in rows]).T
@@ -210,18 +193,16 @@ def gap_figure(results: ExperimentResults):
                       color=SETTING_COLOURS.get(s), label=s)
         ax.bar_label(bars, labels=[f"{v:.1f}" for v in vals], fontsize=7, padding=2)
     ax.set_xticks(x, readers)
-    ax.set_ylabel("best EM over runs, strategies and k (%)")
-    ax.set_ylim(0, min(105.0, max(tops) * 1.1 + 3))  # bars start at 0; the top follows the data
-    ax.set_title("Oracle vs pipeline gap (bars: 95 % CI)")
+    ax.set(ylabel="best EM over runs, strategies and k (%)", title="Oracle vs pipeline gap (bars: 95 % CI)",
+           ylim=(0, min(105.0, max(tops) * 1.1 + 3)))  # bars start at 0; the top follows the data
     _legend_outside(ax)
     ax.grid(axis="y", alpha=.3)
     return fig
 
 
 def drawn_series(fig) -> list[dict[str, Any]]:
-    """What each plotted series looks like, read back from matplotlib: per axis, label,
-    colour, line style, marker and number of points (bars: face colour and 'bar'), and
-    the axis's y range."""
+    """Each plotted series as matplotlib drew it: axis, label, colour, line style, marker (bars:
+    face colour, 'bar'), number of points and the axis's y range."""
     from matplotlib.colors import to_hex
 
     out = []
@@ -248,7 +229,7 @@ def figures(results: ExperimentResults) -> list[tuple[str, str, list[dict[str, A
                           ("Oracle-vs-pipeline gap", gap_figure)):
         fig = make(results)
         if fig is not None:
-            series = drawn_series(fig)
+            series = drawn_series(fig)  # before _png closes the figure
             out.append((caption, _png(fig), series))
     return out
 
@@ -262,12 +243,11 @@ _EMPHASIS_NOTE = ("Bold: the best pipeline value of a column (oracle rows are bo
 
 def _row_run(table, row) -> dict[str, Any]:
     """The setting, retriever and reranker a table row shows, as run_label needs them."""
-    cols = table.columns
-    get = lambda name, default=None: row[cols.index(name)] if name in cols else default  # noqa: E731
-    reranker = get("reranker")
-    return {"setting": get("setting", PIPELINE), "retriever": get("retriever"),
-            "reranker": None if reranker in (None, MISSING) else reranker, "reader": get("reader"),
-            "strategy": get("strategy")}
+    cells = dict(zip(table.columns, row))
+    reranker = cells.get("reranker")
+    return {"setting": cells.get("setting", PIPELINE), "retriever": cells.get("retriever"),
+            "reranker": None if reranker in (None, MISSING) else reranker, "reader": cells.get("reader"),
+            "strategy": cells.get("strategy")}
 
 
 def emphasised(table, results: ExperimentResults):
@@ -285,23 +265,17 @@ def emphasised(table, results: ExperimentResults):
             continue
         cand = [(r, row[c]) for r, row in enumerate(table.rows)
                 if runs[r]["setting"] == PIPELINE and isinstance(row[c], (int, float)) and row[c] == row[c]]
-        if cand:
-            top = max(v for _, v in cand)
-            bold |= {(r, c) for r, v in cand if v == top}
+        top = max((v for _, v in cand), default=None)
+        bold |= {(r, c) for r, v in cand if v == top}
+    # the test of each (run, column, reader, strategy) cell; with_corrected_p: an older results.json holds p alone
+    tested = {(t["a"], t["metric"] if t["family"] == "ranking" else f"EM@{t['k']}", t.get("reader"),
+               t.get("strategy")): t for t in with_corrected_p(results.tests) if t["b"] != OPTIMAL and significant(t)}
     marks = {}
-    tests = with_corrected_p(results.tests)  # results.json of an older inferqa holds p alone
     for r, run in enumerate(runs):
         label = run_label(SimpleNamespace(**run))
         for c in range(table.n_label_columns, len(table.columns)):
-            col = table.columns[c]
-            for t in tests:
-                if t["a"] != label or t["b"] == OPTIMAL or not significant(t):
-                    continue
-                if t["family"] == "ranking" and t["metric"] == col:
-                    pass
-                elif not (t["family"] == "reader" and col == f"EM@{t['k']}" and t["reader"] == run["reader"]
-                          and t["strategy"] == run["strategy"]):
-                    continue
+            t = tested.get((label, table.columns[c], run["reader"], run["strategy"]))
+            if t:
                 family = f"{t['family_size']} test{'s' if t['family_size'] != 1 else ''}"
                 marks[(r, c)] = ("†", f"p = {format_p(t['p_corrected'])} against {t['b']} (paired test, "
                                       f"{t['correction']}-corrected over {family})")
@@ -329,18 +303,16 @@ def render_report(results: ExperimentResults, config_text: str = "", explorer: s
     """The page; `explorer`: a link (relative URL) to the explorer written beside it."""
     import json
 
-    parts = [f"<h1>inferqa experiment: {escape(results.name)}</h1>"]
     env = results.environment or environment()
     total = results.timings.get("total")
-    parts.append(f'<p class="muted">Created {escape(str(env.get("created", "")))}'
-                 + (f"; total wall time {total:.1f} s" if total is not None else "") + ". Scores in percent.</p>")
+    parts = [f"<h1>inferqa experiment: {escape(results.name)}</h1>",
+             f'<p class="muted">Created {escape(str(env.get("created", "")))}'
+             + (f"; total wall time {total:.1f} s" if total is not None else "") + ". Scores in percent.</p>"]
     if explorer:
         parts.append(f'<p><a id="explorer-link" href="{escape(explorer)}">Explore the runs and answers question '
                      "by question</a> (explorer.html, beside this page).</p>")
-    parts.append("<h2>Tables</h2>")
-    parts.append(f'<p class="note" id="emphasis-note">{escape(_EMPHASIS_NOTE)}</p>')
-    for t in all_tables(results):
-        parts.append(emphasised(t, results).to_html())
+    parts += ["<h2>Tables</h2>", f'<p class="note" id="emphasis-note">{escape(_EMPHASIS_NOTE)}</p>',
+              *(emphasised(t, results).to_html() for t in all_tables(results))]
     figs = figures(results)
     if figs:
         parts.append("<h2>Plots</h2>")
@@ -348,14 +320,11 @@ def render_report(results: ExperimentResults, config_text: str = "", explorer: s
             data = escape(json.dumps(series, ensure_ascii=False), quote=True)
             parts.append(f'<figure data-series="{data}"><img alt="{escape(caption)}" src="{uri}">'
                          f"<figcaption>{escape(caption)}</figcaption></figure>")
-    parts.append("<h2>Experiment config</h2>")
     cfg = config_text or json.dumps(results.config, indent=2)
-    parts.append(f'<pre id="config">{escape(cfg)}</pre>')
-    parts.append("<h2>Environment</h2>")
-    parts.append(f'<pre id="environment">{escape(json.dumps(env, indent=2))}</pre>')
+    parts += ["<h2>Experiment config</h2>", f'<pre id="config">{escape(cfg)}</pre>',
+              "<h2>Environment</h2>", f'<pre id="environment">{escape(json.dumps(env, indent=2))}</pre>']
     if results.timings:
-        parts.append("<h2>Stage timings</h2>")
-        parts.append(timings_table(results.timings))
+        parts += ["<h2>Stage timings</h2>", timings_table(results.timings)]
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>inferqa: {escape(results.name)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
@@ -363,7 +332,6 @@ def render_report(results: ExperimentResults, config_text: str = "", explorer: s
 
 def write_report(results: ExperimentResults, path: str | os.PathLike, config_text: str = "",
                  explorer: str | None = None) -> Path:
-    path = Path(path)
     with atomic_open(path) as fh:
         fh.write(render_report(results, config_text, explorer))
-    return path
+    return Path(path)

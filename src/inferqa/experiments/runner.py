@@ -20,20 +20,20 @@ when a stage that needs them is missing, so a fully cached rerun loads none.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..formats.bench_write import content_hash
-from ..formats.runs import short_hash
-from ..formats.benchmark import Benchmark
-from ..parameters import RERANK_DEPTH, RERANK_WINDOW
+from ..diversification import GROUPING, NAMES as DIVERSIFY_KEYS
 from ..errors import InputError
-from ..formats import Answers
-from ..io import atomic_open, check_output, json_hash, read_text, write_json
-from ..formats import Run
-from ..diversification import GROUPING
+from ..formats import Answers, Run
+from ..formats.bench_write import content_hash
+from ..formats.benchmark import Benchmark
+from ..formats.runs import short_hash
+from ..io import atomic_open, check_output, json_hash, read_json, read_text, sha256_file, write_json
+from ..parameters import RERANK_DEPTH, RERANK_WINDOW
 from .config import ExperimentConfig, FusionSpec, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
@@ -118,11 +118,9 @@ class _Runner:
             self.llms[spec] = load_llm(spec, cache=default_cache_path(self.cfg.llm_cache))
         return self.llms[spec]
 
-    def llm_calls(self) -> int:
-        return sum(getattr(getattr(m, "stats", None), "misses", 0) for m in self.llms.values())
-
-    def llm_hits(self) -> int:
-        return sum(getattr(getattr(m, "stats", None), "hits", 0) for m in self.llms.values())
+    def llm_count(self, stat: str) -> int:
+        """The loaded LLMs' `stat` summed: misses (backend calls) or hits (answers from the cache)."""
+        return sum(getattr(getattr(m, "stats", None), stat, 0) for m in self.llms.values())
 
     def llm_caches(self) -> list[Path]:
         from ..llm.cache import CachedLLM
@@ -152,10 +150,8 @@ class _Runner:
         from ..construct import build_benchmark
         from ..data import demo_path, load_questions
         from ..data.shipped_demo import DEMO_BUILD, demo_build_options, labels_path
-        from ..io import sha256_file
 
         demo = demo_path()
-        shipped = labels_path().exists()
         options = demo_build_options()  # SmolLM2's shipped labels
         if spec.path is not None:  # build the demo where the config says
             self.log(f"  building the demo benchmark into {spec.path}")
@@ -165,7 +161,7 @@ class _Runner:
         def compute(tmp: Path, _h: str) -> None:
             build_benchmark(load_questions(demo), tmp / "bench", **options)
 
-        labels = sha256_file(labels_path()) if shipped else None
+        labels = sha256_file(labels_path()) if labels_path().exists() else None
         out = self.stage("build-demo", {"demo": sha256_file(demo), "labels": labels, **DEMO_BUILD}, compute)
         return Benchmark(out.path / "bench")
 
@@ -223,16 +219,16 @@ class _Runner:
         from ..retrieve.stage import fuse
 
         parts = [retrieved[name] for name in spec.retrievers]
-        inputs = {"upstream": [p.stage.hash for p in parts], "kind": "fuse", "method": spec.method,
-                  "weights": spec.weights, "rrf_k": spec.rrf_k, "norm": spec.norm, "depth": spec.depth}
+        settings = {"method": spec.method, "weights": None if spec.weights is None else list(spec.weights),
+                    "rrf_k": spec.rrf_k, "norm": spec.norm, "depth": spec.depth}
+        inputs = {"upstream": [p.stage.hash for p in parts], "kind": "fuse", **settings}
 
         def compute(tmp: Path, _h: str) -> None:
             # allow_partial: a retriever may find nothing for a question; the experiment scores
             # every question anyway (one a run lacks counts 0). Runs of the same questions fuse
             # as `inferqa fuse` fuses them.
             fuse.stage.compute(runs=[p.run for p in parts], out=tmp / RUN_FILE, bench=self.bench, allow_partial=True,
-                               method=spec.method, weights=None if spec.weights is None else list(spec.weights),
-                               rrf_k=spec.rrf_k, norm=spec.norm, depth=spec.depth)
+                               **settings)
 
         out = self.stage(f"fuse-{spec.name}", inputs, compute, self.metric_line)
         return self.ranked(PIPELINE, spec.name, None, out)
@@ -240,44 +236,39 @@ class _Runner:
     def rerank(self, upstream: RankedRun, spec: StageSpec, setting: str) -> RankedRun:
         from .. import registry
 
-        inputs = {"upstream": upstream.stage.hash, "kind": spec.kind, "options": spec.options, "depth": spec.depth,
-                  **_diversify_input(spec), **({"window": spec.window} if spec.window != RERANK_WINDOW.default else {})}
+        inputs = {"kind": spec.kind, "options": spec.options, "depth": spec.depth, **_diversify_input(spec),
+                  **({"window": spec.window} if spec.window != RERANK_WINDOW.default else {})}
         options, llm = dict(spec.options), None
         llm_option = registry.get("reranker", spec.kind).options.get("llm")
         if llm_option is not None:  # one loaded LLM per spec, shared by every stage
             llm = options.pop("llm", llm_option.default)
-
-        def compute(tmp: Path, h: str) -> None:
-            self.reranked(upstream, tmp, f"rerank-{upstream.retriever}-{spec.name}", h, reranker=spec.kind,
-                          llm=self.llm(llm) if isinstance(llm, str) else llm, options=options, depth=spec.depth,
-                          window=spec.window, progress=self.progress, **_diversify_options(spec))
-
-        out = self.stage(f"rerank-{upstream.retriever}-{spec.name}", inputs, compute, self.metric_line)
-        return self.ranked(setting, upstream.retriever, spec.name, out)
-
-    def reranked(self, upstream: RankedRun, tmp: Path, name: str, h: str, **settings: Any) -> None:
-        """The `rerank` stage on the upstream run, into tmp/run.trec. It writes its output first
-        under stages/.partial/, where its checkpoint (beside its output) outlives a crash: the
-        stage's rerun resumes from it."""
-        import os
-
-        from ..reranking.stage import rerank
-
-        partial = self.store.partial_path(name, h, suffix=".trec")
-        rerank.stage.compute(run=upstream.run, bench=self.bench, out=partial, **settings)
-        os.replace(partial, tmp / RUN_FILE)
+        return self.reranked(upstream, spec.name, setting, inputs, reranker=spec.kind, llm=llm, options=options,
+                             depth=spec.depth, window=spec.window, progress=self.progress, **_diversify_options(spec))
 
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
-        name = f"rerank-{upstream.retriever}-oracle"
+        return self.reranked(upstream, ORACLE, ORACLE_RERANKER, {"kind": ORACLE, "depth": depth}, reranker=ORACLE,
+                             depth=depth, progress=False)  # instant: no bar
+
+    def reranked(self, upstream: RankedRun, reranker_name: str, setting: str, inputs: dict[str, Any],
+                 **settings: Any) -> RankedRun:
+        """The `rerank` stage on the upstream run (an `llm` spec loaded when it computes). It writes
+        its output first under stages/.partial/, where its checkpoint (beside its output) outlives
+        a crash: the stage's rerun resumes from it."""
+        from ..reranking.stage import rerank
+
+        name = f"rerank-{upstream.retriever}-{reranker_name}"
 
         def compute(tmp: Path, h: str) -> None:
-            self.reranked(upstream, tmp, name, h, reranker=ORACLE, depth=depth, progress=False)  # instant: no bar
+            if isinstance(settings.get("llm"), str):  # loaded only now: a cached stage loads no LLM
+                settings["llm"] = self.llm(settings["llm"])
+            partial = self.store.partial_path(name, h, suffix=".trec")
+            rerank.stage.compute(run=upstream.run, bench=self.bench, out=partial, **settings)
+            os.replace(partial, tmp / RUN_FILE)
 
-        out = self.stage(name, {"upstream": upstream.stage.hash, "kind": ORACLE, "depth": depth}, compute,
-                         self.metric_line)
-        return self.ranked(ORACLE_RERANKER, upstream.retriever, ORACLE, out)
+        out = self.stage(name, {"upstream": upstream.stage.hash, **inputs}, compute, self.metric_line)
+        return self.ranked(setting, upstream.retriever, reranker_name, out)
 
-    def oracle_run(self, kind: str, inputs: dict[str, Any]) -> StageOutput:
+    def oracle(self, kind: str) -> RankedRun:
         """The `oracle` stage's run of KIND (retriever, optimal) on the split, cut to the
         experiment's questions (each question's run depends on that question alone)."""
         from ..retrieve.stage import oracle
@@ -287,15 +278,11 @@ class _Runner:
                                  seed=self.cfg.seed)  # optimal takes no seed: the stage passes it on to none
             self.cut(tmp / RUN_FILE)
 
-        name = "retrieve-oracle" if kind == "retriever" else "retrieve-optimal"
-        return self.stage(name, {"bench": self.fp, "qids": self.qids_hash, **inputs}, compute)
-
-    def oracle_retrieve(self) -> RankedRun:
-        out = self.oracle_run("retriever", {"kind": ORACLE, "seed": self.cfg.seed})
-        return self.ranked(ORACLE_RETRIEVER, ORACLE, None, out)
-
-    def optimal(self) -> RankedRun:
-        out = self.oracle_run("optimal", {"kind": OPTIMAL})
+        inputs = {"bench": self.fp, "qids": self.qids_hash}
+        if kind == "retriever":
+            out = self.stage("retrieve-oracle", {**inputs, "kind": ORACLE, "seed": self.cfg.seed}, compute)
+            return self.ranked(ORACLE_RETRIEVER, ORACLE, None, out)
+        out = self.stage("retrieve-optimal", {**inputs, "kind": OPTIMAL}, compute)
         return self.ranked(OPTIMAL, ORACLE, ORACLE, out)
 
     # -- evaluation and reading ------------------------------------------------------------
@@ -322,6 +309,7 @@ class _Runner:
         from ..reading import read_with_llm, summarize
 
         label = ranked.retriever if ranked.reranker is None else f"{ranked.retriever}-{ranked.reranker}"
+        name = f"read-{label}-{reader.name}"
         inputs = {"upstream": ranked.stage.hash, "llm": reader.llm, "options": reader.options,
                   "strategies": list(self.cfg.strategies), "ks": list(self.cfg.ks)}
 
@@ -332,22 +320,17 @@ class _Runner:
             Answers(rows).to_file(tmp / ROWS_FILE)
             write_json(tmp / "summary.json", summarize(rows))
 
-        summaries: dict[Path, list[dict]] = {}
+        summary: list[dict] = []
 
-        def summary_of(out: StageOutput) -> list[dict]:
-            if out.path not in summaries:
-                summaries[out.path] = _read_summary(out.path)
-            return summaries[out.path]
-
-        def line(out: StageOutput) -> str:
-            summary = summary_of(out)
+        def line(out: StageOutput) -> str:  # `stage` calls it on every output: the summary is read once
+            summary[:] = read_json(out.path / "summary.json")
             best = max(summary, key=lambda s: s["em"] or 0, default=None)
             return f"best EM={100 * (best['em'] or 0):.2f} ({best['strategy']}, k={best['k']})" if best else ""
 
-        out = self.stage(f"read-{label}-{reader.name}", inputs, compute, line)
+        out = self.stage(name, inputs, compute, line)
         return [ReaderResult(ranked.setting, ranked.retriever, ranked.reranker, reader.name, s["strategy"], int(s["k"]),
-                             float(s["em"] or 0.0), int(s["n"]), f"read-{label}-{reader.name}-{out.hash}")
-                for s in summary_of(out)]
+                             float(s["em"] or 0.0), int(s["n"]), f"{name}-{out.hash}")
+                for s in summary]
 
     # -- the grid ----------------------------------------------------------------------------
     def run(self) -> ExperimentResults:
@@ -364,36 +347,33 @@ class _Runner:
         self.log(f"  benchmark {self.bench.path} ({len(self.bench.questions)} questions; "
                  f"{len(self.qids)} from split {cfg.split!r})")
 
-        ranked: list[RankedRun] = []
         retrieved = {spec.name: self.retrieve(spec) for spec in cfg.retrievers}
         first = [*retrieved.values(), *(self.fuse(spec, retrieved) for spec in cfg.fusions)]
-        ranked += first
+        ranked = list(first)
         for base in first:
             ranked += [self.rerank(base, spec, PIPELINE) for spec in cfg.rerankers]
         if cfg.oracles.reranker:
             depth = max((s.depth for s in cfg.rerankers), default=RERANK_DEPTH.default)
             ranked += [self.oracle_rerank(base, depth) for base in first]
         if cfg.oracles.retriever and cfg.rerankers:
-            oracle_base = self.oracle_retrieve()
+            oracle_base = self.oracle("retriever")
             ranked += [self.rerank(oracle_base, spec, ORACLE_RETRIEVER) for spec in cfg.rerankers]
         if cfg.oracles.optimal:
-            ranked.append(self.optimal())
+            ranked.append(self.oracle("optimal"))
         self.ranked_runs = ranked
 
         from .comparisons import add_statistics, per_question_em, per_question_metrics
 
-        results = ExperimentResults(name=cfg.name, config=cfg.to_dict())
-        ranking_scores = []
-        for r in ranked:
-            ev = r.evaluation
-            results.ranking.append(RankingResult(r.setting, r.retriever, r.reranker, ev["mean"],
-                                                 len(self.qids), r.key, hit_curve=r.hit_curve))
-            ranking_scores.append(per_question_metrics(ev["per_query"], self.qids, list(ev["mean"])))
+        results = ExperimentResults(cfg.name, config=cfg.to_dict(), ranking=[
+            RankingResult(r.setting, r.retriever, r.reranker, r.evaluation["mean"], len(self.qids), r.key,
+                          hit_curve=r.hit_curve) for r in ranked])
+        ranking_scores = [per_question_metrics(r.evaluation["per_query"], self.qids, list(r.evaluation["mean"]))
+                          for r in ranked]
         for reader in cfg.readers:
             for r in ranked:
                 results.reader += self.read(r, reader)
-        for stage in dict.fromkeys(r.stage for r in results.reader):
-            self.answers[stage] = stage_answers(self.store.stages_dir / stage, self.bench)
+        for stage in dict.fromkeys(r.stage for r in results.reader):  # the reader rows, read like any answers file
+            self.answers[stage] = Answers.from_file(self.store.stages_dir / stage / ROWS_FILE, self.bench, scored=True)
         em = {stage: per_question_em(rows, self.qids) for stage, rows in self.answers.items()}
         results = add_statistics(results, ranking_scores, [em[r.stage][(r.strategy, r.k)] for r in results.reader],
                                  seed=cfg.seed)
@@ -422,24 +402,16 @@ def _diversify_input(spec: StageSpec) -> dict[str, Any]:
 
 def _diversify_options(spec: StageSpec) -> dict[str, Any]:
     """The stage's diversify options as `inferqa retrieve` and `rerank` take them (None: not given)."""
-    if spec.diversify is None:
-        return {}
-    return {"diversify": spec.diversify, "diversify_by": spec.diversify_by, "diversify_margin": spec.diversify_margin,
-            "diversify_share": spec.diversify_share}
-
-
-def _read_summary(path: Path) -> list[dict]:
-    from ..io import read_json
-    return read_json(path / "summary.json")
+    return {} if spec.diversify is None else {key: getattr(spec, key) for key in DIVERSIFY_KEYS}
 
 
 def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: bool = True,
                    log: Callable[[str], None] = print, write_outputs: bool = True) -> ExperimentRun:
     """Run (or resume) the grid of `config` in `out_dir`; write results.json, tables/, report.html."""
+    from .explorer import experiment_explorer
+    from .preflight import check_experiment
     from .report import environment, write_report
     from .tables import write_tables
-
-    from .preflight import check_experiment
 
     out_dir = Path(out_dir)
     check_experiment(config, out_dir)  # everything the config names, before the folder exists
@@ -454,27 +426,19 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, *, progress: b
                 close()
     results.environment = environment()
     outcome = ExperimentRun(results, out_dir, list(runner.store.executed), list(runner.store.reused),
-                            runner.llm_calls(), len(runner.llms), llm_hits=runner.llm_hits(),
+                            runner.llm_count("misses"), len(runner.llms), llm_hits=runner.llm_count("hits"),
                             llm_caches=runner.llm_caches())
     if write_outputs:
         import yaml
 
-        if config.source is not None and config.source.is_file():
-            config_text = read_text(config.source)
-        else:
-            config_text = yaml.safe_dump(config.to_dict(), sort_keys=False)
+        from_file = config.source is not None and config.source.is_file()
+        config_text = read_text(config.source) if from_file else yaml.safe_dump(config.to_dict(), sort_keys=False)
         with atomic_open(out_dir / "config.yaml") as fh:
             fh.write(config_text)
         results.save(out_dir / "results.json")
         outcome.tables = write_tables(results, out_dir / "tables")
         outcome.report = write_report(results, out_dir / "report.html", config_text, explorer="explorer.html")
-        from .explorer import experiment_explorer
         runs = {r.key: r.run for r in runner.ranked_runs}
         outcome.explorer = experiment_explorer(runner.bench, results, runs, runner.answers, runner.qids,
                                                out_dir / "explorer.html")
     return outcome
-
-
-def stage_answers(stage_dir: str | Path, bench: Benchmark) -> list[dict]:
-    """The reader rows a read stage wrote (read like any answers file)."""
-    return Answers.from_file(Path(stage_dir) / ROWS_FILE, bench, scored=True)

@@ -1,11 +1,7 @@
-"""The paper's three tables from result records, as Markdown, CSV, JSON and LaTeX.
-
-- retrieval: one row per retriever, the metric set as columns;
-- reranking: one row per retriever × reranker (oracle reranker, oracle retriever and
-  optimal rows included);
-- reader: EM per setting × retriever × reranker × reader × strategy, one column per k.
-
-Scores are shown in percent with two decimals, as in the paper; the JSON keeps raw values.
+"""The paper's three tables from result records, as Markdown, CSV, JSON and LaTeX: retrieval (a
+row per retriever, a column per metric), reranking (a row per retriever × reranker, oracle and
+optimal rows included) and reader (EM per setting × retriever × reranker × reader × strategy, a
+column per k). Scores show in percent with two decimals, as in the paper; the JSON keeps raw values.
 """
 
 from __future__ import annotations
@@ -27,11 +23,9 @@ _SETTING_ORDER = {PIPELINE: 0, ORACLE_RERANKER: 1, ORACLE_RETRIEVER: 2, OPTIMAL:
 
 @dataclass(frozen=True)
 class Table:
-    """Rows of values; `kinds` says how each column shows (text, score, diff, count, p).
-
-    Scores and differences are fractions, shown in percent; `cis[row][col]` is an optional
-    (low, high) interval of that cell, shown in brackets and kept raw in CSV and JSON.
-    """
+    """Rows of values; `kinds` says how each column shows (text, score, diff, count, p): scores and
+    differences are fractions, shown in percent; `cis[row][col]`: an optional (low, high) interval
+    of that cell, shown in brackets and kept raw in CSV and JSON."""
 
     name: str
     title: str
@@ -52,26 +46,19 @@ class Table:
         return "text" if col < self.n_label_columns else "score"
 
     def ci(self, row: int, col: int):
-        if self.cis is None:
-            return None
-        c = self.cis[row][col]
+        c = None if self.cis is None else self.cis[row][col]
         return None if c is None or any(x is None or x != x for x in c) else c
 
     def cell(self, value: Any, col: int, ci=None) -> str:
         if value is None or (isinstance(value, float) and value != value):
             return MISSING
         kind = self.kind(col)
-        if kind == "score" and isinstance(value, (int, float)):
-            text = f"{100 * value:.2f}"
-        elif kind == "diff" and isinstance(value, (int, float)):
-            text = f"{100 * value:+.2f}"
-        elif kind == "p" and isinstance(value, (int, float)):
-            return format_p(value)
-        else:
+        if kind not in ("score", "diff", "p") or not isinstance(value, (int, float)):
             return str(value)
-        if ci is not None:
-            text += f" {_ci_text(ci)}"
-        return text
+        if kind == "p":
+            return format_p(value)
+        text = f"{100 * value:{'+' if kind == 'diff' else ''}.2f}"
+        return text if ci is None else f"{text} {_ci_text(ci)}"
 
     def text_rows(self) -> list[list[str]]:
         return [[self.cell(v, i, self.ci(r, i)) for i, v in enumerate(row)] for r, row in enumerate(self.rows)]
@@ -89,14 +76,10 @@ class Table:
     def to_markdown(self) -> str:
         return markdown(self.text_table())
 
-    def _ci_columns(self) -> list[int]:
-        return [c for c in range(len(self.columns))
-                if any(self.ci(r, c) is not None for r in range(len(self.rows)))]
-
     def raw_table(self) -> TextTable:
-        """The values as stored (fractions to 6 decimals, each interval as two more columns), for
-        the CSV file."""
-        ci_cols = self._ci_columns()
+        """The values as stored (fractions to 6 decimals, each interval as two more columns), for CSV."""
+        ci_cols = [c for c in range(len(self.columns))
+                   if any(self.ci(r, c) is not None for r in range(len(self.rows)))]
         header = [*self.columns, *[f"{self.columns[c]} {end}" for c in ci_cols for end in ("ci_low", "ci_high")]]
         fmt = lambda v: "" if v is None else (f"{v:.6f}" if isinstance(v, float) else v)  # noqa: E731
         rows = [(*[fmt(v) for v in row], *[fmt(x) for c in ci_cols for x in (self.ci(r, c) or (None, None))])
@@ -109,11 +92,8 @@ class Table:
     def to_json(self) -> str:
         records = []
         for r, row in enumerate(self.rows):
-            rec = dict(zip(self.columns, row))
             cis = {self.columns[c]: list(self.ci(r, c)) for c in range(len(self.columns)) if self.ci(r, c)}
-            if cis:
-                rec["ci95"] = cis
-            records.append(rec)
+            records.append({**dict(zip(self.columns, row)), **({"ci95": cis} if cis else {})})
         return json_text({"name": self.name, "title": self.title, "questions": self.questions, "rows": records})
 
     def to_latex(self) -> str:
@@ -145,20 +125,6 @@ class Table:
         return {"md": self.to_markdown, "csv": self.to_csv, "json": self.to_json, "tex": self.to_latex}[fmt]()
 
 
-def _metric_names(results: ExperimentResults) -> list[str]:
-    names: list[str] = []
-    for r in results.ranking:
-        for m in r.metrics:
-            if m not in names:
-                names.append(m)
-    return names
-
-
-def _questions(rows) -> int | None:
-    counts = {r.questions for r in rows}
-    return max(counts) if counts else None
-
-
 def _title(what: str, results: ExperimentResults, n: int | None, with_ci: bool) -> str:
     split = results.config.get("split") if isinstance(results.config, dict) else None
     where = f"{n} {split} questions" if n is not None and split else (f"{n} questions" if n is not None else "")
@@ -172,13 +138,19 @@ def _ci_text(ci) -> str:
 
 def _ranking_table(name: str, what: str, results: ExperimentResults, picked, label_columns: tuple[str, ...],
                    labels) -> Table:
-    metrics = _metric_names(results)
+    metrics = list(dict.fromkeys(m for r in results.ranking for m in r.metrics))
     rows = [(*labels(r), *[r.metrics.get(m) for m in metrics]) for r in picked]
     n_lab = len(label_columns)
     cis = tuple((*([None] * n_lab), *[tuple(r.ci[m]) if m in r.ci else None for m in metrics]) for r in picked)
-    with_ci = any(r.ci for r in picked)
-    n = _questions(picked)
-    return Table(name, _title(what, results, n, with_ci), (*label_columns, *metrics), tuple(rows), n_lab,
+    return _scores_table(name, what, results, picked, (*label_columns, *metrics), n_lab, rows, cis)
+
+
+def _scores_table(name: str, what: str, results: ExperimentResults, records, columns: tuple[str, ...],
+                  n_labels: int, rows, cis) -> Table:
+    """Scores of `records`, with their intervals where any record has one."""
+    with_ci = any(r.ci for r in records)
+    n = max((r.questions for r in records), default=None)
+    return Table(name, _title(what, results, n, with_ci), columns, tuple(rows), n_labels,
                  cis=cis if with_ci else None, questions=n)
 
 
@@ -198,18 +170,14 @@ def reader_table(results: ExperimentResults) -> Table:
     ks = sorted({r.k for r in results.reader})
     grouped: dict[tuple, dict[int, Any]] = {}
     for r in results.reader:
-        key = (r.setting, r.retriever, r.reranker or MISSING, r.reader, r.strategy)
-        grouped.setdefault(key, {})[r.k] = r
+        grouped.setdefault((r.setting, r.retriever, r.reranker or MISSING, r.reader, r.strategy), {})[r.k] = r
     # within a setting: retriever, then its first-stage row before its reranked rows
     keys = sorted(grouped, key=lambda t: (_SETTING_ORDER.get(t[0], 9), t[1], t[2] != MISSING, *t[2:]))
     rows = tuple((*key, *[grouped[key][k].em if k in grouped[key] else None for k in ks]) for key in keys)
     cis = tuple((*([None] * 5), *[tuple(grouped[key][k].ci) if k in grouped[key] and grouped[key][k].ci else None
                                   for k in ks]) for key in keys)
-    with_ci = any(r.ci for r in results.reader)
-    n = _questions(results.reader)
-    return Table("reader", _title("Reader exact match", results, n, with_ci),
-                 ("setting", "retriever", "reranker", "reader", "strategy", *[f"EM@{k}" for k in ks]),
-                 rows, 5, cis=cis if with_ci else None, questions=n)
+    columns = ("setting", "retriever", "reranker", "reader", "strategy", *[f"EM@{k}" for k in ks])
+    return _scores_table("reader", "Reader exact match", results, results.reader, columns, 5, rows, cis)
 
 
 _TEST_NOTE = ("Two-sided paired randomisation test over the questions both runs answer (10,000 sign flips, "
@@ -227,17 +195,14 @@ def significance_table(results: ExperimentResults, family: str) -> Table:
 
     picked = [t for t in with_corrected_p(results.tests) if t["family"] == family]
     if family == "reader":
-        cols = ("reader", "strategy", "k", "A", "B", "EM A", "EM B", "A − B", "p", f"p ({CORRECTION})", "n")
-        rows = tuple((t["reader"], t["strategy"], t["k"], t["a"], t["b"], t["mean_a"], t["mean_b"], t["diff"],
-                      t["p"], t["p_corrected"], t["n"]) for t in picked)
-        kinds = ("text",) * 5 + ("score", "score", "diff", "p", "p", "count")
+        keys, labels = ("reader", "strategy", "k", "a", "b"), ("reader", "strategy", "k", "A", "B", "EM A", "EM B")
         what = "Paired tests of reader EM"
     else:
-        cols = ("A", "B", "metric", "A score", "B score", "A − B", "p", f"p ({CORRECTION})", "n")
-        rows = tuple((t["a"], t["b"], t["metric"], t["mean_a"], t["mean_b"], t["diff"], t["p"], t["p_corrected"],
-                      t["n"]) for t in picked)
-        kinds = ("text",) * 3 + ("score", "score", "diff", "p", "p", "count")
+        keys, labels = ("a", "b", "metric"), ("A", "B", "metric", "A score", "B score")
         what = "Paired tests of ranking metrics"
+    cols = (*labels, "A − B", "p", f"p ({CORRECTION})", "n")
+    rows = tuple(tuple(t[k] for k in (*keys, "mean_a", "mean_b", "diff", "p", "p_corrected", "n")) for t in picked)
+    kinds = ("text",) * len(keys) + ("score", "score", "diff", "p", "p", "count")
     at = cols.index("A − B")
     cis = tuple(tuple((t["ci_low"], t["ci_high"]) if i == at else None for i in range(len(cols))) for t in picked)
     n = max((t["n"] for t in picked), default=None)
@@ -246,12 +211,9 @@ def significance_table(results: ExperimentResults, family: str) -> Table:
 
 
 def all_tables(results: ExperimentResults) -> list[Table]:
-    tables = [retrieval_table(results), reranking_table(results)]
-    if results.reader:
-        tables.append(reader_table(results))
-    if results.tests:
-        tables += [significance_table(results, "ranking"), significance_table(results, "reader")]
-    return [t for t in tables if t.rows]
+    tables = [retrieval_table(results), reranking_table(results), reader_table(results),
+              significance_table(results, "ranking"), significance_table(results, "reader")]
+    return [t for t in tables if t.rows]  # a table without rows (no reader, no tests) is left out
 
 
 def write_tables(results: ExperimentResults, out_dir: str | os.PathLike,

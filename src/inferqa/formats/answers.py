@@ -1,13 +1,10 @@
-"""Answers files, read and checked field by field (and against a benchmark) in one place, and
-written here too:
+"""Answers files, read and checked field by field (and against a benchmark), and written:
 
-- our ANSWERS.jsonl (what `inferqa read` writes) and an authors' reader output (Rankify JSON
-  with `predicted_answer`): `Answers.from_file` / `answers.to_file`; of a reader output, its
-  questions as they are too, one `ReaderRecord` each (`answers.records`);
-- the authors' `retriever.jsonl`, each question's own passages with their label and stored
-  reader answers (`rag_answers`): `RetrieverRecord`s of `RetrieverContext`s, read by
-  `read_retriever_records` (as they are) or `read_retriever_jsonl` (matched to a split) and
-  written by `write_retriever_records`.
+- our ANSWERS.jsonl and an authors' reader output (Rankify JSON with `predicted_answer`):
+  `Answers.from_file` / `answers.to_file`, a reader output's questions as `ReaderRecord`s;
+- the authors' `retriever.jsonl` (each question's passages, labels and stored `rag_answers`):
+  `RetrieverRecord`s read by `read_retriever_records` (as they are) or `read_retriever_jsonl`
+  (matched to a split), written by `write_retriever_records`.
 """
 
 from __future__ import annotations
@@ -57,20 +54,18 @@ class ReaderRecord:
 
 
 def read_reader_output(path: str | os.PathLike, *, complete: bool = False) -> list[ReaderRecord]:
-    """Every record of an authors' reader output (Rankify JSON with `predicted_answer`); the
-    answers themselves are checked where they are used. `complete`: each record must hold
-    its `id` and gold `answers` (as the QUIT release's do)."""
+    """Every record of an authors' reader output (answers are checked where used). `complete`:
+    each record must hold its `id` and gold `answers` (as the QUIT release's do)."""
     out = []
     for i, obj in enumerate(read_question_array(path)):
-        qid = obj.get("id") if isinstance(obj, dict) else None
+        record = obj if isinstance(obj, dict) else {}
+        qid, answers, predicted = record.get("id"), record.get("answers"), record.get("predicted_answer")
         if qid is not None and not isinstance(qid, str):
             raise InputError(f"expected a string, got {_type(qid)}", file=path, record=str(i), field="id")
         if qid is None and complete:
             raise InputError("expected an object with a string id", file=path, record=i, field="id")
-        answers = obj.get("answers") if isinstance(obj, dict) else None
         if (answers is None and complete) or (answers is not None and not isinstance(answers, list)):
             raise InputError("expected a list of answer strings", file=path, record=str(i), field="answers")
-        predicted = obj.get("predicted_answer") if isinstance(obj, dict) else None
         if not isinstance(predicted, dict):
             raise InputError("expected an object reader -> answers", file=path, record=str(i),
                              field="predicted_answer")
@@ -83,17 +78,14 @@ def read_reader_output(path: str | os.PathLike, *, complete: bool = False) -> li
 
 
 def is_reader_output(path: str | os.PathLike) -> bool:
-    """Whether an answers file is an authors' reader output: told by its first byte (the run
-    formats' sniffer, Rankify's JSON array), whatever run format claims the file's name."""
+    """Whether an answers file is an authors' reader output: its first byte opens Rankify's JSON array."""
     return registry.claimed("run-format", "first_bytes", first_byte(path)) == RANKIFY
 
 
 def iter_answer_rows(path: str | os.PathLike, records: list[ReaderRecord] | None = None
                      ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of an answers file: our
-    ANSWERS.jsonl, or an authors' reader output (Rankify JSON with `predicted_answer`:
-    reader -> `{qid}_{un|uf}_{k}` -> answer; the strategy is named `reader/union_norm`), whose
-    `records` are read here unless given."""
+    """(record name, `{"qid", "strategy", "k", "prediction", ...}`) of ANSWERS.jsonl or a reader
+    output (reader -> `{qid}_{un|uf}_{k}` -> answer: strategy `reader/union_norm`), its `records` unless given."""
     if records is None and not is_reader_output(path):
         for lineno, row in iter_jsonl(path):
             yield f"line {lineno}", row
@@ -124,22 +116,18 @@ def _text(row: dict, key: str, file: Any, where: str) -> str:
 
 
 class Answers(list):
-    """The rows of an answers file, `{"qid", "strategy", "k", "prediction", "golds", "question",
-    ...}` each (`inferqa read` adds `em`, `pids`, `raw`...): `Answers.from_file` reads and
-    checks them, `to_file` writes them as ANSWERS.jsonl, atomically. Read from an authors'
-    reader output, `records` are its questions as `ReaderRecord`s, in file order (the QUIT
-    release's tables match them to other files by position); else None."""
+    """The rows of an answers file, `{"qid", "strategy", "k", "prediction", "golds", "question", ...}`
+    each. Read from a reader output, `records` are its questions as `ReaderRecord`s in file order
+    (the QUIT release's tables match them to other files by position); else None."""
 
     records: list[ReaderRecord] | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, bench: "Benchmark | None" = None, *,
                   scored: bool = False, complete: bool = False) -> "Answers":
-        """Every row of an answers file (ANSWERS.jsonl or an authors' reader output), each field
-        checked; with `bench`, each question must be one of its questions and the golds and
-        question text come from it (else from the rows). `scored`: each row must also hold its
-        `em` (as `inferqa read` writes it). `complete`: each record of a reader output must hold
-        its `id` and gold `answers` (as the QUIT release's do)."""
+        """Every row, each field checked; with `bench`, each question must be one of its questions,
+        golds and question text taken from it. `scored`: each row must hold its `em`. `complete`: see
+        `read_reader_output`."""
         records = read_reader_output(path, complete=complete) if is_reader_output(path) else None
         out = cls(_checked_rows(path, bench, scored, records))
         out.records = records
@@ -218,9 +206,7 @@ def retriever_record(obj: dict, **where: Any) -> RetrieverRecord:
     answers = obj.get("answers")
     if answers is not None and not isinstance(answers, list):
         raise InputError("expected a list of answer strings", field="answers", **where)
-    contexts = obj.get("contexts")
-    if contexts is None:
-        contexts = []
+    contexts = [] if obj.get("contexts") is None else obj["contexts"]
     if not isinstance(contexts, list):
         raise InputError(f"expected a list of passages, got {_type(contexts)}", field="contexts", **where)
     out = []
@@ -245,8 +231,8 @@ def retriever_record(obj: dict, **where: Any) -> RetrieverRecord:
 
 
 def read_retriever_records(path: str | os.PathLike, *, complete: bool = False) -> list[RetrieverRecord]:
-    """Every line of a `retriever.jsonl`, as it is (matched to no benchmark). `complete`: each
-    line must hold its gold `answers` and every passage its label (as the QUIT release's do)."""
+    """Every line of a `retriever.jsonl`, matched to no benchmark. `complete`: each line must hold
+    its gold `answers` and every passage its label (as the QUIT release's do)."""
     out = []
     for lineno, obj in iter_jsonl(path):
         where = {"file": path, "record": f"line {lineno}"}
@@ -263,8 +249,7 @@ def read_retriever_records(path: str | os.PathLike, *, complete: bool = False) -
 
 def read_retriever_jsonl(path: str | os.PathLike, bench: "Benchmark", split: str) -> dict[str, RetrieverContext]:
     """pid -> its passage of a `retriever.jsonl` of `split`, matched by position (question text
-    checked) and by passage id (each id must be a passage of that question). Every field is
-    type-checked; the file must cover the split unless it says otherwise."""
+    checked) and by passage id (each must be a passage of that question)."""
     qids = bench.split_qids(split)
     out: dict[str, RetrieverContext] = {}
     for i, (lineno, obj) in enumerate(iter_jsonl(path)):

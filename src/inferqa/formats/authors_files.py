@@ -1,11 +1,7 @@
-"""Writing the QUIT authors' file formats (reading them: `inferqa.formats`).
-
-- Rankify / DPR JSON runs: a run format, read and written in `inferqa.formats.rankify`
-  (`write_rankify` is imported here too).
-- `retriever.jsonl`: one line per question of a split, in dataset order, with the question's
-  own passages: `{"question", "answers", "contexts": [{"id", "text", "label", "rag_answers"}]}`.
-- The Pyserini JSONL collection (`id`, `contents`, `title` = question id) that Pyserini,
-  Anserini and Rankify index as it is.
+"""Writing the QUIT authors' file formats (reading them: `inferqa.formats`; Rankify JSON runs:
+`inferqa.formats.rankify`): `retriever.jsonl`, one line per question of a split in dataset order,
+`{"question", "answers", "contexts": [{"id", "text", "label", "rag_answers"}]}`, and the Pyserini
+JSONL collection (`id`, `contents`, `title` = question id) that Pyserini, Anserini and Rankify index.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import sys
 import time
 from collections import Counter
@@ -65,8 +66,7 @@ def content_hash(directory: str | os.PathLike, staged: str | os.PathLike | None 
 
 def label_counts(qrels_file: str | os.PathLike) -> dict[str, int]:
     """label -> how many judgements of the qrels file carry it (keys as strings, sorted)."""
-    counts: Counter = Counter(str(label) for _, _, label in iter_qrels(qrels_file))
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(str(label) for _, _, label in iter_qrels(qrels_file)).items()))
 
 
 def read_committed(directory: str | os.PathLike) -> dict[str, PinnedPath]:
@@ -83,7 +83,7 @@ def read_committed(directory: str | os.PathLike) -> dict[str, PinnedPath]:
 
 def _identity(path: Path | int) -> tuple[int, int] | None:
     try:
-        st = os.fstat(path) if isinstance(path, int) else os.stat(path)
+        st = os.fstat(path) if isinstance(path, int) else path.stat()  # a PinnedPath: its pinned file
     except FileNotFoundError:
         return None
     return st.st_dev, st.st_ino
@@ -100,9 +100,7 @@ def _try_committed(directory: Path) -> dict[str, PinnedPath] | None:
         plan = None if fh is None else _plan(fh.read(), journal)
         # meta.json first: a commit that ran while the others were opened has replaced it since
         files = {"meta.json": _committed(directory, "meta.json", plan)}
-        pin = files["meta.json"].pinned  # None: there but unreadable, told by its name's inode
-        meta = (_identity(directory / "meta.json") if pin is None
-                else None if pin.fd is None else _identity(pin.fd))
+        meta = _identity(files["meta.json"])  # unpinned (there but unreadable): its name's inode
         files.update((name, _committed(directory, name, plan)) for name in BUILD_FILES if name != "meta.json")
         if fh is None:
             return files if _identity(journal) is None and _identity(directory / "meta.json") == meta else None
@@ -164,8 +162,7 @@ def _replay(directory: Path, journal: Path) -> None:
 
 
 def _sweep_staged(directory: Path) -> None:
-    """Remove the staging folders of writers that no longer run (and wrote no journal), and
-    their journal's temp file."""
+    """Remove the staging folders and journal temp files of writers that no longer run (and wrote no journal)."""
     sweep_stale(directory / JOURNAL)
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
@@ -214,21 +211,18 @@ class BenchmarkWrite:
         self.directory = Path(directory)
         self.remove_unstaged = remove_unstaged
         self._fresh = not self.directory.exists()
-        self._stack = contextlib.ExitStack()
         self.names: list[str] = []  # the files staged, in the order they were
-        if self._fresh:
-            self.folder = self._stack.enter_context(temp_beside(self.directory, directory=True))
-        else:
-            self._stack.enter_context(_locked(self.directory))
-            try:
+        with contextlib.ExitStack() as stack:  # on an error here, what was entered is undone
+            if self._fresh:
+                self.folder = stack.enter_context(temp_beside(self.directory, directory=True))
+            else:
+                stack.enter_context(_locked(self.directory))
                 roll_forward(self.directory)
                 _sweep_staged(self.directory)
                 self.folder = self.directory / f".inferqa-staged-{os.getpid()}-{secrets.token_hex(4)}"
                 self.folder.mkdir()
-            except BaseException:
-                self._stack.close()
-                raise
-            self._stack.callback(shutil.rmtree, self.folder, True)
+                stack.callback(shutil.rmtree, self.folder, True)
+            self._stack = stack.pop_all()
 
     def __enter__(self) -> "BenchmarkWrite":
         return self
@@ -301,12 +295,4 @@ def _kill_point() -> None:
     """Count a step of a benchmark write; the test hook kills the process at the one it names."""
     _steps[0] += 1
     if os.environ.get(KILL_AT_ENV) == str(_steps[0]):
-        import signal
-
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def benchmark_write(directory: str | os.PathLike, *, remove_unstaged: bool = False) -> Iterator[BenchmarkWrite]:
-    with BenchmarkWrite(directory, remove_unstaged=remove_unstaged) as write:
-        yield write

@@ -4,11 +4,9 @@ Layout: questions.jsonl, corpus.jsonl (id, text, qid), qrels.tsv, splits.json, m
 Passage text is recoverable from its id and the question's kept hints, so most stages
 never need to read corpus.jsonl (`inferqa.formats.iter_corpus` streams it).
 
-Reading never writes, and a reader sees one committed benchmark: opening one pins its files
-as last committed (`bench_write.read_committed`: no lock, nothing replayed, a read-only folder
-is fine), and every later read through the `Benchmark` (`file`, its attributes, `Labels.of`,
-`iter_corpus`) reads those files, whatever `build`, `label` or `annotate` commit meanwhile. A
-write a killed process left half done is read as it commits; the next writer finishes it.
+Reading never writes, and a reader sees one committed benchmark: every read through the
+`Benchmark` (`file`, its attributes, `Labels.of`, `iter_corpus`) reads its files as last committed
+when it was opened (`bench_write.read_committed`), whatever is committed meanwhile.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import InputError
-from ..io import PinnedPath, atomic_open, iter_jsonl, read_json
+from ..io import PinnedPath, atomic_open, iter_jsonl, read_json, write_jsonl
 from ..records import ID_SCHEME, Question, hint_mask, is_old_passage_id, parse_passage_id, split_passage_id
 from .bench_write import BUILD_FILES, read_committed
 from .findings import Findings
@@ -155,19 +153,13 @@ def questions_writer(path: str | os.PathLike) -> Iterator[Callable[[Question | d
 
 def write_questions(path: str | os.PathLike, questions: Iterable[Question | dict]) -> int:
     """`questions` as a questions.jsonl at `path` (replaced atomically); returns how many were written."""
-    n = 0
-    with questions_writer(path) as write:
-        for q in questions:
-            write(q)
-            n += 1
-    return n
+    return write_jsonl(path, (q.to_dict() if isinstance(q, Question) else q for q in questions))
 
 
 def check_run_ids(run: Mapping[str, Any], bench: Benchmark, file: str | os.PathLike | None = None,
                   findings: Findings | None = None) -> None:
-    """Raise InputError on the first passage id that is malformed, of an unknown question, or
-    names a hint the question does not keep (the corpus holds every ordering of kept hints).
-    Lenient `findings` collect `questions_not_in_benchmark` and `ids_not_in_corpus` instead."""
+    """`Benchmark.check`'s checks, into `findings` (default: strict, raising on the first problem);
+    the corpus holds every ordering of a question's kept hints."""
     findings = Findings() if findings is None else findings
     questions = bench.questions
     n_hints = {qid: len(q.hints) for qid, q in questions.items()}

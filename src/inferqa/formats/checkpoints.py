@@ -1,10 +1,9 @@
 """Resumable checkpoints of per-question rankings (a rerank's `--checkpoint` file): run format
 `checkpoint`, read by `Run.from_file` like any run.
 
-One format: a first line `{"config": header}`, then one `{"qid": ..., "ranked": [[pid, score], ...]}`
-line per finished question, appended as each question finishes. A file written under another
-header is not reused; a torn last line (a run killed mid-write) ends the read. Any other
-problem is the run readers' one-line InputError naming file, line and field.
+A first line `{"config": header}`, then one `{"qid": ..., "ranked": [[pid, score], ...]}` line
+appended per finished question. A file written under another header is not reused; a torn last
+line (a run killed mid-write) ends the read.
 """
 
 from __future__ import annotations
@@ -26,44 +25,6 @@ CHECKPOINT = "checkpoint"
 Ranked = list[tuple[str, float]]
 
 
-def read_checkpoint(path: str | os.PathLike, header: dict[str, Any] | None = None, findings: Findings | None = None,
-                    *, allow_duplicates: bool = False) -> Run:
-    """The rankings of a checkpoint file, in file order (a question written twice: its last
-    ranking); an empty run when `header` is given and the file was written under another (or
-    holds no whole header line)."""
-    findings = Findings() if findings is None else findings
-    run = Run(tag=Path(str(path)).stem)
-    lines = iter_jsonl(path, allow_empty=True, stop_at_torn_end=True)
-    first = next(lines, (1, None))[1]
-    if header is not None and first != {"config": json.loads(json.dumps(header))}:
-        return run  # another configuration wrote it (or none yet): start again
-    if first is None:
-        return run
-    if "config" not in first:
-        raise InputError("expected the checkpoint's header {\"config\": ...}", file=path, record="line 1",
-                         field="config")
-    for lineno, row in lines:
-        where = {"file": path, "record": f"line {lineno}"}
-        qid, ranked = row.get("qid"), row.get("ranked")
-        if not isinstance(qid, str):
-            raise InputError(f"expected a string, got {type(qid).__name__}", field="qid", **where)
-        if not isinstance(ranked, list):
-            raise InputError(f"expected a list of [passage id, score], got {type(ranked).__name__}",
-                             field="ranked", **where)
-        out, seen = [], set()
-        for r, pair in enumerate(ranked):
-            f = f"ranked[{r}]"
-            if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
-                raise InputError(f"expected [passage id, score], got {pair!r}", field=f, **where)
-            if pair[0] in seen and not allow_duplicates:
-                findings.add("duplicate_ids", f"{qid} rank {r + 1}: {pair[0]}", InputError(
-                    f"duplicate passage {pair[0]}", field=f, **where))
-            seen.add(pair[0])
-            out.append((pair[0], checked_score(pair[1], field=f"{f}[1]", **where)))
-        run[qid] = out
-    return run
-
-
 def _line(qid: str, ranked: Ranked) -> str:
     return json.dumps({"qid": qid, "ranked": ranked}) + "\n"
 
@@ -73,8 +34,36 @@ class CheckpointRun(RunFormat):
     def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
              allow_partial: bool = False, allow_duplicates: bool = False,
              header: dict[str, Any] | None = None) -> tuple[Run, list[dict[str, Any]]]:
-        """`read_checkpoint`'s run (`header`: the configuration it must have been written under)."""
-        return read_checkpoint(path, header, findings, allow_duplicates=allow_duplicates), []
+        """The rankings in file order (a question written twice: its last ranking); an empty run when
+        `header` is given and the file was written under another (or holds no whole header line)."""
+        run = Run(tag=Path(str(path)).stem)
+        lines = iter_jsonl(path, allow_empty=True, stop_at_torn_end=True)
+        first = next(lines, (1, None))[1]
+        if first is None or (header is not None and first != {"config": json.loads(json.dumps(header))}):
+            return run, []  # another configuration wrote it (or none yet): start again
+        if "config" not in first:
+            raise InputError("expected the checkpoint's header {\"config\": ...}", file=path, record="line 1",
+                             field="config")
+        for lineno, row in lines:
+            where = {"file": path, "record": f"line {lineno}"}
+            qid, ranked = row.get("qid"), row.get("ranked")
+            if not isinstance(qid, str):
+                raise InputError(f"expected a string, got {type(qid).__name__}", field="qid", **where)
+            if not isinstance(ranked, list):
+                raise InputError(f"expected a list of [passage id, score], got {type(ranked).__name__}",
+                                 field="ranked", **where)
+            out, seen = [], set()
+            for r, pair in enumerate(ranked):
+                f = f"ranked[{r}]"
+                if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
+                    raise InputError(f"expected [passage id, score], got {pair!r}", field=f, **where)
+                if pair[0] in seen and not allow_duplicates:
+                    findings.add("duplicate_ids", f"{qid} rank {r + 1}: {pair[0]}", InputError(
+                        f"duplicate passage {pair[0]}", field=f, **where))
+                seen.add(pair[0])
+                out.append((pair[0], checked_score(pair[1], field=f"{f}[1]", **where)))
+            run[qid] = out
+        return run, []
 
     def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None,
               header: dict[str, Any] | None = None, **context: Any) -> None:
@@ -94,8 +83,7 @@ class RankingCheckpoint:
 
     def read(self, accept: Callable[[str, Ranked], bool] | None = None) -> dict[str, Ranked]:
         """qid -> ranking of every question finished under the same header that `accept`s
-        (qid, ranking), in file order ({} without a file or under another header); reading
-        stops at a torn last line."""
+        (qid, ranking), in file order ({} without a file or under another header)."""
         if not self.path.exists():
             return {}
         # a passage twice is kept as the reranker wrote it: `accept` judges a ranking against its input

@@ -2,19 +2,15 @@
 
 - `open_run`: the one way a command reads a run: a run file of any run format (plain or
   compressed, `-` for stdin) or `optimal`, checked against the benchmark and cut to a split.
-- `as_run`: a `Run` (or `open_run`'s result), a run file or `optimal` (read by `open_run`),
-  a `{qid: {pid: score}}` dict (ranx, pytrec_eval), a `{qid: [(pid, score), ...]}` mapping,
-  a `ranx.Run`, or a PyTerrier result frame (a pandas DataFrame with columns qid, docno,
-  score; ordered by its rank column where it has one). Every score must be a finite number
-  (`score_problem`, the check the run files' readers make); with a benchmark, an object is
-  checked against it as a run file is (`Benchmark.check`) and cut to `split`.
+- `as_run`: a `Run`, a run file or `optimal` (read by `open_run`), a `{qid: {pid: score}}` dict
+  (ranx, pytrec_eval), a `{qid: [(pid, score), ...]}` mapping, a `ranx.Run`, or a PyTerrier frame
+  (columns qid, docno, score; ordered by its rank column where it has one). Every score must be a
+  finite number; with a benchmark, an object is checked against it as a run file is and cut to `split`.
 - `as_qrels`: `Qrels`, a `{qid: {pid: label}}` dict, a `ranx.Qrels`, a frame with columns qid,
-  docno, label, a qrels file, or a benchmark (object or directory), whose qrels.tsv it is;
-  also returns that benchmark, if any.
-
-ranx and pandas stay optional: their objects are recognised by their type's module, so
-neither is imported here.
+  docno, label, a qrels file, or a benchmark (object or directory), which it also returns.
 - `as_benchmark`: a `Benchmark`, or its directory.
+
+ranx and pandas stay optional: their objects are recognised by their type's module.
 """
 
 from __future__ import annotations
@@ -30,27 +26,27 @@ from .benchmark import Benchmark
 from .findings import Findings
 from .oracles import optimal
 from .qrels import Qrels
-from .runs import OPTIMAL, Run, score_problem, warn_if_benchmark_changed
+from .runs import OPTIMAL, Run, score_problem, warn_if_benchmark_changed_since
 
 BenchLike = Union[Benchmark, str, os.PathLike]
 RunLike = Union[Run, str, os.PathLike, Mapping]
 PATH_TYPES = (str, os.PathLike)
 
 
-def _type_error(argument: str, value: Any, wanted: str) -> InputError:
+def _type_name(value: Any) -> str:
+    """`value`'s type as errors name it and objects of ranx and pandas are told by: `dict`, `ranx.Run`."""
     kind = type(value)
-    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__qualname__}"
-    return InputError(f"{argument} must be {wanted}, not {name}", field=argument)
+    library = kind.__module__.split(".")[0]
+    return kind.__qualname__ if library == "builtins" else f"{library}.{kind.__qualname__}"
+
+
+def _type_error(argument: str, value: Any, wanted: str) -> InputError:
+    return InputError(f"{argument} must be {wanted}, not {_type_name(value)}", field=argument)
 
 
 RUN_FORMS = "a run file, a Run, a {qid: {pid: score}} dict, a ranx.Run or a frame with columns qid, docno, score"
 QRELS_FORMS = ("Qrels, a {qid: {pid: label}} dict, a ranx.Qrels, a frame with columns qid, docno, label, a qrels "
                "file or a benchmark")
-
-
-def _of_library(value: Any, library: str, name: str) -> bool:
-    kind = type(value)
-    return kind.__module__.split(".")[0] == library and kind.__name__ == name
 
 
 def _frame_rows(frame: Any, argument: str, columns: tuple[str, str, str]) -> Any:
@@ -84,13 +80,11 @@ def as_benchmark(bench: BenchLike, argument: str = "bench") -> Benchmark:
 def open_run(run: str | os.PathLike, bench: BenchLike | None = None, split: str | None = None, *,
              min_label: int = MIN_LABEL.default, strict: bool = True, allow_partial: bool = False,
              allow_duplicates: bool = False) -> Run:
-    """The run every command reads: a file of any run format (`Run.from_file`), checked
-    against `bench` (`Benchmark.check`: ids, questions) and, with `split`, cut to that split's
-    questions (none at all is an error, so a run of another benchmark or split fails here,
-    before any model loads); or `optimal`: every relevant passage sorted by label. Its `qids`
-    are the questions to work on. With `strict=False` (the doctor) problems are collected in
-    the run's `findings` (kind -> examples); `allow_duplicates` keeps a passage listed twice
-    (the paper protocol scores it so)."""
+    """The run every command reads: a file of any run format checked against `bench` and, with
+    `split`, cut to its questions (none at all is an error: a run of another benchmark or split
+    fails before any model loads); or `optimal`: every relevant passage sorted by label. With
+    `strict=False` (the doctor) problems go to the run's `findings`; `allow_duplicates` keeps a
+    passage listed twice (the paper protocol scores it so)."""
     b = None if bench is None else as_benchmark(bench)
     if str(run) == OPTIMAL:
         if b is None:
@@ -111,7 +105,7 @@ def open_run(run: str | os.PathLike, bench: BenchLike | None = None, split: str 
         loaded.findings.setdefault(kind, []).extend(examples)
     if strict:
         loaded.checked_against = b.path
-    warn_if_benchmark_changed(loaded, run, b)
+    loaded.bench_hash = warn_if_benchmark_changed_since(loaded.bench_hash, run, b) or loaded.bench_hash
     return _cut(loaded, b, split, run, strict)
 
 
@@ -131,8 +125,7 @@ def _cut(run: Run, bench: Benchmark, split: str | None, source: Any, strict: boo
 
 def _number(qid: Any, score: Any) -> float:
     """A score as a float: a finite number (`score_problem`), else an InputError naming the question."""
-    problem = score_problem(score)
-    if problem:
+    if problem := score_problem(score):
         shown = "" if problem != "is not a number" else f" {score!r}"
         raise InputError(f"score{shown} {problem}", record=str(qid), field="score")  # a run file's words
     return float(score)
@@ -158,9 +151,9 @@ def _ranked(qid: Any, ranking: Any, allow_duplicates: bool = False) -> list[tupl
 
 def _checked_run(run: Any, allow_duplicates: bool = False) -> Run:
     """A Run from an object (checked as `_ranked` checks each ranking; a Run is kept when it passes)."""
-    if _of_library(run, "ranx", "Run"):
+    if _type_name(run) == "ranx.Run":
         run = run.to_dict()
-    elif _of_library(run, "pandas", "DataFrame"):
+    elif _type_name(run) == "pandas.DataFrame":
         run = _from_frame(run)
     if not isinstance(run, Mapping):
         raise _type_error("run", run, RUN_FORMS)
@@ -168,17 +161,14 @@ def _checked_run(run: Any, allow_duplicates: bool = False) -> Run:
         raise InputError("run is empty: it ranks no question", field="run")
     rankings = {str(q): _ranked(q, r, allow_duplicates) for q, r in run.items()}
     if isinstance(run, Run):
-        if all(rankings[q] == r for q, r in run.items()):
-            return run
-        return run.derive(rankings)
+        return run if all(rankings[q] == r for q, r in run.items()) else run.derive(rankings)
     return Run(rankings)
 
 
 def as_run_list(runs: Any, argument: str = "runs") -> list[Any]:
     """The runs a stage takes several of, as a list: any iterable of what `as_run` takes; one
     run alone (a path, a mapping, a frame) is an error, not a list of its keys or letters."""
-    one = (isinstance(runs, (*PATH_TYPES, bytes, Mapping)) or _of_library(runs, "pandas", "DataFrame")
-           or _of_library(runs, "ranx", "Run"))
+    one = isinstance(runs, (*PATH_TYPES, bytes, Mapping)) or _type_name(runs) in ("pandas.DataFrame", "ranx.Run")
     if one or not isinstance(runs, Iterable):
         raise _type_error(argument, runs, "a list of runs")
     return list(runs)
@@ -215,18 +205,16 @@ def _labels(qid: Any, labels: Any) -> dict[str, int]:
 
 
 def as_qrels(qrels: Any) -> tuple[Qrels, Benchmark | None]:
-    """(qrels, its benchmark if given one) from `Qrels`, a `{qid: {pid: label}}` dict, a
-    qrels file, or a benchmark (object or directory)."""
+    """(qrels, its benchmark if given one) from any of the module docstring's forms."""
     if isinstance(qrels, Benchmark):
         return qrels.qrels, qrels
     if isinstance(qrels, Qrels):
         return qrels, None
-    if _of_library(qrels, "ranx", "Qrels"):
+    if _type_name(qrels) == "ranx.Qrels":
         qrels = qrels.to_dict()
-    elif _of_library(qrels, "pandas", "DataFrame"):
-        rows = _frame_rows(qrels, "qrels", ("qid", "docno", "label"))
-        qrels = {}
-        for qid, pid, label in rows:
+    elif _type_name(qrels) == "pandas.DataFrame":
+        frame, qrels = qrels, {}
+        for qid, pid, label in _frame_rows(frame, "qrels", ("qid", "docno", "label")):
             qrels.setdefault(str(qid), {})[pid] = label
     if isinstance(qrels, Mapping):
         return Qrels({str(q): _labels(q, d) for q, d in qrels.items()}), None

@@ -1,14 +1,9 @@
-"""labels.jsonl, the labeller's per-passage record: `Labels`, its one reader and writer, holds
-typed rows and writes them back without loss.
+"""labels.jsonl, the labeller's per-passage record, read and written without loss by `Labels`.
 
 One row per labelled passage: `{"pid", "qid", "label": 1|2, "answers": {labeller: answer},
-"correct": {labeller: bool}, "copied_from": pid | null}` (a QUIT release adds
-`reader_answers`: {reader model: answer}, the answers the paper's readers gave). A row whose
-`copied_from` is set and whose `answers` is empty takes its label from that source passage (a
-passage of the same question): `resolve_copies` follows the chain, the one place that does.
-`stored_answers` is a benchmark's rows by passage, the stored answers the paper's
-answer-level numbers are computed from. `read_baseline_labels` reads the QUIT release's
-labels of its comparison corpus (`baselines/baseline.json`).
+"correct": {labeller: bool}, "copied_from": pid | null}` (a QUIT release adds `reader_answers`:
+{reader model: answer}). A row whose `copied_from` is set and whose `answers` is empty takes its
+label from that passage of the same question (`resolve_copies` follows the chain).
 """
 
 from __future__ import annotations
@@ -56,9 +51,8 @@ class LabelRow:
         out: dict[str, bool] = {}
         for who, ans in self.answers.items():
             key = answer_key(ans)
-            if key is None:
-                continue
-            out[key] = out.get(key, False) or bool(self.correct.get(who, False))
+            if key is not None:
+                out[key] = out.get(key, False) or bool(self.correct.get(who, False))
         return out
 
     def relabel(self) -> int:
@@ -146,18 +140,15 @@ class Labels(list):
 
     def to_file(self, path: str | os.PathLike) -> int:
         """Write every row at `path` atomically; returns the rows written."""
-        with self.writer(path) as write:
-            for row in self:
-                write(row)
-        return len(self)
+        return write_jsonl(path, (row.to_dict() for row in self))
 
     def by_pid(self) -> dict[str, LabelRow]:
         return {r.pid: r for r in self}
 
 
 def stored_answers(bench: "Benchmark", qids: Iterable[str] | None = None) -> dict[str, LabelRow]:
-    """pid -> its labels.jsonl row, for the passages of `qids` (every passage without); empty
-    without labels.jsonl. Read afresh on each call."""
+    """pid -> its labels.jsonl row (the stored answers the paper's answer-level numbers use), for the
+    passages of `qids` (every passage without); empty without labels.jsonl. Read afresh on each call."""
     return Labels.of(bench, qids).by_pid()
 
 
@@ -177,11 +168,9 @@ def resolve_copies(rows: Iterable[LabelRow]) -> dict[str, LabelRow]:
 
 
 def read_order_labels(path: str | os.PathLike) -> dict[tuple[str, str], LabelRow]:
-    """Labels in their id-free form (the demo's shipped demo_labels.jsonl): `{"qid", "order",
-    "label", "answers", "correct"}` per passage, keyed by question and hint order (`"021"`),
-    not by passage id, so they survive a change of the id format. (qid, order) -> its row,
-    each field checked as in labels.jsonl; the rows' `pid` is empty until a benchmark's is
-    given (`dataclasses.replace`)."""
+    """(qid, hint order) -> row of labels in their id-free form (the demo's demo_labels.jsonl:
+    `{"qid", "order", "label", "answers", "correct"}`), which survives a change of the id format;
+    each row's `pid` is empty until a benchmark's is given (`dataclasses.replace`)."""
     out = {}
     for lineno, obj in iter_jsonl(path):
         order = obj.pop("order", None)
@@ -203,8 +192,8 @@ def write_order_labels(path: str | os.PathLike, rows: Iterable[LabelRow]) -> int
 
 
 def read_baseline_labels(path: str | os.PathLike) -> list[dict[str, int]]:
-    """The QUIT release's `baselines/baseline.json`: per question (a JSON array, in the split's
-    order), `ctxs` as passage id -> `{"label", ...}`, read as passage id -> label."""
+    """The QUIT release's `baselines/baseline.json` (labels of its comparison corpus): per question,
+    in the split's order, `ctxs` as passage id -> `{"label", ...}`, read as passage id -> label."""
     out = []
     for i, obj in enumerate(read_question_array(path)):
         ctxs = obj.get("ctxs") if isinstance(obj, dict) else None

@@ -1,10 +1,6 @@
-"""Oracle runs: the upper bounds QUIT reports (the oracle reranker is a reranker:
-`inferqa.reranking.oracle`, scores = labels).
-
-- oracle retriever: every relevant passage of the question, in a seeded random order;
-- optimal: every relevant passage sorted by label, descending (qrels order among equals).
-
-Scores are `n - rank` (strictly decreasing), so TREC files keep the order for any tool.
+"""Oracle runs, the upper bounds QUIT reports (the oracle reranker: `inferqa.reranking.oracle`):
+every relevant passage of the question in a seeded random order (oracle retriever) or sorted by
+label (optimal). Scores are `n - rank` (strictly decreasing), so TREC files keep the order for any tool.
 """
 
 from __future__ import annotations
@@ -37,8 +33,7 @@ def _qrels_of(bench_or_qrels: Benchmark | Qrels) -> Qrels:
 
 
 def _scored(pids: list[str]) -> list[tuple[str, float]]:
-    n = len(pids)
-    return [(pid, float(n - r)) for r, pid in enumerate(pids)]
+    return [(pid, float(len(pids) - r)) for r, pid in enumerate(pids)]
 
 
 def _relevant_in_order(qrels: Qrels, qid: str, min_label: int) -> list[str]:

@@ -1,52 +1,50 @@
 """No command replaces a file it did not write.
 
-`Stage.run` calls `guard` on a stage's output (its `out` option; `Stage.output` says what that
-names) before any work, and `record` after the stage succeeded: the one road of every command
-and of the Python API's `Stage.run(out=...)`, and the one place that knows the command and
-its --overwrite (`io.check_output`, below the formats, knows neither, nor what a benchmark
-owns). A command is its stage's entry point (`inferqa export` and `inferqa annotate export`
-share a stage name). What the experiment runner writes in its own folders, and `inferqa run`
-without --out (runs/<name>), is its store, not an output checked here.
+`Stage.run` calls `guard` on a stage's output (its `out` option) before any work, and `record`
+after the stage succeeded: the one road of every command and of the Python API's
+`Stage.run(out=...)`, and the one place that knows the command and its --overwrite
+(`io.check_output`, below the formats, knows neither, nor what a benchmark owns). A command is
+its stage's entry point (`inferqa export` and `inferqa annotate export` share a stage name). What
+the experiment runner writes in its own folders, and `inferqa run` without --out (runs/<name>),
+is its store, not an output checked here.
 
-- A path a benchmark owns (`owning_benchmark`: one of the files a build writes, its commit
-  journal or writers' lock, anything under its indexes/) is refused, with or without
-  --overwrite: only build, label and annotate import write those, through `formats.bench_write`.
-- An existing output that is not this command's own earlier output is refused unless
-  `overwrite`: a file, or a folder that is not empty ("file" and "folder" outputs). Build's
-  benchmark, finetune's model folder and download's new folder keep their own rules, applied by
-  their stage before any work ("self-checked folder" outputs: `refuse_existing`,
-  `refuse_existing_folder`, a download's new folder): only the first rule is checked here,
-  as for an LLM call cache ("store": a database commands add to, which none replaces).
+- A path a benchmark owns (`owning_benchmark`: a file a build writes, its commit journal or
+  writers' lock, anything under its indexes/) is refused, with or without --overwrite: only
+  build, label and annotate import write those, through `formats.bench_write`.
+- An existing output that is not this command's own earlier output (a file, or a folder that is
+  not empty: "file" and "folder" outputs) is refused unless `overwrite`. Build's benchmark,
+  finetune's model folder and download's new folder apply their own rules before any work
+  ("self-checked folder" outputs: `refuse_existing`, `refuse_existing_folder`), and an LLM call
+  cache ("store") is added to, never replaced: for those only the first rule is checked here.
 
-How a command's own earlier output is recognised: a ledger per output folder, `LEDGER`
-beside the outputs, mapping a file (or folder) name to the command that wrote it and the
-sha256 of the bytes it wrote, rewritten atomically (under a lock on the folder) after each
-write. An existing file is the command's own only while its bytes still hash to what the
-ledger recorded for that same command: a file edited by hand since, written by another
-command or by anything else, is foreign. A folder is the command's own when the ledger names
-it for that command (its contents are not hashed: an experiment folder or a model is large,
-and what a user adds to it is not replaced). Why a ledger beside the outputs: a mark inside
-the file fits few formats (a TREC tag column, not Markdown, CSV or HTML); extended attributes
-are dropped by copies and missing on some file systems; one central ledger (in ~/.cache)
-forgets a folder that is moved, copied or shared between machines, and grows without end. The
-ledger moves with its folder, is one small hidden JSON file, and a missing, unreadable or
-stale ledger only ever makes a file foreign: the safe side (--overwrite).
+How a command's own earlier output is recognised: a ledger per output folder (`LEDGER`, beside
+the outputs) maps a file or folder name to the command that wrote it and the sha256 of the bytes
+it wrote, rewritten atomically (under a lock on the folder) after each write. A file is the
+command's own only while its bytes still hash to what the ledger recorded for that command; a
+folder, while the ledger names it for that command (its contents are not hashed: an experiment
+folder or a model is large, and what a user adds to it is not replaced). Why a ledger beside the
+outputs: a mark inside the file fits few formats (a TREC tag column, not Markdown, CSV or HTML);
+extended attributes are dropped by copies and missing on some file systems; one central ledger
+(in ~/.cache) forgets a folder that is moved, copied or shared, and grows without end. A missing,
+unreadable or stale ledger only ever makes a file foreign: the safe side (--overwrite).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import InputError
-from ..io import check_output, sha256_file, write_json
+from ..io import check_output, flocked, sha256_file, write_json
 from .bench_write import BUILD_FILES, JOURNAL, LOCK, existing_benchmark
 
 LEDGER = ".inferqa-outputs.json"
+KINDS = ("file", "folder", "self-checked folder", "store")
+# What a benchmark folder owns besides BUILD_FILES: its indexes, a commit's journal, the writers' lock.
+OWNED = (*BUILD_FILES, "indexes", JOURNAL, LOCK)
 # A demo folder written before the ledger existed is still the demo's own, told by its bytes: the
 # results file and a config.yaml that is one of the shipped configs, so `make demo` over an older
 # runs/demo needs no --overwrite.
@@ -59,9 +57,6 @@ def _older_demo(path: Path) -> bool:
         return False
     written = (path / "config.yaml").read_bytes()
     return any(written == shipped.read_bytes() for shipped in SHIPPED_CONFIGS.glob("*.yaml"))
-KINDS = ("file", "folder", "self-checked folder", "store")
-# What a benchmark folder owns besides BUILD_FILES: its indexes, a commit's journal, the writers' lock.
-OWNED = (*BUILD_FILES, "indexes", JOURNAL, LOCK)
 
 
 def _absolute(path: Path) -> Path:
@@ -92,13 +87,9 @@ def guard(path: str | os.PathLike, *, command: str, overwrite: bool, kind: str =
     check_output(path, kind="dir" if "folder" in kind else "file")
     if path.name == LEDGER:
         raise InputError("is inferqa's ledger of the outputs in its folder; choose another name", file=path)
-    if kind not in ("file", "folder") or overwrite or not _occupied(path) or is_own(path, command):
-        return path
-    return _refuse(path)
-
-
-def _refuse(path: Path) -> Path:
-    raise InputError("already exists and this command did not write it; give --overwrite to replace it", file=path)
+    if kind in ("file", "folder") and not overwrite and _occupied(path) and not is_own(path, command):
+        raise InputError("already exists and this command did not write it; give --overwrite to replace it", file=path)
+    return path
 
 
 def _occupied(path: Path) -> bool:
@@ -139,7 +130,7 @@ def record(path: str | os.PathLike, *, command: str, kind: str = "file",
         return  # not rewritten: what is there is not this command's
     with contextlib.suppress(OSError, InputError):
         entry = {"command": command, "sha256": sha256_file(path) if kind == "file" else None}
-        with _locked(path.parent):
+        with flocked(path.parent):  # so two commands writing there at once both get recorded
             ledger = {name: e for name, e in _read(path.parent).items() if (path.parent / name).exists()}
             ledger[path.name] = entry
             write_json(path.parent / LEDGER, dict(sorted(ledger.items())))
@@ -152,14 +143,3 @@ def _read(folder: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return ledger if isinstance(ledger, dict) else {}
-
-
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive lock on `folder`, so two commands writing there at once both get recorded."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

@@ -18,72 +18,20 @@ from ..io import atomic_open, read_json
 from ..records import question_of
 from ..registry import plugin
 from ..text import answer_in_text
-from .runs import RANKED_KEYS, RANKIFY, Findings, Run, RunFormat, Titles, checked_score, split_order
+from .runs import RANKED_KEYS, RANKIFY, Findings, Run, RunFormat, Titles, checked_score
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
 
 
 def read_question_array(path: str | os.PathLike) -> list:
-    """The JSON array of a Rankify-style file (a run, an authors' reader output or their
-    baseline labels): one record per question, at least one."""
+    """The JSON array of a Rankify-style file (run, reader output, baseline labels): at least one record."""
     data = read_json(path)
     if not isinstance(data, list):
         raise InputError(f"expected a JSON array of questions, got {type(data).__name__}", file=path)
     if not data:
         raise InputError("run file is empty (a JSON array of no question)", file=path)
     return data
-
-
-def passage_id(ctx: Any, field: str, path: Any, record: object) -> str:
-    """The id of one passage `ctx` of a ranking (`field`: where it sits, e.g. `ctxs[3]`)."""
-    if not isinstance(ctx, dict) or "id" not in ctx:
-        raise InputError("expected an object with an id", file=path, record=record, field=f"{field}.id")
-    if not isinstance(ctx["id"], (str, int)) or isinstance(ctx["id"], bool):
-        raise InputError(f"expected a string, got {type(ctx['id']).__name__}", file=path, record=record,
-                         field=f"{field}.id")
-    return str(ctx["id"])
-
-
-def read_rankify(path: str | os.PathLike, bench: "Benchmark | None", split: str | None, strict: bool = True,
-                 *, allow_partial: bool = False, allow_duplicates: bool = False, findings: Findings | None = None,
-                 ranking: str | None = None, by_position: bool = False, texts: bool = False
-                 ) -> tuple[Run, list[dict[str, Any]]]:
-    """(the run, per question `{"qid", "question", "key", "titles"}`) of a Rankify JSON file.
-
-    Question i of the file is question i of `split`; its question text, where given, must be
-    that question's. With `by_position` and no benchmark, question i is named `str(i)` (the
-    QUIT release's tables match a run to its retriever.jsonl so). A record must hold `ctxs`
-    (or `reranked_ctxs`, read first), or the list `ranking` names; a file of fewer questions
-    than the split is refused unless `allow_partial`. With `strict=False` duplicate passages
-    and records without a ranking are collected in `findings` instead. `texts`: each
-    question's info also holds its passages' `text` values as given (`"texts"`)."""
-    findings = Findings(strict) if findings is None else findings
-    data = read_question_array(path)
-    positional = by_position and bench is None
-    qids = [str(i) for i in range(len(data))] if positional else split_order(bench, split, path)
-    _check_question_count(len(data), len(qids), split, path, allow_partial or not findings.strict)
-    keys = RANKED_KEYS if ranking is None else (ranking,)
-    run, info = Run(tag=Path(str(path)).stem), []
-    for i, obj in enumerate(data):
-        qid, rec = qids[i], (str(i) if positional else f"{i} (question {qids[i]})")
-        if not isinstance(obj, dict):
-            raise InputError(f"expected an object, got {type(obj).__name__}", file=path, record=rec)
-        text = _question_text(obj, bench, qid, split, path, rec)
-        key = next((k for k in keys if k in obj), None)
-        if key is None:
-            wanted = f"'{ranking}'" if ranking else "'ctxs' (or 'reranked_ctxs')"
-            findings.add("records_without_ranking", qid, InputError(
-                f"no ranking: expected a list {wanted}", file=path, record=rec, field=keys[-1]))
-        ctxs = obj.get(key) if key else []
-        if not isinstance(ctxs, list):
-            raise InputError(f"expected a list of passages, got {type(ctxs).__name__}", file=path, record=rec,
-                             field=key)
-        run[qid], titles = _ranking_of(ctxs, key, qid, path, rec, findings, allow_duplicates)
-        info.append({"qid": qid, "question": text, "key": key, "titles": titles})
-        if texts:
-            info[-1]["texts"] = [ctx.get("text") for ctx in ctxs]
-    return run, info
 
 
 def _check_question_count(found: int, expected: int, split: str | None, path: Any, partial_ok: bool) -> None:
@@ -117,7 +65,12 @@ def _ranking_of(ctxs: list, key: str | None, qid: str, path: Any, rec: str, find
     ranked, seen, titles = [], set(), []
     for r, ctx in enumerate(ctxs):
         f = f"{key}[{r}]"
-        pid = passage_id(ctx, f, path, rec)
+        if not isinstance(ctx, dict) or "id" not in ctx:
+            raise InputError("expected an object with an id", file=path, record=rec, field=f"{f}.id")
+        if not isinstance(ctx["id"], (str, int)) or isinstance(ctx["id"], bool):
+            raise InputError(f"expected a string, got {type(ctx['id']).__name__}", file=path, record=rec,
+                             field=f"{f}.id")
+        pid = str(ctx["id"])
         score = checked_score(ctx.get("score"), float(len(ctxs) - r), file=path, record=rec, field=f"{f}.score")
         title = ctx.get("title")
         if title is not None and not isinstance(title, (str, int)):
@@ -150,12 +103,9 @@ def _ctxs(bench: "Benchmark", ranked: list[tuple[str, float]], answers: list[str
 def write_rankify(run: Run, bench: "Benchmark", split: str, path: str | os.PathLike, with_text: bool = True, *,
                   reranked: bool = False, first_stage: Run | None = None, titles: Titles | None = None,
                   first_stage_titles: Titles | None = None) -> int:
-    """A Rankify JSON run of `split` in dataset order (a question missing from the run gets an
-    empty list). `has_answer` is Rankify's answer-in-text test (`text.answer_in_text`), False
-    for a passage of no known question; `title` as `titles` (a Rankify source's) has it, else
-    the passage's question id. With `reranked` (or a `first_stage`), the file is a reranker's
-    output: the run is `reranked_ctxs`, and `ctxs` the first stage (default: the run itself).
-    Returns questions written."""
+    """A Rankify JSON run of `split` in dataset order (a question the run lacks: an empty list), `has_answer`
+    by `text.answer_in_text`, `title` as `titles` has it (else the question id). With `reranked` (or a
+    `first_stage`), the run is `reranked_ctxs`, `ctxs` the first stage (default: the run). Returns questions."""
     reranked = reranked or first_stage is not None
     qids = bench.split_qids(split)
     with atomic_open(path) as fh:
@@ -178,9 +128,38 @@ class RankifyRun(RunFormat):
     def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
              allow_partial: bool = False, allow_duplicates: bool = False, ranking: str | None = None,
              by_position: bool = False, texts: bool = False) -> tuple[Run, list[dict[str, Any]]]:
-        """`read_rankify`'s run."""
-        return read_rankify(path, bench, split, allow_partial=allow_partial, allow_duplicates=allow_duplicates,
-                            findings=findings, ranking=ranking, by_position=by_position, texts=texts)
+        """(the run, per question `{"qid", "question", "key", "titles"}`). Question i of the file is
+        question i of `split` (its text, where given, must match); with `by_position` and no benchmark
+        it is named `str(i)`. A record's ranking is `reranked_ctxs`, else `ctxs` (or the list `ranking`
+        names); fewer questions than the split need `allow_partial`. `texts`: info keeps passage texts."""
+        data = read_question_array(path)
+        positional = by_position and bench is None
+        if not positional and (bench is None or split is None):
+            raise InputError("a Rankify/DPR JSON run is matched to questions by position: give --bench DIR and "
+                             "--split SPLIT", file=path)
+        qids = [str(i) for i in range(len(data))] if positional else bench.split_qids(split)
+        _check_question_count(len(data), len(qids), split, path, allow_partial or not findings.strict)
+        keys = RANKED_KEYS if ranking is None else (ranking,)
+        run, info = Run(tag=Path(str(path)).stem), []
+        for i, obj in enumerate(data):
+            qid, rec = qids[i], (str(i) if positional else f"{i} (question {qids[i]})")
+            if not isinstance(obj, dict):
+                raise InputError(f"expected an object, got {type(obj).__name__}", file=path, record=rec)
+            text = _question_text(obj, bench, qid, split, path, rec)
+            key = next((k for k in keys if k in obj), None)
+            if key is None:
+                wanted = f"'{ranking}'" if ranking else "'ctxs' (or 'reranked_ctxs')"
+                findings.add("records_without_ranking", qid, InputError(
+                    f"no ranking: expected a list {wanted}", file=path, record=rec, field=keys[-1]))
+            ctxs = obj.get(key) if key else []
+            if not isinstance(ctxs, list):
+                raise InputError(f"expected a list of passages, got {type(ctxs).__name__}", file=path, record=rec,
+                                 field=key)
+            run[qid], titles = _ranking_of(ctxs, key, qid, path, rec, findings, allow_duplicates)
+            info.append({"qid": qid, "question": text, "key": key, "titles": titles})
+            if texts:
+                info[-1]["texts"] = [ctx.get("text") for ctx in ctxs]
+        return run, info
 
     def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None, bench: "Benchmark | None" = None,
               split: str | None = None, **options: Any) -> None:

@@ -1,14 +1,10 @@
-"""Run files read in one place and checked against a benchmark: every format of the
-`run-format` registry kind (built in: `trec`, `rankify`, a rerank's `checkpoint`; plain or
-compressed) and `optimal`.
+"""Run files of every `run-format` plugin (built in: `trec`, `rankify`, a rerank's `checkpoint`;
+plain or compressed), read and written in one place.
 
 A file's format is the one whose declared `suffixes` hold its name's ending (before
 .gz/.zst/.zsd), else the one whose `first_bytes` hold its first non-blank byte (Rankify
-JSON: `[`), else TREC. `Run.to_file` picks its writer by the same suffixes.
-
-Every problem is an InputError naming file, record and field. With `strict=False` (the
-doctor) the problems a file can still be read past are collected instead, by kind, in the
-returned run's `findings`.
+JSON: `[`), else TREC. Every problem is an InputError naming file, record and field; with
+`strict=False` (the doctor) those a file can be read past go to the run's `findings`.
 """
 
 from __future__ import annotations
@@ -63,11 +59,9 @@ class Ranking(list):
 
 
 class Run(dict):
-    """question id -> `Ranking`, a list of (passage id, score), best first (`run[q][pid]` is a
-    passage's score). Read from any run format with `Run.from_file` (or `open_run`, which also
-    checks it against a benchmark), written with `to_file`. A run read from a file carries its
-    `format`, per question `info`, `findings` and `qids` (the questions to work on: all of its
-    own unless cut to a split)."""
+    """question id -> `Ranking` (passage id, score), best first. Read with `Run.from_file` (or
+    `open_run`, which also checks it against a benchmark), written with `to_file`; a run read from
+    a file carries its `format`, per question `info`, `findings` and `qids` (the questions to work on)."""
 
     def __init__(self, *args: Any, tag: str = "inferqa", **kwargs: Any):
         super().__init__()
@@ -109,29 +103,27 @@ class Run(dict):
     def from_file(cls, path: str | os.PathLike, kind: str | None = None, *, bench: "Benchmark | None" = None,
                   split: str | None = None, allow_partial: bool = False, allow_duplicates: bool = False,
                   strict: bool = True, **options: Any) -> "Run":
-        """A run file as it is, in run format `kind` (None: `sniff`), not checked against a
-        benchmark (`bench.check` does that); `bench` and `split` only where the format needs
-        them (Rankify JSON is matched to a split's questions by position). Problems the file
-        can be read past go to the run's `findings`, raised at once when `strict`. `options`
-        go to the format's reader as they are (Rankify: `ranking`, `by_position`, `texts`)."""
+        """A run file in run format `kind` (None: `sniff`), not checked against a benchmark;
+        `bench` and `split` where the format needs them (Rankify JSON: matched by position).
+        `options` go to the format's reader (Rankify: `ranking`, `by_position`, `texts`)."""
         if str(path) != STDIN:
             path = check_file(path)
         findings = Findings(strict)
         fmt = kind or sniff(path)
-        run, info = registry.create("run-format", fmt).read(path, bench, split, findings=findings,
-                                                             allow_partial=allow_partial,
-                                                             allow_duplicates=allow_duplicates, **options)
+        reader = registry.create("run-format", fmt)
+        run, info = reader.read(path, bench, split, findings=findings, allow_partial=allow_partial,
+                                allow_duplicates=allow_duplicates, **options)
         run.format, run.info, run.findings = fmt, info, findings
-        _split_mark(run)
+        marked = BENCH_MARK.fullmatch(run.tag or "")  # the tag's benchmark mark moves to `bench_hash`
+        if marked:
+            run.tag, run.bench_hash = marked[1], marked[2]
         return run
 
     def to_file(self, path: str | os.PathLike, kind: str | None = None, *, tag: str | None = None,
                 against: "Benchmark | None" = None, **context: Any) -> None:
-        """The run written by run format `kind` (default: the one whose declared suffixes
-        hold the path's ending, else `trec`: in list order, with strictly decreasing scores,
-        `trec_scores`); `context` goes to that format's writer (Rankify: bench, split). The
-        content hash of the benchmark the run was made `against` (else `bench_hash`) is
-        marked on the TREC tag (`BENCH_MARK`), which scoring checks."""
+        """The run written by run format `kind` (default: by the path's suffix, else `trec`);
+        `context` goes to its writer (Rankify: bench, split). The tag is marked with the content
+        hash of the benchmark the run was made `against` (else `bench_hash`), which scoring checks."""
         fmt = kind or run_format_by_name(path) or TREC
         bench = against if against is not None else context.get("bench")
         content_hash = (bench.meta.get("content_hash") if bench is not None else None) or self.bench_hash
@@ -148,11 +140,9 @@ class Run(dict):
         return any(d.get("key") == "reranked_ctxs" for d in self.info)
 
     def derive(self, rankings: dict, tag: str | None = None) -> "Run":
-        """A new run of `rankings` (qid -> [(pid, score), ...]) that keeps this one's metadata:
-        its tag (unless `tag` is given), `format`, `findings`, `qids` (those still ranked) and
-        per question `info`, whose per-passage lists (`PASSAGE_INFO`: titles, texts) follow
-        each passage to its new place. The way every run-to-run step (top, only, diversify,
-        fuse, rerank) builds its output, so nothing read with a run is lost on the way."""
+        """A new run of `rankings` that keeps this one's tag (unless given), `format`, `findings`,
+        `qids` (those still ranked) and `info`, its per-passage lists following each passage: how
+        every run-to-run step (top, only, diversify, fuse, rerank) builds its output."""
         out = Run(rankings, tag=self.tag if tag is None else tag)
         out.format, out.findings, out.bench_hash = self.format, self.findings, self.bench_hash
         out.info = [_realigned(d, self.get(d.get("qid"), []), out.get(d.get("qid"), [])) for d in self.info
@@ -171,8 +161,7 @@ class Run(dict):
         return ranx.Run({q: {p: float(s) for p, s in reversed(r)} for q, r in self.items() if r}, name=self.tag)
 
     def to_dataframe(self) -> Any:
-        """This run as a pandas DataFrame of PyTerrier's result columns: qid, docno, score, rank
-        (from 0), a row per passage in list order; `inferqa` reads it back (`as_run`)."""
+        """This run as a PyTerrier frame: qid, docno, score, rank (from 0), in list order."""
         pd = optional_import("pandas", "Run.to_dataframe")
         rows = [(q, p, float(s), r) for q, ranked in self.items() for r, (p, s) in enumerate(ranked)]
         return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
@@ -216,8 +205,7 @@ class RunFormat:
 
     def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
              allow_partial: bool = False, allow_duplicates: bool = False) -> tuple[Run, list[dict[str, Any]]]:
-        """(the run, per question information kept as the run's `info`). A problem the file can
-        be read past goes to `findings.add` (raised there when strict)."""
+        """(the run, its per question `info`); a problem the file can be read past goes to `findings.add`."""
         raise InputError(f"run format {self.name!r} cannot be read", file=path)
 
     def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None, **context: Any) -> None:
@@ -226,8 +214,7 @@ class RunFormat:
 
 
 def run_format_by_name(path: str | os.PathLike) -> str | None:
-    """The run format (`inferqa plugins run-format`) whose declared `suffixes` hold the
-    ending of `path` (before .gz/.zst/.zsd), if any: how reading and writing pick one by name."""
+    """The run format whose declared `suffixes` hold the ending of `path` (before .gz/.zst/.zsd), if any."""
     return registry.claimed("run-format", "suffixes", inner_suffix(path))
 
 
@@ -239,33 +226,23 @@ def sniff(path: str | os.PathLike) -> str:
 def checked_score(raw: Any, default: float | None = None, **where: Any) -> float:
     """A passage's score as a float: a number or numeric text (None: `default`, where there is
     one); anything else, NaN and infinities, is an InputError at `where` (file, record, field)."""
-    bad = InputError(f"score {raw!r} is not a number", **where)
-    if isinstance(raw, bool) or not isinstance(raw, (int, float, str, type(None))):
-        raise bad
-    if raw is None:
-        if default is None:
-            raise bad
+    if raw is None and default is not None:
         return default
+    bad = InputError(f"score {raw!r} is not a number", **where)
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise bad
     try:
         score = float(raw)
-    except (TypeError, ValueError):
+    except ValueError:
         raise bad from None
-    problem = score_problem(score)
-    if problem:
+    if problem := score_problem(score):
         raise InputError(f"score {problem}", **where)
     return score
 
 
-def split_order(bench: "Benchmark | None", split: str | None, path: Any) -> list[str]:
-    if bench is None or split is None:
-        raise InputError("a Rankify/DPR JSON run is matched to questions by position: give --bench DIR and "
-                         "--split SPLIT", file=path)
-    return bench.split_qids(split)
-
-
 def check_same_questions(runs: list[Run], files: list[Any]) -> None:
     """Refuse runs over different question sets (fusing them would score some questions from
-    fewer runs than others), naming the first file that differs from the first run."""
+    fewer runs than others), naming the first file that differs."""
     first = set(runs[0])
     for run, file in zip(runs[1:], files[1:]):
         if set(run) != first:
@@ -281,15 +258,12 @@ def check_same_questions(runs: list[Run], files: list[Any]) -> None:
 # stays one that trec_eval, ranx and ir_measures read and no other file is written.
 SHORT_HASH_DIGITS = 16
 BENCH_MARK = re.compile(rf"(.*)@([0-9a-f]{{{SHORT_HASH_DIGITS}}})")
+BENCH_HASH_FIELD = "bench_hash"  # the field of an ANSWERS.jsonl row holding the same mark; readers ignore it
 
 
 def short_hash(content_hash: str) -> str:
     """A benchmark content hash as runs, answers files and warnings show it: its first 16 hex digits."""
     return content_hash[:SHORT_HASH_DIGITS]
-
-
-# The field of an answers row (ANSWERS.jsonl) that holds the same mark; the readers ignore it.
-BENCH_HASH_FIELD = "bench_hash"
 
 
 class BenchmarkChangedWarning(UserWarning):
@@ -305,21 +279,9 @@ def marked_tag(tag: str, content_hash: str | None) -> str:
     return f"{tag}@{short_hash(content_hash)}" if content_hash else tag
 
 
-def _split_mark(run: Run) -> None:
-    """A run read from a file: its tag's benchmark mark moves to `bench_hash`."""
-    m = BENCH_MARK.fullmatch(run.tag or "")
-    if m:
-        run.tag, run.bench_hash = m[1], m[2]
-
-
-def warn_if_benchmark_changed(run: Run, source: Any, bench: "Benchmark") -> None:
-    """One-line warning when `run` records another content hash than `bench`'s own."""
-    run.bench_hash = warn_if_benchmark_changed_since(run.bench_hash, source, bench) or run.bench_hash
-
-
 def warn_if_benchmark_changed_since(recorded: str | None, source: Any, bench: "Benchmark") -> str | None:
-    """One-line warning when the content hash `source` (a run or answers file) `recorded` is
-    not `bench`'s own; returns `bench`'s (None: it records none)."""
+    """Warn when the content hash `source` (a run or answers file) `recorded` is not `bench`'s own;
+    returns `bench`'s (None: it records none)."""
     now = bench.meta.get("content_hash") if isinstance(bench.meta, dict) else None
     if isinstance(recorded, str) and recorded and now and not now.startswith(recorded):
         warn(BenchmarkChangedWarning(

@@ -9,7 +9,6 @@ shows them: the CSV header is row 1; in JSONL the row is the line number.
 from __future__ import annotations
 
 import csv
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Iterable, Iterator, Literal
 
 from .. import registry
 from ..errors import InputError
-from ..io import atomic_open, check_file, iter_jsonl, read_csv
+from ..io import atomic_open, check_file, iter_jsonl, read_csv, write_jsonl
 from ..registry import plugin
 
 SheetFormat = Literal["csv", "jsonl"]
@@ -28,12 +27,8 @@ REQUIRED = ("qid", "answer", "verdict")
 GOLD_SEPARATOR = " | "
 
 ACCEPT, REJECT, SKIP = "accept", "reject", "skip"
-_VERDICTS = {
-    ACCEPT: ACCEPT, "accepted": ACCEPT, "yes": ACCEPT, "y": ACCEPT, "correct": ACCEPT, "true": ACCEPT, "1": ACCEPT,
-    REJECT: REJECT, "rejected": REJECT, "no": REJECT, "n": REJECT, "wrong": REJECT, "incorrect": REJECT,
-    "false": REJECT, "0": REJECT,
-    SKIP: SKIP,
-}
+_VERDICTS = {**dict.fromkeys((ACCEPT, "accepted", "yes", "y", "correct", "true", "1"), ACCEPT),
+             **dict.fromkeys((REJECT, "rejected", "no", "n", "wrong", "incorrect", "false", "0"), REJECT), SKIP: SKIP}
 
 
 @dataclass(frozen=True)
@@ -69,28 +64,21 @@ def guess_format(path: str | os.PathLike, fmt: str | None = None) -> SheetFormat
 
 
 def write_sheet(path: str | os.PathLike, rows: Iterable[dict[str, object]], fmt: SheetFormat = "csv") -> int:
-    n = 0
+    if fmt != "csv":
+        return write_jsonl(path, rows)
+    rows = list(rows)
     with atomic_open(path) as fh:
-        if fmt == "csv":
-            w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
-            w.writeheader()
-        for row in rows:
-            if fmt == "csv":
-                w.writerow(row)
-            else:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
 
 
 def parse_verdict(value: object, *, file: Path, row: int) -> str:
     text = str(value).strip().lower() if value is not None else ""
-    if not text:
-        raise InputError("empty verdict (write accept, reject or skip)", file=file, record=f"row {row}",
-                         field="verdict")
-    if text not in _VERDICTS:
-        raise InputError(f"invalid verdict {value!r} (write accept, reject or skip)", file=file,
-                         record=f"row {row}", field="verdict")
+    if text not in _VERDICTS:  # "" included
+        problem = f"invalid verdict {value!r}" if text else "empty verdict"
+        raise InputError(f"{problem} (write accept, reject or skip)", file=file, record=f"row {row}", field="verdict")
     return _VERDICTS[text]
 
 

@@ -15,13 +15,10 @@ if TYPE_CHECKING:
 
 
 def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
-    """The score column of one question's ranked list, strictly decreasing even as 32-bit
-    floats: trec_eval (and so pytrec_eval and ir_measures) holds scores as C floats, sorts
-    by them and orders equal ones by descending passage id, not by list order. A score is
-    written with 6 decimals where that lies below the line above as a float32; else (a
-    tie, or a gap below float32 precision) as the next float32 below the line above, in 9
-    significant digits (which round-trip it). The order is kept and only such lines move,
-    by one float32 step (about 1e-7 relative) per tied line."""
+    """The score column of one ranked list, strictly decreasing even as 32-bit floats: trec_eval
+    (and so pytrec_eval and ir_measures) sorts by C float scores, equal ones by descending passage
+    id. A score is written with 6 decimals where that lies below the line above as a float32; else
+    (a tie, a gap below float32 precision) as the next float32 below it, in 9 significant digits."""
     import numpy as np
 
     texts = [f"{score:.6f}" for _, score in ranked]
@@ -42,51 +39,8 @@ def trec_scores(ranked: Sequence[tuple[str, float]]) -> list[str]:
     return texts
 
 
-def read_trec(path: str | os.PathLike, findings: Findings | None = None, *, allow_duplicates: bool = False) -> Run:
-    """A TREC run. Duplicate passages of a question (unless `allow_duplicates`: the QUIT
-    authors' metrics keep them), unsorted ranks and NaN or infinite scores are errors (or findings
-    `duplicate_ids`, `unsorted_ranks`, `nan_scores`, the entries kept)."""
-    findings = Findings() if findings is None else findings
-    run = Run()
-    seen: dict[str, set[str]] = {}
-    last: dict[str, tuple[int, float]] = {}
-    for lineno, line in iter_lines(path):
-        if not line.strip():
-            continue
-        where = {"file": path, "record": f"line {lineno}"}
-        parts = line.split()
-        if len(parts) != 6:
-            if not line.endswith("\n"):
-                raise InputError(f"truncated: the last line ends mid-way ({len(parts)} of 6 columns)", **where)
-            raise InputError(f"expected 6 columns 'qid Q0 pid rank score tag', found {len(parts)}", **where)
-        qid, _, pid, rank_s, score_s, tag = parts
-        try:
-            rank, score = int(rank_s), float(score_s)
-        except ValueError:
-            raise InputError("rank must be an integer and score a number", field="rank/score", **where) from None
-        example = f"{qid} rank {rank}: {pid}"
-        problem = score_problem(score)
-        if problem:
-            findings.add("nan_scores", example, InputError(f"score {problem}", field="score", **where))
-        if pid in seen.setdefault(qid, set()) and not allow_duplicates:
-            findings.add("duplicate_ids", example, InputError(f"duplicate passage {pid} for question {qid}",
-                                                              field="pid", **where))
-        if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
-            findings.add("unsorted_ranks", example, InputError(
-                f"unsorted run for question {qid}: ranks must increase and scores must not increase",
-                field="rank", **where))
-        seen[qid].add(pid)
-        last[qid] = (rank, score)
-        run.setdefault(qid, []).append((pid, score))
-        run.tag = tag
-    if not run:
-        raise InputError("run file is empty", file=path)
-    return run
-
-
 def write_trec(run: Run, path: str | os.PathLike, tag: str | None = None) -> None:
-    """A TREC run in list order, with scores that strictly decrease (`trec_scores`),
-    so trec_eval, pytrec_eval and ir_measures, which sort by score, keep this order."""
+    """A TREC run in list order, with scores that strictly decrease (`trec_scores`)."""
     tag = tag or run.tag
     with atomic_open(path) as fh:
         for qid, ranked in run.items():
@@ -98,7 +52,42 @@ def write_trec(run: Run, path: str | os.PathLike, tag: str | None = None) -> Non
 class TrecRun(RunFormat):
     def read(self, path: str | os.PathLike, bench: "Benchmark | None", split: str | None, *, findings: Findings,
              allow_partial: bool = False, allow_duplicates: bool = False) -> tuple[Run, list[dict[str, Any]]]:
-        return read_trec(path, findings, allow_duplicates=allow_duplicates), []
+        """A TREC run. Duplicate passages of a question (unless `allow_duplicates`: the QUIT authors'
+        metrics keep them), unsorted ranks and NaN or infinite scores are findings (the entries kept)."""
+        run = Run()
+        seen: dict[str, set[str]] = {}
+        last: dict[str, tuple[int, float]] = {}
+        for lineno, line in iter_lines(path):
+            if not line.strip():
+                continue
+            where = {"file": path, "record": f"line {lineno}"}
+            parts = line.split()
+            if len(parts) != 6:
+                if not line.endswith("\n"):
+                    raise InputError(f"truncated: the last line ends mid-way ({len(parts)} of 6 columns)", **where)
+                raise InputError(f"expected 6 columns 'qid Q0 pid rank score tag', found {len(parts)}", **where)
+            qid, _, pid, rank_s, score_s, tag = parts
+            try:
+                rank, score = int(rank_s), float(score_s)
+            except ValueError:
+                raise InputError("rank must be an integer and score a number", field="rank/score", **where) from None
+            example = f"{qid} rank {rank}: {pid}"
+            if problem := score_problem(score):
+                findings.add("nan_scores", example, InputError(f"score {problem}", field="score", **where))
+            if pid in seen.setdefault(qid, set()) and not allow_duplicates:
+                findings.add("duplicate_ids", example, InputError(f"duplicate passage {pid} for question {qid}",
+                                                                  field="pid", **where))
+            if qid in last and (rank <= last[qid][0] or score > last[qid][1]):
+                findings.add("unsorted_ranks", example, InputError(
+                    f"unsorted run for question {qid}: ranks must increase and scores must not increase",
+                    field="rank", **where))
+            seen[qid].add(pid)
+            last[qid] = (rank, score)
+            run.setdefault(qid, []).append((pid, score))
+            run.tag = tag
+        if not run:
+            raise InputError("run file is empty", file=path)
+        return run, []
 
     def write(self, run: Run, path: str | os.PathLike, *, tag: str | None = None) -> None:
         write_trec(run, path, tag)

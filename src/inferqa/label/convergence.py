@@ -19,7 +19,7 @@ from ..records import Hint, Question
 if TYPE_CHECKING:
     from ..llm.base import LLM
 
-_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+_NO = re.compile(r"^\W*no\b", re.IGNORECASE)
 
 
 def _ask(llm: "LLM", prompts: list[str], max_tokens: int) -> list[str]:
@@ -47,29 +47,18 @@ def consistent(llm: "LLM", pairs: Sequence[tuple[str, str]]) -> list[bool]:
     """For each (hint, candidate): could the hint be true of the candidate? Unclear replies: yes."""
     prompts = [f"Hint: {h}\nCandidate answer: {c}\nCould this hint be true of this candidate answer? "
                "Reply yes or no." for h, c in pairs]
-    out = []
-    for reply in _ask(llm, prompts, 3):
-        m = _YES_NO.match(reply)
-        out.append(not (m and m.group(1).lower() == "no"))
-    return out
+    return [not _NO.match(reply) for reply in _ask(llm, prompts, 3)]
 
 
 def hint_convergence(llm: "LLM", question: Question, candidates: Sequence[str]) -> list[float | None]:
     """Convergence of each hint of `question` against `candidates` (wrong answers); None if none."""
     if not candidates:
         return [None] * len(question.hints)
-    gold = question.answers[0]
-    judged = [gold, *candidates]
-    pairs = [(h.text, c) for h in question.hints for c in judged]
-    verdicts = consistent(llm, pairs)
-    out: list[float | None] = []
-    for i in range(len(question.hints)):
-        row = verdicts[i * len(judged):(i + 1) * len(judged)]
-        if not row[0]:  # the hint rules out the gold answer: it misleads
-            out.append(0.0)
-        else:
-            out.append(sum(not ok for ok in row[1:]) / len(candidates))
-    return out
+    judged = [question.answers[0], *candidates]  # the gold answer first
+    verdicts = consistent(llm, [(h.text, c) for h in question.hints for c in judged])
+    rows = [verdicts[i:i + len(judged)] for i in range(0, len(verdicts), len(judged))]
+    # a hint that rules out the gold answer (row[0]) misleads: 0
+    return [sum(not ok for ok in row[1:]) / len(candidates) if row[0] else 0.0 for row in rows]
 
 
 def fill_convergence(questions: Sequence[Question], llm: "LLM", n_candidates: int = 5,

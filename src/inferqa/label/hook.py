@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
+from ..formats.benchmark import Benchmark
 from ..parameters import LABEL_MODE, LABELER, SEED
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def make_post_build(*, label: bool, labelers: Sequence[str], mode: str = LABEL_M
                     judge: str | None = None, stop_at_first_correct: bool = False) -> Callable[[Path, dict], None] | None:
     """A post_build callback doing what the options ask, or None when they ask for nothing."""
     check_split_by(split_by)
-    check_stop_at_first_correct(stop_at_first_correct, label)
+    if stop_at_first_correct and not label:
+        raise InputError("--stop-at-first-correct needs --label", field="stop-at-first-correct")
     if labelers and not label and not parametric and not split_by:
         raise InputError("--labeler is given but neither --label nor --parametric asks for labelling",
                          field="labeler")
@@ -80,11 +82,6 @@ def check_label_mode(mode: str) -> None:
         raise InputError(f"--label-mode must be one of {', '.join(MODES)}, not {mode!r}", field="label-mode")
 
 
-def check_stop_at_first_correct(stop: bool, label: bool) -> None:
-    if stop and not label:
-        raise InputError("--stop-at-first-correct needs --label", field="stop-at-first-correct")
-
-
 def check_split_by(split_by: str | None) -> None:
     if split_by not in (None, "parametric"):
         raise InputError(f"--split-by {split_by!r}: only 'parametric' is known", field="split-by")
@@ -107,8 +104,6 @@ def llm_steps(bench_dir: str | os.PathLike, llms: Sequence["LLM"], *, label: boo
         flags = parametric_test(bench_dir, llms, judge=judge, meta=meta)
         if split_by:
             if dev_share is None or seed is None:
-                from ..formats.benchmark import Benchmark
-
                 opts = Benchmark(bench_dir).meta.get("options", {})
                 dev_share = dev_share_of(opts.get("split")) if dev_share is None else dev_share
                 seed = opts.get("seed", 13) if seed is None else seed
@@ -122,8 +117,6 @@ def relabel(bench_dir: str | os.PathLike, labelers: Sequence[str], open_llm: Cal
     """`inferqa label`: label an existing benchmark in place with the LLMs named by `labelers`
     (default smollm2), each opened by `open_llm` (here, or on Ray). Options are checked
     before any model loads. Returns the labelling record."""
-    from ..formats.benchmark import Benchmark
-
     Benchmark(bench_dir)
     check_split_by(split_by)
     check_label_mode(mode)
@@ -148,8 +141,5 @@ def convergence_step(questions: list, spec: str | None) -> list:
         return questions
     from ..llm import load_llm
     from .convergence import fill_convergence
-    llm = load_llm(spec)
-    try:
+    with load_llm(spec) as llm:
         return fill_convergence(questions, llm)
-    finally:
-        llm.close()

@@ -9,8 +9,8 @@ labels.jsonl, one row per passage:
 
 `mode="subsets"` asks about one ordering per hint subset (hints in ranked order) and
 copies its label to the subset's other orderings (`copied_from` names the labelled one,
-and the copied row's `answers` and `correct` are empty):
-an approximation, since the order of the hints can change a reader's answer.
+and the copied row's `answers` and `correct` are empty): an approximation, since the order
+of the hints can change a reader's answer.
 
 Each labeller asks its passages in trie order (inferqa.reading.reader.reading_order): questions
 one after another, each question's passages depth-first over their hints, so a backend
@@ -27,13 +27,11 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..formats.bench_write import BenchmarkWrite
-from ..formats.benchmark import Benchmark
 from ..errors import InputError
-from ..formats.labels import LabelRow, Labels
+from ..formats import Benchmark, LabelRow, Labels, Qrels
 from ..progress import counter
 from ..reading.answer_scoring import answer_judge
 from ..reading.reader import Reader, reading_order
-from ..formats import Qrels
 from ..records import answerability_label, parse_passage_id
 from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE, LABEL_MODE
 

@@ -15,8 +15,7 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import write_json, write_jsonl
 from ..reading.reader import Reader
-from ..parameters import SEED
-from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE
+from ..parameters import JUDGE_SAMPLES, JUDGE_TEMPERATURE, SEED
 from .labelling import judge_for
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ A backend is named by a spec string, parsed by `inferqa.llm.load_llm`:
                                                  is a base model, so it runs in completion mode)
 Query options and keyword options of `load_llm` mean the same; each backend declares its
 options with the plugin registry (`inferqa plugins llm NAME`), which checks them before the
-backend loads anything. Every backend is greedy
-(temperature 0) unless GenerationParams says otherwise. `load_llm` wraps the backend in an
-on-disk SQLite cache (see inferqa.llm.cache) unless `cache=None`.
+backend loads anything. Every backend is greedy (temperature 0) unless GenerationParams says
+otherwise. `load_llm` wraps the backend in an on-disk SQLite cache (see inferqa.llm.cache)
+unless `cache=None`.
 """
 
 from __future__ import annotations

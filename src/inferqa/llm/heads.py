@@ -1,18 +1,12 @@
 """Where a prompt's blocks end: cuts fixed by its own content, shared by prompts that share text.
 
-Reader and labeller prompts put the instruction and the few-shot demonstrations first (the
-*head*: a chat's messages but the last, or a plain prompt's text up to its last blank
-line), then the context one line (hint) per line, then the question and the template's
-tail. A prompt is evaluated as its head, then each line after the head, each line a
-block of its own; the last block (the *tail*) is always evaluated afresh, since its last
-position gives the first answer token's logits. A prompt without a head is one block.
-
-Because the cuts depend on the prompt alone (never on the batch around it or on what was
-evaluated before), every block's KV entries are computed from the same chunk at the same
-position whatever is reused, which keeps a greedy answer independent of batching and reuse.
-The passages of one question form a trie of their hints: passage "h3 h1 h4" is passage
-"h3 h1" plus one line, so a backend that keeps the longest block prefix in context and
-meets prompts in depth-first order (`trie_order`) evaluates every trie node once.
+A prompt is evaluated as its *head* (a chat's messages but the last, or a plain prompt's
+text up to its last blank line: the instruction and few-shot demonstrations), then each
+line after it (a hint) as a block of its own, then its *tail*, always evaluated afresh as
+its last position gives the first answer token's logits. A prompt without a head is one block.
+The cuts depend on the prompt alone, never on the batch or on what was evaluated before, so
+a greedy answer does not depend on batching and reuse; a backend that keeps the longest
+block prefix and meets prompts in `trie_order` evaluates every node of the hints' trie once.
 """
 
 from __future__ import annotations
@@ -26,15 +20,8 @@ T = TypeVar("T")
 
 def common_prefix_len(seqs: Sequence[Sequence[Any]]) -> int:
     """Length of the longest prefix every sequence shares (tokens, or blocks of tokens)."""
-    if not seqs:
-        return 0
-    n = min(len(s) for s in seqs)
-    first = seqs[0]
-    for i in range(n):
-        t = first[i]
-        if any(s[i] != t for s in seqs[1:]):
-            return i
-    return n
+    n = min((len(s) for s in seqs), default=0)
+    return next((i for i in range(n) if any(s[i] != seqs[0][i] for s in seqs[1:])), n)
 
 
 def chat_head(messages: Sequence[Message]) -> list[Message]:
@@ -68,9 +55,7 @@ def block_ends(text: str, head_end: int) -> list[int]:
 
 def trie_order(items: Sequence[T], key: Callable[[T], Any]) -> list[int]:
     """Indices of `items` sorted (stably) by `key`, a tuple of lines per item (or of groups,
-    then lines). Lexicographic order keeps every set of keys sharing a prefix contiguous, so
-    it is a depth-first walk of the trie of their lines: consecutive prompts share the
-    longest prefixes, and each trie node is entered once."""
+    then lines): lexicographic order is a depth-first walk of the trie of their lines."""
     return sorted(range(len(items)), key=lambda i: key(items[i]))
 
 

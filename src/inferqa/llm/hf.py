@@ -1,21 +1,12 @@
-"""Hugging Face transformers backend: a model id (online) or a local folder.
+"""Hugging Face transformers backend: a model id (online) or a local folder (docs/read.md).
 
-Throughput. Greedy calls run `batch_size` prompts at a time (default 8) through one
-`generate`. Prompts are grouped by their head (inferqa.llm.heads: the few-shot prefix,
-cut by content) and cut into blocks (the head, then each context line). A batch shares
-the longest block prefix all its prompts have (`reuse_scope=trie`, the default; `head`
-stops at the head). Its KV cache starts from a kept one (`prefix_reuse`, default on: a
-small LRU of the prefixes earlier batches computed, heads included): the kept cache that
-shares the most blocks with it is copied and `crop`ped to them, then extended by the
-remaining shared blocks, one forward each, and kept in turn. So prompts sent depth-first
-(labelling, `inferqa read`) evaluate their first hints once across batches too, and each
-batch evaluates only its prompts' own rests. The rests are padded on the left, between
-shared prefix and rest, with the attention mask and positions skipping the padding, so
-each answer is the one unbatched greedy decoding gives.
-`batch_size=1&prefix_reuse=false` is the naive path: one `generate` per whole prompt.
-Sampled calls (temperature > 0) always run one prompt at a time, so a seed means the same.
-`tokens_evaluated` counts the prompt tokens the forwards evaluate (blocks and rests, the
-padding and generated tokens not).
+Greedy calls run `batch_size` prompts (default 8) through one `generate`, grouped by head
+(inferqa.llm.heads). A batch's KV cache for the block prefix its prompts share starts from
+the kept one (`prefix_reuse`, an LRU) sharing the most blocks with it; the rests are padded
+on the left, between shared prefix and rest, with the attention mask skipping the padding,
+so each answer is the one unbatched greedy decoding gives. `batch_size=1&prefix_reuse=false`
+is the naive path: one `generate` per whole prompt. Sampled calls always run one prompt at
+a time, so a seed means the same. `tokens_evaluated` counts prompt tokens the forwards evaluate.
 """
 
 from __future__ import annotations
@@ -37,13 +28,8 @@ MAX_PREFIXES = 4  # block-prefix KV caches kept between batches and calls (LRU)
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     """Cut `text` at the earliest stop string, as servers do."""
-    cut = len(text)
-    for s in stop:
-        if s:
-            i = text.find(s)
-            if i != -1:
-                cut = min(cut, i)
-    return text[:cut]
+    found = [i for i in (text.find(s) for s in stop if s) if i != -1]
+    return text[:min(found, default=len(text))]
 
 
 @plugin("llm", "transformers",
@@ -63,7 +49,8 @@ class TransformersLLM(LLM):
     def __init__(self, model: str, *, mode: str, device: str, dtype: str, n_threads: int | None,
                  batch_size: int, prefix_reuse: bool, reuse_scope: str):
         """Settings resolved by the registry (`load_llm`): the plugin's Option table holds the defaults."""
-        if not (model.startswith((".", "/", "~")) or Path(model).expanduser().exists()):
+        looks_local = Path(model).expanduser().exists()
+        if not (model.startswith((".", "/", "~")) or looks_local):
             from ..models import hub_model
 
             hub_model(model)  # before the slow imports: an unreachable hub fails at once
@@ -74,7 +61,6 @@ class TransformersLLM(LLM):
             raise InputError("the transformers backend needs 'transformers' and torch "
                              "(pip install 'inferqa[transformers]')") from None
         check_model_ref(model, "model folder", "llm")  # the one model-path check, as every loader's
-        looks_local = Path(model).expanduser().exists()
         self._torch = torch
         if n_threads:
             torch.set_num_threads(int(n_threads))
@@ -89,11 +75,10 @@ class TransformersLLM(LLM):
         self.tokens_evaluated = 0  # prompt tokens evaluated by forwards (padding and generated ones not)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model)
-            try:
-                with quiet_loading():
+            with quiet_loading():
+                try:
                     lm = AutoModelForCausalLM.from_pretrained(self.model, dtype=dtype)
-            except TypeError:  # transformers < 4.56 names it torch_dtype
-                with quiet_loading():
+                except TypeError:  # transformers < 4.56 names it torch_dtype
                     lm = AutoModelForCausalLM.from_pretrained(self.model, torch_dtype=dtype)
             self.lm = lm.to(device).eval()
         except OSError as exc:
@@ -111,8 +96,7 @@ class TransformersLLM(LLM):
     def _gen_kwargs(self, params: GenerationParams) -> dict[str, Any]:
         sample = params.temperature > 0
         pad = self.tokenizer.pad_token_id
-        if pad is None:
-            pad = self.tokenizer.eos_token_id
+        pad = self.tokenizer.eos_token_id if pad is None else pad
         kwargs: dict[str, Any] = {"max_new_tokens": params.max_tokens, "do_sample": sample, "pad_token_id": pad}
         if sample:
             kwargs["temperature"] = params.temperature
@@ -122,15 +106,9 @@ class TransformersLLM(LLM):
 
     def _generate(self, ids: list[int], params: GenerationParams) -> str:
         """One whole prompt through `generate`: the naive path, and every sampled call."""
-        torch = self._torch
         if params.temperature > 0 and params.seed is not None:
-            torch.manual_seed(params.seed)
-        x = torch.tensor([ids], device=self.device)
-        self.tokens_evaluated += len(ids)
-        with torch.no_grad():
-            out = self.lm.generate(x, attention_mask=torch.ones_like(x), **self._gen_kwargs(params))
-        text = self.tokenizer.decode(out[0, len(ids):].tolist(), skip_special_tokens=True)
-        return cut_at_stop(text, params.stop)
+            self._torch.manual_seed(params.seed)
+        return self._generate_batch((), [ids], params)[0]
 
     def _encode(self, text: str, head_end: int, special: bool = False) -> tuple[list[int], int]:
         """Token ids of `text` and how many of them are its head: those ending at or before
@@ -204,7 +182,7 @@ class TransformersLLM(LLM):
     def _generate_batch(self, blocks: tuple[tuple[int, ...], ...], rests: list[list[int]],
                         params: GenerationParams) -> list[str]:
         """Prompts sharing the leading `blocks` (none: nothing shared): a copy of their KV cache
-        (_prefix_cache), then the rests padded on the left of the rest, greedy."""
+        (_prefix_cache), then the rests padded on the left of the rest."""
         torch = self._torch
         kwargs = self._gen_kwargs(params)
         prefix = [t for block in blocks for t in block]

@@ -1,45 +1,33 @@
-"""llama-cpp-python backend: a GGUF file run in process.
+"""llama-cpp-python backend: a GGUF file run in process (docs/read.md: prefix reuse, slots).
 
-Prefix reuse along a trie, cut by content. Every prompt is evaluated as a fixed sequence of
-blocks cut by its own content (inferqa.llm.heads): its head (the few-shot prefix), each
-line after it (a context line, a hint), then its tail. Each block is evaluated as one
-chunk from its own position. The backend keeps the blocks it evaluated in context; with
-`prefix_reuse` (default) the next prompt rewinds the context (`kv_cache_seq_rm`) to the
-longest block prefix the two share, or loads a kept head snapshot (a saved state, a
-small LRU) when that shares more, and evaluates only the blocks after it. Prompts that
-arrive in depth-first order of their hints (labelling, `inferqa read`) so evaluate each
-node of the question's hint trie once. `reuse_scope=head` reuses the head block only (the
-earlier behaviour, kept for comparison); `prefix_reuse=False` resets the context and
-evaluates every block of every prompt (the naive baseline).
+Every prompt is evaluated as a fixed sequence of blocks cut by its own content
+(inferqa.llm.heads), each one chunk from its own position. With `prefix_reuse` (default)
+the next prompt rewinds the context (`kv_cache_seq_rm`) to the longest block prefix the two
+share, or loads a kept head snapshot, and evaluates only the blocks after it;
+`reuse_scope=head` reuses the head block only, `prefix_reuse=False` none (the baseline).
+Cut by content, a prompt always gets the same tokens and chunks, hence (float sums in the
+same order) the same greedy answer: alone, in any batch and order, with any reuse.
 
-Flash attention is off by default: llama.cpp's CPU kernel tiles chunks of 64 or more query
-tokens and computes every shorter chunk (a hint line, a tail) one query at a time, which
-made the blocks after the head about 30 % slower than attention by matrix products on this
-project's CPU (benchmarks/reader_throughput.py: optimised 0.759 prompts/s without it,
-0.550 with it). The two settings give different floats, and so does `n_batch` where it cuts
-a block, so both are part of the backend's identity (the call cache's key).
+Flash attention is off by default: llama.cpp's CPU kernel tiles only chunks of 64+ query
+tokens, so the short blocks after the head ran about 30 % slower with it. It and `n_batch`
+(where it cuts a block) change the floats, so both are in the identity.
 
-Greedy answers are decoded `parallel` prompts at a time, one KV sequence each
-(inferqa.llm.llamacpp_slots), bit for bit the answers one prompt at a time gives; sampled
-answers are drawn one at a time in the Llama's own context, which `logprob` uses too. With
-`parallel=1` greedy decoding works in that context as well (one KV cache, not two), and
-each side forgets its kept blocks when the other has used the cache.
-
-Determinism. A greedy answer can flip when the same tokens' KV entries are computed in
-differently cut chunks (float sums in another order): demo question 7 once read
-"Theodore Benson" alone and "Theodore Bregman" in a batch. The prompt is tokenised whole
-and cut at token boundaries fixed by its text, with or without reuse, so a prompt always
-gets the same tokens, the same blocks, hence the same chunks and the same answer: alone,
-in any batch and order, on any number of Ray actors, with any reuse.
+Greedy answers are decoded `parallel` at a time (inferqa.llm.llamacpp_slots); sampled ones
+one at a time in the Llama's own context, which `logprob` uses too. With `parallel=1` both
+share one KV cache, and each side forgets its kept blocks when the other has used it.
 """
 
 from __future__ import annotations
 
+import atexit
+import bisect
 import contextlib
 import ctypes
 import functools
+import itertools
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -50,7 +38,6 @@ from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, comp
 from .llamacpp_slots import BlockPrefix, SlotDecoder
 
 MIN_HEAD = 32  # tokens; a prompt whose head is shorter is evaluated as one block
-REUSE_SCOPES = ("trie", "head")
 
 
 @contextlib.contextmanager
@@ -75,29 +62,26 @@ def _close_devnull_files_at_exit() -> None:
     """llama_cpp._utils opens os.devnull twice on import and never closes it. Freed only at the
     very end of shutdown, once the warning filters are gone, each printed "ResourceWarning:
     unclosed file" on stderr after every run that loaded a model."""
-    import atexit
-    import sys
-
     utils = sys.modules.get("llama_cpp._utils")
     files = [getattr(utils, name, None) for name in ("outnull_file", "errnull_file")]
     atexit.register(lambda: [f.close() for f in files if hasattr(f, "close")])
 
 
-MODES = ("chat", "completion")
 FLASH_ATTN = Option("flash_attn", bool, False, "flash attention (llama.cpp's CPU kernel tiles only chunks of 64+ "
                     "tokens: shorter blocks run faster without it; part of the identity)")
 # The same window in process and on the local servers (llm/servers.py): a prompt that fits one fits the other.
 N_CTX = Option("n_ctx", int, 4096, "context window in tokens", min=1)
 # Declared once: the llama-cpp backend and the bundled GGUF models (inferqa.llm.bundled) share them.
 LLAMA_CPP_OPTIONS = (
-    Option("mode", str, "chat", "chat: the model's chat template; completion: plain text", choices=MODES),
+    Option("mode", str, "chat", "chat: the model's chat template; completion: plain text",
+           choices=("chat", "completion")),
     N_CTX,
     Option("n_threads", int, None, "CPU threads (default: cores, at most 8)", min=1),
     Option("n_batch", int, 512, "tokens evaluated per chunk", min=1),
     FLASH_ATTN,
     Option("prefix_reuse", bool, True, "keep the KV state of evaluated blocks and reuse the longest shared prefix"),
     Option("reuse_scope", str, "trie", "with prefix_reuse: trie reuses the longest shared block prefix; "
-           "head only the first block (the few-shot head)", choices=REUSE_SCOPES),
+           "head only the first block (the few-shot head)", choices=("trie", "head")),
     Option("parallel", int, 1, "greedy answers decoded together, one KV sequence each (answers unchanged; "
            "above 1 the KV cache takes parallel + 1 times n_ctx)", min=1),
     Option("seed", int, 0, "sampling seed"),
@@ -119,7 +103,6 @@ class LlamaCppLLM(LLM):
         except ImportError:
             raise InputError("the llama-cpp backend needs llama-cpp-python (pip install 'inferqa[llm]')") from None
         _close_devnull_files_at_exit()
-        self._llama_cpp = llama_cpp
         self.path = path.resolve()
         # Name and size identify the weights for the cache without hashing gigabytes.
         self.model = f"{self.path.name}#{self.path.stat().st_size}"
@@ -137,24 +120,23 @@ class LlamaCppLLM(LLM):
         try:
             with _quiet_stderr():
                 self.llama = llama_cpp.Llama(model_path=str(self.path), n_ctx=int(n_ctx), n_threads=threads,
-                                             n_threads_batch=threads, n_batch=int(n_batch), n_ubatch=int(n_batch), flash_attn=bool(flash_attn), seed=int(seed),
-                                             verbose=False)
+                                             n_threads_batch=threads, n_batch=int(n_batch), n_ubatch=int(n_batch),
+                                             flash_attn=bool(flash_attn), seed=int(seed), verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load this model: {exc}", file=self.path) from None
         # the blocks in the Llama's own context (sampled answers, logprob)
-        self._prefix = BlockPrefix(self._eval_block, self._rewind, self.llama.save_state, self.llama.load_state,
-                                   self.prefix_reuse, reuse_scope)
+        self._prefix = BlockPrefix(lambda tokens, pos: self.llama.eval(list(tokens)), self._rewind,
+                                   self.llama.save_state, self.llama.load_state, self.prefix_reuse, reuse_scope)
         self._formatter = self._head_formatter = None
-        if mode == "chat":
-            template = self.llama.metadata.get("tokenizer.chat_template")
-            if template:
-                from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-                ll = self.llama
-                eos, bos = ll.token_eos(), ll.token_bos()
-                texts = dict(eos_token=ll._model.token_get_text(eos) if eos != -1 else "",
-                             bos_token=ll._model.token_get_text(bos) if bos != -1 else "")
-                self._formatter = Jinja2ChatFormatter(template=template, **texts)
-                self._head_formatter = Jinja2ChatFormatter(template=template, add_generation_prompt=False, **texts)
+        template = self.llama.metadata.get("tokenizer.chat_template") if mode == "chat" else None
+        if template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+            ll = self.llama
+            eos, bos = ll.token_eos(), ll.token_bos()
+            texts = dict(eos_token=ll._model.token_get_text(eos) if eos != -1 else "",
+                         bos_token=ll._model.token_get_text(bos) if bos != -1 else "")
+            self._formatter = Jinja2ChatFormatter(template=template, **texts)
+            self._head_formatter = Jinja2ChatFormatter(template=template, add_generation_prompt=False, **texts)
 
     @property
     def identity(self) -> str:
@@ -164,7 +146,6 @@ class LlamaCppLLM(LLM):
     def parallel(self) -> int:
         return self._parallel
 
-    # --- tokens -------------------------------------------------------------------
     def _tokens(self, text: str, add_bos: bool = True) -> list[int]:
         return self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
@@ -178,7 +159,7 @@ class LlamaCppLLM(LLM):
                              "use completion mode", file=self.path)
         # enable_thinking: Qwen3-style templates skip the thinking block; other templates ignore it.
         r = self._formatter(messages=[dict(m) for m in messages], enable_thinking=False)
-        stop = r.stop if isinstance(r.stop, list) else ([r.stop] if r.stop else [])
+        stop = r.stop if isinstance(r.stop, list) else [r.stop]
         return r.prompt, [s for s in stop if s]
 
     def render_head(self, messages: Sequence[Message]) -> str:
@@ -195,21 +176,19 @@ class LlamaCppLLM(LLM):
             raise InputError(f"prompt of {len(tokens)} tokens plus {max_new} new tokens exceeds the context "
                              f"window n_ctx={n_ctx} (raise it with ?n_ctx=...)")
 
-    # --- blocks: content-fixed cuts of a prompt ----------------------------------------
     def _token_ends(self, tokens: Sequence[int], text: str) -> list[int] | None:
         """Byte offset in `text` where each token ends (a leading BOS the text does not spell
         ends at 0); None when the token pieces do not spell the text out."""
         import llama_cpp
 
         ll = self.llama
-        vocab = ll._model.vocab
         buf = ctypes.create_string_buffer(256)
         start = 1 if tokens and tokens[0] == ll.token_bos() and not text.startswith(
             ll._model.token_get_text(tokens[0])) else 0
         data = text.encode("utf-8")
         ends, offset = [0] * start, 0
         for i in range(start, len(tokens)):
-            size = llama_cpp.llama_token_to_piece(vocab, tokens[i], buf, len(buf), 0, True)
+            size = llama_cpp.llama_token_to_piece(ll._model.vocab, tokens[i], buf, len(buf), 0, True)
             if size < 0 or data[offset:offset + size] != buf.raw[:size]:
                 return None
             offset += size
@@ -217,31 +196,20 @@ class LlamaCppLLM(LLM):
         return ends if offset == len(data) else None
 
     def _head_len(self, tokens: Sequence[int], text: str, head_end: int) -> int:
-        """Number of tokens of the head: those ending at or before byte `head_end` of `text`.
-
-        The prompt is tokenized whole, so cutting never changes its tokens; 0 (no head) when
-        the head is short or the token pieces do not spell the text out."""
-        if head_end <= 0:
-            return 0
-        ends = self._token_ends(tokens, text)
-        return 0 if ends is None else self._cut(ends, head_end, len(tokens))
-
-    @staticmethod
-    def _cut(ends: Sequence[int], head_end: int, n_tokens: int) -> int:
-        import bisect
-
-        n = min(bisect.bisect_right(ends, head_end), n_tokens - 1)  # generation needs a token after it
-        return n if n >= MIN_HEAD else 0
+        """Number of tokens of the head (those ending at or before byte `head_end`); 0 without one."""
+        cuts = self._cuts(tokens, text, head_end)
+        return cuts[0] if cuts else 0
 
     def _cuts(self, tokens: Sequence[int], text: str, head_end: int) -> list[int]:
         """Token positions where the prompt's blocks end, the tail's left out (inferqa.llm.heads),
-        each at the last token boundary at or before its byte offset; [] (one block) without
-        a head of MIN_HEAD tokens ending at or before byte `head_end`."""
-        import bisect
-
+        each at the last token boundary at or before its byte offset (the prompt is tokenized
+        whole, so cutting never changes its tokens); [] (one block) without a head of MIN_HEAD
+        tokens ending at or before byte `head_end`, or if the pieces do not spell the text out."""
         ends = self._token_ends(tokens, text) if head_end > 0 else None
-        n_head = self._cut(ends, head_end, len(tokens)) if ends is not None else 0
-        if not n_head:
+        if ends is None:
+            return []
+        n_head = min(bisect.bisect_right(ends, head_end), len(tokens) - 1)  # generation needs a token after it
+        if n_head < MIN_HEAD:
             return []
         cuts = [n_head]
         # decoded as latin-1 (one character per byte), so block_ends gives byte offsets
@@ -250,9 +218,6 @@ class LlamaCppLLM(LLM):
             if cuts[-1] < n < len(tokens):
                 cuts.append(n)
         return cuts
-
-    def _eval_block(self, tokens: Sequence[int], pos: int) -> None:
-        self.llama.eval(list(tokens))
 
     def _rewind(self, pos: int) -> None:
         ll = self.llama
@@ -272,26 +237,23 @@ class LlamaCppLLM(LLM):
             self.llama.n_tokens = 0  # llama-cpp-python's record of what it evaluated
         self._kv_user = user
 
-    # --- generation -------------------------------------------------------------------
     def _generate(self, batch: list[tuple[list[int], list[int]]], stops: list[list[str]],
                   params: GenerationParams) -> list[str]:
-        """Each prompt as (tokens, block cuts): its blocks, then its tail and the answer.
-        Greedy answers go through the slot decoder, sampled ones through the Llama's own
-        context, one at a time."""
-        for tokens, _ in batch:
-            self._check_fits(tokens, params.max_tokens)
+        """Each prompt as (tokens, block cuts): its blocks, then its tail and the answer; greedy
+        answers through the slot decoder, sampled ones one at a time in the Llama's own context."""
         prompts = []
         for tokens, cuts in batch:
+            self._check_fits(tokens, params.max_tokens)
             bounds = [0, *cuts]
             prompts.append((tokens, [tuple(tokens[a:b]) for a, b in zip(bounds, bounds[1:])]))
+        stops = [list(s) + list(params.stop) for s in stops]
         if params.temperature == 0:
             if self._slots is None:
                 with _quiet_stderr():
                     self._slots = SlotDecoder(self.llama, self._parallel, self.n_ctx, self.prefix_reuse,
                                               self.reuse_scope)
             self._take_kv("slots")
-            answers, evaluated = self._slots.generate(prompts, [list(s) + list(params.stop) for s in stops],
-                                                      params.max_tokens)
+            answers, evaluated = self._slots.generate(prompts, stops, params.max_tokens)
             self.tokens_evaluated += evaluated
             return answers
         self._take_kv("llama")
@@ -303,38 +265,49 @@ class LlamaCppLLM(LLM):
             if params.seed is not None:
                 ll.set_seed(params.seed)
             r = ll.create_completion(prompt=tokens, max_tokens=params.max_tokens, temperature=params.temperature,
-                                     top_k=40, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
-                                     stop=list(stop) + list(params.stop) or None)
+                                     top_k=40, top_p=1.0, min_p=0.0, repeat_penalty=1.0, stop=stop or None)
             out.append(r["choices"][0]["text"])
         return out
 
+    def _encode(self, text: str, head_chars: int, add_bos: bool) -> tuple[list[int], list[int]]:
+        """Tokens of `text` and its block cuts, its head being its first `head_chars` characters."""
+        tokens = self._tokens(text, add_bos=add_bos)
+        return tokens, self._cuts(tokens, text, len(text[:head_chars].encode("utf-8")))
+
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
-        batch = []
-        for p in prompts:
-            tokens = self._tokens(p)
-            batch.append((tokens, self._cuts(tokens, p, len(p[:completion_head_end(p)].encode("utf-8")))))
+        batch = [self._encode(p, completion_head_end(p), add_bos=True) for p in prompts]
         return self._generate(batch, [[] for _ in batch], params)
 
     def chat(self, conversations: Sequence[Sequence[Message]],
              params: GenerationParams = GenerationParams()) -> list[str]:
         if self.mode != "chat":
             raise InputError(f"{self.path.name} is loaded in completion mode; chat() is not available")
-        batch, stops = [], []
-        for messages in conversations:
-            text, stop = self.render_chat(messages)
-            tokens = self._tokens(text, add_bos=False)  # the template writes BOS itself
-            head_end = len(text[:chat_head_end(text, self.render_head(messages))].encode("utf-8"))
-            batch.append((tokens, self._cuts(tokens, text, head_end)))
-            stops.append(stop)
-        return self._generate(batch, stops, params)
+        rendered = [self.render_chat(messages) for messages in conversations]
+        # add_bos=False: the template writes BOS itself
+        batch = [self._encode(text, chat_head_end(text, self.render_head(messages)), add_bos=False)
+                 for (text, _), messages in zip(rendered, conversations)]
+        return self._generate(batch, [stop for _, stop in rendered], params)
 
-    # --- scoring ------------------------------------------------------------------------
+    def _reuse_context(self, tokens: list[int], limit: int) -> None:
+        """Rewind the context to the longest prefix of `tokens`, at most `limit` long, that it or
+        a kept snapshot holds; the blocks still whole in it stay reusable."""
+        ll, kept = self.llama, self._prefix
+        keep = 0
+        if self.prefix_reuse:
+            keep = min(common_prefix_len([ll.input_ids[:ll.n_tokens].tolist(), tokens]), limit)
+            best = max((k for k in kept.snapshots if keep < len(k) <= limit and tuple(tokens[:len(k)]) == k),
+                       key=len, default=None)
+            if best is not None:
+                ll.load_state(kept.snapshots[best])
+                kept.blocks, keep = [best], len(best)
+        ends = list(itertools.accumulate(map(len, kept.blocks)))
+        del kept.blocks[bisect.bisect_right(ends, keep):]
+        ll.n_tokens = keep
+
     def logprob(self, prompt: str, continuation: str) -> float:
-        """Sum of log-probabilities of the continuation's tokens (raw text, no chat template).
-
-        Reuses the KV entries shared with what is in context, then decodes the rest in
-        chunks with logits requested for every position that predicts a continuation token.
-        """
+        """Sum of log-probabilities of the continuation's tokens (raw text, no chat template):
+        reuses the KV entries shared with the context, then decodes the rest in chunks with
+        logits for every position that predicts a continuation token."""
         import numpy as np
 
         ll = self.llama
@@ -347,44 +320,24 @@ class LlamaCppLLM(LLM):
         full = p_tok + c_tok
         self._check_fits(full, 0)
         self._take_kv("llama")
-        # Keep the prefix shared with the context or a snapshot, but always re-decode from
-        # the last prompt token onwards.
-        ctx = ll.input_ids[:ll.n_tokens].tolist() if self.prefix_reuse else []
-        keep = min(common_prefix_len([ctx, full]) if ctx else 0, len(p_tok) - 1)
-        kept = self._prefix
-        if self.prefix_reuse:
-            best = max((k for k in kept.snapshots if keep < len(k) <= len(p_tok) - 1
-                        and tuple(full[:len(k)]) == k), key=len, default=None)
-            if best is not None:
-                ll.load_state(kept.snapshots[best])
-                kept.blocks, keep = [best], len(best)
-        end = 0  # the blocks still whole in context stay reusable
-        for i, b in enumerate(kept.blocks):
-            end += len(b)
-            if end > keep:
-                del kept.blocks[i:]
-                break
-        ll.n_tokens = keep
-        if keep < len(p_tok) - 1:
-            ll.eval(full[keep:len(p_tok) - 1])
-        tail = full[len(p_tok) - 1:len(full) - 1]  # positions whose next token is a continuation token
-        n_vocab = ll.n_vocab()
+        last = len(p_tok) - 1  # always re-decoded: its logits predict the first continuation token
+        self._reuse_context(full, last)
+        if ll.n_tokens < last:
+            ll.eval(full[ll.n_tokens:last])
+        tail = full[last:-1]  # positions whose next token is a continuation token
         total = 0.0
-        done = 0
         for start in range(0, len(tail), ll.n_batch):
             chunk = tail[start:start + ll.n_batch]
             n_past = ll.n_tokens
             ll._ctx.kv_cache_seq_rm(-1, n_past, -1)
             ll._batch.set_batch(batch=chunk, n_past=n_past, logits_all=True)
             ll._ctx.decode(ll._batch)
-            logits = np.ctypeslib.as_array(ll._ctx.get_logits(), shape=(len(chunk), n_vocab)).astype(np.float64)
+            logits = np.ctypeslib.as_array(ll._ctx.get_logits(), shape=(len(chunk), ll.n_vocab())).astype(np.float64)
             ll.input_ids[n_past:n_past + len(chunk)] = chunk
             ll.n_tokens += len(chunk)
-            targets = c_tok[done:done + len(chunk)]
             peak = logits.max(axis=1)
             lse = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=1))
-            total += float((logits[np.arange(len(chunk)), targets] - lse).sum())
-            done += len(chunk)
+            total += float((logits[np.arange(len(chunk)), c_tok[start:start + len(chunk)]] - lse).sum())
         ll._requires_eval = True  # logits in llama-cpp-python's buffers are stale now
         if not math.isfinite(total):
             raise RuntimeError("non-finite log-probability")
@@ -395,7 +348,6 @@ class LlamaCppLLM(LLM):
             self._slots.close()
             self._slots = None
         self._prefix.clear()
-        llama = getattr(self, "llama", None)
-        if llama is not None:
-            llama.close()
+        if self.llama is not None:
+            self.llama.close()
             self.llama = None

@@ -1,22 +1,14 @@
-"""Greedy answers of several prompts decoded together on llama.cpp, one KV sequence each.
-
-A decoding step reads every weight for the token or tokens it decodes, so where memory
-bandwidth is the limit, decoding `parallel` prompts' next tokens in one call costs little
-more than one. (SmolLM2-135M on one thread of the project's CPU is not that case: a step
-cost 28.9 ms a token alone and 23.0 at 4 sequences, so the backend's default is 1.)
+"""Greedy answers of several prompts decoded together on llama.cpp, one KV sequence each
+(docs/read.md, *Answers decoded together*; the default is 1, as on the project's CPU it did not pay).
 
 The context holds `parallel + 1` sequences, each in its own KV stream (`kv_unified=False`).
-Sequence 0 holds the block prefix (`BlockPrefix`: the head, then context lines), entered
-as the single-sequence backend enters it. A prompt takes a free slot: its sequence gets a
-copy of sequence 0, then its tail is evaluated there and its answer decoded with the other
-slots'. With one slot, sequence 0 is the slot: no copy, and no context of its own either:
-the decoder works in the Llama's own context (`shares_context`), so the KV cache is held
-once. Each stream lays its cells out in
-position order, as a context of one sequence does, so attention over it sees what it sees
-there and every logit is bit for bit the one a context of one sequence gives
-(tests/test_llm_llamacpp.py compares the answers with `Llama.create_completion`'s). A
-unified cache does not keep that without flash attention: its softmax runs over every
-sequence's cells.
+Sequence 0 holds the block prefix (`BlockPrefix`); a prompt takes a free slot, whose
+sequence gets a copy of sequence 0, then evaluates its tail and decodes beside the other
+slots. With one slot, sequence 0 is the slot, in the Llama's own context (`shares_context`),
+so the KV cache is held once. Each stream lays its cells out in position order, as a
+context of one sequence does, so every logit is bit for bit the one such a context gives
+(tests/test_llm_llamacpp.py). A unified cache does not keep that without flash attention:
+its softmax runs over every sequence's cells.
 """
 
 from __future__ import annotations
@@ -34,7 +26,6 @@ MAX_SNAPSHOTS = 4  # head states kept (LRU); deeper blocks are reached by rewind
 class BlockPrefix:
     """The blocks whose KV entries fill one sequence from position 0 (each evaluated as one
     chunk), a small LRU of head snapshots, and the one way a prompt's blocks are entered.
-
     `evaluate(tokens, pos)` computes a block's KV entries; `rewind(pos)` drops every entry
     from `pos` on; `save()`/`load(state)` copy the sequence's state."""
 
@@ -57,20 +48,18 @@ class BlockPrefix:
                 self.snapshots.move_to_end(blocks[0])
                 self.load(state)
                 self.blocks, keep = [blocks[0]], 1
-        pos = sum(len(b) for b in blocks[:keep])
+        start = pos = sum(len(b) for b in blocks[:keep])
         del self.blocks[keep:]
         self.rewind(pos)
-        evaluated = 0
         for i in range(keep, len(blocks)):
             self.evaluate(blocks[i], pos)
             pos += len(blocks[i])
-            evaluated += len(blocks[i])
             self.blocks.append(blocks[i])
             if i == 0 and self.reuse:
                 self.snapshots[blocks[0]] = self.save()
                 while len(self.snapshots) > MAX_SNAPSHOTS:
                     self.snapshots.popitem(last=False)
-        return evaluated
+        return pos - start
 
     def clear(self) -> None:
         self.blocks, self.snapshots = [], OrderedDict()
@@ -97,8 +86,7 @@ class Completion:
             return True
         self.tokens.append(token)
         text = self.detokenize(self.tokens)
-        tail = text[-3:]
-        for i, byte in enumerate(tail):
+        for i, byte in enumerate(text[-3:]):
             left = 3 - i  # bytes from this one to the end, counted as if the text had 3 or more
             for width, lead in ((2, 0xC0), (3, 0xE0), (4, 0xF0)):
                 if width > left and byte & lead == lead:
@@ -106,14 +94,12 @@ class Completion:
         if self._unfinished > 0:
             self._unfinished -= 1
             return False
-        found = [s for s in self.stops if s in text]
-        if found:
-            self.text = text[:text.index(found[0])]
-            return True
-        if len(self.tokens) >= self.max_tokens:
+        found = next((s for s in self.stops if s in text), None)
+        if found is not None:
+            self.text = text[:text.index(found)]
+        elif len(self.tokens) >= self.max_tokens:
             self.text = text
-            return True
-        return False
+        return self.text is not None
 
     def answer(self) -> str:
         return (self.text or b"").decode("utf-8", errors="ignore")
@@ -148,11 +134,10 @@ class SlotDecoder:
         self._batch = L.llama_batch_init(self.n_batch, 0, 1)
         self._vocab = llama._model.vocab
         self._n_vocab = L.llama_vocab_n_tokens(self._vocab)
-        self.prefix = BlockPrefix(lambda tokens, pos: self._decode([(t, pos + j, 0) for j, t in enumerate(tokens)], False),
+        self.prefix = BlockPrefix(lambda tokens, pos: self._decode(tokens, pos, 0, False),
                                   lambda pos: L.llama_memory_seq_rm(self._mem, 0, pos, -1),
                                   self._save, self._load, reuse, scope)
 
-    # --- sequence 0's state ----------------------------------------------------------
     def _save(self) -> bytes:
         L = self._L
         size = L.llama_state_seq_get_size(self.ctx, 0)
@@ -167,7 +152,6 @@ class SlotDecoder:
         if L.llama_state_seq_set_data(self.ctx, buf, len(state), 0) != len(state):
             raise RuntimeError("llama.cpp could not restore a kept head state")
 
-    # --- evaluation ----------------------------------------------------------------------
     def _run(self, items: Sequence[tuple[int, int, int]], logits: Sequence[bool]) -> None:
         """One llama_decode of at most n_batch (token, position, sequence) items."""
         b = self._batch
@@ -178,9 +162,10 @@ class SlotDecoder:
         if self._L.llama_decode(self.ctx, b) != 0:
             raise RuntimeError("llama_decode failed (context full?)")
 
-    def _decode(self, items: Sequence[tuple[int, int, int]], last_logits: bool) -> None:
-        """Prompt tokens in chunks of n_batch; logits only for the last item (last_logits) or
-        none, since a block's end predicts nothing we read."""
+    def _decode(self, tokens: Sequence[int], pos: int, seq: int, last_logits: bool) -> None:
+        """Prompt tokens from position `pos` of sequence `seq` in chunks of n_batch; logits only
+        for the last token (last_logits) or none, since a block's end predicts nothing we read."""
+        items = [(t, pos + j, seq) for j, t in enumerate(tokens)]
         for start in range(0, len(items), self.n_batch):
             chunk = items[start:start + self.n_batch]
             last = last_logits and start + len(chunk) == len(items)
@@ -195,20 +180,28 @@ class SlotDecoder:
 
         return int(np.ctypeslib.as_array(self._L.llama_get_logits_ith(self.ctx, i), shape=(self._n_vocab,)).argmax())
 
-    # --- generation ---------------------------------------------------------------------
     def generate(self, prompts: Sequence[tuple[list[int], list[tuple[int, ...]]]], stops: Sequence[list[str]],
                  max_tokens: int) -> tuple[list[str], int]:
         """Greedy answers of (tokens, blocks) prompts, entered in the order given; returns
         the answers and the prompt tokens evaluated."""
         L = self._L
         detok = lambda toks: self._llama._model.detokenize(toks, special=False)  # noqa: E731
-        is_eog = lambda t: bool(L.llama_vocab_is_eog(self._vocab, t))  # noqa: E731
         answers: list[str] = [""] * len(prompts)
         waiting = deque(range(len(prompts)))
-        shared = self.slots == 1  # the one slot is sequence 0 itself
-        free = [0] if shared else list(range(self.slots, 0, -1))
+        free = [0] if self.shares_context else list(range(self.slots, 0, -1))  # the one slot is sequence 0 itself
         active: dict[int, tuple[int, Completion, int]] = {}  # slot -> (prompt index, completion, next position)
         evaluated = 0
+
+        def push(slot: int, i: int, done: Completion, row: int, pos: int) -> None:
+            """The token at logits `row` to prompt `i`'s answer; a finished answer frees its slot."""
+            tok = self._argmax(row)
+            if done.push(tok, bool(L.llama_vocab_is_eog(self._vocab, tok))):
+                answers[i] = done.answer()
+                active.pop(slot, None)
+                free.append(slot)
+            else:
+                active[slot] = (i, done, pos)
+
         while waiting or active:
             while waiting and free:  # a free slot takes the next prompt: copy the blocks, evaluate the tail
                 i = waiting.popleft()
@@ -216,33 +209,21 @@ class SlotDecoder:
                 evaluated += self.prefix.enter(blocks)
                 pos = sum(len(b) for b in blocks)
                 slot = free.pop()
-                if not shared:
+                if not self.shares_context:
                     L.llama_memory_seq_rm(self._mem, slot, -1, -1)
                     if pos:
                         L.llama_memory_seq_cp(self._mem, 0, slot, -1, -1)
-                self._decode([(t, pos + j, slot) for j, t in enumerate(tokens[pos:])], True)
+                self._decode(tokens[pos:], pos, slot, True)
                 evaluated += len(tokens) - pos
-                done = Completion(detok, [s.encode("utf-8") for s in stops[i]], max_tokens)
-                tok = self._argmax(-1)
-                if done.push(tok, is_eog(tok)):
-                    answers[i] = done.answer()
-                    free.append(slot)
-                else:
-                    active[slot] = (i, done, len(tokens))
+                push(slot, i, Completion(detok, [s.encode("utf-8") for s in stops[i]], max_tokens), -1, len(tokens))
             if not active:
                 continue
             order = sorted(active)
             self._step([(active[s][1].tokens[-1], active[s][2], s) for s in order])
             for row, slot in enumerate(order):
                 i, done, pos = active[slot]
-                tok = self._argmax(row)
-                if done.push(tok, is_eog(tok)):
-                    answers[i] = done.answer()
-                    del active[slot]
-                    free.append(slot)
-                else:
-                    active[slot] = (i, done, pos + 1)
-        for slot in ([] if shared else range(1, self.slots + 1)):
+                push(slot, i, done, row, pos + 1)
+        for slot in ([] if self.shares_context else range(1, self.slots + 1)):
             L.llama_memory_seq_rm(self._mem, slot, -1, -1)
         return answers, evaluated
 

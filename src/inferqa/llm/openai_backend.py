@@ -4,15 +4,10 @@ The `openai` client does the timeouts and the bounded retries with exponential b
 this module maps its failures to one-line InputErrors. The API key is read from the
 option or OPENAI_API_KEY and is kept out of `identity`, so out of every cache key and log.
 
-Throughput. A call's requests go out `concurrency` at a time (default 1), in trie order
-(inferqa.llm.heads.trie_order: sorted by their lines, a depth-first walk of the trie of
-their lines), so requests sharing a prefix (the reader's few-shot head, then a passage's
-first hints) reach the server one after another; answers come back in the caller's order.
-Labelling and `inferqa read` already send each question's prompts in that order, questions
-one after another. The server must keep prefixes for this to pay: vLLM with
-`--enable-prefix-caching` (the default from vLLM's V1 engine on), SGLang (its radix cache is
-on unless `--disable-radix-cache`), llama.cpp's `llama-server` (`cache_prompt`, on by
-default in its requests; send `cache_prompt=true` as an extra option on older builds).
+A call's requests go out `concurrency` at a time (default 1) in trie order
+(inferqa.llm.heads.trie_order), so requests sharing a prefix reach the server one after
+another; answers come back in the caller's order. This pays only on a server that keeps
+prefixes (docs/read.md, *Reader throughput*: vLLM, SGLang, `llama-server`).
 """
 
 from __future__ import annotations
@@ -106,14 +101,15 @@ class OpenAILLM(LLM):
                 out[i] = result
         return out
 
+    def _extra(self) -> dict[str, Any]:
+        return {"extra_body": dict(self.extra_body)} if self.extra_body else {}
+
     def _sampling(self, params: GenerationParams) -> dict[str, Any]:
-        out: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": params.temperature}
+        out: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": params.temperature, **self._extra()}
         if params.stop:
             out["stop"] = list(params.stop)
         if params.seed is not None:
             out["seed"] = params.seed
-        if self.extra_body:
-            out["extra_body"] = dict(self.extra_body)
         return out
 
     def complete(self, prompts: Sequence[str], params: GenerationParams = GenerationParams()) -> list[str]:
@@ -139,15 +135,14 @@ class OpenAILLM(LLM):
         """Needs a server that echoes prompt logprobs (vLLM; llama.cpp's server with logits_all)."""
         text = prompt + continuation
         r = self._call(lambda: self._client.completions.create(
-            model=self.model, prompt=text, max_tokens=1, temperature=0.0, echo=True, logprobs=1,
-            **({"extra_body": dict(self.extra_body)} if self.extra_body else {})))
+            model=self.model, prompt=text, max_tokens=1, temperature=0.0, echo=True, logprobs=1, **self._extra()))
         lp = r.choices[0].logprobs
         if lp is None or not lp.token_logprobs or lp.text_offset is None:
             raise InputError(f"the LLM server at {self.base_url} returns no prompt logprobs (echo); "
                              "logprob scoring needs a server that supports it")
-        total, start, end = 0.0, len(prompt), len(text)
+        total = 0.0  # summed in order, not by sum(): Python 3.12's compensated sum gives other floats
         for offset, value in zip(lp.text_offset, lp.token_logprobs):
-            if start <= offset < end and value is not None:
+            if len(prompt) <= offset < len(text) and value is not None:
                 total += float(value)
         return total
 

@@ -1,7 +1,5 @@
 """Local OpenAI-compatible servers for a GGUF model, for the `openai` backend's tests and
-benchmarks (and for anyone who wants one on a laptop).
-
-Two kinds:
+benchmarks (and for anyone who wants one on a laptop). Two kinds:
 - `llama-cpp-python`: `python -m llama_cpp.server` (the `[llm]` extra's server deps). It
   serves one request at a time, reusing the previous prompt's prefix.
 - `llama.cpp`: llama.cpp's own `llama-server` binary, with `parallel` slots batched together
@@ -38,13 +36,9 @@ def free_port() -> int:
 
 def find_llama_server() -> Path | None:
     """llama.cpp's server: $INFERQA_LLAMA_SERVER, else beside this Python (the venv's bin/), else PATH."""
-    env = os.environ.get("INFERQA_LLAMA_SERVER")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(sys.executable).parent / "llama-server")
-    found = shutil.which("llama-server")
-    if found:
-        candidates.append(Path(found))
-    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+    candidates = [os.environ.get("INFERQA_LLAMA_SERVER"), Path(sys.executable).parent / "llama-server",
+                  shutil.which("llama-server")]
+    return next((Path(c) for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
 
 
 def missing_for(kind: str) -> str | None:

@@ -30,12 +30,6 @@ class LLMSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _names() -> tuple[list[str], list[str]]:
-    plugins = registry.plugins("llm")
-    return ([p.name for p in plugins if not p.meta.get("target", True)],
-            [p.name for p in plugins if p.meta.get("target", True)])
-
-
 def check_spec(spec: str) -> LLMSpec:
     """Everything about `spec` short of loading it: the backend, its options (names and
     values) and, for a backend that runs a local model, a model written as a path exists."""
@@ -63,11 +57,12 @@ def parse_spec(spec: str) -> LLMSpec:
     try:
         plugin = registry.get("llm", backend)
     except InputError:
-        bare, with_model = _names()
-        raise InputError(f"unknown LLM spec {spec!r}: expected one of {', '.join(bare)}, BACKEND:MODEL "
-                         f"with BACKEND in {', '.join(with_model)}, or a Hugging Face id ORG/NAME", field="llm") from None
-    needs_model = plugin.meta.get("target", True)
-    if not needs_model:
+        plugins = registry.plugins("llm")
+        bare = ", ".join(p.name for p in plugins if not p.meta.get("target", True))
+        with_model = ", ".join(p.name for p in plugins if p.meta.get("target", True))
+        raise InputError(f"unknown LLM spec {spec!r}: expected one of {bare}, BACKEND:MODEL "
+                         f"with BACKEND in {with_model}, or a Hugging Face id ORG/NAME", field="llm") from None
+    if not plugin.meta.get("target", True):
         if sep:
             raise InputError(f"LLM spec {spec!r}: {backend} names its own model; drop ':{rest}'", field="llm")
         return LLMSpec(backend=backend, target=backend, options=options)

@@ -1,8 +1,5 @@
-"""Scoring answers: the rows of an answers file (read by `inferqa.formats.Answers.from_file`),
-and the answer judges (`answer-judge` plugins) that decide whether an answer is correct:
-`exact-match`, or `llm`, a GPT-Eval style vote of an LLM (not to be confused with the leak
-judges of inferqa.construct, which decide whether a hint gives its answer away). EM, F1 and
-containment themselves live in inferqa.evaluation.exact_match."""
+"""Scoring the rows of an answers file, and the `answer-judge` plugins that decide whether an answer
+is correct: `exact-match`, or `llm`, a GPT-Eval style vote (not inferqa.construct's leak judges)."""
 
 from __future__ import annotations
 
@@ -54,7 +51,6 @@ class LLMAnswerJudge:
     """
 
     def __init__(self, *, llm: Any, samples: int, temperature: float):
-        """Settings resolved by the registry (`answer_judge("llm", ...)`), which holds the defaults."""
         if isinstance(llm, str):
             from ..llm import load_llm
 

@@ -1,11 +1,6 @@
-"""Merging the top-k passages of a run into one reader context.
-
-Every passage is a list of hints (recovered from its id), so contexts can be built from
-hints rather than raw text: the unions drop the repeats that overlapping orderings of
-the same hints would otherwise put in front of the reader.
-
-Each strategy is a `context` plugin: a function from the passages' hint lists (best
-passage first) to the context's lines; `inferqa.registry` binds its declared options.
+"""Merging the top-k passages of a run into one reader context: each strategy is a `context` plugin,
+a function from the passages' hint lists (best passage first) to the context's lines. Contexts are
+built from hints, so the unions drop the repeats that overlapping orderings of the same hints hold.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""Evidence-set reading (`evidence_vote`): read each hint-group of the top-k on its own, then
-vote on the answers, each group's vote weighted by its retrieval score.
-
-The unions merge the top-k into one context; here every distinct hint set of the top-k
-(the `set` hint-group of `inferqa.hints`: the passage's set of hint texts) is read as its best-ranked
-passage, and answers (normalised like EM) collect weights. A group's weight is its best
-passage's score min-max scaled over the top-k into [1, 2] (all equal: 1 each), so the top
-group counts at most twice the weakest and agreeing weaker groups can outvote it.
-Abstentions do not vote; if every group abstains the answer is NO ANSWER. Equal totals go
-to the answer whose first group ranks higher.
+"""Evidence-set reading (`evidence_vote`): every distinct hint set of the top-k (the `set` hint-group
+of `inferqa.hints`) is read alone, as its best-ranked passage, and the answers (normalised like EM)
+collect weights: the group's best passage's score min-max scaled over the top-k into [1, 2] (all
+equal: 1 each), so the top group counts at most twice the weakest and agreeing weaker groups can
+outvote it. Abstentions do not vote; if every group abstains the answer is NO ANSWER. Equal totals
+go to the answer whose first group ranks higher.
 """
 
 from __future__ import annotations
@@ -23,10 +19,7 @@ from ..evaluation.exact_match import is_abstention
 if TYPE_CHECKING:
     from ..formats.benchmark import Benchmark
 
-STRATEGY = "evidence_vote"
-
-
-@plugin("context", STRATEGY, votes=True,
+@plugin("context", "evidence_vote", votes=True,
         help="Each hint-group of the top-k read alone; answers voted on, weighted by retrieval score.")
 def evidence_context(hint_lists: Sequence[Sequence[str]]) -> list[str]:
     """The context of ONE hint-group: its best-ranked passage's hints. `read_with_llm` calls it per

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from ..formats import Run
 
 
-
 def union_passage(bench: "Benchmark", pids: Sequence[str], strategy: str = "union_norm") -> str | None:
     """The passage whose text is the union of `pids`' hints as `strategy` orders it
     (union_norm: first appearance first); None when they belong to different questions (no
@@ -27,21 +26,16 @@ def union_passage(bench: "Benchmark", pids: Sequence[str], strategy: str = "unio
     if not pids:
         return None
     qid, mask, _ = split_passage_id(pids[0])
-    first: tuple[int, ...] | None = None
     lists = []
     for pid in pids:
         pq, hints = parse_passage_id(pid)
         if pq != qid:
             return None
-        first = hints if first is None else first
         lists.append(hints)
     texts = [h.text for h in bench.questions[qid].hints]
-    index = {}
-    for i, t in enumerate(texts):
-        index.setdefault(t, i)
     merged = context_strategy(strategy)([[texts[i] for i in hints] for hints in lists])
-    bits = bench.mask_bits or mask_readings(mask, first)[0]
-    return passage_id(qid, tuple(index[t] for t in merged), len(mask), bits)
+    bits = bench.mask_bits or mask_readings(mask, lists[0])[0]
+    return passage_id(qid, tuple(texts.index(t) for t in merged), len(mask), bits)  # a repeated text: its first hint
 
 
 def oracle_reader_em(run: "Run", bench: "Benchmark", model: str, ks: Sequence[int] = READ_KS.default,

@@ -50,6 +50,3 @@ class Reader:
             params = GenerationParams(max_tokens=self.max_new_tokens)
             raws = self.llm.chat([chat_messages(q, ctx) for q, ctx in items], params)
         return [ReaderOutput(raw, clean_answer_ours(raw)) for raw in raws]
-
-    def answer(self, question_text: str, hints: Sequence[str]) -> str:
-        return self.read_batch([(question_text, hints)])[0].answer

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from ..errors import InputError
 from ..registry import Option
 from ..progress import counter
-from ..parameters import READ_K, READ_KS, READ_STRATEGIES
-from ..parameters import TUNE_ALPHA
+from ..parameters import READ_K, READ_KS, READ_STRATEGIES, TUNE_ALPHA
 from ..evaluation.exact_match import NO_ANSWER, score_row
 from ..scale.llm import llm_opener
 from .context import strategies as context_strategies

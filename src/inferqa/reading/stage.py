@@ -3,6 +3,7 @@ written by an LLM, scored, and brought in from (then scored as) the QUIT authors
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -62,11 +63,8 @@ def read(run: Annotated["str | Path", Opt(RUN_HELP, metavar="RUN")], *,
                                             lambda: check_read_options(strategies, ks, **context), cache=cache,
                                             use_cache=use_cache, backend=backend, ray_address=ray_address,
                                             num_actors=num_actors, llm_urls=llm_url)
-    try:
-        rows = read_with_llm(bench, ranked, model, strategies, ks, qids=ranked.qids, **context)
-    finally:
-        model.close()
-    rows = _marked(rows, bench)
+    with model:
+        rows = _marked(read_with_llm(bench, ranked, model, strategies, ks, qids=ranked.qids, **context), bench)
     Answers(rows).to_file(out)
     return Reading(rows, getattr(model, "stats", None))
 
@@ -124,13 +122,10 @@ def evaluate_answers(answers: Annotated[Path, Opt("ANSWERS.jsonl written by `inf
             raise InputError(f"no row of split {split!r}", file=answers, field="split")
     if cache is not None:
         check_output(cache)
-    model = load_scaled_llm(judge, cache=DEFAULT_CACHE if cache is None else cache) if judge else None
-    try:
+    opened = load_scaled_llm(judge, cache=DEFAULT_CACHE if cache is None else cache) if judge else nullcontext()
+    with opened as model:  # a judge LLM, or None
         metrics = score_answers(rows, model, judge_samples=judge_samples, judge_temperature=judge_temperature,
                                 protocol=protocol)
-    finally:
-        if model is not None:
-            model.close()
     return rows, metrics
 
 

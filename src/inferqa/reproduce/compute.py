@@ -9,8 +9,7 @@ ours does. A run is matched to its questions by position.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Collection, Sequence
-
+from typing import Sequence
 
 from ..errors import InputError
 from ..evaluation import evaluate
@@ -87,18 +86,6 @@ def judged(index: Sequence[Question], model: str, file: str) -> Judged:
     return Judged(qids, {str(n): q.answers for n, q in enumerate(index)},
                   {str(n): q.labels() for n, q in enumerate(index)},
                   {ctx.id: ctx.reader_answers for q in index for ctx in q.contexts})
-
-
-def label_accuracy(stored: Judged, labels: Collection[int], model: str) -> tuple[float, int]:
-    """(share of the passages whose label is in `labels` with a correct stored answer, their number)."""
-    share, total = stored.accuracy(model, labels)
-    return round(share, 4), total
-
-
-def optimal_em(stored: Judged, labels: Collection[int], model: str) -> float:
-    """Share of questions with at least one passage whose label is in `labels` and whose stored
-    answer is correct (a perfect retriever and reranker), over all questions."""
-    return round(stored.optimal_em(model, lambda lab: lab in labels), 4)
 
 
 def checked_pid(pid: str, file: Path | str, record: object, field: str) -> str:

@@ -26,10 +26,6 @@ def cells(grids: Iterable[Grid]) -> Iterator[dict]:
                 yield cell
 
 
-def script_of(table: str) -> str:
-    return f"results/{table.split(':')[0]}.py"
-
-
 def to_table(g: Grid) -> Table:
     """Scores in percent, a "(paper)" column beside each column the paper has a figure of."""
     kinds = g.kinds or ("score",) * len(g.columns)
@@ -45,7 +41,8 @@ def to_table(g: Grid) -> Table:
     rows = tuple((row, *(PUBLISHED.get((g.table, row, paper)) if paper else values[c] for c, paper in picks))
                  for row, values in g.rows)
     unit = "percent" if "score" in kinds else "counts"
-    return Table(g.table, f"{g.table} ({unit}; {script_of(g.table)})", tuple(cols), rows, 1, kinds=tuple(col_kinds))
+    title = f"{g.table} ({unit}; results/{g.table.split(':')[0]}.py)"  # the script that prints it
+    return Table(g.table, title, tuple(cols), rows, 1, kinds=tuple(col_kinds))
 
 
 def text_table(g: Grid):

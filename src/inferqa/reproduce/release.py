@@ -1,15 +1,14 @@
 """The released `results/` tree of the QUIT authors, read as their table scripts read it.
 
-Every file is named as the scripts open it (`retriever/bm25/retriever.json`) and found on
-disk as the hub stores it (`retriever/bm25/retriever.zsd`; `.zst`, `.gz` and the plain name
-are accepted too). A file that is not there is noted once in `absent` and the rows that
-need it are left out; a name taken by something other than a regular file (a folder, a
-FIFO, a device) is an InputError naming it. Every file is read through `inferqa.formats`
-(which opens it through `inferqa.io`: compressed or not), so a file of the wrong shape is
-the same one-line InputError naming file, record and field as anywhere else. The last few parsed files are kept, since several tables read the same run (a
-retriever's run of the release is 1,000 passages for each of 1,728 questions: not all
-of them stay in memory).
-"""
+Every file is named as the scripts open it (`retriever/bm25/retriever.json`) and found on disk as
+the hub stores it (`retriever/bm25/retriever.zsd`; `.zst`, `.gz` and the plain name are accepted
+too). A file that is not there is noted once in `absent` and the rows that need it are left out; a
+name taken by something other than a regular file (a folder, a FIFO, a device) is an InputError
+naming it. Every file is read through `inferqa.formats` (which opens it through `inferqa.io`:
+compressed or not), so a file of the wrong shape is the same one-line InputError naming file, record
+and field as anywhere else. The last few parsed files are kept, since several tables read the same
+run (a retriever's run of the release is 1,000 passages for each of 1,728 questions: not all of them
+stay in memory)."""
 
 from __future__ import annotations
 
@@ -18,10 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..formats.answers import Answers, ReaderRecord, RetrieverRecord, read_retriever_records
+from ..formats import RANKIFY, Answers, ReaderRecord, RetrieverRecord, Run, read_baseline_labels, read_retriever_records
 from ..formats.corpus import iter_collection
-from ..formats.labels import read_baseline_labels
-from ..formats.runs import RANKIFY, Run
 from ..io import check_file
 
 KEEP = 8  # parsed files kept (the index and the baseline labels always among them)

@@ -63,13 +63,15 @@ def _ranking(rel: Release, table: str, header: str, rows, key: str, columns=RANK
     return grid
 
 
-def _em(rel: Release, table: str, header: str, rows, method: str) -> Grid:
-    grid = Grid(table, header, EM)
-    for label, path in rows:
-        got = rel.reader(path)
-        if got is not None:
-            grid.rows.append((label, compute.em_row(*got, READERS, method)))
-    return grid
+def _ems(rel: Release, table: str, header: str, rows) -> list[Grid]:
+    """The EM table of each union strategy in turn, named `<table><union>`."""
+    grids = [Grid(table + u, header, EM) for u in UNIONS]
+    for grid, method in zip(grids, UNIONS):
+        for label, path in rows:
+            got = rel.reader(path)
+            if got is not None:
+                grid.rows.append((label, compute.em_row(*got, READERS, method)))
+    return grids
 
 
 def _baseline(rel: Release, table: str, header: str, rows, key: str) -> Grid:
@@ -91,9 +93,9 @@ def _rag(rel: Release) -> Iterator[Grid]:
         everything = sum(len(q.contexts) for q in index)
         stored = [compute.judged(index, m, file) for m in READERS]
         for label, labels in PAPER_LABEL_ROWS.items():
-            acc = [compute.label_accuracy(j, labels, m) for j, m in zip(stored, READERS)]
-            main.rows.append((label, [a for a, _ in acc] + [compute.optimal_em(j, labels, m)
-                                                            for j, m in zip(stored, READERS)]))
+            acc = [j.accuracy(m, labels) for j, m in zip(stored, READERS)]
+            em = [j.optimal_em(m, lambda lab: lab in labels) for j, m in zip(stored, READERS)]
+            main.rows.append((label, [round(share, 4) for share in [a for a, _ in acc] + em]))
             n = acc[-1][1]
             counts.rows.append((label, [n, everything, round(n / everything, 4) if everything else 0.0]))
     yield main
@@ -194,21 +196,17 @@ def _pretrained_specs(rel: Release) -> Iterator[Spec]:
     R, X = RETRIEVERS, RERANKERS
     yield lambda: _ranking(rel, "retriever/retriever", "retriever",
                            [(r, f"retriever/{r}/retriever.json") for r in R], "ctxs")
-    for u in UNIONS:
-        yield lambda u=u: _em(rel, f"retriever/retriever_rag:{u}", "retriever",
-                              [(r, f"retriever/{r}/rag.json") for r in R], u)
+    yield lambda: _ems(rel, "retriever/retriever_rag:", "retriever", [(r, f"retriever/{r}/rag.json") for r in R])
     yield lambda: _ranking(rel, "reranker/reranker", "reranker",
                            [(x, f"reranker/{x}/reranker.json") for x in X], "reranked_ctxs",
                            (*RANKING, "ndcg@326"))
-    for u in UNIONS:
-        yield lambda u=u: _em(rel, f"reranker/reranker_rag:{u}", "rerank", [(x, f"reranker/{x}/rag.json") for x in X], u)
+    yield lambda: _ems(rel, "reranker/reranker_rag:", "rerank", [(x, f"reranker/{x}/rag.json") for x in X])
     for r in R:
         yield lambda r=r: _ranking(rel, f"retriever_reranker/retriever_reranker:{r}", "reranker",
                                    [(x, f"retriever_reranker/{r}/{x}/reranker.json") for x in X], "reranked_ctxs")
     for r in R:
-        for u in UNIONS:
-            yield lambda r=r, u=u: _em(rel, f"retriever_reranker/retriever_reranker_rag:{r}-{u}", "reranker",
-                                       [(x, f"retriever_reranker/{r}/{x}/rag.json") for x in X], u)
+        yield lambda r=r: _ems(rel, f"retriever_reranker/retriever_reranker_rag:{r}-", "reranker",
+                               [(x, f"retriever_reranker/{r}/{x}/rag.json") for x in X])
 
 
 def _finetuned_specs(rel: Release) -> Iterator[Spec]:
@@ -218,33 +216,28 @@ def _finetuned_specs(rel: Release) -> Iterator[Spec]:
         yield lambda r=r: _ranking(rel, f"ft_retriever/retriever:{r}", "retriever",
                                    [(p, f"ft_retriever/{r}/{p}_positive/retriever.json")
                                     for p in FT_RETRIEVER_POSITIVES], "ctxs")
-    for u in UNIONS:
-        yield lambda u=u: _em(rel, f"ft_retriever/retriever_rag:{u}", "retriever",
-                              [(r, f"ft_retriever/{r}/100_positive/rag.json") for r in FT_RETRIEVERS], u)
+    yield lambda: _ems(rel, "ft_retriever/retriever_rag:", "retriever",
+                       [(r, f"ft_retriever/{r}/100_positive/rag.json") for r in FT_RETRIEVERS])
     yield lambda: _ranking(rel, "ft_reranker/reranker", "reranker",
                            [(p, f"ft_reranker/{p}_positive/reranker.json") for p in FT_RERANKER_POSITIVES],
                            "reranked_ctxs")
-    for u in UNIONS:
-        yield lambda u=u: _em(rel, f"ft_reranker/reranker_rag:{u}", "rerank",
-                              [(p, f"ft_reranker/{p}_positive/rag.json") for p in FT_RERANKER_POSITIVES], u)
+    yield lambda: _ems(rel, "ft_reranker/reranker_rag:", "rerank",
+                       [(p, f"ft_reranker/{p}_positive/rag.json") for p in FT_RERANKER_POSITIVES])
     for r in FT_RETRIEVERS:
         yield lambda r=r: _ranking(rel, f"ft_retriever_reranker/retriever_reranker:{r}", "reranker",
                                    [(x, f"ft_retriever_reranker/{r}/{x}/reranker.json") for x in X], "reranked_ctxs")
     for r in FT_RETRIEVERS:
-        for u in UNIONS:
-            yield lambda r=r, u=u: _em(rel, f"ft_retriever_reranker/retriever_reranker_rag:{r}-{u}", "reranker",
-                                       [(x, f"ft_retriever_reranker/{r}/{x}/rag.json") for x in X], u)
+        yield lambda r=r: _ems(rel, f"ft_retriever_reranker/retriever_reranker_rag:{r}-", "reranker",
+                               [(x, f"ft_retriever_reranker/{r}/{x}/rag.json") for x in X])
     # These two scripts read `ctxs`: the fine-tuned reranker's order was written there.
     yield lambda: _ranking(rel, "retriever_ft_reranker/retriever_reranker", "retriever",
                            [(r, f"retriever_ft_reranker/{r}/retriever.json") for r in R], "ctxs")
-    for u in UNIONS:
-        yield lambda u=u: _em(rel, f"retriever_ft_reranker/retriever_reranker_rag:{u}", "retriever",
-                              [(r, f"retriever_ft_reranker/{r}/rag.json") for r in R], u)
+    yield lambda: _ems(rel, "retriever_ft_reranker/retriever_reranker_rag:", "retriever",
+                       [(r, f"retriever_ft_reranker/{r}/rag.json") for r in R])
     yield lambda: _ranking(rel, "ft_retriever_ft_reranker/retriever_reranker", "retriever",
                            [(r, f"ft_retriever_ft_reranker/{r}/reranker.json") for r in FT_RETRIEVERS], "ctxs")
-    for u in UNIONS:
-        yield lambda u=u: _em(rel, f"ft_retriever_ft_reranker/retriever_reranker_rag:{u}", "retriever",
-                              [(r, f"ft_retriever_ft_reranker/{r}/rag.json") for r in FT_RETRIEVERS], u)
+    yield lambda: _ems(rel, "ft_retriever_ft_reranker/retriever_reranker_rag:", "retriever",
+                       [(r, f"ft_retriever_ft_reranker/{r}/rag.json") for r in FT_RETRIEVERS])
 
 
 def _baseline_specs(rel: Release) -> Iterator[Spec]:

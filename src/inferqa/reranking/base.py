@@ -1,11 +1,5 @@
-"""The one interface every reranker implements.
-
-A reranker only has to score one question's candidates (`score`, or `score_passages` when
-it needs no text); `rerank_question` takes the top `depth` of a question's ranked list,
-sorts it by those scores (ties keep the incoming order) and keeps the passages below
-`depth` in their order underneath. Whole runs, checkpoints and the execution backend are
-`inferqa.reranking.run`'s.
-"""
+"""The one interface every reranker implements: a reranker only has to score one question's
+candidates (`score`, or `score_passages` when it needs no text); whole runs are `inferqa.reranking.run`'s."""
 
 from __future__ import annotations
 
@@ -77,9 +71,7 @@ class Reranker(ABC):
                qids: Iterable[str] | None = None, *, window: str = RERANK_WINDOW.default,
                checkpoint: str | os.PathLike | None = None, progress: bool = False,
                executor: Any = None) -> Run:
-        """Rerank the top `depth` passages (or `depth` distinct groups, `window`) of each
-        question of `run` (all, or `qids`), here or on the given `inferqa.scale.Executor`: see
-        `inferqa.reranking.rerank_run`."""
+        """`inferqa.reranking.rerank_run` with this reranker."""
         from .run import rerank_run
 
         return rerank_run(run, bench, self, depth=depth, window=window, qids=qids, checkpoint=checkpoint,
@@ -87,13 +79,12 @@ class Reranker(ABC):
 
     def rerank_question(self, qid: str, ranked: list[tuple[str, float]], bench: Benchmark | None,
                         depth: int, group: GroupKey | None = None) -> list[tuple[str, float]]:
-        """One question: the top `depth` reordered by this reranker's scores; the passages below
-        keep their order and score differences, shifted to sit below the head.
+        """One question: the top `depth` reordered by this reranker's scores (ties keep the incoming
+        order); the passages below keep their order and score differences, shifted to sit below the head.
 
-        With `group` (a passage id -> its group: question, hint set, ...), the window is
-        `depth` representatives instead, the first passage of each of the first `depth`
-        groups in `ranked`'s order; only they are scored, and each is followed by its group's
-        other passages in `ranked`'s order, at its score (a run's ties keep their order)."""
+        With `group` (a passage id -> its group: question, hint set, ...), the window is the first
+        passage of each of the first `depth` groups; only they are scored, each followed by its
+        group's other passages in `ranked`'s order, at its score."""
         if group is None:
             head, tail = ranked[:depth], ranked[depth:]
             order = self.rank_passages(bench, qid, [pid for pid, _ in head])

@@ -19,8 +19,6 @@ from .base import Reranker
 class CrossEncoderReranker(Reranker):
     """Score = the model's relevance logit (for a two-label head: logit(1) − logit(0))."""
 
-    name = "cross-encoder"
-
     def __init__(self, *, model: str, batch_size: int, max_length: int, device: str | None):
         self.model_name = check_model_kind(str(model), "cross-encoder")
         self.batch_size, self.max_length, self.device = batch_size, max_length, device
@@ -50,16 +48,11 @@ class CrossEncoderReranker(Reranker):
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         import numpy as np
+        import torch
 
-        pairs = [(query, t) for t in texts]
-        logits = np.asarray(self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False,
-                                               activation_fn=_identity(), convert_to_numpy=True))
+        logits = np.asarray(self.model.predict([(query, t) for t in texts], batch_size=self.batch_size,
+                                               show_progress_bar=False, activation_fn=torch.nn.Identity(),
+                                               convert_to_numpy=True))
         if logits.ndim == 2:
             logits = logits[:, 0] if logits.shape[1] == 1 else logits[:, -1] - logits[:, 0]
         return [float(x) for x in logits]
-
-
-def _identity():
-    import torch
-
-    return torch.nn.Identity()

@@ -1,8 +1,5 @@
-"""LLM rerankers: pointwise yes/no, RankGPT listwise, and UPR query likelihood.
-
-All three talk to a model only through `inferqa.llm.base.LLM`, loaded from a spec string
-by `inferqa.llm.load_llm` (which puts the call cache in front, so a rerun repeats no call).
-"""
+"""LLM rerankers: pointwise yes/no, RankGPT listwise, and UPR query likelihood, each on an
+`inferqa.llm.base.LLM` (a spec is opened by `load_llm`, whose call cache makes a rerun repeat no call)."""
 
 from __future__ import annotations
 
@@ -71,8 +68,6 @@ class _LLMReranker(Reranker):
 class PointwiseLLMReranker(_LLMReranker):
     """relevance = log P(" yes" | prompt) − log P(" no" | prompt): MonoT5's idea with a causal LM."""
 
-    name = "llm-pointwise"
-
     def __init__(self, *, prompt: str, yes: str, no: str, **kw: Any):
         super().__init__(**kw)
         self.prompt, self.yes, self.no = prompt, yes, no
@@ -101,8 +96,6 @@ class UPRReranker(_LLMReranker):
     the same for every passage.
     """
 
-    name = "upr"
-
     def __init__(self, *, prompt: str, reduction: str, **kw: Any):
         super().__init__(**kw)
         self.prompt, self.reduction = prompt, reduction
@@ -110,16 +103,12 @@ class UPRReranker(_LLMReranker):
     def config(self) -> dict[str, Any]:
         return {**super().config(), "prompt": self.prompt, "reduction": self.reduction}
 
-    def _length(self, continuation: str) -> int:
-        counter = getattr(self.llm, "count_tokens", None)
-        n = counter(continuation) if callable(counter) else len(continuation.split())
-        return max(int(n), 1)
-
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         continuation = " " + query.strip()
         scores = self.llm.logprobs([(self.prompt.format(passage=t), continuation) for t in texts])
         if self.reduction == "mean":
-            n = self._length(continuation)
+            counter = getattr(self.llm, "count_tokens", None)
+            n = max(int(counter(continuation) if callable(counter) else len(continuation.split())), 1)
             scores = [s / n for s in scores]
         return scores
 
@@ -137,12 +126,9 @@ class ListwiseLLMReranker(_LLMReranker):
     out-of-range ids. Passages are cut to `max_passage_words` words to bound the prompt.
     """
 
-    name = "llm-listwise"
-
     def __init__(self, *, window: int, step: int, max_passage_words: int, max_tokens: int | None, **kw: Any):
         super().__init__(**kw)
-        self.window, self.step, self.max_passage_words = window, step, max_passage_words
-        self.max_tokens = max_tokens
+        self.window, self.step, self.max_passage_words, self.max_tokens = window, step, max_passage_words, max_tokens
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "window": self.window, "step": self.step,
@@ -169,6 +155,5 @@ class ListwiseLLMReranker(_LLMReranker):
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         if len(texts) <= 1:
             return [1.0] * len(texts)
-        order = listwise_order(len(texts), self.window, self.step,
-                               lambda idx: self.permute_window(query, [texts[i] for i in idx]))
-        return order_to_scores(order)
+        return order_to_scores(listwise_order(len(texts), self.window, self.step,
+                                              lambda idx: self.permute_window(query, [texts[i] for i in idx])))

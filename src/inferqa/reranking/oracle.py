@@ -15,8 +15,6 @@ from .base import Reranker
 @plugin("reranker", "oracle", Option("qrels", Qrels, None, "labels to score by (default: the benchmark's own)"),
         help="scores = the passages' labels: the upper bound of reranking")
 class OracleReranker(Reranker):
-    name = "oracle"
-
     def __init__(self, *, qrels: Qrels | None):
         self.qrels = qrels  # None: the benchmark's own
 
@@ -36,7 +34,6 @@ def oracle_rerank(run: Run, bench: Benchmark) -> Run:
     from .run import rerank_run
 
     return rerank_run(run, bench, "oracle", depth=max((len(r) for r in run.values()), default=0) or 1)
-
 
 
 @plugin("oracle", "reranker", help="the passages of a run (--run) sorted by label", needs_run=True)

@@ -1,11 +1,5 @@
-"""Reranking a whole run: the one path for every reranker and both execution backends.
-
-`rerank_run` checks the run against the benchmark, then hands questions to an
-`inferqa.scale.Executor` (here, or Ray actors that each build the reranker once). Each
-finished question is appended to the checkpoint as it arrives
-(`inferqa.formats.checkpoints.RankingCheckpoint`); a rerun with the same header resumes
-where it stopped; a torn last line is dropped.
-"""
+"""Reranking a whole run: the one path for every reranker and both execution backends (here, or
+Ray actors that each build the reranker once), with a checkpoint a rerun resumes from."""
 
 from __future__ import annotations
 
@@ -40,14 +34,11 @@ class RerankCounts:
     computed: int | None = None
     cached: int | None = None
 
-    def model_calls(self) -> tuple[int, int]:
-        """(computed, cached) model calls: without a call cache, each passage scored is one computed call."""
-        return (self.scored, 0) if self.computed is None else (self.computed, self.cached or 0)
-
     def line(self, seconds: float) -> str:
         """Where the scores came from: model calls computed (their rate: computed calls only) and
         answered by the LLM call cache, questions taken whole from the checkpoint."""
-        computed, cached = self.model_calls()
+        # without a call cache, each passage scored is one computed call
+        computed, cached = (self.scored, 0) if self.computed is None else (self.computed, self.cached or 0)
         source = f", {cached:,} from the LLM cache" if self.computed is not None else " (no call cache)"
         rate = f", {computed / max(seconds, 1e-9):.1f} computed calls/s" if computed else ", none computed: no rate"
         resumed = f"; {self.resumed:,} questions from the checkpoint" if self.resumed else ""
@@ -59,19 +50,13 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
                window: str = RERANK_WINDOW.default, qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
                progress: bool = False, batch_size: int = 1, counts: RerankCounts | None = None) -> Run:
-    """Rerank the top `depth` passages of each question of `run` (all, or `qids`); with a
-    distinct `window` (a hint-group: question, set, linked), `depth` representatives, one per
-    group (`Reranker.rerank_question`). Either way `depth` is the number of reranker calls per
-    question; a question whose run holds fewer groups reranks those it has, with one warning
-    naming how deep a first stage would fill the window.
-
-    `run` and `bench` are objects or paths (a run file is read with the benchmark).
-    `reranker` is a `Reranker` or a registry name (built from `options`, once per worker).
-    The returned run holds the selected questions only, each with exactly the passages it
-    had in `run`; see `Reranker.rerank_question` for the scores. With `checkpoint`, a rerun
-    with the same reranker, options, depth and input run resumes (delete it when done).
-    `counts`, when given, is filled with what this call computed and what it found done.
-    """
+    """Rerank the top `depth` passages of each question of `run` (all, or `qids`), or with a distinct
+    `window` (a hint-group: question, set, linked) `depth` representatives, one per group
+    (`Reranker.rerank_question`): `depth` reranker calls per question, fewer (with one warning) where
+    the run holds fewer groups. `run`, `bench`: objects or paths; `reranker`: a `Reranker` or a
+    registry name (built from `options`, once per worker). The result holds the selected questions,
+    each with exactly its passages in `run`. With `checkpoint`, a rerun with the same reranker,
+    options, depth and input run resumes (delete it when done); `counts` is filled when given."""
     executor = executor or LOCAL
     bench = as_benchmark(bench)
     run = as_run(run, bench)
@@ -118,8 +103,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
         if saved:
             saved.close()
     if counts is not None:
-        _count(counts, reranker, calls_before, len(selected) - len(todo), sum(calls[q] for q in todo))
-        counts.resumed_calls = sum(calls.values()) - counts.scored
+        _count(counts, reranker, calls_before, calls, todo)
     return run.derive({qid: done[qid] for qid in selected}, tag=f"{run.tag}+{name}")
 
 
@@ -168,7 +152,7 @@ def _calls(ranked: list, depth: int, group: GroupKey | None) -> int:
 
 def _warn_if_shallow(run: Run, calls: dict[str, int], depth: int, window: str) -> None:
     import math
-    
+
     short = {q: n for q, n in calls.items() if n < depth}
     if not short:
         return
@@ -186,9 +170,12 @@ def _call_stats(reranker: Any) -> tuple[int, int] | None:
     return None if stats is None else (stats.misses, stats.hits)
 
 
-def _count(counts: RerankCounts, reranker: Any, before: tuple[int, int] | None, resumed: int, scored: int) -> None:
+def _count(counts: RerankCounts, reranker: Any, before: tuple[int, int] | None, calls: dict[str, int],
+           todo: list[str]) -> None:
+    """Fill `counts`: `calls` per selected question, of which `todo` were reranked now."""
     after = _call_stats(reranker)
-    counts.resumed, counts.scored = resumed, scored
+    counts.resumed, counts.scored = len(calls) - len(todo), sum(calls[q] for q in todo)
+    counts.resumed_calls = sum(calls.values()) - counts.scored
     if after is not None:
         start = before or (0, 0)
         counts.computed, counts.cached = after[0] - start[0], after[1] - start[1]

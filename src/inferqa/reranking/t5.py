@@ -1,15 +1,8 @@
-"""The T5 family on `transformers` T5ForConditionalGeneration, by HF id or local folder.
-
-- MonoT5 ("Query: q Document: d Relevant:"): score = log softmax over the first decoder
-  step's logits of the "true" and "false" tokens, taken at "true".
-- RankT5 (encoder-decoder variant, "Query: q Document: d"): score = the raw first-step
-  logit of a designated unused token, `<extra_id_10>` by default.
-- LiT5-Distill (listwise, Fusion-in-Decoder): each passage of a window is encoded on its
-  own as "Search Query: q Passage: [i] p Relevance Ranking: "; the encoder states of the
-  whole window are concatenated and the decoder generates the ranking ("[3] > [1] > ...")
-  with greedy search; windows of 20 slide by 10 from the bottom up. This is LiT5's FiD
-  computation done with the stock T5 class (its FiD checkpoints keep T5's weight names).
-Needs the `transformers` extra.
+"""The T5 family on `transformers` T5ForConditionalGeneration, by HF id or local folder (needs the
+`transformers` extra): MonoT5 and RankT5 score the first decoder step; LiT5-Distill (listwise,
+Fusion-in-Decoder) encodes each passage of a window on its own, concatenates the window's encoder
+states and generates the ranking ("[3] > [1] > ...") greedily, windows sliding from the bottom up.
+This is LiT5's FiD computation done with the stock T5 class (its FiD checkpoints keep T5's weight names).
 """
 
 from __future__ import annotations
@@ -39,17 +32,14 @@ def _t5_options(model: str, max_length: int) -> tuple[Option, ...]:
 class _T5Reranker(Reranker):
     def __init__(self, *, model: str, batch_size: int, max_length: int, device: str | None, dtype: str | None):
         self.model_name = check_model_kind(str(model), "t5")
-        self.batch_size, self.max_length = batch_size, max_length
-        self.device, self.dtype = device, dtype
+        self.batch_size, self.max_length, self.device, self.dtype = batch_size, max_length, device, dtype
         self._tok = self._model = None
 
     def config(self) -> dict[str, Any]:
         return {"reranker": self.name, "model": self.model_name, "max_length": self.max_length}
 
-    def load(self) -> None:
-        self._load()
-
-    def _load(self):
+    def load(self) -> tuple[Any, Any]:
+        """The tokenizer and the model, loaded on first use."""
         if self._model is None:
             hub_model(self.model_name)  # before the slow imports: an unreachable hub fails at once
             try:
@@ -72,7 +62,7 @@ class _T5Reranker(Reranker):
     def token_id(self, token: str) -> int:
         """Id of a designated token: a vocabulary entry as is, else a word that must encode
         to one token ("true" → "▁true" in T5's vocabulary)."""
-        tok, _ = self._load()
+        tok, _ = self.load()
         vocab = tok.get_vocab()
         if token in vocab:
             return vocab[token]
@@ -85,7 +75,7 @@ class _T5Reranker(Reranker):
         """Logits of `token_ids` at the first decoder step, one row per input (a tensor)."""
         import torch
 
-        tok, model = self._load()
+        tok, model = self.load()
         rows = []
         start = model.config.decoder_start_token_id
         with torch.inference_mode():
@@ -104,8 +94,6 @@ class _T5Reranker(Reranker):
         Option("prompt", str, MONOT5_PROMPT, "input with {query} and {document}"),
         help="MonoT5: log P(true) against false at the first decoder step.")
 class MonoT5Reranker(_T5Reranker):
-    name = "monot5"
-
     def __init__(self, *, true_token: str, false_token: str, prompt: str, **kw: Any):
         super().__init__(**kw)
         self.true_token, self.false_token, self.prompt = true_token, false_token, prompt
@@ -121,8 +109,6 @@ class MonoT5Reranker(_T5Reranker):
         Option("prompt", str, RANKT5_PROMPT, "input with {query} and {document}"),
         help="RankT5 (encoder-decoder): the first-step logit of a designated token.")
 class RankT5Reranker(_T5Reranker):
-    name = "rankt5"
-
     def __init__(self, *, token: str, prompt: str, **kw: Any):
         super().__init__(**kw)
         self.token, self.prompt = token, prompt
@@ -140,8 +126,6 @@ class RankT5Reranker(_T5Reranker):
         Option("prompt", str, LIT5_PROMPT, "input with {query}, {i} and {document}"),
         help="LiT5-Distill: Fusion-in-Decoder listwise ranking over sliding windows.")
 class LiT5Reranker(_T5Reranker):
-    name = "lit5"
-
     def __init__(self, *, window: int, step: int, max_new_tokens: int, prompt: str, **kw: Any):
         super().__init__(**kw)
         self.window, self.step, self.max_new_tokens, self.prompt = window, step, max_new_tokens, prompt
@@ -158,7 +142,7 @@ class LiT5Reranker(_T5Reranker):
         import torch
         from transformers.modeling_outputs import BaseModelOutput
 
-        tok, model = self._load()
+        tok, model = self.load()
         enc = tok(self.window_inputs(query, texts), padding=True, truncation=True,
                   max_length=self.max_length, return_tensors="pt").to(model.device)
         with torch.inference_mode():
@@ -170,7 +154,7 @@ class LiT5Reranker(_T5Reranker):
         """The decoder's greedy answer ("[3] > [1] > ...") over one fused window."""
         import torch
 
-        tok, model = self._load()
+        tok, model = self.load()
         fused, mask = self.fuse(query, texts)
         with torch.inference_mode():
             out = model.generate(encoder_outputs=fused, attention_mask=mask, max_new_tokens=self.max_new_tokens,

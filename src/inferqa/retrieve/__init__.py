@@ -1,11 +1,5 @@
-"""Retrievers: one interface (`Retriever`), created through the plugin registry.
-
-- `bm25`: bm25s tokenizer/stemmer, compositional dedup of hint subsets (`dedup=False` runs
-  plain bm25s over the expanded corpus);
-- `dense`: sentence-transformers bi-encoder, memory-mapped float32 embeddings, FAISS flat or
-  HNSW;
-- `colbert`: late interaction (MaxSim over token vectors) with a model in PyLate's layout,
-  over full passages or over each distinct hint once (`mode=clue`).
+"""Retrievers: one interface (`Retriever`), created through the plugin registry: `bm25`,
+`dense`, `clue` and `colbert`, a module each (docs/retrieve.md).
 
 A new retriever is one module in this package declaring itself with
 `@inferqa.registry.plugin("retriever", NAME, Option(...), ...)`.

@@ -52,7 +52,6 @@ class BM25Retriever(Retriever):
         self.show_progress = show_progress
         self._stemmer = None
 
-    # -- tokenization shared by both modes and by queries ---------------------------------
     def _stem(self):
         if self._stemmer is None and self.options["stemmer"]:
             import Stemmer
@@ -70,11 +69,11 @@ class BM25Retriever(Retriever):
         return bm25s.tokenize(texts, stopwords=self.options["stopwords"] or [], stemmer=self._stem(),
                               return_ids=False, show_progress=False, allow_empty=allow_empty)
 
-    # -- build ----------------------------------------------------------------------------
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
-        facts = self._build_dedup(bench, ids, out_dir) if self.options["dedup"] else self._build_plain(bench, ids, out_dir)
+        build = self._build_dedup if self.options["dedup"] else self._build_plain
+        facts = build(bench, ids, out_dir)
         return {**facts, "passages": int(len(ids)), "build_seconds": round(time.perf_counter() - t0, 3)}
 
     def _build_dedup(self, bench: Benchmark, ids: np.ndarray, out: Path) -> dict[str, Any]:
@@ -85,11 +84,8 @@ class BM25Retriever(Retriever):
         member_rows, member_cols, hint_texts = self._subset_members(bench, groups, corpus)
         tokens = self.tokenize(hint_texts)
         vocab: dict[str, int] = {}
-        h_rows, h_cols = [], []
-        for r, toks in enumerate(tokens):
-            for t in toks:
-                h_rows.append(r)
-                h_cols.append(vocab.setdefault(t, len(vocab)))
+        h_cols = [vocab.setdefault(t, len(vocab)) for toks in tokens for t in toks]
+        h_rows = np.repeat(np.arange(len(tokens)), [len(toks) for toks in tokens])
         n_groups, n_hints, n_terms = len(groups.keys), len(hint_texts), max(len(vocab), 1)
         # Counts are small integers: float32 holds them exactly and halves the memory.
         hint_tf = sp.csr_matrix((np.ones(len(h_rows), np.float32), (h_rows, h_cols)), shape=(n_hints, n_terms))
@@ -131,11 +127,8 @@ class BM25Retriever(Retriever):
     def _subset_members(bench: Benchmark, groups: Groups, corpus: Path
                         ) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """(group, hint row) pairs of the membership matrix, and the text of each hint row.
-
-        `groups.keys` are `b"qid_mask"`; a group's hints are the perm digits of its first
-        passage (so the mask's bit order never matters). Each question's hints become rows
-        once, in key order.
-        """
+        `groups.keys` are `b"qid_mask"`; a group's hints are the perm digits of its first passage
+        (so the mask's bit order never matters); each question's hints become rows once, in key order."""
         keys = groups.keys
         n, width = len(keys), keys.dtype.itemsize
         mat = keys.view(np.uint8).reshape(n, width)
@@ -191,7 +184,6 @@ class BM25Retriever(Retriever):
         save_array(out, "group_first", group_first_position(ids))
         return {"terms": len(model.vocab_dict)}
 
-    # -- search ---------------------------------------------------------------------------
     def _load(self, index_dir: Path) -> None:
         names = _DEDUP_ARRAYS if self.options["dedup"] else _PLAIN_ARRAYS
         self._arr = {n: np.load(index_dir / f"{n}.npy", mmap_mode="r") for n in names}

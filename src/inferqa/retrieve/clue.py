@@ -1,25 +1,13 @@
 """Clue-level retrieval: encode each distinct clue once, score passages from their clues.
 
 A QUIT passage is an ordering of a subset of one question's hints, so a corpus of 325
-passages per question holds only 5 distinct texts worth encoding. Here the clue units are
-the benchmark's hints (from the question records; `units=sentences` splits passage text
-instead, for corpora whose passages are not hint lists). Each distinct unit text is encoded
-once; a passage's score is a composition of its units' scores:
-
-- `mean-embedding`: cosine with the normalised mean of the unit vectors (the passage vector
-  a bag of clue vectors gives);
-- `mean-score`: the mean of the units' cosines;
-- `max`: the best unit's cosine;
-- `lse`: temperature-scaled log-mean-exp of the cosines (`temperature`, default 0.05): a
-  soft max that still prefers passages whose other clues also fit;
-- `monotone`: noisy-OR evidence. Each unit is evidence with probability p = σ((s − c)/w)
-  (`monotone_center` c, `monotone_scale` w) and the passage scores w·Σ softplus((s − c)/w)
-  = −w·log Π(1 − p): the noisy-OR 1 − Π(1 − p) on a scale that does not saturate at 1, so
-  the same ranking. Every unit adds a positive amount, so adding a clue to a passage never
-  lowers its score (evidence monotonicity, `inferqa diagnose monotonicity`: violation rate
-  0); the other compositions can (a weak clue lowers a mean). Of the monotone compositions
-  tried (this one, and the clipped sum Σ max(0, s − c) it tends to as w → 0), it kept
-  retrieval closest to `mean-embedding` on the demo and WikiHint data (docs/diagnose.md).
+passages per question holds only 5 distinct texts worth encoding. The clue units are the
+benchmark's hints (from the question records; `units=sentences` splits passage text
+instead); each distinct unit text is encoded once, and `compose` makes a passage's score of
+its units' cosines (docs/retrieve.md). `monotone` scores w·Σ softplus((s − c)/w) =
+−w·log Π(1 − σ((s − c)/w)), the noisy-OR of per-unit evidence on a scale that does not
+saturate: every unit adds a positive amount, so adding a clue never lowers a score
+(`inferqa diagnose monotonicity`, docs/diagnose.md); the other compositions can.
 
 None of these depends on the order of a passage's units, so passages with the same multiset
 of units form one group, scored once; the index stores the groups (units per group, passages
@@ -31,6 +19,7 @@ corpus position of the group's first passage, then corpus position.
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -108,7 +97,6 @@ class ClueRetriever(Retriever):
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         return vecs / np.maximum(norms, 1e-12)  # cosine scores whatever the model's own normalisation
 
-    # -- build ----------------------------------------------------------------------------
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
@@ -158,9 +146,7 @@ class ClueRetriever(Retriever):
         finished = out_dir / "unit_vectors.npy"
         if not listing.exists() or read_json(listing) != texts:
             finished.unlink(missing_ok=True)
-            if chunks.exists():
-                for f in chunks.glob("*.npy"):
-                    f.unlink()
+            shutil.rmtree(chunks, ignore_errors=True)
             write_json(listing, texts)
         elif finished.exists() and not chunks.exists():  # built before for these units: reuse
             vecs = np.load(finished)
@@ -182,12 +168,9 @@ class ClueRetriever(Retriever):
                 bar.update(len(batch))
         vecs = np.concatenate(parts) if parts else np.zeros((0, 1), np.float32)
         save_array(out_dir, finished.stem, vecs)
-        for f in chunks.glob("*.npy"):
-            f.unlink()
-        chunks.rmdir()
+        shutil.rmtree(chunks)
         return vecs, time.perf_counter() - t0
 
-    # -- search ---------------------------------------------------------------------------
     def _load(self, index_dir: Path) -> None:
         self._pids = np.load(index_dir / "pids.npy", mmap_mode="r")
         self._units = np.load(index_dir / "unit_vectors.npy")
@@ -243,12 +226,8 @@ class ClueRetriever(Retriever):
         for s in range(0, len(qids), QUERY_BLOCK):
             scores = self.group_scores(q[s:s + QUERY_BLOCK] @ self._units.T)
             for qid, g in zip(qids[s:s + QUERY_BLOCK], scores):
-                pids, vals = self._expand(g, k)
+                # best groups first (numbered by first appearance), each group's passages in corpus order
+                rows, vals = top_groups(g, self._a["psg_ptr"], k)
+                pids = self._pids[self._a["psg_pos"][rows]]
                 run[qid] = list(zip(pids.astype("U").tolist(), vals.astype(float).tolist()))
         return run
-
-    def _expand(self, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The top-k passages given every group's score: best groups first, each group's
-        passages in corpus order."""
-        rows, top_scores = top_groups(scores, self._a["psg_ptr"], k)  # groups numbered by first appearance
-        return self._pids[self._a["psg_pos"][rows]], top_scores

@@ -1,15 +1,11 @@
 """Late interaction (ColBERT): token vectors per passage, MaxSim scoring, exact search.
 
-`mode=full` encodes every passage of corpus.jsonl and scores it by MaxSim over its own
-(contextualised) tokens. `mode=clue` encodes each distinct hint once and gives a passage the
-union of its hints' token vectors: MaxSim over a union is the max of the hints' maxima, so
-scoring is per hint, then per hint *set*; every ordering of one subset shares its set's
-score. Encoding cost is proportional to distinct hints (about 1/65 of the passages at QUIT
-size). Both store float16 token vectors memory-mapped (`maxsim.py`), search exhaustively
-(no PLAID-style pruning), and break ties by corpus position.
-
-The model is a folder in PyLate's layout (`colbert_model.py`), trained here with
-`inferqa finetune colbert` or benchmarks/finetune_triviahg.py --kind colbert.
+`mode=full` encodes every passage of corpus.jsonl. `mode=clue` encodes each distinct hint
+once and gives a passage the union of its hints' token vectors: MaxSim over a union is the
+max of the hints' maxima, so scoring is per hint, then per hint *set*, and every ordering of
+one subset shares its set's score. Both store float16 token vectors memory-mapped
+(`maxsim.py`), search exhaustively and break ties by corpus position. The model is a folder
+in PyLate's layout (`colbert_model.py`); docs/retrieve.md has the rest.
 """
 
 from __future__ import annotations
@@ -34,12 +30,11 @@ from .maxsim import (CHUNK_SIZE, maxsim_scores, open_token_store, pad_queries, s
                      top_k, write_token_store)
 
 MODES = ("full", "clue")
-DEFAULT_MODEL = COLBERT  # $INFERQA_CACHE/models/colbert-triviahg: benchmarks/finetune_triviahg.py --kind colbert
 SETS = "sets.npz"
 
 
 @plugin("retriever", "colbert",
-        Option("model", str, DEFAULT_MODEL, "ColBERT model folder in PyLate's layout, HF id, or colbert-triviahg "
+        Option("model", str, COLBERT, "ColBERT model folder in PyLate's layout, HF id, or colbert-triviahg "
                "(the one benchmarks/finetune_triviahg.py --kind colbert trains into $INFERQA_CACHE/models)"),
         Option("mode", str, "full", "full: whole passages; clue: each distinct hint once, scored per hint set",
                choices=MODES),
@@ -66,7 +61,6 @@ class ColbertRetriever(Retriever):
     def _encode(self, texts: list[str], query: bool) -> list[np.ndarray]:
         return encode_tokens(self.encoder(), texts, query=query, batch_size=self.batch_size)
 
-    # -- build ----------------------------------------------------------------------------
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
@@ -87,7 +81,6 @@ class ColbertRetriever(Retriever):
         return {"passages": int(len(ids)), "encoded": what, **facts,
                 "build_seconds": round(time.perf_counter() - t0, 3)}
 
-    # -- search ---------------------------------------------------------------------------
     def _load(self, index_dir: Path) -> None:
         self._pids = np.load(index_dir / "pids.npy")
         self._tokens, self._offsets = open_token_store(index_dir)
@@ -98,10 +91,9 @@ class ColbertRetriever(Retriever):
     def _search(self, qids: list[str], texts: list[str], k: int) -> Run:
         run = Run()
         for s in range(0, len(qids), self.query_block):
-            block_qids = qids[s:s + self.query_block]
             queries = pad_queries(self._encode(texts[s:s + self.query_block], query=True))
             idx, scores = top_k(self.passage_scores(queries), k)
-            for i, qid in enumerate(block_qids):
+            for i, qid in enumerate(qids[s:s + self.query_block]):
                 run[qid] = list(zip(self._pids[idx[i]].astype("U").tolist(), scores[i].astype(float).tolist()))
         return run
 

@@ -1,11 +1,9 @@
 """A ColBERT model folder: written in PyLate's layout, run with sentence-transformers.
 
-sentence-transformers 6 has its own late-interaction family (`MultiVectorEncoder`: token
-projection, query expansion, punctuation skiplist, MaxSim, contrastive losses) and reads
-PyLate checkpoints; PyLate itself cannot be installed beside it here (docs/retrieve.md). The
-folder is therefore written the way PyLate 1.x writes one (`modules.json` = Transformer +
-`pylate.models.Dense.Dense`, PyLate's keys in `config_sentence_transformers.json`), so
-either library loads it, and sentence-transformers runs it.
+PyLate cannot be installed beside sentence-transformers 6, whose `MultiVectorEncoder` reads
+PyLate checkpoints (docs/retrieve.md). The folder is therefore written the way PyLate 1.x
+writes one (`modules.json` = Transformer + `pylate.models.Dense.Dense`, PyLate's keys in
+`config_sentence_transformers.json`), so either library loads it.
 
 `init_colbert` starts one from any bi-encoder folder (the bundled MiniLM): the backbone's
 weights, a new bias-free projection to `dim`, and ColBERT's conventions: `[unused0]` /
@@ -25,7 +23,7 @@ import numpy as np
 from ..errors import InputError
 from ..parameters import FINETUNE_SEED
 from ..io import atomic_dir, write_json
-from ..models import quiet_loading
+from ..models import COLBERT, colbert_path, quiet_loading, resolve_embedding_model
 
 QUERY_MARKER, DOCUMENT_MARKER = "[unused0]", "[unused1]"
 DENSE_DIR = "1_Dense"
@@ -102,8 +100,6 @@ def _is_hub_id(name: str) -> bool:
 
 def resolve_colbert_ref(name_or_path: str | os.PathLike) -> str:
     """The default name `colbert-triviahg` → its folder in the user cache; anything else as given."""
-    from ..models import COLBERT, colbert_path
-
     if str(name_or_path) != COLBERT:
         return str(name_or_path)
     if not is_colbert_folder(colbert_path()):
@@ -115,8 +111,6 @@ def resolve_colbert_ref(name_or_path: str | os.PathLike) -> str:
 
 def resolve_colbert_start(name_or_path: str) -> str:
     """Starting weights of `finetune colbert`: a ColBERT (the default name too) or a bi-encoder."""
-    from ..models import COLBERT, resolve_embedding_model
-
     return resolve_colbert_ref(name_or_path) if name_or_path == COLBERT else resolve_embedding_model(name_or_path)
 
 

@@ -59,18 +59,15 @@ class DenseRetriever(Retriever):
     def __init__(self, *, model: str, query_model: str | None, query_prefix: str, passage_prefix: str,
                  batch_size: int, index_type: str, chunk_size: int, hnsw_m: int, ef_search: int,
                  search_block: int, device: str | None, show_progress: bool):
-        if model != MINILM:
-            check_model_kind(model, "dense")
+        for ref, name in ((model, "model"), (query_model or MINILM, "query_model")):
+            if ref != MINILM:
+                check_model_kind(ref, "dense", field=name)
         super().__init__(model=model, query_prefix=query_prefix, passage_prefix=passage_prefix,
                          index_type=index_type, hnsw_m=int(hnsw_m))
         self.batch_size, self.chunk_size, self.ef_search = int(batch_size), int(chunk_size), int(ef_search)
         self.search_block, self.device, self.show_progress = int(search_block), device, show_progress
-        # DPR-style separate query encoder; passages (the index) always use `model`.
-        if query_model and query_model != MINILM:
-            check_model_kind(query_model, "dense", field="query_model")
-        self.query_model = query_model or None
-        self._model = None
-        self._query_model = None
+        self.query_model = query_model or None  # DPR-style; passages (the index) always use `model`
+        self._model = self._query_model = None
 
     def index_options(self) -> dict[str, Any]:
         # Only what shapes the embeddings: flat and HNSW share one directory.
@@ -97,7 +94,6 @@ class DenseRetriever(Retriever):
                                                   convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
-    # -- build ----------------------------------------------------------------------------
     def _build(self, bench: Benchmark, out_dir: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         ids = corpus_ids(bench)
@@ -114,8 +110,7 @@ class DenseRetriever(Retriever):
         from ..progress import counter
 
         enc = self.encoder()
-        dim_of = getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension
-        dim = dim_of()
+        dim = (getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension)()
         partial, progress = out_dir / PARTIAL, out_dir / PROGRESS
         state = read_json(progress) if progress.exists() and partial.exists() else None
         if state is None or state.get("n") != n or state.get("dim") != dim:
@@ -166,12 +161,9 @@ class DenseRetriever(Retriever):
             faiss.write_index(index, str(tmp))
             tmp.replace(out_dir / self.hnsw_file)
 
-    # -- search ---------------------------------------------------------------------------
     def is_indexed(self) -> bool:
-        ok = super().is_indexed() and (self.index_dir / EMBEDDINGS).exists()
-        if ok and self.options["index_type"] == "hnsw":
-            ok = (self.index_dir / self.hnsw_file).exists()
-        return ok
+        files = [EMBEDDINGS, *([self.hnsw_file] if self.options["index_type"] == "hnsw" else [])]
+        return super().is_indexed() and all((self.index_dir / f).exists() for f in files)
 
     def _load(self, index_dir: Path) -> None:
         self._pids = np.load(index_dir / "pids.npy", mmap_mode="r")

@@ -1,22 +1,10 @@
 """Fusion of ranked runs: each method scores a passage from every run's ranking of a question.
 
-Rank-based (scores ignored):
-- `rrf`: Σ_r w_r / (rrf_k + rank_r(p)), rank 1-based (Cormack et al., 2009; rrf_k = 60);
-- `isr`: (Σ_r 1 / rank_r(p)²) · n(p), n(p) the number of runs that returned p (Mourão et al., 2015).
-
-Score-based, each run's scores normalised per question first (`norm`, below):
-- `combsum`: Σ_r w_r · s_r(p), a run that did not return p adds 0 (Fox and Shaw, 1993);
-- `combmnz`: (Σ_r s_r(p)) · (Σ w_r over the runs that returned p): CombSUM times n(p) when
-  unweighted;
-- `combmax`: max_r s_r(p) over the runs that returned p;
-- `weighted`: Σ_r w_r · s_r(p), where a run that did not return p adds its lowest
-  normalised score for that question (it ranked p below everything it returned).
-
-Norms: `minmax` (s - min) / (max - min), 1 where every score is equal; `max` s / max (left
-as it is where max ≤ 0); `sum` (s - min) / Σ(s - min), 1/n where every score is equal;
-`zscore` (s - mean) / std (population), 0 where every score is equal; `rank` 1 - (rank - 1) / n;
-`none`. These are ranx's `min-max`, `max`, `sum`, `zmuv`, `rank` and None, except where ranx
-divides by 1e-9 because every score is equal.
+Rank-based (scores ignored): `rrf`, Σ_r w_r / (rrf_k + rank_r(p)) (Cormack et al., 2009), and
+`isr`, (Σ_r 1 / rank_r(p)²) · n(p), n(p) the runs that returned p (Mourão et al., 2015).
+Score-based, each run's scores normalised per question first (`norm`: minmax, max, sum, zscore,
+rank, none; ranx's, except where every score is equal): `combsum`, `combmnz`, `combmax` (Fox and
+Shaw, 1993) and `weighted`. docs/retrieve.md gives every formula and norm.
 
 The methods are `fusion` plugins (`inferqa plugins fusion`); those without weights refuse
 them. Ties: fused score descending, then the best rank p had in any run, then the order of
@@ -183,16 +171,16 @@ def fuse(runs: Sequence[Any], method: str = FUSION_METHOD.default, *, weights: S
     if not allow_partial:
         check_same_questions(loaded, [r if isinstance(r, (str, os.PathLike)) else f"run {i + 1}"
                                       for i, r in enumerate(given)])
-    fused = {}
-    for qid in dict.fromkeys(q for r in loaded for q in r):
-        fused[qid] = _fused_question([run.get(qid, [])[:input_depth] if input_depth else run.get(qid, [])
-                                      for run in loaded], score, weights, depth)
+    fused = {qid: _fused_question([run.get(qid, [])[:input_depth] if input_depth else run.get(qid, [])
+                                   for run in loaded], score, weights, depth)
+             for qid in dict.fromkeys(q for r in loaded for q in r)}
     out = loaded[0].derive(fused, tag=f"fuse-{method}")
     out.qids = dict.fromkeys(q for r in loaded for q in r.qids)
     return out
 
 
-def _fused_question(rankings: list[Ranking], score: Any, weights: list[float], k: int | None) -> list[tuple[str, float]]:
+def _fused_question(rankings: list[Ranking], score: Any, weights: list[float],
+                    k: int | None) -> list[tuple[str, float]]:
     """One question's fused ranking, ties broken as the module's docstring says."""
     best: dict[str, tuple[int, int]] = {}
     for r_i, ranked in enumerate(rankings):

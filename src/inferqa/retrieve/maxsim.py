@@ -80,9 +80,8 @@ def store_facts(out_dir: Path) -> dict:
 def open_token_store(out_dir: Path) -> tuple[np.ndarray, np.ndarray]:
     """(tokens memory map [rows, dim] float16, offsets [texts + 1])."""
     facts = read_json(out_dir / "store.json")
-    offsets = np.load(out_dir / OFFSETS)
-    tokens = np.memmap(out_dir / TOKENS, dtype=np.float16, mode="r", shape=(int(facts["rows"]), int(facts["dim"])))
-    return tokens, offsets
+    shape = (int(facts["rows"]), int(facts["dim"]))
+    return np.memmap(out_dir / TOKENS, dtype=np.float16, mode="r", shape=shape), np.load(out_dir / OFFSETS)
 
 
 def pad_queries(queries: list[np.ndarray]) -> np.ndarray:
@@ -104,7 +103,8 @@ def _text_blocks(offsets: np.ndarray, row_budget: int) -> Iterator[tuple[int, in
         a = b
 
 
-def _blocks_of_maxima(tokens: np.ndarray, offsets: np.ndarray, queries: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+def _blocks_of_maxima(tokens: np.ndarray, offsets: np.ndarray,
+                      queries: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
     """(a, b, maxima of texts a..b as [b - a, n_queries, L]) block by block."""
     nq, length, dim = queries.shape
     flat = queries.reshape(nq * length, dim).T
@@ -131,11 +131,8 @@ def maxsim_scores(tokens: np.ndarray, offsets: np.ndarray, queries: np.ndarray) 
 
 
 def set_maxsim_scores(unit_maxima: np.ndarray, set_ptr: np.ndarray, set_units: np.ndarray) -> np.ndarray:
-    """MaxSim of token *sets* that are unions of units: set g = units set_units[set_ptr[g]:set_ptr[g+1]].
-
-    The max over a union is the max of the units' maxima, so each unit is scored once.
-    `unit_maxima` is `token_maxima` of the units; returns [sets, n_queries].
-    """
+    """MaxSim of token *sets* that are unions of units: set g = units set_units[set_ptr[g]:set_ptr[g+1]],
+    scored from `unit_maxima` (`token_maxima` of the units: a union's max is the max of their maxima)."""
     n_sets = len(set_ptr) - 1
     _, nq, length = unit_maxima.shape
     out = np.empty((n_sets, nq), dtype=np.float32)

@@ -16,10 +16,7 @@ def save_array(out: Path, name: str, arr: np.ndarray) -> None:
 
 
 def top_k_positions(scores: np.ndarray, k: int, tie_key: np.ndarray | None = None) -> np.ndarray:
-    """Indices of the k best scores, by score descending, then `tie_key`, then index.
-
-    `tie_key=None` means the index itself breaks ties.
-    """
+    """Indices of the k best scores, by score descending, then `tie_key` (None: none), then index."""
     n = len(scores)
     k = min(k, n)
     if k < n:

@@ -74,21 +74,10 @@ def _checked(batch: list, out: Sequence) -> Sequence:
     return out
 
 
-def imap_batches(
-    items: Iterable,
-    make_worker: WorkerFactory,
-    *,
-    backend: str = BACKEND.default,
-    batch_size: int = 32,
-    num_actors: int = NUM_ACTORS.default,
-    ray_address: str | None = None,
-    num_cpus_per_actor: float = 1,
-    num_gpus_per_actor: float = 0,
-    window: int = 65_536,
-    progress: bool = True,
-    desc: str = "map",
-    total: int | None = None,
-) -> Iterator[Any]:
+def imap_batches(items: Iterable, make_worker: WorkerFactory, *, backend: str = BACKEND.default, batch_size: int = 32,
+                 num_actors: int = NUM_ACTORS.default, ray_address: str | None = None, num_cpus_per_actor: float = 1,
+                 num_gpus_per_actor: float = 0, window: int = 65_536, progress: bool = True, desc: str = "map",
+                 total: int | None = None) -> Iterator[Any]:
     """Yield `worker(batch)` outputs one item at a time, in input order.
 
     On Ray, items go out in windows of `window` items (one Ray Data pipeline each, its
@@ -202,15 +191,9 @@ def _ray_window(chunk: list, make_worker: WorkerFactory, *, batch_size: int, num
     ctx.enable_progress_bars = False
     rows = [{"idx": i, "blob": pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)} for i, x in enumerate(chunk)]
     ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // batch_size, 4 * num_actors)))
-    ds = ds.map_batches(
-        _RayActor,
-        fn_constructor_kwargs={"factory_blob": cloudpickle.dumps(make_worker)},
-        batch_size=batch_size,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=num_actors),
-        num_cpus=num_cpus,
-        num_gpus=num_gpus or None,
-    )
+    ds = ds.map_batches(_RayActor, fn_constructor_kwargs={"factory_blob": cloudpickle.dumps(make_worker)},
+                        batch_size=batch_size, batch_format="numpy", num_cpus=num_cpus, num_gpus=num_gpus or None,
+                        compute=ray.data.ActorPoolStrategy(size=num_actors))
     # preserve_order should already deliver rows in order; the heap makes it a guarantee.
     pending: list[tuple[int, bytes]] = []
     want = 0

@@ -1,19 +1,12 @@
 """LLM calls spread over Ray actors, behind the same `LLM` interface every stage already uses.
 
-Reading, labelling and the LLM rerankers call `llm.complete / chat / logprobs` with a
-few prompts at a time. `RayLLM` keeps a pool of actors alive (each loads the model once)
-and splits every call across them in contiguous slices, so shared few-shot prefixes stay
-together on one actor and the answers come back in order. A Ray Data pipeline per call
-would restart its actors and reload the model every time, so this proxy uses a plain
-actor pool; bulk jobs with all prompts known up front can use `generate` (Ray Data).
-
-Outputs equal the local run's however a call is sliced: the llama-cpp backend cuts each
-prompt's evaluation by its content (see inferqa.llm.llamacpp), so a greedy answer does
-not depend on the batch or actor it lands in; contiguous slices only save each actor
-evaluating a shared head more than once.
-
-The cache stays on the driver (`load_scaled_llm` wraps the proxy in `CachedLLM`): one
-SQLite file, one key per prompt, shared with local runs of the same model.
+`RayLLM` keeps a pool of actors alive (each loads the model once; a Ray Data pipeline per
+call would reload it every time) and splits every call across them in contiguous slices, so
+shared few-shot prefixes stay together on one actor and answers come back in order. Bulk jobs
+with all prompts known up front can use `generate` (Ray Data). Outputs equal the local run's
+however a call is sliced, as the llama-cpp backend cuts each prompt by its content
+(inferqa.llm.llamacpp). The cache stays on the driver (`load_scaled_llm` wraps the proxy in
+`CachedLLM`): one SQLite file, one key per prompt, shared with local runs of the same model.
 """
 
 from __future__ import annotations
@@ -30,15 +23,12 @@ LLMFactory = Callable[[], LLM]
 
 
 def _factory(llm: str | LLMFactory, options: dict[str, Any]) -> LLMFactory:
-    if callable(llm):
-        return llm
-
     def make() -> LLM:
         from ..llm import load_llm
 
         return load_llm(llm, cache=None, **options)
 
-    return make
+    return llm if callable(llm) else make
 
 
 def _with_base_url(spec: str, url: str) -> str:
@@ -64,31 +54,22 @@ class _LLMActor:
     def info(self) -> dict[str, Any]:
         if self.failed is not None:
             raise self.failed
-        return {"identity": self.llm.identity, "backend": self.llm.backend, "model": self.llm.model,
-                "mode": getattr(self.llm, "mode", None)}
+        return {"identity": self.llm.identity, "model": self.llm.model, "mode": getattr(self.llm, "mode", None)}
 
     def call(self, method: str, requests: list, params: GenerationParams | None) -> list:
         if method == "logprobs":
             return self.llm.logprobs([tuple(r) for r in requests])
         return getattr(self.llm, method)(requests, params)
 
-    def close(self) -> None:
-        if self.llm is not None:
-            self.llm.close()
-
 
 class RayLLM(LLM):
-    """An `LLM` whose calls run on `num_actors` Ray actors.
-
-    `llm` is a spec string (`smollm2`, `llama-cpp:/m.gguf`, `openai:MODEL@URL`, ...) or a
-    zero-argument factory returning an `LLM`. With `base_urls` (openai specs only), actor i
-    talks to `base_urls[i % len(base_urls)]`: a round-robin over a pool of vLLM servers.
-    """
+    """An `LLM` whose calls run on `num_actors` Ray actors. `llm` is a spec string (`smollm2`,
+    `llama-cpp:/m.gguf`, `openai:MODEL@URL`, ...) or a zero-argument factory returning an `LLM`.
+    With `base_urls` (openai specs only), actor i talks to `base_urls[i % len(base_urls)]`."""
 
     backend = "ray"
 
-    def __init__(self, llm: str | LLMFactory, *, num_actors: int = NUM_ACTORS.default,
-                 ray_address: str | None = None,
+    def __init__(self, llm: str | LLMFactory, *, num_actors: int = NUM_ACTORS.default, ray_address: str | None = None,
                  num_cpus_per_actor: float = 1, num_gpus_per_actor: float = 0,
                  base_urls: Sequence[str] = (), **llm_options: Any):
         if num_actors < 1:
@@ -160,14 +141,10 @@ class RayLLM(LLM):
 
 
 def load_scaled_llm(spec: str, *, backend: str = BACKEND.default, num_actors: int = NUM_ACTORS.default,
-                    ray_address: str | None = None,
-                    base_urls: Sequence[str] = (), cache: Any = DEFAULT_CACHE, num_cpus_per_actor: float = 1,
-                    num_gpus_per_actor: float = 0, **options: Any) -> LLM:
-    """`inferqa.llm.load_llm` for either backend; on Ray the driver keeps the cache.
-
-    `cache` is as in `load_llm`: a path or an `LLMCache`, `DEFAULT_CACHE` (the default file)
-    or None (no cache).
-    """
+                    ray_address: str | None = None, base_urls: Sequence[str] = (), cache: Any = DEFAULT_CACHE,
+                    num_cpus_per_actor: float = 1, num_gpus_per_actor: float = 0, **options: Any) -> LLM:
+    """`inferqa.llm.load_llm` for either backend; on Ray the driver keeps the cache. `cache`
+    is as in `load_llm`: a path or an `LLMCache`, `DEFAULT_CACHE` (the default file) or None."""
     from ..llm import load_llm, with_cache
 
     check_backend(backend)
@@ -181,8 +158,9 @@ def load_scaled_llm(spec: str, *, backend: str = BACKEND.default, num_actors: in
     return with_cache(proxy, cache, chunk_size=8 * num_actors)
 
 
-def llm_opener(cache: Any = None, no_cache: bool = False, backend: str = BACKEND.default, ray_address: str | None = None,
-               num_actors: int = NUM_ACTORS.default, llm_urls: Sequence[str] | None = None) -> Callable[[str], LLM]:
+def llm_opener(cache: Any = None, no_cache: bool = False, backend: str = BACKEND.default,
+               ray_address: str | None = None, num_actors: int = NUM_ACTORS.default,
+               llm_urls: Sequence[str] | None = None) -> Callable[[str], LLM]:
     """spec -> LLM with the given call cache (None: the default file; `no_cache`: none) and
     execution backend: the options `inferqa.stages.llm` declares, checked before any model loads."""
     from ..io import check_output

@@ -96,12 +96,9 @@ def tune_margin(run: Any, bench: "Benchmark | str | os.PathLike", *, split: str 
                 margins: Sequence[Any] | None = None, shares: Sequence[float] | None = None,
                 per_group: int = _D("per_group"), by: str = _D("diversify_by"),
                 metric: str = _D("metric"), measures: Sequence[str] = tuple(_D("measures"))) -> MarginTuning:
-    """Score each margin of the grid on the questions of `split` only, by `inferqa.evaluate`
-    of `diversify(run, bench, per_group, by, margin)`; rows best first by `metric` (added to
-    `measures` if absent). `run` is anything `as_run` takes: `tune_diversify` in Python's words.
-
-    The grid is `margins` (each ≥ 0; None: every query), or the margins at `shares` of the
-    split's queries (`margin_at_share`; default 0, 0.1, …, 1: from none to all)."""
+    """`tune_diversify` in Python's words: each margin of the grid (`margins`, each ≥ 0 or None, or
+    the margins at `shares` of the split's queries: `margin_at_share`) scored on `split` by `inferqa.evaluate`
+    of `diversify(run, bench, per_group, by, margin)`; rows best first by `metric` (added to `measures`)."""
     return tune_diversify(run, bench=bench, split=split, margins=None if margins is None else list(margins),
                           shares=None if shares is None else list(shares), per_group=per_group, diversify_by=by,
                           metric=metric, measures=measures if isinstance(measures, str) else list(measures))
@@ -124,8 +121,5 @@ def tune_union(run: Annotated["str | Path", Opt(RUN_HELP, metavar="RUN")] = "opt
     bench, ranked, model = open_run_and_llm(bench, run, split, allow_partial, llm,
                                             lambda: check_read_options(["union_freq"], ks, alphas), cache=cache,
                                             use_cache=use_cache)
-    try:
-        grid = union_grid(bench, ranked, model, ks, qids=ranked.qids, alphas=alphas)
-    finally:
-        model.close()
-    return UnionTuning(grid, len(ranked.qids))
+    with model:
+        return UnionTuning(union_grid(bench, ranked, model, ks, qids=ranked.qids, alphas=alphas), len(ranked.qids))

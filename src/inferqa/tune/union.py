@@ -22,10 +22,8 @@ if TYPE_CHECKING:
 def tune_union(bench: "Benchmark", run: "Run", llm: "LLM", ks: Sequence[int] = TUNE_KS.default, *,
                qids: Iterable[str] | None = None, alphas: Sequence[float] | None = None,
                progress: bool = True) -> list[dict[str, Any]]:
-    """Grid search of union_freq's alpha on `qids` (beta = 1 - alpha: only the ratio orders hints).
-
-    Returns one row per alpha with mean EM over the ks, best first.
-    """
+    """Grid search of union_freq's alpha (beta = 1 - alpha) on `qids`: one row per alpha with its
+    mean EM over the ks, best first."""
     alphas = list(alphas if alphas is not None else TUNE_ALPHAS.default)
     qids = list(qids) if qids is not None else list(run)
     out = []
