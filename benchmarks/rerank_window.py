@@ -58,8 +58,9 @@ def log(msg: str) -> None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper"),
-                    help="deeper: post hoc, the primary's first stage 10,000 deep (after `test`)")
+    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper", "speed"),
+                    help="deeper: post hoc, the primary's first stage 10,000 deep (after `test`); speed: the "
+                         "speed check alone, 4 rounds (after `reranker`)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check")
     ap.add_argument("--threads", type=int, default=2)
@@ -692,6 +693,9 @@ def main(argv=None) -> int:
         return 0
     hard = prepared["hard"]
     model = reranker_model(args, prepared["train"])
+    if args.phase == "speed":
+        print(speed(args, prepared["wikihint"], model, rounds=4), flush=True)
+        return 0
     scores = Scores(model, args.out / "scores", hard)
     dev_checks(args, hard, scores, prepared["stages"])
     if args.phase == "reranker":

@@ -13,7 +13,9 @@ from .base import Reranker
 
 @plugin("reranker", "cross-encoder",
         Option("model", str, "cross-encoder/ms-marco-MiniLM-L-6-v2", "HF id or local folder of a sentence-transformers CrossEncoder"),
-        Option("batch_size", int, 32, "pairs per forward pass", min=1),
+        # sentence-transformers sorts the pairs by length and pads each batch to its longest: a
+        # batch of 8 pads little, fastest on 2 CPU cores (benchmarks/rerank_window.py's speed check)
+        Option("batch_size", int, 8, "pairs per forward pass (more on a GPU)", min=1),
         Option("max_length", int, 512, "tokens per (question, passage) pair", min=1),
         Option("device", str, None, "torch device (default: the library's choice)"))
 class CrossEncoderReranker(Reranker):
