@@ -230,6 +230,36 @@ def test_partial_runs_and_qrels_score_the_questions_ir_measures_scores(seed):
                     assert ours["per_query"][q][name] == pytest.approx(values[theirs_name], abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_cli_csv_and_json_give_ir_measures_numbers_on_partial_files(seed, tmp_path, monkeypatch, capsys):
+    import csv
+    import io
+    import json
+
+    from conftest import run_cli
+
+    run, qrels = _partial_case(seed)
+    run.to_file(tmp_path / "r.trec")
+    qrels.to_file(tmp_path / "q.tsv")
+    names = ["Success@10", "R@20", "P@5", "RR", "RR@10", "AP", "AP@20", "Rprec", "nDCG@10", "Judged@10"]
+    theirs = {}
+    for name in names:  # ir_measures reads the same two files
+        values = [m.value for m in ir_measures.iter_calc([ir_measures.parse_measure(name)],
+                                                          ir_measures.read_trec_qrels(str(tmp_path / "q.tsv")),
+                                                          ir_measures.read_trec_run(str(tmp_path / "r.trec")))]
+        theirs[name] = sum(values) / len(values)
+    args = ("evaluate", tmp_path / "r.trec", "--qrels", tmp_path / "q.tsv", "-m", ",".join(names))
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--format", "csv")
+    assert code in (0, None)
+    got_csv = {row["metric"]: float(row["value"]) for row in csv.DictReader(io.StringIO(out))}
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--json")
+    assert code in (0, None)
+    got_json = json.loads(out)["metrics"]
+    for name in names:
+        assert got_csv[name] == pytest.approx(theirs[name], abs=1e-9), name
+        assert got_json[name] == pytest.approx(theirs[name], abs=1e-9), name
+
+
 def test_unjudged_questions_are_left_out_of_every_measure_alike():
     # q1 relevant at rank 1; q2 unjudged (in the run only); q3 judged, not in the run
     qrels = Qrels({"q1": {"a": 1}, "q3": {"c": 2}})
