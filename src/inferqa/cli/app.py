@@ -9,7 +9,9 @@ from typer.core import TyperCommand, TyperGroup
 _BOOL_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
-_CLICK_TYPE_NAMES = {"str": "TEXT", "path": "PATH", "Path": "PATH", "int": "INTEGER", "float": "FLOAT"}
+# A type's name (as typer shows it, or a class's __name__) as click shows it.
+CLICK_TYPE_NAMES = {"str": "TEXT", "path": "PATH", "Path": "PATH", "int": "INTEGER", "float": "FLOAT",
+                    "dict": "KEY=VALUE"}
 
 
 def _click_type_name(shown: str | None) -> str | None:
@@ -17,7 +19,7 @@ def _click_type_name(shown: str | None) -> str | None:
     if not shown or not shown.startswith("<"):
         return shown
     inner = shown.strip("<>").removeprefix("list[").removesuffix("]")
-    return _CLICK_TYPE_NAMES.get(inner, f"[{inner}]" if "|" in inner else inner.upper())
+    return CLICK_TYPE_NAMES.get(inner, f"[{inner}]" if "|" in inner else inner.upper())
 
 
 def _tidy_flags(params: list) -> list:

@@ -23,7 +23,7 @@ from .. import registry
 from ..option_values import parse_key_values
 from ..registry import REQUIRED, Option
 from ..stage import stage_of
-from .app import app
+from .app import CLICK_TYPE_NAMES, app
 from .output import chosen_format, format_flag, json_flag
 
 
@@ -72,9 +72,6 @@ def declared_help(kind: str, option: str) -> str:
 Show = Callable[[Any, Any, Optional[str]], None]  # settings as attributes: s.out, s.depth
 
 
-_TYPE_NAMES = {int: "INTEGER", float: "FLOAT", Path: "PATH", str: "TEXT", dict: "KEY=VALUE"}
-
-
 def _metavar(opt: Option) -> str:
     """What a flag takes, as click names types: INTEGER, FLOAT, PATH, TEXT, [a|b|c]."""
     if opt.metavar:
@@ -82,7 +79,8 @@ def _metavar(opt: Option) -> str:
     choices = "[" + "|".join(map(str, opt.choices or ())) + "]"
     if opt.choices and len(choices) <= 16:  # a longer one would squeeze the flags' column (its help lists them)
         return choices
-    return _TYPE_NAMES.get(opt.item_type if opt.types[0] is list else opt.types[0], "TEXT")
+    kind = opt.item_type if opt.types[0] is list else opt.types[0]
+    return CLICK_TYPE_NAMES.get(getattr(kind, "__name__", ""), "TEXT")
 
 
 def _param(opt: Option, given_help: str | None, words: Mapping[str, str]) -> inspect.Parameter:

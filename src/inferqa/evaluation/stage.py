@@ -53,13 +53,13 @@ def evaluate(runs: Annotated["list[Path] | Path | Run", Opt("runs: " + RUN_FILES
     if not qrels:
         raise InputError("qrels are empty", field="qrels")
     min_label = checked_min_label(min_label, qrels)
-    scope_of(bench, split)  # a split without a benchmark fails before any run is read
     loaded = [(name, scored_run(run, bench, split, min_label=min_label, protocol=protocol,
                                 allow_partial=allow_partial)) for name, run in named_runs(
         runs if isinstance(runs, list) else [runs])]
     scored = run_split(bench, [run for _, run in loaded], split, protocol)
-    out = [score(name, run, qrels, measures, scope=scope_of(bench, scored), split=scored, min_label=min_label,
-                 protocol=protocol, questions=questions) for name, run in loaded]
+    scope = scope_of(bench, scored)
+    out = [score(name, run, qrels, measures, scope=scope, split=scored, min_label=min_label, protocol=protocol,
+                 questions=questions) for name, run in loaded]
     for e in out:
         e.inferred_split = scored if split is None else None
     return out
@@ -88,8 +88,8 @@ def compare(runs: Annotated["list[str] | dict", Opt("runs as PATH or NAME=PATH, 
     corrected p-value of a paired test (docs/field.md#comparing-runs)."""
     from ..formats.coerce import as_qrels
     from .comparison import tested
-    from .metrics import (checked_min_label, named_runs, per_query_scores, resolve, scope_of, scored_questions,
-                          run_split, scored_run)
+    from .metrics import (checked_min_label, named_runs, per_query_scores, resolve, run_split, scope_of,
+                          scored_questions, scored_run)
 
     named = named_runs(runs)
     if len(named) < 2:
@@ -97,7 +97,6 @@ def compare(runs: Annotated["list[str] | dict", Opt("runs as PATH or NAME=PATH, 
     measures = resolve(metrics, min_label, protocol)  # names as in `evaluate`
     qrels, bench = as_qrels(bench)
     min_label = checked_min_label(min_label, qrels)
-    scope_of(bench, split)
     loaded = [(name, scored_run(run, bench, split, min_label=min_label, protocol=protocol,
                                 allow_partial=allow_partial)) for name, run in named]
     split = run_split(bench, [run for _, run in loaded], split, protocol)

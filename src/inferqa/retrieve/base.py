@@ -85,8 +85,9 @@ class Retriever(ABC):
         return json_hash({"retriever": self.name, **self.index_options()})
 
     def default_index_dir(self, bench: Benchmark) -> Path:
-        path = bench.path / "indexes" / f"{self.name}-{self.options_hash()}"
-        older = path.with_name(f"{self.name}-{self.options_hash()[:10]}")  # 0.1 named it by 10 digits
+        digest = self.options_hash()
+        path = bench.path / "indexes" / f"{self.name}-{digest}"
+        older = path.with_name(f"{self.name}-{digest[:10]}")  # 0.1 named it by 10 digits
         if not path.exists() and older.is_dir():
             try:
                 older.rename(path)
