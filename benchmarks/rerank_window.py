@@ -22,6 +22,11 @@ options, seeds, base model, training questions), resumable, printing what it reu
 4. `test`: the table (plain vs distinct windows at 10, 20, 50 and 100 calls; each first stage
    alone) on the 300 test queries, Holm-corrected paired p, and the `window:` last line.
 
+A second registered round (`--round 2`, files ending in -2) repeats phases 2 to 4 with a
+reranker recipe chosen on dev (`--reranker`, RERANKERS), every first stage a candidate, and the
+first stages 10,000 deep so that distinct windows fill (`--depth 10000`); the first round's test
+table had been seen when it was written, and its registration says so.
+
     nice python benchmarks/rerank_window.py --out /work/cache/rerank-window prepare
 """
 
@@ -67,6 +72,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--depth", type=int, default=K, help="first stages' depth (default 1,000, the registered test's; "
                     "a distinct window of N needs a ranking that holds N questions: registration refuses otherwise)")
     ap.add_argument("--max-steps", type=int, help="cap every training's optimiser steps (a quick check)")
+    ap.add_argument("--round", type=int, choices=(1, 2), default=1,
+                    help="2: the second registered test (its files end in -2): every first stage a candidate, "
+                         "the reranker named by --reranker, windows filled (run with --depth 10000)")
+    ap.add_argument("--reranker", choices=sorted(RERANKERS), default="v1",
+                    help="the reranker's training recipe (RERANKERS); v1 is the first registered test's")
     ap.add_argument("--skip-dense", action="store_true", help="leave fine-tuned dense out (its encoding is the "
                                                               "longest part: about 50 minutes on 2 cores)")
     return ap.parse_args(argv)
@@ -82,13 +92,13 @@ def model_dir(args, kind: str, train, opts, **inputs) -> Path:
     return cache_keys.model_dir(args.out, kind, train, opts, **inputs)
 
 
-def trained(folder: Path, train, opts, trainer, what: str) -> Path:
-    """`folder`'s model, trained there by `trainer` unless it is already (and said so)."""
+def trained(folder: Path, train, opts, trainer, what: str, model: str = "minilm") -> Path:
+    """`folder`'s model, trained there by `trainer` from `model` unless it is already (and said so)."""
     if (folder / "training.json").exists():
         log(f"reused: {what} {folder.name}")
     else:
         log(f"training {what}")
-        trainer(train, folder, model="minilm", options=opts)
+        trainer(train, folder, model=model, options=opts)
     return folder
 
 
@@ -184,7 +194,7 @@ DEV_CALLS = (10, 20)
 # The primary's first stage is chosen among these on dev. Fine-tuned dense takes about an hour to
 # train and encode 357,500 passages on 2 cores, so it enters as a comparison row, with its own
 # dev choices written before its test figures (`register_comparison`).
-CANDIDATES = ("bm25", "clue")
+CANDIDATES = {1: ("bm25", "clue"), 2: FIRST_STAGES}  # per registered round
 FILLED = 0.95  # the share of N calls a distinct window must make on dev to be registered
 
 
@@ -195,21 +205,40 @@ FILLED = 0.95  # the share of N calls a distinct window must make on dev to be r
 EXAMPLES = "representatives' questions, matched hint counts"
 
 
+# The reranker's training recipes: (starting weights, options over V1's). v1 starts from MiniLM, as
+# the first registered test's did; the others start from the fine-tuned dense bi-encoder's weights
+# (trained on the same 700 train questions), which already tell a question's hints from another's.
+# Which one round 2 registers is chosen on dev (docs/windows.md).
+RERANKERS = {
+    "v1": ("minilm", {}),
+    "dense-init": ("dense", {}),
+    "dense-init-long": ("dense", {"positives": 3, "epochs": 2, "lr": 5e-5, "negatives_from": "clue"}),
+}
+
+
 def reranker_options(args):
     from inferqa.experiments.finetune import FinetuneOptions
 
     # BM25's ranking of the train benchmark gives the other questions' representatives: never
-    # the clue retriever's own confusions, never a dev or test question (their own benchmark)
-    return FinetuneOptions(split="train", positives=2, negatives=7, negatives_from="bm25", epochs=1, batch_size=32,
-                           lr=3e-5, max_length=128, seed=13, max_steps=args.max_steps)
+    # the clue retriever's own confusions, never a dev or test question (their own benchmark);
+    # "clue" there is the untuned clue retriever on the train benchmark, not the learned one
+    base = dict(split="train", positives=2, negatives=7, negatives_from="bm25", epochs=1, batch_size=32,
+                lr=3e-5, max_length=128, seed=13, max_steps=args.max_steps)
+    return FinetuneOptions(**{**base, **RERANKERS[args.reranker][1]})
 
 
-def reranker_model(args, train) -> Path:
+def reranker_model(args, train, models: dict) -> Path:
     from inferqa.experiments.finetune import finetune_reranker
 
     opts = reranker_options(args)
-    return trained(model_dir(args, "reranker", train, opts, examples=EXAMPLES), train, opts, finetune_reranker,
-                   "the reranker: own passages against other questions' passages of as many hints")
+    start = RERANKERS[args.reranker][0]
+    if start == "minilm":
+        return trained(model_dir(args, "reranker", train, opts, examples=EXAMPLES), train, opts, finetune_reranker,
+                       "the reranker: own passages against other questions' passages of as many hints")
+    if start not in models:
+        sys.exit(f"--reranker {args.reranker} starts from fine-tuned {start}, which is not built yet: run prepare")
+    return trained(model_dir(args, "reranker", train, opts, examples=EXAMPLES, init=models[start].name), train, opts,
+                   finetune_reranker, f"the reranker from fine-tuned {start}'s weights", model=str(models[start]))
 
 
 class Scores:
@@ -447,19 +476,29 @@ def mean4(row: dict) -> float:
     return sum(row[m] for m in SUMMARY) / len(SUMMARY)
 
 
+def round_file(args, name: str) -> Path:
+    """OUT/`name` for the first registered round; OUT/<stem>-2<suffix> for the second."""
+    p = Path(name)
+    return args.out / (name if args.round == 1 else f"{p.stem}-{args.round}{p.suffix}")
+
+
 def register(args, bench, scores: Scores, stages: dict) -> dict:
-    """OUT/preregistration.json: the primary comparison and every tuned value, from dev only.
-    Written once; its sha256 is printed; never rewritten."""
-    path = args.out / "preregistration.json"
-    runs = {name: {split: p.name for split, p in r.items()} for name, r in stages.items() if name in CANDIDATES}
+    """OUT/preregistration.json (round 2: preregistration-2.json): the primary comparison and every
+    tuned value, from dev only. Written once; its sha256 is printed; never rewritten."""
+    path = round_file(args, "preregistration.json")
+    runs = {name: {split: p.name for split, p in r.items()} for name, r in stages.items()
+            if name in CANDIDATES[args.round]}
     if path.exists():
         text = path.read_text()
         reg = json.loads(text)
         if reg.get("runs", runs) != runs:  # the first registration predates this record
             sys.exit(f"{path} was registered on other first-stage runs ({reg['runs']}); use another --out")
-        log(f"reused: preregistration.json sha256 {hashlib.sha256(text.encode()).hexdigest()}")
+        if reg.get("primary", {}).get("reranker", scores.model_dir.name) != scores.model_dir.name:
+            sys.exit(f"{path} was registered with reranker {reg['primary']['reranker']}, not "
+                     f"{scores.model_dir.name}: give the --reranker it was registered with")
+        log(f"reused: {path.name} sha256 {hashlib.sha256(text.encode()).hexdigest()}")
         return reg
-    candidates = {k: v for k, v in stages.items() if k in CANDIDATES}
+    candidates = {k: v for k, v in stages.items() if k in CANDIDATES[args.round]}
     rows = dev_grid(args, bench, scores, candidates)
     tuned = {}
     for r in rows:  # the weight per (first stage, window, N): the best dev mean of the four metrics
@@ -487,10 +526,17 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         "weights": {k: r["weight"] for k, r in tuned.items()},
         "adaptive_margins": adaptive_margins(bench, candidates),
         "candidates": list(candidates),
+        "round": args.round,
+        "reranker_recipe": {"name": args.reranker, "starts_from": RERANKERS[args.reranker][0],
+                            "options": str(reranker_options(args))},
+        "depth": args.depth,
         "runs": runs,
         "comparison_rows": "fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
                            "DEV_CALLS), with its weights and adaptive margin chosen on dev the same way and written "
-                           "to registration-dense.json before any of its test figures",
+                           + ("to registration-dense.json before any of its test figures" if args.round == 1 else
+                              "here (a candidate in round 2)"),
+        **({} if args.round == 1 else {"seen_before": "round 1's test table (report.md) was computed on the same "
+                                                      "300 test queries before this file was written"}),
         "dev_questions": len(bench.split_qids("dev")),
         "test_questions": len(bench.split_qids("test")),
     }
@@ -571,9 +617,10 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
     fs, n = primary["first_stage"], primary["calls"]
     distinct, plain = got["cells"][fs, "question", n], got["cells"][fs, "plain", n]
     p = paired(plain["run"], distinct["run"], bench)
-    out = [f"# Rerank windows on the hard benchmark ({queries} test queries, {len(bench.questions):,} questions)", "",
-           f"pre-registration: {args.out / 'preregistration.json'} sha256 "
-           f"{hashlib.sha256((args.out / 'preregistration.json').read_bytes()).hexdigest()}", "",
+    reg_path = round_file(args, "preregistration.json")
+    out = [f"# Rerank windows on the hard benchmark ({queries} test queries, {len(bench.questions):,} questions; "
+           f"registered round {args.round}, first stages {args.depth:,} deep)", "",
+           f"pre-registration: {reg_path} sha256 {hashlib.sha256(reg_path.read_bytes()).hexdigest()}", "",
            table_md(got["rows"], queries), "",
            "Primary (pre-registered): distinct vs plain at equal calls, difference [95 % CI] per metric:", ""]
     out += [f"- {label}: {p[m]['diff']:+.1f} [{p[m]['ci'][0]:+.1f}, {p[m]['ci'][1]:+.1f}], p {fmt_p(p[m]['p'])}"
@@ -616,7 +663,7 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
                 f"({100 * (sq['question'] / sq['plain'] - 1):+.1f} %)"]
     out += ["", last_line(primary, {"distinct": distinct, "plain": plain}, p, "CE")]
     text = "\n".join(out) + "\n"
-    write_text_atomic(args.out / "report.md", text)
+    write_text_atomic(round_file(args, "report.md"), text)
     return text
 
 
@@ -692,7 +739,10 @@ def main(argv=None) -> int:
     if args.phase == "prepare":
         return 0
     hard = prepared["hard"]
-    model = reranker_model(args, prepared["train"])
+    if args.round == 2 and args.phase in ("register", "test", "all", "deeper"):
+        if args.reranker == "v1" or args.depth < 10_000:
+            sys.exit("round 2 registers a reranker other than v1 (--reranker) over first stages 10,000 deep (--depth)")
+    model = reranker_model(args, prepared["train"], prepared["models"])
     if args.phase == "speed":
         print(speed(args, prepared["wikihint"], model, rounds=4), flush=True)
         return 0
@@ -703,11 +753,13 @@ def main(argv=None) -> int:
         fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
         return 0
     reg = register(args, hard, scores, prepared["stages"])
-    if "dense" in prepared["stages"]:
+    if "dense" in prepared["stages"] and args.round == 1:
         reg = register_comparison(args, hard, scores, prepared["stages"], reg)
     if args.phase == "register":
         return 0
     if args.phase == "deeper":
+        if args.round != 1:
+            sys.exit("deeper is round 1's post hoc check")
         print(deeper(args, prepared, scores, reg), flush=True)
         return 0
     print(report(args, prepared, scores, prepared["stages"], reg), flush=True)

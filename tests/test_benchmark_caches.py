@@ -177,3 +177,37 @@ def test_rerank_window_keys_are_unchanged(scripts, tmp_path):
         assert rw.questions_digest(hard, split) == shared.questions_digest(hard, split) == old_digest(hard, split)
     old = old_key(opts=opts, train=old_digest(train), base="minilm", examples=rw.EXAMPLES)
     assert rw.model_dir(args, "reranker", train, opts, examples=rw.EXAMPLES) == tmp_path / "models" / f"reranker-{old}"
+
+
+# (d) rerank_window's second registered round ---------------------------------------------------
+def test_each_reranker_recipe_has_its_own_model_folder_and_round_two_its_own_files(scripts, tmp_path):
+    rw = scripts.rerank_window
+    train = Cut({"train": trivia_cut(12)["train"]})
+    folders = {}
+    for recipe, (start, over) in rw.RERANKERS.items():
+        args = rw.parse_args(["reranker", "--out", str(tmp_path), "--reranker", recipe])
+        opts = rw.reranker_options(args)
+        assert all(getattr(opts, k) == v for k, v in over.items())
+        init = {} if start == "minilm" else {"init": "dense-0123"}
+        folders[recipe] = rw.model_dir(args, "reranker", train, opts, examples=rw.EXAMPLES, **init)
+    assert len(set(folders.values())) == len(rw.RERANKERS)
+    # the same options from other starting weights are another model
+    args = rw.parse_args(["reranker", "--out", str(tmp_path), "--reranker", "dense-init"])
+    opts = rw.reranker_options(args)
+    assert rw.reranker_options(rw.parse_args(["reranker", "--out", str(tmp_path)])) == opts
+    assert folders["dense-init"] != rw.model_dir(args, "reranker", train, opts, examples=rw.EXAMPLES)
+    one = rw.parse_args(["test", "--out", str(tmp_path)])
+    two = rw.parse_args(["test", "--out", str(tmp_path), "--round", "2"])
+    assert rw.round_file(one, "preregistration.json") == tmp_path / "preregistration.json"
+    assert rw.round_file(two, "preregistration.json") == tmp_path / "preregistration-2.json"
+    assert rw.round_file(two, "report.md") == tmp_path / "report-2.md"
+
+
+@pytest.mark.parametrize("extra", [["--reranker", "v1", "--depth", "10000"], ["--reranker", "dense-init"]])
+def test_round_two_refuses_the_first_reranker_or_shallow_first_stages(scripts, tmp_path, monkeypatch, extra):
+    rw = scripts.rerank_window
+    monkeypatch.setattr(rw, "prepare", lambda args, build_dense=True: {"hard": None, "train": None, "models": {}})
+    with pytest.raises(SystemExit) as exit_:
+        rw.main(["register", "--out", str(tmp_path), "--round", "2", *extra])
+    assert "round 2 registers" in str(exit_.value.code)
+    assert not (tmp_path / "preregistration-2.json").exists()
