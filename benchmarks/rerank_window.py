@@ -63,9 +63,10 @@ def log(msg: str) -> None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper", "speed"),
+    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper", "speed", "depth-cost"),
                     help="deeper: post hoc, the primary's first stage 10,000 deep (after `test`); speed: the "
-                         "speed check alone, 4 rounds (after `reranker`)")
+                         "speed check alone, 4 rounds (after `reranker`); depth-cost: what retrieving deep "
+                         "enough to fill a distinct window costs the learned clue retriever (after `prepare`)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check")
     ap.add_argument("--threads", type=int, default=2)
@@ -382,6 +383,30 @@ def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
                      "distinct10_hit@1": distinct["hit@1"]}
         log(f"dev {name}: own-vs-other {out[name]['own_vs_other']:.1f} %, Hit@1 {alone['hit@1']:.1f} alone, "
             f"{distinct['hit@1']:.1f} over 10 distinct questions")
+    write_json(path, out)
+    return out
+
+
+def bi_encoder_checks(args, bench, model: Path, stages: dict) -> dict:
+    """The same own-versus-other pairs scored by fine-tuned dense's cosine: how well the first
+    stage itself tells the two full hint sets apart (the reranker's 90 % target read beside it)."""
+    path = args.out / f"dev-checks-bi-encoder-{key(model=model.name, runs=sorted(r['dev'].name for r in stages.values()))}.json"
+    if path.exists():
+        log(f"reused: {path.name}")
+        return json.loads(path.read_text())
+    from inferqa.experiments.finetune import representatives
+    from inferqa.models import load_sentence_transformer
+
+    st, out = load_sentence_transformer(str(model), "cpu"), {}
+    for name, runs in stages.items():
+        run, wins = load_run(runs["dev"], bench), 0
+        for q in run:
+            other = representatives(run[q], q, 1)[0].rsplit("_", 2)[0]
+            v = st.encode([bench.questions[q].text, bench.passage_text(full_set(bench, q)),
+                           bench.passage_text(full_set(bench, other))], normalize_embeddings=True)
+            wins += float(v[0] @ v[1]) > float(v[0] @ v[2])
+        out[name] = 100 * wins / len(run)
+        log(f"dev {name}: fine-tuned dense's own-vs-other {out[name]:.1f} %")
     write_json(path, out)
     return out
 
@@ -725,6 +750,30 @@ def deeper(args, benches: dict, scores: Scores, reg: dict, depth: int = 10_000) 
     return text
 
 
+def depth_cost(args, bench, clue: Path, rounds: int = 2) -> dict:
+    """Seconds for the learned clue retriever's search of the test queries at 1,000 and 10,000
+    passages (alternated, best of `rounds`), and how many questions a ranking then holds: the
+    price of filling a distinct window by depth rather than ranking questions directly."""
+    from inferqa.records import question_of
+    from inferqa.retrieve import get_retriever, question_queries
+
+    r = get_retriever("clue", show_progress=False, model=str(clue)).attach(bench)
+    queries = question_queries(bench, bench.split_qids("test"))
+    r.search(queries, 10)  # the encoder loaded and the index read once, outside the timing
+    got: dict[int, list[float]] = {1000: [], 10_000: []}
+    held = {}
+    for _ in range(rounds):
+        for depth in got:
+            t0 = time.perf_counter()
+            run = r.search(queries, depth)
+            got[depth].append(time.perf_counter() - t0)
+            held[depth] = sum(len({question_of(p) for p, _ in run[q]}) for q in run) / len(run)
+    for depth, secs in got.items():
+        log(f"clue {depth:,} deep: {min(secs):.2f} s for {len(queries)} queries ({1000 * min(secs) / len(queries):.1f} "
+            f"ms/query), {held[depth]:.1f} questions per ranking")
+    return {"seconds": {d: min(v) for d, v in got.items()}, "questions_per_ranking": held, "queries": len(queries)}
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     from inferqa.io import atomic_open
 
@@ -738,6 +787,9 @@ def main(argv=None) -> int:
     prepared = prepare(args, build_dense=args.phase in ("prepare", "all"))
     if args.phase == "prepare":
         return 0
+    if args.phase == "depth-cost":
+        print(depth_cost(args, prepared["hard"], prepared["models"]["clue"]), flush=True)
+        return 0
     hard = prepared["hard"]
     if args.round == 2 and args.phase in ("register", "test", "all", "deeper"):
         if args.reranker == "v1" or args.depth < 10_000:
@@ -749,6 +801,8 @@ def main(argv=None) -> int:
     scores = Scores(model, args.out / "scores", hard)
     dev_checks(args, hard, scores, prepared["stages"])
     if args.phase == "reranker":
+        if "dense" in prepared["models"]:
+            bi_encoder_checks(args, hard, prepared["models"]["dense"], prepared["stages"])
         fill_scores(hard, scores, prepared["stages"], "dev", max(DEV_CALLS))
         fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
         return 0
