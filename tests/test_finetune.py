@@ -103,6 +103,29 @@ def test_finetuned_reranker_loads_and_scores(bench, minilm, tmp_path):
         get_retriever("clue", model=str(out))  # a real cross-encoder folder, refused before any work
 
 
+def test_a_reranker_starts_from_a_finetuned_retrievers_weights(bench, minilm, tmp_path):
+    """`finetune reranker --model RETRIEVER_FOLDER`: the cross-encoder's encoder is the retriever's
+    (a new head on top), not MiniLM's; one step at a negligible rate leaves it so."""
+    import torch
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+
+    retriever = finetune_retriever(bench, tmp_path / "ft-dense", model=minilm, options=FinetuneOptions(
+        positives=1, negatives=1, negatives_from="random", batch_size=4, max_steps=2, lr=5e-4, seed=1))
+    out = finetune_reranker(bench, tmp_path / "ft-ce", model=str(retriever), options=FinetuneOptions(
+        positives=1, negatives=2, negatives_from="random", batch_size=3, max_steps=1, lr=1e-12, seed=1))
+    assert json.loads((out / INFO_FILE).read_text())["base_model"] == str(retriever)
+
+    def weight(state: dict, suffix: str) -> torch.Tensor:
+        return next(v for k, v in state.items() if k.endswith(suffix))
+
+    name = "encoder.layer.0.attention.self.query.weight"
+    ce = weight(CrossEncoder(str(out), device="cpu").model.state_dict(), name)
+    dense = weight(SentenceTransformer(str(retriever), device="cpu")[0].auto_model.state_dict(), name)
+    base = weight(SentenceTransformer(minilm, device="cpu")[0].auto_model.state_dict(), name)
+    assert not torch.allclose(dense, base, atol=1e-6)  # the retriever's training moved it
+    assert torch.allclose(ce, dense, atol=1e-6)
+
+
 @pytest.mark.parametrize("trainer", [finetune_retriever, finetune_reranker])
 def test_a_trainer_that_fails_mid_training_leaves_nothing(bench, minilm, tmp_path, monkeypatch, trainer):
     """The trainers' one tail: training runs inside the folder that becomes --out only once complete."""
