@@ -63,10 +63,12 @@ def log(msg: str) -> None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper", "speed", "depth-cost"),
+    ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper", "speed", "depth-cost",
+                                          "order"),
                     help="deeper: post hoc, the primary's first stage 10,000 deep (after `test`); speed: the "
                          "speed check alone, 4 rounds (after `reranker`); depth-cost: what retrieving deep "
-                         "enough to fill a distinct window costs the learned clue retriever (after `prepare`)")
+                         "enough to fill a distinct window costs the learned clue retriever (after `prepare`); order: post hoc, "
+                         "the registered cells with one passage per question first (after `test`)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check")
     ap.add_argument("--threads", type=int, default=2)
@@ -774,6 +776,37 @@ def depth_cost(args, bench, clue: Path, rounds: int = 2) -> dict:
     return {"seconds": {d: min(v) for d, v in got.items()}, "questions_per_ranking": held, "queries": len(queries)}
 
 
+def representatives_first(args, bench, scores: Scores, stages: dict, reg: dict) -> str:
+    """Post hoc (after the test table): the registered primary's plain and distinct windows, each
+    then reordered with one passage per question ahead of the rest (`inferqa rerank ... --diversify 1
+    --diversify-by question`): the order that trades nDCG for Hit@10, against the issue's grouped order."""
+    from inferqa.diversification import diversify
+
+    primary = reg["primary"]
+    run = load_run(stages[primary["first_stage"]]["test"], bench)
+    cells = {}
+    for window, weight in (("plain", primary["plain_weight"]), ("question", primary["weight"])):
+        out = windowed(run, bench, scores, window, primary["calls"], weight)[0]
+        cells[window] = out
+        cells[f"{window}, one per question first"] = diversify(out, bench, 1, by="question")
+    name = f"{primary['first_stage']} + CE, {primary['calls']} calls"
+    lines = [f"Post hoc: {name} (registered round {args.round}), then one passage per question first", "",
+             f"| row | {' | '.join(LABELS)} | vs the row above it: Holm p ({' / '.join(LABELS[i] for i in (0, 1, 3, 4))}) |",
+             "|---|" + "---:|" * len(LABELS) + "---|"]
+    for label, out in cells.items():
+        ps = "–"
+        if label.endswith("first"):
+            p = paired(cells[label.split(",")[0]], out, bench)
+            ps = " / ".join(fmt_p(p[m]["holm"]) for m in SUMMARY)
+        sc = scored(out, bench)
+        shown = label.replace("question", "distinct", 1) if label.startswith("question") else label
+        lines.append(f"| {shown} | " + " | ".join(f"{sc[m]:.1f}" for m in METRICS)
+                     + f" | {ps} |")
+    text = "\n".join(lines) + "\n"
+    write_text_atomic(round_file(args, "report-order.md"), text)
+    return text
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     from inferqa.io import atomic_open
 
@@ -791,7 +824,7 @@ def main(argv=None) -> int:
         print(depth_cost(args, prepared["hard"], prepared["models"]["clue"]), flush=True)
         return 0
     hard = prepared["hard"]
-    if args.round == 2 and args.phase in ("register", "test", "all", "deeper"):
+    if args.round == 2 and args.phase in ("register", "test", "all", "deeper", "order"):
         if args.reranker == "v1" or args.depth < 10_000:
             sys.exit("round 2 registers a reranker other than v1 (--reranker) over first stages 10,000 deep (--depth)")
     model = reranker_model(args, prepared["train"], prepared["models"])
@@ -810,6 +843,9 @@ def main(argv=None) -> int:
     if "dense" in prepared["stages"] and args.round == 1:
         reg = register_comparison(args, hard, scores, prepared["stages"], reg)
     if args.phase == "register":
+        return 0
+    if args.phase == "order":
+        print(representatives_first(args, hard, scores, prepared["stages"], reg), flush=True)
         return 0
     if args.phase == "deeper":
         if args.round != 1:
