@@ -194,9 +194,9 @@ WEIGHTS = (0.2, 0.4, 0.6, 0.8, 1.0)  # the reranker's share of the interpolated 
 # On 2 cores the model's calls are the budget: dev tunes N in (10, 20); on test every first stage
 # gets those, the pre-registered first stage every N of CALLS (N = 50 and 100 take N = 20's weight).
 DEV_CALLS = (10, 20)
-# The primary's first stage is chosen among these on dev. Fine-tuned dense takes about an hour to
-# train and encode 357,500 passages on 2 cores, so it enters as a comparison row, with its own
-# dev choices written before its test figures (`register_comparison`).
+# The primary's first stage is chosen among these on dev. In round 1 fine-tuned dense (about an hour
+# to train and encode 357,500 passages on 2 cores) entered as a comparison row, with its own dev
+# choices written before its test figures (`register_comparison`); in round 2 it is a candidate.
 CANDIDATES = {1: ("bm25", "clue"), 2: FIRST_STAGES}  # per registered round
 FILLED = 0.95  # the share of N calls a distinct window must make on dev to be registered
 
@@ -355,16 +355,23 @@ def full_set(bench, qid: str) -> str:
     return max(bench.qrels[qid], key=lambda p: (p.split("_")[-2].count("1"), -int(p.split("_")[-1] or 0)))
 
 
-def own_versus_other(scores: Scores, run, bench) -> float:
-    """Share of the run's questions whose own full-hint-set passage the cross-encoder scores
-    above the full-hint-set passage of the first other question in `run` (as many hints each:
-    the count tells nothing)."""
+def own_and_other(run, bench):
+    """Per question of `run`: (question, its own full-hint-set passage, the full-hint-set passage
+    of the first other question in `run`): as many hints each, so the count tells nothing."""
     from inferqa.experiments.finetune import representatives
+    from inferqa.records import question_of
 
-    wins = 0
     for q in run:
-        other = representatives(run[q], q, 1)[0].rsplit("_", 2)[0]
-        a, b = scores.get(q, [full_set(bench, q), full_set(bench, other)])
+        other = question_of(representatives(run[q], q, 1)[0])
+        yield q, full_set(bench, q), full_set(bench, other)
+
+
+def own_versus_other(scores: Scores, run, bench) -> float:
+    """Share of the run's questions whose own passage the cross-encoder scores above the other
+    question's (`own_and_other`)."""
+    wins = 0
+    for q, own, other in own_and_other(run, bench):
+        a, b = scores.get(q, [own, other])
         wins += a > b
     return 100 * wins / len(run)
 
@@ -396,16 +403,14 @@ def bi_encoder_checks(args, bench, model: Path, stages: dict) -> dict:
     if path.exists():
         log(f"reused: {path.name}")
         return json.loads(path.read_text())
-    from inferqa.experiments.finetune import representatives
     from inferqa.models import load_sentence_transformer
 
     st, out = load_sentence_transformer(str(model), "cpu"), {}
     for name, runs in stages.items():
         run, wins = load_run(runs["dev"], bench), 0
-        for q in run:
-            other = representatives(run[q], q, 1)[0].rsplit("_", 2)[0]
-            v = st.encode([bench.questions[q].text, bench.passage_text(full_set(bench, q)),
-                           bench.passage_text(full_set(bench, other))], normalize_embeddings=True)
+        for q, own, other in own_and_other(run, bench):
+            v = st.encode([bench.questions[q].text, bench.passage_text(own), bench.passage_text(other)],
+                          normalize_embeddings=True)
             wins += float(v[0] @ v[1]) > float(v[0] @ v[2])
         out[name] = 100 * wins / len(run)
         log(f"dev {name}: fine-tuned dense's own-vs-other {out[name]:.1f} %")
@@ -784,24 +789,21 @@ def representatives_first(args, bench, scores: Scores, stages: dict, reg: dict) 
 
     primary = reg["primary"]
     run = load_run(stages[primary["first_stage"]]["test"], bench)
-    cells = {}
-    for window, weight in (("plain", primary["plain_weight"]), ("question", primary["weight"])):
+    rows = []  # (label, run, the run it is compared with)
+    for window, weight, shown in (("plain", primary["plain_weight"], "plain"), ("question", primary["weight"], "distinct")):
         out = windowed(run, bench, scores, window, primary["calls"], weight)[0]
-        cells[window] = out
-        cells[f"{window}, one per question first"] = diversify(out, bench, 1, by="question")
+        rows += [(shown, out, None), (f"{shown}, one per question first", diversify(out, bench, 1, by="question"), out)]
     name = f"{primary['first_stage']} + CE, {primary['calls']} calls"
     lines = [f"Post hoc: {name} (registered round {args.round}), then one passage per question first", "",
              f"| row | {' | '.join(LABELS)} | vs the row above it: Holm p ({' / '.join(LABELS[i] for i in (0, 1, 3, 4))}) |",
              "|---|" + "---:|" * len(LABELS) + "---|"]
-    for label, out in cells.items():
+    for label, out, base in rows:
         ps = "–"
-        if label.endswith("first"):
-            p = paired(cells[label.split(",")[0]], out, bench)
+        if base is not None:
+            p = paired(base, out, bench)
             ps = " / ".join(fmt_p(p[m]["holm"]) for m in SUMMARY)
         sc = scored(out, bench)
-        shown = label.replace("question", "distinct", 1) if label.startswith("question") else label
-        lines.append(f"| {shown} | " + " | ".join(f"{sc[m]:.1f}" for m in METRICS)
-                     + f" | {ps} |")
+        lines.append(f"| {label} | " + " | ".join(f"{sc[m]:.1f}" for m in METRICS) + f" | {ps} |")
     text = "\n".join(lines) + "\n"
     write_text_atomic(round_file(args, "report-order.md"), text)
     return text
