@@ -12,6 +12,7 @@ from conftest import run_cli
 from inferqa.errors import InputError
 from inferqa.formats import Run
 from inferqa.hints import window_groups
+from inferqa.records import question_of
 from inferqa.reranking.base import Reranker
 from inferqa.reranking.run import RerankCounts, rerank_run
 
@@ -150,3 +151,77 @@ def test_the_experiment_file_takes_a_window_and_checks_it(tmp_path):
     with pytest.raises(InputError, match="unknown window 'questions'") as err:
         load_config(tmp_path / "bad.yaml")
     assert "rerankers[0].window" in str(err.value)
+
+
+class Recording(ByText):
+    """ByText that also keeps the passage ids it was asked to score."""
+
+    def score_passages(self, bench, qid, pids):
+        self.seen = list(pids)
+        return super().score_passages(bench, qid, pids)
+
+
+def test_an_all_hints_window_scores_each_questions_passage_of_all_its_hints(bench_factory):
+    bench = bench_factory(3)  # 3 hints kept per question: the all-hints passage is QID_111_012
+    q1, q2, q3 = bench.questions
+    # each question enters the run by a one-hint passage; no all-hints passage is in the run
+    ranked = [(f"{q2}_010_1", 9.0), (f"{q1}_100_0", 8.0), (f"{q2}_110_01", 7.0), (f"{q3}_001_2", 6.0)]
+    rr = Recording({f"{q1}_111_012": 5.0, f"{q2}_111_012": 1.0, f"{q3}_111_012": 3.0, f"{q2}_010_1": 99.0})
+    out = rr.rerank_question(q1, ranked, bench, 3, question_of, "all-hints")
+    assert rr.seen == [f"{q2}_111_012", f"{q1}_111_012", f"{q3}_111_012"]  # in the run's question order
+    assert [p for p, _ in out] == [f"{q1}_100_0", f"{q3}_001_2", f"{q2}_010_1", f"{q2}_110_01"]
+    assert [s for _, s in out] == [5.0, 3.0, 1.0, 1.0]
+    first = Recording({f"{q2}_010_1": 99.0})
+    assert [p for p, _ in first.rerank_question(q1, ranked, bench, 3, question_of)][0] == f"{q2}_010_1"
+    assert first.seen == [f"{q2}_010_1", f"{q1}_100_0", f"{q3}_001_2"]
+
+
+def test_rerank_run_with_all_hints_representatives_keeps_each_questions_passages(bench_factory):
+    bench = bench_factory(4)
+    run = _run_of(bench, depth=60)
+    counts = RerankCounts()
+    out = rerank_run(run, bench, "oracle", depth=4, window="question", representative="all-hints", counts=counts)
+    assert counts.scored == sum(len(window_groups(run[q], 4, question_of)) for q in run)
+    for q in bench.questions:
+        assert sorted(p for p, _ in out[q]) == sorted(p for p, _ in run[q])
+
+
+@pytest.mark.parametrize("window,representative,message", [
+    ("plain", "all-hints", "representative 'all-hints' needs --window question, not 'plain'"),
+    ("set", "all-hints", "not 'set'"),
+    ("question", "all_hints", "option 'representative' takes one of first, all-hints, not 'all_hints'")])
+def test_a_representative_that_does_not_fit_is_an_input_error(bench_factory, window, representative, message):
+    bench = bench_factory(2)
+    with pytest.raises(InputError, match=message):
+        rerank_run(_run_of(bench), bench, "oracle", depth=2, window=window, representative=representative)
+
+
+def test_the_cli_writes_nothing_for_a_representative_that_does_not_fit(bench_factory, tmp_path, monkeypatch, capsys):
+    bench = bench_factory(3)
+    _run_of(bench).to_file(tmp_path / "in.trec")
+    for bad in (("--representative", "all-hints"), ("--window", "question", "--representative", "whole")):
+        code, out, err = run_cli(monkeypatch, capsys, "rerank", tmp_path / "in.trec", "--bench", bench.path,
+                                 "-r", "oracle", *bad, "-o", tmp_path / "out.trec")
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "representative" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.trec"]
+    code, out, err = run_cli(monkeypatch, capsys, "rerank", tmp_path / "in.trec", "--bench", bench.path, "-r",
+                             "oracle", "--depth", "2", "--window", "question", "--representative", "all-hints",
+                             "-o", tmp_path / "cli.trec")
+    assert code == 0 and "(one per question, all its hints, at most 2 per question)" in out, err
+    api = rerank_run(tmp_path / "in.trec", bench, "oracle", depth=2, window="question", representative="all-hints")
+    cli = Run.from_file(tmp_path / "cli.trec", bench=bench)
+    assert {q: [p for p, _ in v] for q, v in cli.items()} == {q: [p for p, _ in v] for q, v in api.items()}
+
+
+def test_the_experiment_file_takes_a_representative_and_checks_it_against_the_window(tmp_path):
+    from inferqa.experiments.config import load_config
+
+    base = ("name: w\nbenchmark: {demo: true}\nretrievers: [{kind: bm25}]\n"
+            "rerankers: [{kind: oracle, depth: 3, window: %s, representative: all-hints}]\n")
+    (tmp_path / "ok.yaml").write_text(base % "question")
+    assert load_config(tmp_path / "ok.yaml").rerankers[0].representative == "all-hints"
+    (tmp_path / "bad.yaml").write_text(base % "set")
+    with pytest.raises(InputError, match="needs --window question") as err:
+        load_config(tmp_path / "bad.yaml")
+    assert "rerankers[0].representative" in str(err.value)

@@ -25,7 +25,7 @@ import numpy as np
 from . import registry
 from .defaults import HINT_GROUPING
 from .errors import InputError
-from .records import question_of
+from .records import LEFT_TO_RIGHT, passage_id, question_of
 from .registry import plugin
 
 if TYPE_CHECKING:
@@ -200,6 +200,15 @@ def window_groups(ranked: Sequence[tuple[str, float]], depth: int, group: GroupK
         elif len(members) < depth:
             members[key] = [i]
     return list(members.values())
+
+
+def all_hints_passage(bench: "Benchmark", qid: str) -> str:
+    """The passage of question `qid` holding every hint it keeps, in their order: the whole
+    evidence a question window's representative stands for (`representative="all-hints"`)."""
+    q = bench.questions[qid]
+    dropped = set(q.metadata.get("dropped_hints") or ())
+    kept = [i for i in range(len(q.hints)) if i not in dropped]
+    return passage_id(qid, kept, len(q.hints), bench.mask_bits or LEFT_TO_RIGHT)
 
 
 def groupings() -> list[str]:

@@ -192,6 +192,11 @@ RERANK_WINDOW = Option("window", str, "plain", "which candidates the --depth rer
                        "--depth passages; question, set or linked (a hint-group, `inferqa plugins hint-group`), one "
                        "representative per group, the first of each in the run's order, each followed by its "
                        "group's other passages in the run's order", metavar="WINDOW")
+# What a distinct window scores for each group (`Reranker.rerank_question`).
+RERANK_REPRESENTATIVE = Option("representative", str, "first", "what a distinct --window scores per group: first, "
+                               "its first passage in the run's order; all-hints (--window question only), the "
+                               "question's passage of all its hints, held by the run or not",
+                               choices=("first", "all-hints"))
 
 # -- tune --------------------------------------------------------------------------------------
 # The adaptive diversification margin's grid, as shares of the queries (`inferqa.tune.tune_margin`).

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 from ..errors import InputError
 from ..io import read_yaml
 from ..registry import REQUIRED, Option
-from ..reranking.run import check_window
+from ..reranking.run import check_representative, check_window
 from ..diversification import GROUPING, NAMES as DIVERSIFY_KEYS, check_diversify
 from ..evaluation.stage import evaluate
 from .finetune import finetune
@@ -47,7 +47,8 @@ TOP_KEYS = _keys(retrieve.stage.option("split"), finetune.stage.option("max_ques
                          help="seed of the oracle retriever's shuffle and the paired tests"),
                  replace(CACHE, name="llm_cache"))
 RETRIEVER_KEYS = _keys(*(retrieve.stage.option(name) for name in ("depth", "options", *DIVERSIFY_KEYS)))
-RERANKER_KEYS = _keys(*(rerank.stage.option(name) for name in ("depth", "window", "options", *DIVERSIFY_KEYS)))
+RERANKER_KEYS = _keys(*(rerank.stage.option(name) for name in ("depth", "window", "representative", "options",
+                                                                      *DIVERSIFY_KEYS)))
 READER_KEYS = _keys(read.stage.option("llm").with_default(REQUIRED))
 FUSION_KEYS = _keys(*(fuse.stage.option(name) for name in ("method", "weights", "rrf_k", "norm", "depth")))
 _RUN_NAMES = Option("retrievers", list, REQUIRED, "the names of two or more of the file's retrievers", item=str)
@@ -69,6 +70,7 @@ class StageSpec:
     diversify_margin: float | None = None  # only queries whose top group leads by less (None: every query)
     diversify_share: float | None = None  # only this share of queries, those led by least (None: every query)
     window: str = rerank.stage.default("window")  # rerankers: plain, or one representative per hint-group
+    representative: str = rerank.stage.default("representative")  # distinct windows: first, or all-hints
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,10 @@ def _stages(c: _Checker, raw: Any, plugin_kind: str, keys: dict[str, Option], st
         except InputError as exc:
             raise c.fail(exc.message, at + str(exc.field), record=i) from None
         window = _checked(c, at + "window", i, lambda: check_window(values.get("window", StageSpec.window)))
-        out.append(StageSpec(name, kind, values["depth"], options, *diversified, window=window))
+        representative = _checked(c, at + "representative", i, lambda: check_representative(
+            values.get("representative", StageSpec.representative), window))
+        out.append(StageSpec(name, kind, values["depth"], options, *diversified, window=window,
+                             representative=representative))
     return tuple(out)
 
 

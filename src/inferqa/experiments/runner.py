@@ -33,7 +33,7 @@ from ..formats.bench_write import content_hash
 from ..formats.benchmark import Benchmark
 from ..formats.runs import short_hash
 from ..io import atomic_open, check_output, json_hash, read_json, read_text, sha256_file, write_json
-from ..parameters import RERANK_DEPTH, RERANK_WINDOW
+from ..parameters import RERANK_DEPTH, RERANK_REPRESENTATIVE, RERANK_WINDOW
 from .config import ExperimentConfig, FusionSpec, ReaderSpec, StageSpec
 from .results import (OPTIMAL, ORACLE, ORACLE_RERANKER, ORACLE_RETRIEVER, PIPELINE, ExperimentResults,
                       RankingResult, ReaderResult)
@@ -237,13 +237,16 @@ class _Runner:
         from .. import registry
 
         inputs = {"kind": spec.kind, "options": spec.options, "depth": spec.depth, **_diversify_input(spec),
-                  **({"window": spec.window} if spec.window != RERANK_WINDOW.default else {})}
+                  **({"window": spec.window} if spec.window != RERANK_WINDOW.default else {}),
+                  **({"representative": spec.representative}
+                     if spec.representative != RERANK_REPRESENTATIVE.default else {})}
         options, llm = dict(spec.options), None
         llm_option = registry.get("reranker", spec.kind).options.get("llm")
         if llm_option is not None:  # one loaded LLM per spec, shared by every stage
             llm = options.pop("llm", llm_option.default)
         return self.reranked(upstream, spec.name, setting, inputs, reranker=spec.kind, llm=llm, options=options,
-                             depth=spec.depth, window=spec.window, progress=self.progress, **_diversify_options(spec))
+                             depth=spec.depth, window=spec.window, representative=spec.representative,
+                             progress=self.progress, **_diversify_options(spec))
 
     def oracle_rerank(self, upstream: RankedRun, depth: int) -> RankedRun:
         return self.reranked(upstream, ORACLE, ORACLE_RERANKER, {"kind": ORACLE, "depth": depth}, reranker=ORACLE,

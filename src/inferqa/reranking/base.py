@@ -9,10 +9,11 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
 from ..formats.benchmark import Benchmark
-from ..hints import GroupKey, window_groups
-from ..parameters import RERANK_DEPTH, RERANK_WINDOW
+from ..hints import GroupKey, all_hints_passage, window_groups
+from ..parameters import RERANK_DEPTH, RERANK_REPRESENTATIVE, RERANK_WINDOW
 from ..errors import InputError
 from ..formats import Run
+from ..records import question_of
 
 _BIG = 1e30
 
@@ -69,22 +70,25 @@ class Reranker(ABC):
 
     def rerank(self, run: Run, bench: Benchmark, depth: int = RERANK_DEPTH.default,
                qids: Iterable[str] | None = None, *, window: str = RERANK_WINDOW.default,
+               representative: str = RERANK_REPRESENTATIVE.default,
                checkpoint: str | os.PathLike | None = None, progress: bool = False,
                executor: Any = None) -> Run:
         """`inferqa.reranking.rerank_run` with this reranker."""
         from .run import rerank_run
 
-        return rerank_run(run, bench, self, depth=depth, window=window, qids=qids, checkpoint=checkpoint,
-                          progress=progress, executor=executor)
+        return rerank_run(run, bench, self, depth=depth, window=window, representative=representative, qids=qids,
+                          checkpoint=checkpoint, progress=progress, executor=executor)
 
     def rerank_question(self, qid: str, ranked: list[tuple[str, float]], bench: Benchmark | None,
-                        depth: int, group: GroupKey | None = None) -> list[tuple[str, float]]:
+                        depth: int, group: GroupKey | None = None,
+                        representative: str = RERANK_REPRESENTATIVE.default) -> list[tuple[str, float]]:
         """One question: the top `depth` reordered by this reranker's scores (ties keep the incoming
         order); the passages below keep their order and score differences, shifted to sit below the head.
 
         With `group` (a passage id -> its group: question, hint set, ...), the window is the first
         passage of each of the first `depth` groups; only they are scored, each followed by its
-        group's other passages in `ranked`'s order, at its score."""
+        group's other passages in `ranked`'s order, at its score. `representative="all-hints"` (question
+        groups) scores each question's passage of all its hints instead of its first passage."""
         if group is None:
             head, tail = ranked[:depth], ranked[depth:]
             order = self.rank_passages(bench, qid, [pid for pid, _ in head])
@@ -92,6 +96,8 @@ class Reranker(ABC):
         else:
             members = window_groups(ranked, depth, group)
             reps = [ranked[idx[0]][0] for idx in members]
+            if representative == "all-hints":
+                reps = [all_hints_passage(bench, question_of(pid)) for pid in reps]
             order = self.rank_passages(bench, qid, reps)
             new_head = [(ranked[i][0], float(s)) for j, s in order for i in members[j]]
             chosen = {i for idx in members for i in idx}

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable
 
 from .. import registry
 from ..formats.benchmark import Benchmark
-from ..parameters import RERANK_DEPTH, RERANK_WINDOW
+from ..parameters import RERANK_DEPTH, RERANK_REPRESENTATIVE, RERANK_WINDOW
 from ..errors import InputError, warn
 from ..formats.coerce import as_benchmark, as_run
 from ..formats.checkpoints import RankingCheckpoint
@@ -47,14 +47,15 @@ class RerankCounts:
 
 def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLike, reranker: Any, *,
                options: dict[str, Any] | None = None, depth: int = RERANK_DEPTH.default,
-               window: str = RERANK_WINDOW.default, qids: Iterable[str] | None = None,
+               window: str = RERANK_WINDOW.default, representative: str = RERANK_REPRESENTATIVE.default,
+               qids: Iterable[str] | None = None,
                checkpoint: str | os.PathLike | None = None, executor: Executor | None = None,
                progress: bool = False, batch_size: int = 1, counts: RerankCounts | None = None) -> Run:
     """Rerank the top `depth` passages of each question of `run` (all, or `qids`), or with a distinct
     `window` (a hint-group: question, set, linked) `depth` representatives, one per group
-    (`Reranker.rerank_question`): `depth` reranker calls per question, fewer (with one warning) where
-    the run holds fewer groups. `run`, `bench`: objects or paths; `reranker`: a `Reranker` or a
-    registry name (built from `options`, once per worker). The result holds the selected questions,
+    (`Reranker.rerank_question`; `representative`: which passage stands for a group): `depth` reranker
+    calls per question, fewer (with one warning) where the run holds fewer groups. `run`, `bench`:
+    objects or paths; `reranker`: a `Reranker` or a registry name (built from `options`, once per worker). The result holds the selected questions,
     each with exactly its passages in `run`. With `checkpoint`, a rerun with the same reranker,
     options, depth and input run resumes (delete it when done); `counts` is filled when given."""
     executor = executor or LOCAL
@@ -62,6 +63,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     run = as_run(run, bench)
     depth = RERANK_DEPTH.check(depth, "depth")
     group = window_key(bench, window)
+    representative = check_representative(representative, window)
     options = {k: v for k, v in (options or {}).items() if v is not None}
     if not isinstance(reranker, str):
         if options:
@@ -81,14 +83,15 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
             raise InputError(f"question {qid} is not in the run", field="qid")
         if qid not in bench.questions:
             raise InputError(f"question {qid} of the run is not in the benchmark", file=bench.path, field="qid")
-    header = {**header, "depth": depth, **({"window": window} if group else {}), "run": _digest(run, selected)}
+    header = {**header, "depth": depth, **({"window": window} if group else {}), "run": _digest(run, selected),
+              **({"representative": representative} if representative != RERANK_REPRESENTATIVE.default else {})}
     saved = RankingCheckpoint(checkpoint, header) if checkpoint else None
     done = saved.read(_trusted(run)) if saved else {}
     todo = [q for q in selected if q not in done]
     calls = {q: _calls(run[q], depth, group) for q in selected}
     if group:
         _warn_if_shallow(run, calls, depth, window)
-    worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth, window)
+    worker = _worker(reranker, options, bench if executor.is_local else bench.path, depth, window, representative)
     calls_before = _call_stats(reranker)
     try:
         outs = executor.imap([(qid, run[qid]) for qid in todo], worker, batch_size=batch_size,
@@ -108,7 +111,7 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
 
 
 def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.PathLike, depth: int,
-            window: str):
+            window: str, representative: str):
     """A factory, called once per worker (here, or per Ray actor): reranker, benchmark and
     window grouping are built there once, then whole questions are reranked."""
 
@@ -118,7 +121,8 @@ def _worker(reranker: Any, options: dict[str, Any], bench: Benchmark | str | os.
         rr = registry.create("reranker", reranker, **options) if isinstance(reranker, str) else reranker
         if hasattr(rr, "load"):
             rr.load()  # before the progress bar: a model that cannot load fails alone
-        return lambda batch: [rr.rerank_question(qid, ranked, b, depth, group) for qid, ranked in batch]
+        return lambda batch: [rr.rerank_question(qid, ranked, b, depth, group, representative)
+                              for qid, ranked in batch]
 
     return make
 
@@ -130,6 +134,15 @@ def check_window(window: object) -> str:
         raise InputError(f"unknown window {window!r}{did_you_mean(window, kinds)}; the windows are {', '.join(kinds)}",
                          field="window")
     return str(window)
+
+
+def check_representative(representative: object, window: str) -> str:
+    """`representative` if it is one of RERANK_REPRESENTATIVE's and fits `window`, else an InputError."""
+    chosen = RERANK_REPRESENTATIVE.check(representative, "rerank")
+    if chosen == "all-hints" and window != "question":
+        raise InputError(f"representative 'all-hints' needs --window question, not {window!r}: only a question "
+                         "has one passage of all its hints", field="representative")
+    return chosen
 
 
 def window_key(bench: Benchmark, window: str) -> GroupKey | None:

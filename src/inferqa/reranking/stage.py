@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ..parameters import (ALLOW_PARTIAL, BACKEND, CACHE, DIVERSIFY, NUM_ACTORS, OVERWRITE, PROGRESS, RAY_ADDRESS,
-                          RERANK_DEPTH, RERANK_WINDOW, USE_CACHE)
+                          RERANK_DEPTH, RERANK_REPRESENTATIVE, RERANK_WINDOW, USE_CACHE)
 from ..errors import InputError
 from ..stage import Opt, stage
 
@@ -48,6 +48,7 @@ def rerank(run: Annotated["Path | Run", Opt("TREC run to rerank (e.g. from `infe
                                               "weights; default: the reranker's own", flags=("--model", "-m"))] = None,
            depth: Annotated[int, RERANK_DEPTH] = RERANK_DEPTH.default,
            window: Annotated[str, RERANK_WINDOW] = RERANK_WINDOW.default,
+           representative: Annotated[str, RERANK_REPRESENTATIVE] = RERANK_REPRESENTATIVE.default,
            batch_size: Annotated["int | None", Opt("batch size (cross-encoder, T5 family)", min=1)] = None,
            split: Annotated["str | None", Opt("only the questions of this split (the output holds only them)")] = None,
            options: Annotated["dict | None", Opt("extra reranker option KEY=VALUE, repeatable (e.g. window=10, "
@@ -75,10 +76,10 @@ def rerank(run: Annotated["Path | Run", Opt("TREC run to rerank (e.g. from `infe
     from ..io import check_output
     from ..diversification import FLAGS, check_diversify, diversify as diversified
     from ..scale.backends import Executor
-    from .run import RerankCounts, check_window, checkpoint_path, rerank_run
+    from .run import RerankCounts, check_representative, check_window, checkpoint_path, rerank_run
 
     check_output(out)
-    check_window(window)
+    check_representative(representative, check_window(window))
     if cache is not None and use_cache:
         check_output(cache)
     given = {k: v for k, v in {"llm": llm, "model": model, "batch_size": batch_size}.items() if v is not None}
@@ -95,7 +96,8 @@ def rerank(run: Annotated["Path | Run", Opt("TREC run to rerank (e.g. from `infe
     bench = as_benchmark(bench)
     ranked = as_run(run, bench, split, allow_partial=allow_partial)
     ckpt, counts, t0 = checkpoint_path(out), RerankCounts(), time.perf_counter()
-    result = rerank_run(ranked, bench, reranker, options=chosen, depth=depth, window=window, qids=ranked.qids,
+    result = rerank_run(ranked, bench, reranker, options=chosen, depth=depth, window=window,
+                        representative=representative, qids=ranked.qids,
                         checkpoint=ckpt, progress=progress, executor=executor, counts=counts)
     seconds = time.perf_counter() - t0
     if per_group is not None:
