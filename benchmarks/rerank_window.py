@@ -27,6 +27,12 @@ reranker recipe chosen on dev (`--reranker`, RERANKERS), every first stage a can
 first stages 10,000 deep so that distinct windows fill (`--depth 10000`); the first round's test
 table had been seen when it was written, and its registration says so.
 
+A third (`--round 3`, files ending in -3) registers an LLM judge of the library (`--reranker`,
+JUDGES: UPR's query likelihood under the bundled SmolLM2) over fine-tuned dense at 10 calls, and
+chooses on dev what a distinct window shows it of each question: its first passage, or its passage
+of all its hints (`inferqa rerank --window question --representative all-hints`). Its `reranker`
+phase scores dev pairs only; the test pairs are scored after `register` has written its file.
+
     nice python benchmarks/rerank_window.py --out /work/cache/rerank-window prepare
 """
 
@@ -75,11 +81,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--depth", type=int, default=K, help="first stages' depth (default 1,000, the registered test's; "
                     "a distinct window of N needs a ranking that holds N questions: registration refuses otherwise)")
     ap.add_argument("--max-steps", type=int, help="cap every training's optimiser steps (a quick check)")
-    ap.add_argument("--round", type=int, choices=(1, 2), default=1,
+    ap.add_argument("--round", type=int, choices=(1, 2, 3), default=1,
                     help="2: the second registered test (its files end in -2): every first stage a candidate, "
-                         "the reranker named by --reranker, windows filled (run with --depth 10000)")
-    ap.add_argument("--reranker", choices=sorted(RERANKERS), default="v1",
-                    help="the reranker's training recipe (RERANKERS); v1 is the first registered test's")
+                         "the reranker named by --reranker, windows filled (run with --depth 10000); 3: an LLM "
+                         "judge (JUDGES) over fine-tuned dense at 10 calls, a distinct window's representative "
+                         "chosen on dev (files end in -3)")
+    ap.add_argument("--reranker", choices=sorted({**RERANKERS, **JUDGES}), default="v1",
+                    help="the reranker's training recipe (RERANKERS), or an LLM judge (JUDGES, round 3); v1 is the "
+                         "first registered test's")
     ap.add_argument("--skip-dense", action="store_true", help="leave fine-tuned dense out (its encoding is the "
                                                               "longest part: about 50 minutes on 2 cores)")
     return ap.parse_args(argv)
@@ -219,6 +228,21 @@ RERANKERS = {
 }
 
 
+# Off-the-shelf LLM rerankers of the library, judged on dev like the cross-encoders (round 3):
+# name -> (reranker plugin, its options). The call cache is off: every pair is computed and timed.
+JUDGES = {"upr-smollm2": ("upr", {"llm": "smollm2", "llm_options": {"cache": None}})}
+LABEL = {"upr": "UPR"}  # a judge's short name in the table; a recipe of RERANKERS is "CE"
+
+# Each distinct window a round may register: (the `--window`, the `--representative`). Round 3 adds
+# scoring each question by its passage of all its hints (`inferqa rerank --representative all-hints`).
+WINDOWS = {"plain": ("plain", "first"), "question": ("question", "first"), "all-hints": ("question", "all-hints")}
+ROUND_WINDOWS = {1: ("plain", "question"), 2: ("plain", "question"), 3: ("plain", "question", "all-hints")}
+# (dev calls, test calls) per round: an LLM judge computes every pair (about 0.35 s each on 2 cores),
+# so round 3 fixes N = 10 before any figure and leaves the 50- and 100-call cells out.
+ROUND_CALLS = {1: (DEV_CALLS, CALLS), 2: (DEV_CALLS, CALLS), 3: ((10,), (10,))}
+CANDIDATES[3] = ("dense",)  # round 2's registered first stage, best on every dev check
+
+
 def reranker_options(args):
     from inferqa.experiments.finetune import FinetuneOptions
 
@@ -244,14 +268,31 @@ def reranker_model(args, train, models: dict) -> Path:
                    finetune_reranker, f"the reranker from fine-tuned {start}'s weights", model=str(models[start]))
 
 
-class Scores:
-    """The cross-encoder's score of each (question, passage) pair, computed once and kept in
-    OUT/scores/<model>.jsonl with the measured seconds of each pair (a batch's time shared
-    evenly by its pairs), so every window reads the same scores and is charged its own pairs."""
+def reranker_scores(args, prepared: dict) -> "Scores":
+    """The score cache of `--reranker`: a trained cross-encoder's (RERANKERS), or an LLM judge's
+    (JUDGES), named by the judge and a key of its whole configuration (prompt, model file)."""
+    if args.reranker in RERANKERS:
+        return Scores(reranker_model(args, prepared["train"], prepared["models"]), args.out / "scores", prepared["hard"])
+    from inferqa.reranking import get_reranker
 
-    def __init__(self, model_dir: Path, folder: Path, bench):
+    plugin, options = JUDGES[args.reranker]
+    judge = get_reranker(plugin, **options)
+    scores = Scores(None, args.out / "scores", prepared["hard"], (f"{args.reranker}-{key(**judge.config())}", judge))
+    scores.recipe = (plugin, options)
+    return scores
+
+
+class Scores:
+    """The reranker's score of each (question, passage) pair, computed once and kept in
+    OUT/scores/<name>.jsonl with the measured seconds of each pair (a batch's time shared
+    evenly by its pairs), so every window reads the same scores and is charged its own pairs.
+    `model_dir`: a cross-encoder folder (named by it); or `judge`: (name, a library reranker)."""
+
+    def __init__(self, model_dir: Path | None, folder: Path, bench, judge: tuple | None = None):
         self.model_dir, self.bench = model_dir, bench
-        self.path = folder / f"{model_dir.name}.jsonl"
+        self.name, self._judge = (model_dir.name, None) if judge is None else judge
+        self.label = "CE" if judge is None else LABEL[self._judge.name]
+        self.path = folder / f"{self.name}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.score, self.seconds, self._ce = {}, {}, None
         if self.path.exists():
@@ -269,18 +310,28 @@ class Scores:
         pair's own batch depends on which cell asked first)."""
         return sum(self.seconds.values()) / max(len(self.seconds), 1)
 
+    def charge(self, pairs: list) -> float:
+        """A cell's model seconds: a judge's own pairs as measured (one prompt each, no batch, so
+        a long representative costs what it costs); a cross-encoder's at `mean_seconds`."""
+        if self._judge is None:
+            return len(pairs) * self.mean_seconds()
+        return sum(self.seconds[pair] for pair in pairs)
+
+    def _predict(self, query: str, texts: list[str]) -> list[float]:
+        if self._judge is not None:
+            return self._judge.score(query, texts)
+        if self._ce is None:
+            from sentence_transformers import CrossEncoder
+
+            with quiet_loading():
+                self._ce = CrossEncoder(str(self.model_dir), device="cpu")
+        return self._ce.predict([(query, t) for t in texts], batch_size=64, show_progress_bar=False)
+
     def get(self, qid: str, pids: list[str]) -> list[float]:
         missing = list(dict.fromkeys(p for p in pids if (qid, p) not in self.score))
         if missing:
-            if self._ce is None:
-                from sentence_transformers import CrossEncoder
-
-                with quiet_loading():
-                    self._ce = CrossEncoder(str(self.model_dir), device="cpu")
-            query = self.bench.questions[qid].text
             t0 = time.perf_counter()
-            got = self._ce.predict([(query, self.bench.passage_text(p)) for p in missing], batch_size=64,
-                                   show_progress_bar=False)
+            got = self._predict(self.bench.questions[qid].text, [self.bench.passage_text(p) for p in missing])
             spent = time.perf_counter() - t0
             self.computing += spent
             each = spent / len(missing)
@@ -323,20 +374,31 @@ def _unit(xs: list[float]) -> list[float]:
 
 def windowed(run, bench, scores: Scores, window: str, calls: int, weight: float) -> tuple:
     """(run reranked over the window, seconds, pairs scored): the library's own
-    `Reranker.rerank_question`, as `inferqa rerank --window` runs it. Seconds: the measured
-    time of everything but the model, plus the pairs at the cache's mean seconds per pair."""
+    `Reranker.rerank_question`, as `inferqa rerank --window W --representative R` runs it (`window`:
+    a key of WINDOWS). Seconds: the measured time of everything but the model, plus `Scores.charge`.
+    An all-hints representative enters the interpolation at its question's first-stage score."""
+    from inferqa.hints import all_hints_passage
+    from inferqa.records import question_of
     from inferqa.reranking.run import window_key
 
-    group = window_key(bench, window)
+    kind, representative = WINDOWS[window]
+    group = window_key(bench, kind)
     first = {q: dict(run[q]) for q in run}
+    if representative == "all-hints":
+        for q in run:
+            tops: dict = {}
+            for p, s in run[q]:
+                tops.setdefault(question_of(p), s)
+            first[q].update({all_hints_passage(bench, c): s for c, s in tops.items()})
     rr = window_reranker(scores, first, weight)
     t0, computing = time.perf_counter(), scores.computing
-    out = run.derive({q: rr.rerank_question(q, run[q], bench, calls, group) for q in run}, tag=f"{run.tag}+ce")
+    out = run.derive({q: rr.rerank_question(q, run[q], bench, calls, group, representative) for q in run},
+                     tag=f"{run.tag}+ce")
     overhead = time.perf_counter() - t0 - (scores.computing - computing)
     if len(rr.pairs) < calls * len(run) and window != "plain":  # as `inferqa rerank` warns
         log(f"note: {window} window of {calls} made {len(rr.pairs) / len(run):.1f} calls per query: the first "
             f"stage is too shallow to fill it")
-    return out, overhead + len(rr.pairs) * scores.mean_seconds(), len(rr.pairs)
+    return out, overhead + scores.charge(rr.pairs), len(rr.pairs)
 
 
 def scored(run, bench) -> dict:
@@ -378,8 +440,11 @@ def own_versus_other(scores: Scores, run, bench) -> float:
 
 def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
     """Before any window figure: own-versus-other accuracy, and Hit@1 over a distinct window of
-    10 against the first stage's own order, on each first stage's dev run."""
-    path = args.out / f"dev-checks-{key(model=scores.model_dir.name, runs=sorted(r['dev'].name for r in stages.values()))}.json"
+    10 against the first stage's own order, on each first stage's dev run (round 3: Hit@1 over
+    each of its distinct windows, for its candidate first stages only)."""
+    windows = [w for w in ROUND_WINDOWS[args.round] if w != "plain"]
+    inputs = {} if args.round < 3 else {"windows": windows, "candidates": CANDIDATES[3]}
+    path = args.out / f"dev-checks-{key(model=scores.name, runs=sorted(r['dev'].name for r in stages.values()), **inputs)}.json"
     if path.exists():
         log(f"reused: {path.name}")
         return json.loads(path.read_text())
@@ -387,11 +452,12 @@ def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
     for name, runs in stages.items():
         run = load_run(runs["dev"], bench)
         alone = scored(run, bench)
-        distinct = scored(windowed(run, bench, scores, "question", 10, 1.0)[0], bench)
-        out[name] = {"own_vs_other": own_versus_other(scores, run, bench), "first_stage_hit@1": alone["hit@1"],
-                     "distinct10_hit@1": distinct["hit@1"]}
-        log(f"dev {name}: own-vs-other {out[name]['own_vs_other']:.1f} %, Hit@1 {alone['hit@1']:.1f} alone, "
-            f"{distinct['hit@1']:.1f} over 10 distinct questions")
+        out[name] = {"own_vs_other": own_versus_other(scores, run, bench), "first_stage_hit@1": alone["hit@1"]}
+        if args.round < 3 or name in CANDIDATES[3]:
+            for w in windows:
+                hit = scored(windowed(run, bench, scores, w, 10, 1.0)[0], bench)["hit@1"]
+                out[name]["distinct10_hit@1" if w == "question" else f"distinct10_{w}_hit@1"] = hit
+        log(f"dev {name}: " + ", ".join(f"{k} {v:.1f}" for k, v in out[name].items()))
     write_json(path, out)
     return out
 
@@ -418,10 +484,12 @@ def bi_encoder_checks(args, bench, model: Path, stages: dict) -> dict:
     return out
 
 
-def fill_scores(bench, scores: Scores, stages: dict, split: str, calls: int) -> None:
-    """The model's scores of `split`'s window candidates (plain and distinct, `calls` each)
-    into the cache, and nothing else: no figure is computed from them here."""
-    from inferqa.hints import hint_group_key, window_groups
+def fill_scores(bench, scores: Scores, stages: dict, split: str, calls: int, all_hints: bool = False) -> None:
+    """The model's scores of `split`'s window candidates (plain and distinct, `calls` each; with
+    `all_hints`, also each window question's all-hints passage) into the cache, and nothing else:
+    no figure is computed from them here."""
+    from inferqa.hints import all_hints_passage, hint_group_key, window_groups
+    from inferqa.records import question_of
 
     group = hint_group_key(bench, "question")
     for name, runs in stages.items():
@@ -429,7 +497,8 @@ def fill_scores(bench, scores: Scores, stages: dict, split: str, calls: int) -> 
         for q in run:
             ranked = run[q]
             reps = [ranked[idx[0]][0] for idx in window_groups(ranked, calls, group)]
-            scores.get(q, list(dict.fromkeys([p for p, _ in ranked[:calls]] + reps)))
+            whole = [all_hints_passage(bench, question_of(p)) for p in reps] if all_hints else []
+            scores.get(q, list(dict.fromkeys([p for p, _ in ranked[:calls]] + reps + whole)))
         log(f"scores cached: {name} {split}, {calls} calls per window")
 
 
@@ -438,8 +507,8 @@ def dev_grid(args, bench, scores: Scores, stages: dict) -> list[dict]:
     rows = []
     for name, runs in stages.items():
         run = load_run(runs["dev"], bench)
-        for window in ("plain", "question"):
-            for calls in DEV_CALLS:
+        for window in ROUND_WINDOWS[args.round]:
+            for calls in ROUND_CALLS[args.round][0]:
                 for weight in WEIGHTS:
                     out, _, pairs = windowed(run, bench, scores, window, calls, weight)
                     rows.append({"first_stage": name, "window": window, "calls": calls, "weight": weight,
@@ -504,6 +573,12 @@ def register_comparison(args, bench, scores: Scores, stages: dict, reg: dict) ->
             "adaptive_margins": {**reg["adaptive_margins"], **extra["adaptive_margins"]}}
 
 
+# What each later round's registration says had been seen on its test queries.
+SEEN = {2: "round 1's test table (report.md) was computed on the same 300 test queries before this file was written",
+        3: "round 1's and round 2's test tables (report.md, report-2.md) were computed on the same 300 test queries "
+           "before this file was written"}
+
+
 def mean4(row: dict) -> float:
     return sum(row[m] for m in SUMMARY) / len(SUMMARY)
 
@@ -525,9 +600,9 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         reg = json.loads(text)
         if reg.get("runs", runs) != runs:  # the first registration predates this record
             sys.exit(f"{path} was registered on other first-stage runs ({reg['runs']}); use another --out")
-        if reg.get("primary", {}).get("reranker", scores.model_dir.name) != scores.model_dir.name:
+        if reg.get("primary", {}).get("reranker", scores.name) != scores.name:
             sys.exit(f"{path} was registered with reranker {reg['primary']['reranker']}, not "
-                     f"{scores.model_dir.name}: give the --reranker it was registered with")
+                     f"{scores.name}: give the --reranker it was registered with")
         log(f"reused: {path.name} sha256 {hashlib.sha256(text.encode()).hexdigest()}")
         return reg
     candidates = {k: v for k, v in stages.items() if k in CANDIDATES[args.round]}
@@ -539,17 +614,22 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
             tuned[k] = r
     # a distinct window its first stage cannot fill on dev is no candidate: its calls would not
     # equal the plain window's (the first registration, 1,000 deep, made 8.6 calls at N = 20)
-    distinct = [r for r in tuned.values() if r["window"] == "question" and r["calls_made"] >= FILLED * r["calls"]]
+    distinct = [r for r in tuned.values() if r["window"] != "plain" and r["calls_made"] >= FILLED * r["calls"]]
     if not distinct:
         sys.exit(f"no distinct window is filled on dev (at least {FILLED:.0%} of N calls): retrieve deeper")
     best = max(distinct, key=lambda r: (round(mean4(r), 6), -r["calls"]))  # ties: fewer calls
     plain = tuned[f"{best['first_stage']}|plain|{best['calls']}"]
     reg = {
         "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "rule": "the distinct (question) window, first stage and N with the largest dev mean of Hit@1, Hit@10, "
-                "MRR and nDCG@10 (ties: fewer calls), N in DEV_CALLS; each cell's interpolation weight the best of "
-                "WEIGHTS on dev by the same mean; N = 50 and 100 are not tuned on dev (cost) and take N = 20's",
-        "primary": {"first_stage": best["first_stage"], "reranker": scores.model_dir.name, "window": "question",
+        "rule": ("the distinct (question) window, first stage and N with the largest dev mean of Hit@1, Hit@10, "
+                 "MRR and nDCG@10 (ties: fewer calls), N in DEV_CALLS; each cell's interpolation weight the best of "
+                 "WEIGHTS on dev by the same mean; N = 50 and 100 are not tuned on dev (cost) and take N = 20's"
+                 if args.round < 3 else
+                 "first stage fine-tuned dense and N = 10, both fixed before any figure of this round (cost: the "
+                 "judge computes every pair); the distinct window's representative (first passage, or all hints) "
+                 "with the largest dev mean of Hit@1, Hit@10, MRR and nDCG@10 (ties: the first passage); each "
+                 "window's interpolation weight the best of WEIGHTS on dev by the same mean"),
+        "primary": {"first_stage": best["first_stage"], "reranker": scores.name, "window": best["window"],
                     "calls": best["calls"], "weight": best["weight"], "plain_weight": plain["weight"],
                     "comparison": "distinct vs plain window at equal calls, same first stage and reranker; "
                                   "paired randomisation test per metric, Holm over the four summary metrics; "
@@ -559,16 +639,16 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         "adaptive_margins": adaptive_margins(bench, candidates),
         "candidates": list(candidates),
         "round": args.round,
-        "reranker_recipe": {"name": args.reranker, "starts_from": RERANKERS[args.reranker][0],
-                            "options": str(reranker_options(args))},
+        "reranker_recipe": ({"name": args.reranker, "starts_from": RERANKERS[args.reranker][0],
+                             "options": str(reranker_options(args))} if args.reranker in RERANKERS else
+                            {"name": args.reranker, "judge": scores._judge.config()}),
         "depth": args.depth,
         "runs": runs,
         "comparison_rows": "fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
                            "DEV_CALLS), with its weights and adaptive margin chosen on dev the same way and written "
                            + ("to registration-dense.json before any of its test figures" if args.round == 1 else
                               "here (a candidate in round 2)"),
-        **({} if args.round == 1 else {"seen_before": "round 1's test table (report.md) was computed on the same "
-                                                      "300 test queries before this file was written"}),
+        **({"seen_before": SEEN[args.round]} if args.round in SEEN else {}),
         "dev_questions": len(bench.split_qids("dev")),
         "test_questions": len(bench.split_qids("test")),
     }
@@ -594,26 +674,34 @@ def paired(a, b, bench) -> dict:
                 "holm": float(holm[SUMMARY.index(m)]) if m in SUMMARY else None} for m in METRICS}
 
 
+SHOWN = {"plain": "plain", "question": "distinct", "all-hints": "distinct (all hints)"}  # a window in the tables
+
+
 def test_table(args, bench, scores: Scores, stages: dict, reg: dict) -> dict:
+    """Each first stage alone and under the reranker over the round's windows (round 3: its
+    candidate only, plain and the registered window), each compared as `paired` says."""
     primary = reg["primary"]
-    runs = {name: load_run(r["test"], bench) for name, r in stages.items()}
+    dev_calls, test_calls = ROUND_CALLS[args.round]
+    runs = {name: load_run(r["test"], bench) for name, r in stages.items()
+            if args.round < 3 or name in CANDIDATES[args.round]}
+    windows = ("plain", "question") if args.round < 3 else ("plain", primary["window"])
     rows, cells = [], {}
     for name, run in runs.items():
         rows.append({"row": f"{name} alone", "first_stage": name, "window": None, "calls": 0, "seconds": 0.0,
                      "run": run, **scored(run, bench)})
     for name, run in runs.items():
-        for window in ("plain", "question"):
-            for calls in (CALLS if name == primary["first_stage"] else DEV_CALLS):
-                weight = reg["weights"][f"{name}|{window}|{min(calls, max(DEV_CALLS))}"]
+        for window in windows:
+            for calls in (test_calls if name == primary["first_stage"] else dev_calls):
+                weight = reg["weights"][f"{name}|{window}|{min(calls, max(dev_calls))}"]
                 out, seconds, pairs = windowed(run, bench, scores, window, calls, weight)
-                row = {"row": f"{name} + CE, {'plain' if window == 'plain' else 'distinct'} {calls}",
+                row = {"row": f"{name} + {scores.label}, {SHOWN[window]} {calls}",
                        "first_stage": name, "window": window, "calls": calls, "weight": weight, "pairs": pairs,
                        "seconds": seconds, "run": out, **scored(out, bench)}
                 cells[name, window, calls] = row
                 rows.append(row)
         log(f"test: {name} done")
     for row in rows:  # distinct against plain at equal calls; plain against the first stage alone
-        if row["window"] == "question":
+        if row["window"] not in (None, "plain"):
             row["vs"], row["p"] = "plain", paired(cells[row["first_stage"], "plain", row["calls"]]["run"], row["run"], bench)
         elif row["window"] == "plain":
             alone = next(r for r in rows if r["row"] == f"{row['first_stage']} alone")
@@ -647,7 +735,7 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
     got = test_table(args, bench, scores, stages, reg)
     queries = len(bench.split_qids("test"))
     fs, n = primary["first_stage"], primary["calls"]
-    distinct, plain = got["cells"][fs, "question", n], got["cells"][fs, "plain", n]
+    distinct, plain = got["cells"][fs, primary["window"], n], got["cells"][fs, "plain", n]
     p = paired(plain["run"], distinct["run"], bench)
     reg_path = round_file(args, "preregistration.json")
     out = [f"# Rerank windows on the hard benchmark ({queries} test queries, {len(bench.questions):,} questions; "
@@ -658,20 +746,22 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
     out += [f"- {label}: {p[m]['diff']:+.1f} [{p[m]['ci'][0]:+.1f}, {p[m]['ci'][1]:+.1f}], p {fmt_p(p[m]['p'])}"
             + (f", Holm {fmt_p(p[m]['holm'])}" if p[m]['holm'] is not None else "") for label, m in zip(LABELS, METRICS)]
     if "dense" in got["runs"]:
-        out += ["", f"Against fine-tuned dense (the pre-registered pipeline, {fs} + CE distinct {n}):"]
+        out += ["", f"Against fine-tuned dense (the pre-registered pipeline, {fs} + {scores.label} "
+                    f"{SHOWN[primary['window']]} {n}):"]
         for name, base in (("fine-tuned dense alone", got["runs"]["dense"]),
-                           (f"fine-tuned dense + CE plain {n}", got["cells"].get(("dense", "plain", n), {}).get("run"))):
+                           (f"fine-tuned dense + {scores.label} plain {n}",
+                            got["cells"].get(("dense", "plain", n), {}).get("run"))):
             if base is None:
                 continue
             q = paired(base, distinct["run"], bench)
             wins = sum(1 for m in SUMMARY if q[m]["holm"] < 0.05 and q[m]["diff"] > 0)
             out.append(f"- vs {name}: " + ", ".join(f"{label} {q[m]['diff']:+.1f} (Holm {fmt_p(q[m]['holm'])})"
                        for label, m in zip(LABELS, METRICS) if m in SUMMARY) + f"; better at p < 0.05 on {wins} of 4")
-    if (fs, "plain", 100) in got["cells"] and (fs, "question", 20) in got["cells"]:
-        d20, p100 = got["cells"][fs, "question", 20], got["cells"][fs, "plain", 100]
+    if (fs, "plain", 100) in got["cells"] and (fs, primary["window"], 20) in got["cells"]:
+        d20, p100 = got["cells"][fs, primary["window"], 20], got["cells"][fs, "plain", 100]
         out += ["", f"Cost: distinct 20 calls Hit@10 {d20['hit@10']:.1f} vs plain 100 calls {p100['hit@10']:.1f} "
                     f"({'reached' if d20['hit@10'] >= p100['hit@10'] else 'missed'})"]
-    if "dense" in got["runs"]:
+    if "dense" in got["runs"] and args.round < 3:  # round 3's first stages are round 2's: its table stands
         rows = retrieval_rows(bench, stages, reg["adaptive_margins"], "test")
         base = rows["dense"]
         out += ["", "Retrieval alone, made symmetric (each row against fine-tuned dense; difference [95 % CI], "
@@ -686,42 +776,44 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
                 cell = " / ".join(f"{q[m]['diff']:+.1f} [{q[m]['ci'][0]:+.1f}, {q[m]['ci'][1]:+.1f}] "
                                   f"p {fmt_p(q[m]['holm'])}" for m in SUMMARY)
             out.append(f"| {name} | " + " | ".join(f"{sc[m]:.1f}" for m in METRICS) + f" | {cell} |")
-    fast = speed(args, benches["wikihint"], scores.model_dir)
+    fast = speed(args, benches["wikihint"], scores, primary["window"], **({} if args.round < 3 else {"calls": 10, "rounds": 1}))
     sq = fast["seconds_per_query"]
     out += ["", f"Speed (`inferqa rerank`, WikiHint's 100 queries, BM25's ranking of all 32,500 passages, "
-                f"{fast['calls']} calls ({fast['calls_made']['plain']:,} plain, {fast['calls_made']['question']:,} "
+                f"{fast['calls']} calls ({fast['calls_made']['plain']:,} plain, {fast['calls_made']['distinct']:,} "
                 f"distinct), best of {len(fast['rounds']['plain'])} alternated rounds): plain "
-                f"{sq['plain']:.3f} s/query, distinct {sq['question']:.3f} s/query "
-                f"({100 * (sq['question'] / sq['plain'] - 1):+.1f} %)"]
-    out += ["", last_line(primary, {"distinct": distinct, "plain": plain}, p, "CE")]
+                f"{sq['plain']:.3f} s/query, distinct {sq['distinct']:.3f} s/query "
+                f"({100 * (sq['distinct'] / sq['plain'] - 1):+.1f} %)"]
+    out += ["", last_line(primary, {"distinct": distinct, "plain": plain}, p, scores.label)]
     text = "\n".join(out) + "\n"
     write_text_atomic(round_file(args, "report.md"), text)
     return text
 
 
-def speed(args, wikihint, model: Path, calls: int = 20, rounds: int = 2) -> dict:
-    """Seconds per query of `inferqa rerank` (the library's `rerank_run`, the cross-encoder
-    plugin, no score cache) over BM25's ranking of all WikiHint passages (32,500), plain
-    against distinct at `calls` calls, alternated `rounds` times; the best round of each."""
+def speed(args, wikihint, scores: Scores, window: str = "question", calls: int = 20, rounds: int = 2) -> dict:
+    """Seconds per query of `inferqa rerank` (the library's `rerank_run`, the reranker plugin of
+    `scores`, no score cache) over BM25's ranking of all WikiHint passages (32,500), plain against
+    the distinct `window` (of WINDOWS) at `calls` calls, alternated `rounds` times; the best round of each."""
     from inferqa.reranking.run import RerankCounts, rerank_run
     from inferqa.retrieve import get_retriever, question_queries
 
     # deep enough that every query's ranking holds `calls` distinct questions: equal calls
     r = get_retriever("bm25", show_progress=False).ensure_index(wikihint)
     run = r.search(question_queries(wikihint, list(wikihint.questions)), sum(map(len, wikihint.qrels.values())))
-    got: dict[str, list[float]] = {"plain": [], "question": []}
+    plugin, options = (("cross-encoder", {"model": str(scores.model_dir), "max_length": 128}) if scores._judge is None
+                       else scores.recipe)
+    got: dict[str, list[float]] = {"plain": [], "distinct": []}
     made = {}
     for _ in range(rounds):
-        for window in got:
+        for shown, (kind, representative) in (("plain", WINDOWS["plain"]), ("distinct", WINDOWS[window])):
             counts = RerankCounts()
             t0 = time.perf_counter()
-            rerank_run(run, wikihint, "cross-encoder", options={"model": str(model), "max_length": 128},
-                       depth=calls, window=window, counts=counts)
-            got[window].append((time.perf_counter() - t0) / len(run))
-            made[window] = counts.scored
+            rerank_run(run, wikihint, plugin, options=options, depth=calls, window=kind,
+                       representative=representative, counts=counts)
+            got[shown].append((time.perf_counter() - t0) / len(run))
+            made[shown] = counts.scored
     best = {w: min(v) for w, v in got.items()}
-    log(f"speed on {wikihint.path.name}: plain {best['plain']:.3f} s/query, distinct {best['question']:.3f} s/query "
-        f"({100 * (best['question'] / best['plain'] - 1):+.1f} %), {calls} calls")
+    log(f"speed on {wikihint.path.name}: plain {best['plain']:.3f} s/query, distinct {best['distinct']:.3f} s/query "
+        f"({100 * (best['distinct'] / best['plain'] - 1):+.1f} %), {calls} calls")
     return {"calls": calls, "queries": len(run), "seconds_per_query": best, "rounds": got, "calls_made": made}
 
 
@@ -790,10 +882,11 @@ def representatives_first(args, bench, scores: Scores, stages: dict, reg: dict) 
     primary = reg["primary"]
     run = load_run(stages[primary["first_stage"]]["test"], bench)
     rows = []  # (label, run, the run it is compared with)
-    for window, weight, shown in (("plain", primary["plain_weight"], "plain"), ("question", primary["weight"], "distinct")):
+    for window, weight in (("plain", primary["plain_weight"]), (primary["window"], primary["weight"])):
+        shown = SHOWN[window]
         out = windowed(run, bench, scores, window, primary["calls"], weight)[0]
         rows += [(shown, out, None), (f"{shown}, one per question first", diversify(out, bench, 1, by="question"), out)]
-    name = f"{primary['first_stage']} + CE, {primary['calls']} calls"
+    name = f"{primary['first_stage']} + {scores.label}, {primary['calls']} calls"
     lines = [f"Post hoc: {name} (registered round {args.round}), then one passage per question first", "",
              f"| row | {' | '.join(LABELS)} | vs the row above it: Holm p ({' / '.join(LABELS[i] for i in (0, 1, 3, 4))}) |",
              "|---|" + "---:|" * len(LABELS) + "---|"]
@@ -829,17 +922,23 @@ def main(argv=None) -> int:
     if args.round == 2 and args.phase in ("register", "test", "all", "deeper", "order"):
         if args.reranker == "v1" or args.depth < 10_000:
             sys.exit("round 2 registers a reranker other than v1 (--reranker) over first stages 10,000 deep (--depth)")
-    model = reranker_model(args, prepared["train"], prepared["models"])
+    if (args.round == 3) != (args.reranker in JUDGES) or args.round == 3 and args.depth < 10_000:
+        sys.exit("round 3, and only round 3, registers an LLM judge (--reranker one of JUDGES) over first stages "
+                 "10,000 deep (--depth)")
+    scores = reranker_scores(args, prepared)
     if args.phase == "speed":
-        print(speed(args, prepared["wikihint"], model, rounds=4), flush=True)
+        print(speed(args, prepared["wikihint"], scores, ROUND_WINDOWS[args.round][-1], rounds=4), flush=True)
         return 0
-    scores = Scores(model, args.out / "scores", hard)
     dev_checks(args, hard, scores, prepared["stages"])
     if args.phase == "reranker":
         if "dense" in prepared["models"]:
             bi_encoder_checks(args, hard, prepared["models"]["dense"], prepared["stages"])
-        fill_scores(hard, scores, prepared["stages"], "dev", max(DEV_CALLS))
-        fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
+        if args.round < 3:
+            fill_scores(hard, scores, prepared["stages"], "dev", max(DEV_CALLS))
+            fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
+        else:  # the judge's test pairs wait for the registration: no test pair is scored before it
+            candidates = {k: v for k, v in prepared["stages"].items() if k in CANDIDATES[3]}
+            fill_scores(hard, scores, candidates, "dev", max(ROUND_CALLS[3][0]), all_hints=True)
         return 0
     reg = register(args, hard, scores, prepared["stages"])
     if "dense" in prepared["stages"] and args.round == 1:

@@ -211,3 +211,73 @@ def test_round_two_refuses_the_first_reranker_or_shallow_first_stages(scripts, t
         rw.main(["register", "--out", str(tmp_path), "--round", "2", *extra])
     assert "round 2 registers" in str(exit_.value.code)
     assert not (tmp_path / "preregistration-2.json").exists()
+
+
+# (e) rerank_window's third registered round: an LLM judge -----------------------------------------
+@pytest.mark.parametrize("extra", [["--round", "3", "--reranker", "dense-init-long", "--depth", "10000"],
+                                   ["--round", "3", "--reranker", "upr-smollm2"],
+                                   ["--round", "2", "--reranker", "upr-smollm2", "--depth", "10000"],
+                                   ["--reranker", "upr-smollm2"]])
+def test_round_three_takes_a_judge_and_no_other_round_does(scripts, tmp_path, monkeypatch, extra):
+    rw = scripts.rerank_window
+    monkeypatch.setattr(rw, "prepare", lambda args, build_dense=True: {"hard": None, "train": None, "models": {}})
+    with pytest.raises(SystemExit) as exit_:
+        rw.main(["register", "--out", str(tmp_path), *extra])
+    assert "round 3, and only round 3, registers an LLM judge" in str(exit_.value.code)
+    assert list(tmp_path.iterdir()) == []
+    assert rw.round_file(rw.parse_args(["test", "--out", str(tmp_path), "--round", "3"]),
+                         "preregistration.json") == tmp_path / "preregistration-3.json"
+
+
+class TableScores:
+    """A score cache as `windowed` reads it: fixed scores by passage id, one second per pair."""
+
+    computing = 0.0
+
+    def __init__(self, table: dict[str, float]):
+        self.table, self.asked = table, []
+
+    def get(self, qid, pids):
+        self.asked += list(pids)
+        return [self.table[p] for p in pids]
+
+    def charge(self, pairs):
+        return float(len(pairs))
+
+
+def test_an_all_hints_window_scores_whole_hint_sets_at_their_questions_first_stage_score(scripts, bench_factory):
+    from inferqa.formats import Run
+
+    rw = scripts.rerank_window
+    bench = bench_factory(3)  # 3 hints each: a question's all-hints passage is QID_111_012
+    q1, q2, q3 = bench.questions
+    ranked = [(f"{q2}_010_1", 9.0), (f"{q1}_100_0", 8.0), (f"{q2}_110_01", 7.0), (f"{q3}_001_2", 6.0)]
+    table = {f"{q1}_111_012": 5.0, f"{q2}_111_012": 1.0, f"{q3}_111_012": 3.0}
+    alone = TableScores(table)
+    out, seconds, pairs = rw.windowed(Run({q1: ranked}), bench, alone, "all-hints", 3, 1.0)
+    assert alone.asked == [f"{q2}_111_012", f"{q1}_111_012", f"{q3}_111_012"] and pairs == 3
+    assert [p for p, _ in out[q1]] == [f"{q1}_100_0", f"{q3}_001_2", f"{q2}_010_1", f"{q2}_110_01"]
+    # half and half, each min-max scaled over the window: judge q2 0, q1 1, q3 0.5; first stage by
+    # each question's first passage (9, 8, 6) 1, 2/3, 0: q1 0.83, q2 0.5, q3 0.25
+    out, _, _ = rw.windowed(Run({q1: ranked}), bench, TableScores(table), "all-hints", 3, 0.5)
+    assert [p for p, _ in out[q1]] == [f"{q1}_100_0", f"{q2}_010_1", f"{q2}_110_01", f"{q3}_001_2"]
+    assert [round(s, 4) for _, s in out[q1][:2]] == [round(0.5 + 0.5 * 2 / 3, 4), 0.5]
+    first = TableScores({f"{q2}_010_1": 0.0, f"{q1}_100_0": 1.0, f"{q3}_001_2": 2.0})
+    out, _, _ = rw.windowed(Run({q1: ranked}), bench, first, "question", 3, 1.0)
+    assert first.asked == [f"{q2}_010_1", f"{q1}_100_0", f"{q3}_001_2"]
+
+
+def test_a_judge_is_charged_its_own_pairs_and_a_cross_encoder_the_mean(scripts, bench_factory, tmp_path):
+    rw = scripts.rerank_window
+    bench = bench_factory(2)
+    q1, q2 = bench.questions
+    (tmp_path / "upr-x.jsonl").write_text("".join(json.dumps(row) + "\n" for row in (
+        [q1, f"{q1}_111_012", 0.5, 3.0], [q1, f"{q2}_111_012", 0.1, 1.0], [q2, f"{q2}_100_0", 0.2, 2.0])))
+    (tmp_path / "ce-x.jsonl").write_bytes((tmp_path / "upr-x.jsonl").read_bytes())
+    judge = SimpleNamespace(name="upr")
+    pairs = [(q1, f"{q1}_111_012"), (q1, f"{q2}_111_012")]
+    as_judge = rw.Scores(None, tmp_path, bench, ("upr-x", judge))
+    assert as_judge.label == "UPR" and as_judge.charge(pairs) == 4.0
+    as_ce = rw.Scores(tmp_path / "ce-x", tmp_path, bench)
+    assert as_ce.label == "CE" and as_ce.charge(pairs) == 2 * (3.0 + 1.0 + 2.0) / 3
+    assert as_judge.get(q2, [f"{q2}_100_0"]) == [0.2]  # read from the cache: the judge is not asked
