@@ -281,3 +281,24 @@ def test_a_judge_is_charged_its_own_pairs_and_a_cross_encoder_the_mean(scripts, 
     as_ce = rw.Scores(tmp_path / "ce-x", tmp_path, bench)
     assert as_ce.label == "CE" and as_ce.charge(pairs) == 2 * (3.0 + 1.0 + 2.0) / 3
     assert as_judge.get(q2, [f"{q2}_100_0"]) == [0.2]  # read from the cache: the judge is not asked
+
+
+def test_a_judge_scores_and_times_each_pair_alone_and_keeps_it(scripts, bench_factory, tmp_path):
+    rw = scripts.rerank_window
+    bench = bench_factory(2)
+    q1, q2 = bench.questions
+
+    class Judge:
+        name, calls = "upr", []
+
+        def score(self, query, texts):
+            self.calls.append(len(texts))
+            return [float(len(t)) for t in texts]
+
+    pids = [f"{q1}_111_012", f"{q2}_100_0", f"{q1}_111_012"]
+    scores = rw.Scores(None, tmp_path, bench, ("upr-y", Judge()))
+    assert scores.get(q1, pids) == [float(len(bench.passage_text(p))) for p in pids]
+    assert Judge.calls == [1, 1]  # two distinct pairs, one prompt each
+    again = rw.Scores(None, tmp_path, bench, ("upr-y", Judge()))
+    assert again.get(q1, pids[:2]) == scores.get(q1, pids[:2]) and Judge.calls == [1, 1]
+    assert set(again.seconds) == {(q1, pids[0]), (q1, pids[1])}
