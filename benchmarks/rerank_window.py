@@ -55,6 +55,7 @@ import inferential_hard as hard_protocol  # noqa: E402
 from inferential_retrieval import fmt_p  # noqa: E402
 
 from inferqa.io import write_json  # noqa: E402
+from inferqa.errors import InputError  # noqa: E402
 from inferqa.models import quiet_loading  # noqa: E402
 
 OUT = REPO / "runs" / "rerank-window"
@@ -70,11 +71,12 @@ def log(msg: str) -> None:
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("phase", choices=("prepare", "reranker", "register", "test", "all", "deeper", "speed", "depth-cost",
-                                          "order"),
+                                          "order", "judges"),
                     help="deeper: post hoc, the primary's first stage 10,000 deep (after `test`); speed: the "
                          "speed check alone, 4 rounds (after `reranker`); depth-cost: what retrieving deep "
                          "enough to fill a distinct window costs the learned clue retriever (after `prepare`); order: post hoc, "
-                         "the registered cells with one passage per question first (after `test`)")
+                         "the registered cells with one passage per question first (after `test`); judges: each "
+                         "LLM judge's own-versus-other on dense's dev pairs (after `prepare`)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--questions", type=int, help="the first N questions of each hint file: a quick check")
     ap.add_argument("--threads", type=int, default=2)
@@ -230,8 +232,12 @@ RERANKERS = {
 
 # Off-the-shelf LLM rerankers of the library, judged on dev like the cross-encoders (round 3):
 # name -> (reranker plugin, its options). The call cache is off: every pair is computed and timed.
-JUDGES = {"upr-smollm2": ("upr", {"llm": "smollm2", "llm_options": {"cache": None}})}
-LABEL = {"upr": "UPR"}  # a judge's short name in the table; a recipe of RERANKERS is "CE"
+# Round 3 registers the one with the best own-versus-other on dense's dev pairs (`judges` phase).
+_OFF = {"llm_options": {"cache": None}}
+JUDGES = {"upr-smollm2": ("upr", {"llm": "smollm2", **_OFF}),
+          "upr-gemma3-270m": ("upr", {"llm": "gemma3-270m", **_OFF}),
+          "yes-no-smollm2": ("llm-pointwise", {"llm": "smollm2", **_OFF})}
+LABEL = {"upr": "UPR", "llm-pointwise": "LLM yes/no"}  # a judge's name in the tables; RERANKERS' is "CE"
 
 # Each distinct window a round may register: (the `--window`, the `--representative`). Round 3 adds
 # scoring each question by its passage of all its hints (`inferqa rerank --representative all-hints`).
@@ -485,6 +491,23 @@ def bi_encoder_checks(args, bench, model: Path, stages: dict) -> dict:
     return out
 
 
+def judge_choice(args, prepared: dict) -> dict:
+    """Each LLM judge of JUDGES (its model installed) on dense's dev own-versus-other pairs: the
+    dev figure round 3 chose its judge by. Written to OUT/dev-judges.json."""
+    bench, out = prepared["hard"], {}
+    run = load_run(prepared["stages"]["dense"]["dev"], bench)
+    for name in JUDGES:
+        try:
+            scores = reranker_scores(argparse.Namespace(**{**vars(args), "reranker": name}), prepared)
+            out[name] = own_versus_other(scores, run, bench)
+        except InputError as exc:  # a judge whose model package is not installed here
+            log(f"{name}: left out ({exc.message})")
+            continue
+        log(f"dev dense pairs: {name} own-vs-other {out[name]:.1f} %")
+    write_json(args.out / "dev-judges.json", out)
+    return out
+
+
 def fill_scores(bench, scores: Scores, stages: dict, split: str, calls: int, all_hints: bool = False) -> None:
     """The model's scores of `split`'s window candidates (plain and distinct, `calls` each; with
     `all_hints`, also each window question's all-hints passage) into the cache, and nothing else:
@@ -652,10 +675,12 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
                             {"name": args.reranker, "judge": scores._judge.config()}),
         "depth": args.depth,
         "runs": runs,
-        "comparison_rows": "fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
-                           "DEV_CALLS), with its weights and adaptive margin chosen on dev the same way and written "
-                           + ("to registration-dense.json before any of its test figures" if args.round == 1 else
-                              "here (a candidate in round 2)"),
+        "comparison_rows": ("fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
+                            "DEV_CALLS), with its weights and adaptive margin chosen on dev the same way and written "
+                            + ("to registration-dense.json before any of its test figures" if args.round == 1 else
+                               "here (a candidate in round 2)") if args.round < 3 else
+                            "fine-tuned dense alone, and under the same judge over a plain window of N with its dev "
+                            "weight written here (the only candidate)"),
         **({"seen_before": SEEN[args.round]} if args.round in SEEN else {}),
         **({"across_rounds": ACROSS_ROUNDS} if args.round == LOOKS else {}),
         "dev_questions": len(bench.split_qids("dev")),
@@ -940,6 +965,9 @@ def main(argv=None) -> int:
     if (args.round == 3) != (args.reranker in JUDGES) or args.round == 3 and args.depth < 10_000:
         sys.exit("round 3, and only round 3, registers an LLM judge (--reranker one of JUDGES) over first stages "
                  "10,000 deep (--depth)")
+    if args.phase == "judges":
+        print(judge_choice(args, prepared), flush=True)
+        return 0
     scores = reranker_scores(args, prepared)
     if args.phase == "speed":
         print(speed(args, prepared["wikihint"], scores, ROUND_WINDOWS[args.round][-1], rounds=4), flush=True)

@@ -141,16 +141,21 @@ def test_the_cli_and_the_experiment_file_give_the_same_windowed_run(bench_factor
     assert {q: [p for p, _ in v] for q, v in cli.items()} == {q: [p for p, _ in v] for q, v in api.items()}
 
 
-def test_the_experiment_file_takes_a_window_and_checks_it(tmp_path):
+@pytest.mark.parametrize("good,bad,field,value,message", [
+    ("window: question", "window: questions", "window", "question", "unknown window 'questions'"),
+    ("window: question, representative: all-hints", "window: set, representative: all-hints", "representative",
+     "all-hints", "needs --window question")])
+def test_the_experiment_file_takes_a_window_and_representative_and_checks_them(tmp_path, good, bad, field, value,
+                                                                                message):
     from inferqa.experiments.config import load_config
 
-    base = "name: w\nbenchmark: {demo: true}\nretrievers: [{kind: bm25}]\nrerankers: [{kind: oracle, depth: 3, window: %s}]\n"
-    (tmp_path / "ok.yaml").write_text(base % "question")
-    assert load_config(tmp_path / "ok.yaml").rerankers[0].window == "question"
-    (tmp_path / "bad.yaml").write_text(base % "questions")
-    with pytest.raises(InputError, match="unknown window 'questions'") as err:
+    base = "name: w\nbenchmark: {demo: true}\nretrievers: [{kind: bm25}]\nrerankers: [{kind: oracle, depth: 3, %s}]\n"
+    (tmp_path / "ok.yaml").write_text(base % good)
+    assert getattr(load_config(tmp_path / "ok.yaml").rerankers[0], field) == value
+    (tmp_path / "bad.yaml").write_text(base % bad)
+    with pytest.raises(InputError, match=message) as err:
         load_config(tmp_path / "bad.yaml")
-    assert "rerankers[0].window" in str(err.value)
+    assert f"rerankers[0].{field}" in str(err.value)
 
 
 class Recording(ByText):
@@ -212,16 +217,3 @@ def test_the_cli_writes_nothing_for_a_representative_that_does_not_fit(bench_fac
     api = rerank_run(tmp_path / "in.trec", bench, "oracle", depth=2, window="question", representative="all-hints")
     cli = Run.from_file(tmp_path / "cli.trec", bench=bench)
     assert {q: [p for p, _ in v] for q, v in cli.items()} == {q: [p for p, _ in v] for q, v in api.items()}
-
-
-def test_the_experiment_file_takes_a_representative_and_checks_it_against_the_window(tmp_path):
-    from inferqa.experiments.config import load_config
-
-    base = ("name: w\nbenchmark: {demo: true}\nretrievers: [{kind: bm25}]\n"
-            "rerankers: [{kind: oracle, depth: 3, window: %s, representative: all-hints}]\n")
-    (tmp_path / "ok.yaml").write_text(base % "question")
-    assert load_config(tmp_path / "ok.yaml").rerankers[0].representative == "all-hints"
-    (tmp_path / "bad.yaml").write_text(base % "set")
-    with pytest.raises(InputError, match="needs --window question") as err:
-        load_config(tmp_path / "bad.yaml")
-    assert "rerankers[0].representative" in str(err.value)
