@@ -179,6 +179,8 @@ def test_an_all_hints_window_scores_each_questions_passage_of_all_its_hints(benc
     first = Recording({f"{q2}_010_1": 99.0})
     assert [p for p, _ in first.rerank_question(q1, ranked, bench, 3, question_of)][0] == f"{q2}_010_1"
     assert first.seen == [f"{q2}_010_1", f"{q1}_100_0", f"{q3}_001_2"]
+    with pytest.raises(InputError, match="option 'representative' takes one of first, all-hints, not 'whole'"):
+        first.rerank_question(q1, ranked, bench, 3, question_of, "whole")
 
 
 def test_rerank_run_with_all_hints_representatives_keeps_each_questions_passages(bench_factory):

@@ -96,7 +96,7 @@ class Reranker(ABC):
         else:
             members = window_groups(ranked, depth, group)
             reps = [ranked[idx[0]][0] for idx in members]
-            if representative == "all-hints":
+            if RERANK_REPRESENTATIVE.check(representative, "rerank") == "all-hints":
                 reps = [all_hints_passage(bench, question_of(pid)) for pid in reps]
             order = self.rank_passages(bench, qid, reps)
             new_head = [(ranked[i][0], float(s)) for j, s in order for i in members[j]]
