@@ -283,21 +283,22 @@ def reranker_scores(args, prepared: dict) -> "Scores":
 
     plugin, options = JUDGES[args.reranker]
     judge = get_reranker(plugin, **options)
-    scores = Scores(None, args.out / "scores", prepared["hard"], (f"{args.reranker}-{key(**judge.config())}", judge))
-    scores.recipe = (plugin, options)
-    return scores
+    return Scores(None, args.out / "scores", prepared["hard"], (f"{args.reranker}-{key(**judge.config())}", judge),
+                  recipe=(plugin, options))
 
 
 class Scores:
     """The reranker's score of each (question, passage) pair, computed once and kept in
     OUT/scores/<name>.jsonl with the measured seconds of each pair (a batch's time shared
     evenly by its pairs), so every window reads the same scores and is charged its own pairs.
-    `model_dir`: a cross-encoder folder (named by it); or `judge`: (name, a library reranker)."""
+    `model_dir`: a cross-encoder folder (named by it); or `judge`: (name, a library reranker), with
+    `recipe` (its plugin and options, for `inferqa rerank` in `speed`)."""
 
-    def __init__(self, model_dir: Path | None, folder: Path, bench, judge: tuple | None = None):
-        self.model_dir, self.bench = model_dir, bench
-        self.name, self._judge = (model_dir.name, None) if judge is None else judge
-        self.label = "CE" if judge is None else LABEL[self._judge.name]
+    def __init__(self, model_dir: Path | None, folder: Path, bench, judge: tuple | None = None,
+                 recipe: tuple | None = None):
+        self.model_dir, self.bench, self.recipe = model_dir, bench, recipe
+        self.name, self.judge = (model_dir.name, None) if judge is None else judge
+        self.label = "CE" if judge is None else LABEL[self.judge.name]
         self.path = folder / f"{self.name}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.score, self.seconds, self._ce = {}, {}, None
@@ -319,13 +320,13 @@ class Scores:
     def charge(self, pairs: list) -> float:
         """A cell's model seconds: a judge's own pairs as measured (each timed alone, so a long
         representative costs what it costs); a cross-encoder's at `mean_seconds`."""
-        if self._judge is None:
+        if self.judge is None:
             return len(pairs) * self.mean_seconds()
         return sum(self.seconds[pair] for pair in pairs)
 
     def _predict(self, query: str, texts: list[str]) -> list[float]:
-        if self._judge is not None:
-            return self._judge.score(query, texts)
+        if self.judge is not None:
+            return self.judge.score(query, texts)
         if self._ce is None:
             from sentence_transformers import CrossEncoder
 
@@ -336,7 +337,7 @@ class Scores:
     def get(self, qid: str, pids: list[str]) -> list[float]:
         missing = list(dict.fromkeys(p for p in pids if (qid, p) not in self.score))
         # a judge scores one prompt at a time, so each pair is timed alone; a cross-encoder batches
-        for batch in ([[p] for p in missing] if self._judge is not None else [missing] if missing else []):
+        for batch in ([[p] for p in missing] if self.judge is not None else [missing] if missing else []):
             t0 = time.perf_counter()
             got = self._predict(self.bench.questions[qid].text, [self.bench.passage_text(p) for p in batch])
             spent = time.perf_counter() - t0
@@ -419,20 +420,16 @@ def load_run(path: Path, bench):
     return Run.from_file(path, bench=bench)
 
 
-def full_set(bench, qid: str) -> str:
-    """A question's passage of all its hints, in their first ordering."""
-    return max(bench.qrels[qid], key=lambda p: (p.split("_")[-2].count("1"), -int(p.split("_")[-1] or 0)))
-
-
 def own_and_other(run, bench):
     """Per question of `run`: (question, its own full-hint-set passage, the full-hint-set passage
     of the first other question in `run`): as many hints each, so the count tells nothing."""
     from inferqa.experiments.finetune import representatives
+    from inferqa.hints import all_hints_passage
     from inferqa.records import question_of
 
     for q in run:
         other = question_of(representatives(run[q], q, 1)[0])
-        yield q, full_set(bench, q), full_set(bench, other)
+        yield q, all_hints_passage(bench, q), all_hints_passage(bench, other)
 
 
 def own_versus_other(scores: Scores, run, bench) -> float:
@@ -499,10 +496,10 @@ def judge_choice(args, prepared: dict) -> dict:
     for name in JUDGES:
         try:
             scores = reranker_scores(argparse.Namespace(**{**vars(args), "reranker": name}), prepared)
-            out[name] = own_versus_other(scores, run, bench)
         except InputError as exc:  # a judge whose model package is not installed here
             log(f"{name}: left out ({exc.message})")
             continue
+        out[name] = own_versus_other(scores, run, bench)
         log(f"dev dense pairs: {name} own-vs-other {out[name]:.1f} %")
     write_json(args.out / "dev-judges.json", out)
     return out
@@ -672,7 +669,7 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
         "round": args.round,
         "reranker_recipe": ({"name": args.reranker, "starts_from": RERANKERS[args.reranker][0],
                              "options": str(reranker_options(args))} if args.reranker in RERANKERS else
-                            {"name": args.reranker, "judge": scores._judge.config()}),
+                            {"name": args.reranker, "judge": scores.judge.config()}),
         "depth": args.depth,
         "runs": runs,
         "comparison_rows": ("fine-tuned dense, alone and under the same reranker (plain and distinct at N in "
@@ -839,7 +836,7 @@ def speed(args, wikihint, scores: Scores, window: str = "question", calls: int =
     # deep enough that every query's ranking holds `calls` distinct questions: equal calls
     r = get_retriever("bm25", show_progress=False).ensure_index(wikihint)
     run = r.search(question_queries(wikihint, list(wikihint.questions)), sum(map(len, wikihint.qrels.values())))
-    plugin, options = (("cross-encoder", {"model": str(scores.model_dir), "max_length": 128}) if scores._judge is None
+    plugin, options = (("cross-encoder", {"model": str(scores.model_dir), "max_length": 128}) if scores.judge is None
                        else scores.recipe)
     got: dict[str, list[float]] = {"plain": [], "distinct": []}
     made = {}
