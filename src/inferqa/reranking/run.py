@@ -55,9 +55,10 @@ def rerank_run(run: Run | str | os.PathLike, bench: Benchmark | str | os.PathLik
     `window` (a hint-group: question, set, linked) `depth` representatives, one per group
     (`Reranker.rerank_question`; `representative`: which passage stands for a group): `depth` reranker
     calls per question, fewer (with one warning) where the run holds fewer groups. `run`, `bench`:
-    objects or paths; `reranker`: a `Reranker` or a registry name (built from `options`, once per worker). The result holds the selected questions,
-    each with exactly its passages in `run`. With `checkpoint`, a rerun with the same reranker,
-    options, depth and input run resumes (delete it when done); `counts` is filled when given."""
+    objects or paths; `reranker`: a `Reranker` or a registry name (built from `options`, once per
+    worker). The result holds the selected questions, each with exactly its passages in `run`. With
+    `checkpoint`, a rerun with the same reranker, options, depth and input run resumes (delete it
+    when done); `counts` is filled when given."""
     executor = executor or LOCAL
     bench = as_benchmark(bench)
     run = as_run(run, bench)
