@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import InputError
-from .io import read_json
+from .io import atomic_dir, read_json
 
 MINILM = "minilm"
 SMOLLM2 = "smollm2"
@@ -73,6 +73,37 @@ def gemma3_270m_path(cache_dir: str | os.PathLike | None = None) -> Path:
     return out
 
 
+def smollm2_transformers_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The bundled SmolLM2 GGUF dequantized once into a transformers folder (to fine-tune it; needs
+    `gguf` and `accelerate`), named by the GGUF file's size and modification time."""
+    gguf = smollm2_path()
+    stat = gguf.stat()
+    out = (Path(cache_dir) if cache_dir else user_cache_dir()) / "models" / f"smollm2-hf-{stat.st_size}-{int(stat.st_mtime)}"
+    if (out / "config.json").is_file():
+        return out
+    try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:
+        raise InputError("converting smollm2 needs transformers (pip install 'inferqa[transformers]')") from None
+    with quiet_loading():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        except (ImportError, ValueError) as exc:  # gguf or accelerate missing
+            raise InputError(f"cannot convert smollm2 from its GGUF: {str(exc).splitlines()[0]}",
+                             file=gguf) from None
+        config = quantized.config
+        if hasattr(config, "quantization_config"):  # loaded, the weights are plain floats; the marker
+            del config.quantization_config          # would make save_pretrained refuse them
+        lm = AutoModelForCausalLM.from_config(config)
+        lm.load_state_dict(quantized.state_dict())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(out) as tmp:
+        lm.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+    return out
+
+
 def check_model_ref(name_or_path: str, what: str = "model folder", field: str = "model") -> str:
     """`name_or_path` as given, unless it is written as a path (absolute, `./`, `../`, `~`, or
     more than one `/`, which no Hugging Face id has) and nothing is there: a model folder
@@ -88,9 +119,11 @@ def check_model_ref(name_or_path: str, what: str = "model folder", field: str = 
 TRAINING_INFO = "training.json"  # what `inferqa finetune` writes beside every model it trains
 
 # What a model folder holds, as `model_found` names it: the family of a trained kind (training.json).
-_TRAINED_FAMILY = {"retriever": "bi-encoder", "clue": "bi-encoder", "reranker": "cross-encoder", "colbert": "colbert"}
+_TRAINED_FAMILY = {"retriever": "bi-encoder", "clue": "bi-encoder", "reranker": "cross-encoder", "colbert": "colbert",
+                   "upr": "causal-lm"}
 _FAMILY_WORDS = {"bi-encoder": "a sentence-transformers bi-encoder", "cross-encoder": "a cross-encoder",
                  "colbert": "a ColBERT (late-interaction) model", "t5": "a T5 (sequence-to-sequence) model",
+                 "causal-lm": "a causal language model",
                  "bare": "a bare transformer (no pooling module)", "file": "a file",
                  "empty": "an empty folder", "unknown": "a folder with no model config (config.json)"}
 # The families each kind of model reference takes: a consumer's model (clue, dense, the rerankers),
@@ -99,7 +132,7 @@ ACCEPTED = {"clue": ("bi-encoder",), "retriever": ("bi-encoder",), "dense": ("bi
             "bi-encoder": ("bi-encoder",), "cross-encoder": ("cross-encoder",), "t5": ("t5",),
             "colbert": ("colbert", "bi-encoder"), "encoder": ("bi-encoder", "cross-encoder", "bare"),
             # ColBERT training adds its own projection, so it starts from any encoder, pooled or bare
-            "colbert-start": ("colbert", "bi-encoder", "bare")}
+            "colbert-start": ("colbert", "bi-encoder", "bare"), "causal-lm": ("causal-lm",)}
 # A trained kind must match exactly where the consumer is one of them (a dense folder is no clue encoder).
 _STRICT = {"clue": "clue", "retriever": "retriever", "dense": "retriever"}
 
@@ -124,6 +157,8 @@ def model_found(folder: Path) -> tuple[str, str | None]:
     modules = _read_json(folder / "modules.json", [])
     if any(str(m.get("type", "")).endswith("Pooling") for m in modules if isinstance(m, dict)):
         return "bi-encoder", None
+    if any(str(a).endswith("ForCausalLM") for a in architectures):
+        return "causal-lm", None
     if _json_field(folder / "config.json", "model_type") == "t5" or any("T5" in str(a) for a in architectures):
         return "t5", None
     return ("bare", None) if (folder / "config.json").is_file() else ("unknown", None)

@@ -210,6 +210,8 @@ TUNE_ALPHA = Option("alpha", float, REQUIRED, "union_freq weight of 1/rank in a 
 
 # -- finetune ----------------------------------------------------------------------------------
 FINETUNE_SEED = Option("seed", int, 13, "seed of sampling, shuffling and initialisation")
+# `finetune upr`'s starting weights: the bundled LLM, converted from its GGUF to trainable floats.
+UPR_START = Option("model", str, DEFAULT_LLM, "causal LM to start from: smollm2 (bundled), an HF id or a folder")
 FINETUNER_OPTIONS = (
     Option("split", str, "train", "split to train on"),
     Option("positives", int, 10, "positive passages per question (the paper tries 1 .. 200)", min=1),

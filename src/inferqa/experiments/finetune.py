@@ -539,13 +539,14 @@ _FINETUNER = {o.name: o for o in OPTIONS}  # OPTIONS by name, for the stage's si
 
 
 @stage("finetune", output="self-checked folder")  # `io.refuse_existing_folder` decides about an existing one
-def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets or reranker: `inferqa plugins fine-tuner` "
+def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets, reranker or upr: `inferqa plugins fine-tuner` "
                                       "says what each trains", metavar="KIND")], *,
              bench: Annotated[Path, Opt("benchmark directory", flags=("--bench",))],
              out: Annotated[Path, Opt("folder for the trained model (usable as --model PATH)", flags=("--out", "-o"))],
              overwrite: Annotated[bool, replace(OVERWRITE, help="replace the files a fine-tune writes in an existing "
                                                 "--out folder (its other files stay)")] = OVERWRITE.default,
-             model: Annotated[str, Opt("initial weights: minilm, an HF id or a folder")] = DEFAULT_ENCODER,
+             model: Annotated["str | None", Opt("initial weights: an HF id, a folder, or minilm (the default; "
+                                                "upr: smollm2, the default)")] = None,
              split: Annotated[str, _FINETUNER["split"]] = _FINETUNER["split"].default,
              positives: Annotated[int, _FINETUNER["positives"]] = _FINETUNER["positives"].default,
              negatives: Annotated[int, _FINETUNER["negatives"]] = _FINETUNER["negatives"].default,
@@ -559,12 +560,12 @@ def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets or re
              max_questions: Annotated["int | None", _FINETUNER["max_questions"]] = _FINETUNER["max_questions"].default,
              max_steps: Annotated["int | None", _FINETUNER["max_steps"]] = _FINETUNER["max_steps"].default,
              seed: Annotated[int, _FINETUNER["seed"]] = _FINETUNER["seed"].default) -> Path:
-    """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets) or a
-    cross-encoder reranker on a benchmark split."""
+    """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets), a
+    cross-encoder reranker or a causal LM for the upr reranker on a benchmark split."""
     given = locals()  # the parameters: nothing else is bound yet
     from .. import registry
 
     refuse_existing_folder(check_output(out, kind="dir"), overwrite)
     # the fine-tuner checks the model and the benchmark before any model library is imported
     trainer = registry.create("fine-tuner", kind, **{name: given[name] for name in _FINETUNER})
-    return trainer(bench, out, model=model, overwrite=overwrite)
+    return trainer(bench, out, overwrite=overwrite, **({} if model is None else {"model": model}))

@@ -1,0 +1,101 @@
+"""Fine-tuning a causal LM for the `upr` reranker (docs/finetune.md): the reranker scores a passage by
+log P(question | passage) under its prompt, and training raises that score for a question's own passage
+against the other questions' representatives a distinct window shows beside it (the cross-encoder
+reranker's examples), softmax cross-entropy over each group. The folder loads with
+`inferqa rerank -r upr --llm transformers:FOLDER`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import replace
+from pathlib import Path
+
+from ..formats.benchmark import Benchmark
+from ..models import SMOLLM2, hub_model, quiet_loading, smollm2_transformers_path
+from ..parameters import UPR_START
+from ..registry import plugin
+from ..reranking.llm import UPR_PROMPT
+from .finetune import (OPTIONS, FinetuneOptions, RerankExample, _epochs, _fit, _options, _Out, _plain_batches,
+                       _setup, _steps, build_rerank_examples)
+
+
+def resolve_causal_lm(name_or_path: str) -> str:
+    """`smollm2` → the bundled GGUF as a transformers folder (converted once); a folder or HF id as given."""
+    if name_or_path == SMOLLM2:
+        return str(smollm2_transformers_path())
+    return name_or_path if Path(name_or_path).expanduser().exists() else hub_model(name_or_path)
+
+
+class QueryLikelihood:
+    """log P(question | the upr prompt around a passage), summed over the question's tokens, as the
+    transformers backend computes it (prompt ids with BOS, then the question's ids), for a batch at once.
+    Passages are cut to `max_length` tokens."""
+
+    def __init__(self, lm, tokenizer, max_length: int, prompt: str = UPR_PROMPT):
+        self.lm, self.tokenizer, self.max_length, self.prompt = lm, tokenizer, max_length, prompt
+        pad = tokenizer.pad_token_id
+        self.pad = tokenizer.eos_token_id if pad is None else pad
+
+    def _ids(self, query: str, passage: str) -> tuple[list[int], list[int]]:
+        cut = self.tokenizer(passage, add_special_tokens=False)["input_ids"][:self.max_length]
+        prompt = self.prompt.format(passage=self.tokenizer.decode(cut))
+        return self.tokenizer(prompt)["input_ids"], self.tokenizer(" " + query.strip(), add_special_tokens=False)["input_ids"]
+
+    def __call__(self, pairs: list[tuple[str, str]]):
+        import torch
+
+        seqs = [self._ids(q, p) for q, p in pairs]
+        width = max(len(p) + len(c) for p, c in seqs)
+        ids = torch.full((len(seqs), width), self.pad)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        target = torch.full((len(seqs), width), -100)
+        for i, (p, c) in enumerate(seqs):
+            ids[i, :len(p) + len(c)] = torch.tensor(p + c)
+            mask[i, :len(p) + len(c)] = 1
+            target[i, len(p):len(p) + len(c)] = torch.tensor(c)
+        device = self.lm.device
+        logits = self.lm(input_ids=ids.to(device), attention_mask=mask.to(device)).logits[:, :-1].float()
+        target = target[:, 1:].to(device)
+        logp = torch.log_softmax(logits, dim=-1).gather(2, target.clamp(min=0)[..., None])[..., 0]
+        return (logp * (target != -100)).sum(dim=1)
+
+
+@plugin("fine-tuner", "upr", *OPTIONS,
+        help="causal LM for the `upr` reranker (log P(question | passage)): own passage against other questions' "
+             "representatives, softmax cross-entropy over the group; --model smollm2 (default) or a causal LM")
+def finetune_upr(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLike, *, model: str = UPR_START.default,
+                 options: FinetuneOptions | None = None, device: str | None = None, overwrite: bool = False,
+                 **settings: object) -> Path:
+    """Train a causal LM so that the `upr` reranker scores a question's own passage above the other
+    questions' representatives (`build_rerank_examples`). A step scores `batch_size` (question, passage)
+    pairs: batch_size // (1 + negatives) groups, at least one."""
+    options = _options(options, settings)
+    out = _Out(out_dir, overwrite)
+    bench, weights, examples, rng = _setup(out, bench, model, options, "causal-lm", resolve_causal_lm,
+                                           examples=build_rerank_examples)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with quiet_loading():
+        tokenizer = AutoTokenizer.from_pretrained(weights)
+        lm = AutoModelForCausalLM.from_pretrained(weights, dtype=torch.float32).to(device or "cpu")
+    likelihood = QueryLikelihood(lm, tokenizer, options.max_length)
+    groups = max(1, options.batch_size // (1 + options.negatives))
+    total = _steps(len(_plain_batches(examples, groups, random.Random(0))), options)
+
+    def loss_fn(batch: list[RerankExample]):
+        pairs = [(e.query, bench.passage_text(p)) for e in batch for p in (e.positive, *e.negatives)]
+        scores = likelihood(pairs).split([1 + len(e.negatives) for e in batch])
+        grid = torch.nn.utils.rnn.pad_sequence(list(scores), batch_first=True, padding_value=float("-inf"))
+        return torch.nn.functional.cross_entropy(grid, torch.zeros(len(batch), dtype=torch.long, device=grid.device))
+
+    def save(tmp: Path) -> None:
+        lm.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+
+    return _fit("upr", out, model, bench, options, examples, _epochs(examples, replace(options, batch_size=groups), rng,
+                pairs=True), total, lambda tmp: (lm, loss_fn, lambda: save(tmp)),
+                objective="softmax over log P(question | upr prompt) of own passage and other questions' "
+                          "representatives")
