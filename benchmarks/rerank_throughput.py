@@ -29,7 +29,10 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 LLM_RERANKERS = ("llm-pointwise", "llm-listwise", "upr")
-ALL = LLM_RERANKERS + ("cross-encoder", "monot5-small", "monot5-base")
+# upr on the same SmolLM2 converted to float32 transformers weights (what `finetune upr` trains):
+# 8 pairs a forward, and one pair a forward (the backend's earlier path)
+TRANSFORMERS_UPR = {"upr-transformers": 8, "upr-transformers-unbatched": 1}
+ALL = LLM_RERANKERS + tuple(TRANSFORMERS_UPR) + ("cross-encoder", "monot5-small", "monot5-base")
 
 
 def build_demo(out: Path, n_questions: int | None):
@@ -90,6 +93,11 @@ def make_reranker(name: str, tmp: Path, threads: int):
 
     if name in LLM_RERANKERS:
         return get_reranker(name, llm=load_llm("smollm2", cache=None, n_threads=threads))
+    if name in TRANSFORMERS_UPR:
+        from inferqa.models import smollm2_transformers_path
+
+        return get_reranker("upr", llm=load_llm(f"transformers:{smollm2_transformers_path()}", cache=None,
+                                                n_threads=threads, batch_size=TRANSFORMERS_UPR[name]))
     if name == "cross-encoder":
         from sentence_transformers import CrossEncoder
 

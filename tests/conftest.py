@@ -105,6 +105,37 @@ def encoder(minilm):
     return SentenceTransformer(minilm, device="cpu")
 
 
+def _tiny_llama(folder: Path, words, *, hidden: int = 16, positions: int = 64, chat_template: str | None = None) -> Path:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    specials = ["<unk>", "<s>", "</s>", "<pad>"]
+    vocab = {t: i for i, t in enumerate(specials + list(words))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
+                                                eos_token="</s>", pad_token="<pad>")
+    if chat_template:
+        fast.chat_template = chat_template
+    fast.save_pretrained(folder)
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=hidden, intermediate_size=2 * hidden,
+                                   num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                                   max_position_embeddings=positions, bos_token_id=1, eos_token_id=2, pad_token_id=3)
+    transformers.LlamaForCausalLM(cfg).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_llama():
+    """`tiny_llama(folder, words, *, hidden=16, positions=64, chat_template=None)`: a random-weight
+    Llama saved in `folder`, with an offline word-level tokenizer over `words` (split on whitespace
+    and punctuation runs; BOS first); skips where torch or transformers is absent."""
+    return _tiny_llama
+
+
 SMALL = {"top_k": 3, "split": (0.5, 0.0, 0.5)}  # the small benchmark most tests use: 15 passages a question
 
 

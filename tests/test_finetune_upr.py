@@ -28,26 +28,10 @@ def bench(bench_factory) -> Benchmark:
 
 
 @pytest.fixture(scope="module")
-def tiny_lm(bench, tmp_path_factory):
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-
+def tiny_lm(bench, tmp_path_factory, tiny_llama):
     texts = [q.text for q in bench.questions.values()] + [bench.passage_text(p) for d in bench.qrels.values() for p in d]
     words = sorted({w for t in texts + [UPR_PROMPT] for w in _words(t)})
-    specials = ["<unk>", "<s>", "</s>", "<pad>"]
-    vocab = {t: i for i, t in enumerate(specials + words)}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
-                                                eos_token="</s>", pad_token="<pad>")
-    folder = tmp_path_factory.mktemp("tiny-lm")
-    fast.save_pretrained(folder)
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-                                   bos_token_id=1, eos_token_id=2, pad_token_id=3)
-    transformers.LlamaForCausalLM(cfg).save_pretrained(folder)
-    return folder
+    return tiny_llama(tmp_path_factory.mktemp("tiny-lm"), words, hidden=32, positions=512)
 
 
 def _likelihood(folder, max_length=512):
@@ -57,23 +41,37 @@ def _likelihood(folder, max_length=512):
     return QueryLikelihood(lm, transformers.AutoTokenizer.from_pretrained(str(folder)), max_length)
 
 
+def _by_hand(folder, prompt: str, continuation: str) -> float:
+    """log P(continuation | prompt) from one unpadded forward, token by token."""
+    tok = transformers.AutoTokenizer.from_pretrained(str(folder))
+    lm = transformers.AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+    p, c = tok(prompt)["input_ids"], tok(continuation, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = lm(torch.tensor([p + c])).logits[0]
+    return sum(float(torch.log_softmax(logits[len(p) - 1 + i], -1)[t]) for i, t in enumerate(c))
+
+
 def test_the_trainers_score_is_the_upr_rerankers_score_batched(bench, tiny_lm):
-    """Padded and batched, the trainer's log P(question | passage) is what the upr reranker computes
-    one pair at a time through the transformers backend."""
+    """Padded and batched, the trainer's log P(question | passage) and the upr reranker's (through the
+    transformers backend) are each the by-hand sum over one unpadded forward."""
     from inferqa.reranking import get_reranker
 
-    upr = get_reranker("upr", llm=f"transformers:{tiny_lm}?mode=completion", llm_options={"cache": None})
+    upr = get_reranker("upr", llm=f"transformers:{tiny_lm}?mode=completion&batch_size=3", llm_options={"cache": None})
     qid = bench.split_qids("train")[0]
     query = bench.questions[qid].text
     passages = [bench.passage_text(p) for p in sorted(bench.qrels[qid])[:3]]
     passages.append(bench.passage_text(sorted(bench.qrels[bench.split_qids("train")[1]])[0]))
+    expected = [_by_hand(tiny_lm, UPR_PROMPT.format(passage=p), " " + query) for p in passages]
+    assert len(set(map(len, passages))) > 1  # different lengths: padding matters
     with torch.no_grad():
         got = _likelihood(tiny_lm)([(query, p) for p in passages]).tolist()
-    assert got == pytest.approx(upr.score(query, passages), abs=1e-4)
+    assert got == pytest.approx(expected, abs=1e-4)
+    assert upr.score(query, passages) == pytest.approx(expected, abs=1e-4)
     # a passage cut to 2 tokens is scored as the passage of its first 2 words
     with torch.no_grad():
         cut = _likelihood(tiny_lm, max_length=2)([(query, passages[0])]).item()
-    assert cut == pytest.approx(upr.score(query, [" ".join(_words(passages[0])[:2])])[0], abs=1e-4)
+    first_two = " ".join(_words(passages[0])[:2])
+    assert cut == pytest.approx(_by_hand(tiny_lm, UPR_PROMPT.format(passage=first_two), " " + query), abs=1e-4)
 
 
 def _group_loss(folder, examples, bench) -> float:

@@ -15,28 +15,10 @@ WORDS = ("red blue green planet moon star river city king queen answer hints que
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    specials = ["<unk>", "<s>", "</s>", "<pad>"]
-    vocab = {t: i for i, t in enumerate(specials + WORDS)}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
-                                                eos_token="</s>", pad_token="<pad>")
-    fast.chat_template = ("{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}"
-                          "{% if add_generation_prompt %}answer {% endif %}")
-    fast.save_pretrained(folder)
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                   num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                                   bos_token_id=1, eos_token_id=2, pad_token_id=3)
-    transformers.LlamaForCausalLM(cfg).save_pretrained(folder)
-    return folder
+def tiny_model(tmp_path_factory, tiny_llama):
+    return tiny_llama(tmp_path_factory.mktemp("tiny-llama"), WORDS,
+                      chat_template=("{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}"
+                                     "{% if add_generation_prompt %}answer {% endif %}"))
 
 
 def test_logprob_is_a_distribution_and_obeys_the_chain_rule(tiny_model):

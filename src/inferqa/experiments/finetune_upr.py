@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..formats.benchmark import Benchmark
+from ..llm.hf import continuation_logprobs
 from ..models import SMOLLM2, hub_model, quiet_loading, smollm2_transformers_path
 from ..parameters import UPR_START
 from ..registry import plugin
@@ -30,36 +31,22 @@ def resolve_causal_lm(name_or_path: str) -> str:
 
 class QueryLikelihood:
     """log P(question | the upr prompt around a passage), summed over the question's tokens, as the
-    transformers backend computes it (prompt ids with BOS, then the question's ids), for a batch at once.
-    Passages are cut to `max_length` tokens."""
+    transformers backend computes it (`continuation_logprobs`: prompt ids with BOS, then the question's
+    ids), for a batch at once, with gradients. Passages are cut to `max_length` tokens."""
 
     def __init__(self, lm, tokenizer, max_length: int, prompt: str = UPR_PROMPT):
         self.lm, self.tokenizer, self.max_length, self.prompt = lm, tokenizer, max_length, prompt
-        pad = tokenizer.pad_token_id
-        self.pad = tokenizer.eos_token_id if pad is None else pad
+        self.pad = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
 
     def _ids(self, query: str, passage: str) -> tuple[list[int], list[int]]:
-        cut = self.tokenizer(passage, add_special_tokens=False)["input_ids"][:self.max_length]
-        prompt = self.prompt.format(passage=self.tokenizer.decode(cut))
+        ids = self.tokenizer(passage, add_special_tokens=False)["input_ids"]
+        if len(ids) > self.max_length:  # only then re-decoded: a whole passage stays the reranker's text
+            passage = self.tokenizer.decode(ids[:self.max_length])
+        prompt = self.prompt.format(passage=passage)
         return self.tokenizer(prompt)["input_ids"], self.tokenizer(" " + query.strip(), add_special_tokens=False)["input_ids"]
 
     def __call__(self, pairs: list[tuple[str, str]]):
-        import torch
-
-        seqs = [self._ids(q, p) for q, p in pairs]
-        width = max(len(p) + len(c) for p, c in seqs)
-        ids = torch.full((len(seqs), width), self.pad)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        target = torch.full((len(seqs), width), -100)
-        for i, (p, c) in enumerate(seqs):
-            ids[i, :len(p) + len(c)] = torch.tensor(p + c)
-            mask[i, :len(p) + len(c)] = 1
-            target[i, len(p):len(p) + len(c)] = torch.tensor(c)
-        device = self.lm.device
-        logits = self.lm(input_ids=ids.to(device), attention_mask=mask.to(device)).logits[:, :-1].float()
-        target = target[:, 1:].to(device)
-        logp = torch.log_softmax(logits, dim=-1).gather(2, target.clamp(min=0)[..., None])[..., 0]
-        return (logp * (target != -100)).sum(dim=1)
+        return continuation_logprobs(self.lm, [self._ids(q, p) for q, p in pairs], self.pad)
 
 
 @plugin("fine-tuner", "upr", *OPTIONS,

@@ -7,6 +7,7 @@ on the left, between shared prefix and rest, with the attention mask skipping th
 so each answer is the one unbatched greedy decoding gives. `batch_size=1&prefix_reuse=false`
 is the naive path: one `generate` per whole prompt. Sampled calls always run one prompt at
 a time, so a seed means the same. `tokens_evaluated` counts prompt tokens the forwards evaluate.
+`logprobs` scores `batch_size` (prompt, continuation) pairs a forward (`continuation_logprobs`).
 """
 
 from __future__ import annotations
@@ -32,13 +33,34 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[:min(found, default=len(text))]
 
 
+def continuation_logprobs(lm, seqs: Sequence[tuple[list[int], list[int]]], pad: int):
+    """For each (prompt ids, continuation ids): the sum of log P(continuation | prompt) under causal
+    LM `lm`, all in one forward, padded on the right (so no real token sees padding). A tensor, with
+    gradients where the caller allows them: the transformers backend's `logprobs` and `finetune upr`
+    compute the upr reranker's score here."""
+    import torch
+
+    width = max(len(p) + len(c) for p, c in seqs)
+    ids = torch.full((len(seqs), width), pad)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    target = torch.full((len(seqs), width), -100)
+    for i, (p, c) in enumerate(seqs):
+        ids[i, :len(p) + len(c)] = torch.tensor(p + c)
+        mask[i, :len(p) + len(c)] = 1
+        target[i, len(p):len(p) + len(c)] = torch.tensor(c, dtype=torch.long)
+    logits = lm(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits[:, :-1].float()
+    target = target[:, 1:].to(lm.device)
+    logp = torch.log_softmax(logits, dim=-1).gather(2, target.clamp(min=0)[..., None])[..., 0]
+    return (logp * (target != -100)).sum(dim=1)
+
+
 @plugin("llm", "transformers",
         Option("mode", str, "chat", "chat: the tokenizer's chat template; completion: plain text",
                choices=("chat", "completion")),
         Option("device", str, "cpu", "torch device"),
         Option("dtype", str, "auto", "torch dtype name, or auto (the checkpoint's)"),
         Option("n_threads", int, None, "torch CPU threads (default: torch's)", min=1),
-        Option("batch_size", int, 8, "prompts per greedy generate call", min=1),
+        Option("batch_size", int, 8, "prompts per greedy generate call, and logprob pairs per forward", min=1),
         Option("prefix_reuse", bool, True, "compute each prompt head's KV cache once and reuse it"),
         Option("reuse_scope", str, "trie", "with prefix_reuse: trie also shares a batch's common context lines; "
                "head only the first block", choices=("trie", "head")),
@@ -240,19 +262,27 @@ class TransformersLLM(LLM):
         return self._run(encoded, params)
 
     def logprob(self, prompt: str, continuation: str) -> float:
-        torch = self._torch
-        p_ids = self.tokenizer(prompt)["input_ids"]
-        c_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
-        if not c_ids:
-            return 0.0
-        if not p_ids:  # a model with no BOS: condition the first token on nothing but itself
-            raise InputError("logprob needs a non-empty prompt for a tokenizer without a BOS token")
-        x = torch.tensor([p_ids + c_ids], device=self.device)
-        with torch.no_grad():
-            logits = self.lm(x).logits[0].float()
-        logp = torch.log_softmax(logits[len(p_ids) - 1:-1], dim=-1)
-        target = torch.tensor(c_ids, device=self.device)
-        return float(logp.gather(1, target[:, None]).sum())
+        return self.logprobs([(prompt, continuation)])[0]
+
+    def logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """`batch_size` pairs a forward (`continuation_logprobs`); an empty continuation scores 0."""
+        seqs = []
+        for prompt, continuation in pairs:
+            c_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+            p_ids = self.tokenizer(prompt)["input_ids"] if c_ids else []
+            if c_ids and not p_ids:  # a model with no BOS: the first token would be conditioned on nothing
+                raise InputError("logprob needs a non-empty prompt for a tokenizer without a BOS token")
+            seqs.append((p_ids, c_ids))
+        scores = [0.0] * len(seqs)
+        todo = [i for i, (_, c) in enumerate(seqs) if c]
+        pad = next((t for t in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id) if t is not None), 0)
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start:start + self.batch_size]
+            with self._torch.no_grad():
+                got = continuation_logprobs(self.lm, [seqs[i] for i in chunk], pad).tolist()
+            for i, value in zip(chunk, got):
+                scores[i] = value
+        return scores
 
     def close(self) -> None:
         self._prefixes.clear()
