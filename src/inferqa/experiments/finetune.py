@@ -438,6 +438,24 @@ def build_rerank_examples(bench: Benchmark, opts: FinetuneOptions, least: int = 
     return examples
 
 
+def group_batches(examples: list[RerankExample], opts: FinetuneOptions, rng: random.Random) -> tuple[Iterator, int]:
+    """A reranker fine-tuner's batches and their number: `batch_size` (question, passage) pairs a step,
+    so batch_size // (1 + negatives) groups, at least one."""
+    groups = max(1, opts.batch_size // (1 + opts.negatives))
+    total = _steps(len(_plain_batches(examples, groups, random.Random(0))), opts)
+    return _epochs(examples, replace(opts, batch_size=groups), rng, pairs=True), total
+
+
+def group_softmax_loss(scores, batch: Sequence[RerankExample]):
+    """Cross-entropy of each group's softmax, its own passage the target: `scores` holds each example's
+    positive then its negatives, example after example (a reranker fine-tuner's loss)."""
+    import torch
+
+    groups = list(scores.split([1 + len(e.negatives) for e in batch]))
+    grid = torch.nn.utils.rnn.pad_sequence(groups, batch_first=True, padding_value=float("-inf"))
+    return torch.nn.functional.cross_entropy(grid, torch.zeros(len(batch), dtype=torch.long, device=grid.device))
+
+
 @plugin("fine-tuner", "reranker", *OPTIONS,
         help="cross-encoder for distinct windows: each own passage against other questions' representatives "
              "(`--negatives-from`'s first passage of each other question), softmax cross-entropy over the group")
@@ -452,22 +470,17 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     bench, weights, examples, rng = _setup(out, bench, model, options, "encoder", examples=build_rerank_examples)
     examples = [replace(e, positive=bench.passage_text(e.positive),
                         negatives=tuple(bench.passage_text(n) for n in e.negatives)) for e in examples]
-    import torch
     from sentence_transformers import CrossEncoder
 
     with quiet_loading():
         ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length, device=device or "cpu")
-    groups = max(1, options.batch_size // (1 + options.negatives))
-    total = _steps(len(_plain_batches(examples, groups, random.Random(0))), options)
 
     def loss_fn(batch: list[RerankExample]):
         texts = [(e.query, t) for e in batch for t in (e.positive, *e.negatives)]
-        logits = ce(_features(ce, texts))["scores"].view(-1).split([1 + len(e.negatives) for e in batch])
-        grid = torch.nn.utils.rnn.pad_sequence(list(logits), batch_first=True, padding_value=float("-inf"))
-        return torch.nn.functional.cross_entropy(grid, torch.zeros(len(batch), dtype=torch.long, device=grid.device))
+        return group_softmax_loss(ce(_features(ce, texts))["scores"].view(-1), batch)
 
-    return _fit("reranker", out, model, bench, options, examples, _epochs(examples, replace(options, batch_size=groups),
-                rng, pairs=True), total, lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))),
+    return _fit("reranker", out, model, bench, options, examples, *group_batches(examples, options, rng),
+                lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))),
                 objective="softmax over own passage and other questions' representatives")
 
 

@@ -8,8 +8,6 @@ reranker's examples), softmax cross-entropy over each group. The folder loads wi
 from __future__ import annotations
 
 import os
-import random
-from dataclasses import replace
 from pathlib import Path
 
 from ..formats.benchmark import Benchmark
@@ -18,8 +16,8 @@ from ..models import SMOLLM2, hub_model, quiet_loading, smollm2_transformers_pat
 from ..parameters import UPR_START
 from ..registry import plugin
 from ..reranking.llm import UPR_PROMPT
-from .finetune import (OPTIONS, FinetuneOptions, RerankExample, _epochs, _fit, _options, _Out, _plain_batches,
-                       _setup, _steps, build_rerank_examples)
+from .finetune import (OPTIONS, FinetuneOptions, RerankExample, _fit, _options, _Out, _setup, build_rerank_examples,
+                       group_batches, group_softmax_loss)
 
 
 def resolve_causal_lm(name_or_path: str) -> str:
@@ -69,20 +67,16 @@ def finetune_upr(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLik
         tokenizer = AutoTokenizer.from_pretrained(weights)
         lm = AutoModelForCausalLM.from_pretrained(weights, dtype=torch.float32).to(device or "cpu")
     likelihood = QueryLikelihood(lm, tokenizer, options.max_length)
-    groups = max(1, options.batch_size // (1 + options.negatives))
-    total = _steps(len(_plain_batches(examples, groups, random.Random(0))), options)
 
     def loss_fn(batch: list[RerankExample]):
         pairs = [(e.query, bench.passage_text(p)) for e in batch for p in (e.positive, *e.negatives)]
-        scores = likelihood(pairs).split([1 + len(e.negatives) for e in batch])
-        grid = torch.nn.utils.rnn.pad_sequence(list(scores), batch_first=True, padding_value=float("-inf"))
-        return torch.nn.functional.cross_entropy(grid, torch.zeros(len(batch), dtype=torch.long, device=grid.device))
+        return group_softmax_loss(likelihood(pairs), batch)
 
     def save(tmp: Path) -> None:
         lm.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
 
-    return _fit("upr", out, model, bench, options, examples, _epochs(examples, replace(options, batch_size=groups), rng,
-                pairs=True), total, lambda tmp: (lm, loss_fn, lambda: save(tmp)),
+    return _fit("upr", out, model, bench, options, examples, *group_batches(examples, options, rng),
+                lambda tmp: (lm, loss_fn, lambda: save(tmp)),
                 objective="softmax over log P(question | upr prompt) of own passage and other questions' "
                           "representatives")
