@@ -113,8 +113,10 @@ def test_the_cli_trains_upr_and_refuses_a_starting_model_of_another_kind(bench, 
         return done.value.code or 0, capsys.readouterr().err
 
     code, _ = run("upr", "--out", str(tmp_path / "u"), "--model", str(tiny_lm), "--negatives", "1",
-                  "--negatives-from", "random", "--batch-size", "2", "--max-steps", "2")
+                  "--negatives-from", "random", "--batch-size", "2", "--max-steps", "2", "--device", "cpu")
     assert code == 0 and json.loads((tmp_path / "u" / INFO_FILE).read_text())["steps"] == 2
+    code, err = run("upr", "--out", str(tmp_path / "x"), "--model", str(tiny_lm), "--device", "gpu0")
+    assert code == 2 and "not a torch device: 'gpu0'" in err and len(err.strip().splitlines()) == 1
     code, err = run("upr", "--out", str(tmp_path / "x"), "--model", str(minilm))
     assert code == 2 and "not a 'causal-lm' model: found a sentence-transformers bi-encoder" in err
     code, err = run("reranker", "--out", str(tmp_path / "x"), "--model", str(tmp_path / "u"))

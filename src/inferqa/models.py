@@ -104,6 +104,17 @@ def smollm2_transformers_path(cache_dir: str | os.PathLike | None = None) -> Pat
     return out
 
 
+def check_device(device: str, field: str = "device") -> str:
+    """`device` as given if torch reads it as a device (cpu, cuda, cuda:1, mps, ...), else one line."""
+    import torch
+
+    try:
+        torch.device(device)
+    except RuntimeError:
+        raise InputError(f"not a torch device: {device!r} (cpu, cuda, cuda:1, mps, ...)", field=field) from None
+    return device
+
+
 def check_model_ref(name_or_path: str, what: str = "model folder", field: str = "model") -> str:
     """`name_or_path` as given, unless it is written as a path (absolute, `./`, `../`, `~`, or
     more than one `/`, which no Hugging Face id has) and nothing is there: a model folder

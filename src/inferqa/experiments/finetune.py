@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..hints import window_groups
 from ..io import atomic_dir, check_output, refuse_existing_folder, write_json
 from ..records import parse_passage_id, question_of
-from ..models import TRAINING_INFO, load_sentence_transformer, quiet_loading
+from ..models import TRAINING_INFO, check_device, load_sentence_transformer, quiet_loading
 from ..registry import plugin
 from ..parameters import FINETUNER_OPTIONS as OPTIONS, OVERWRITE
 from ..progress import counter
@@ -572,13 +572,16 @@ def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets, rera
              max_length: Annotated[int, _FINETUNER["max_length"]] = _FINETUNER["max_length"].default,
              max_questions: Annotated["int | None", _FINETUNER["max_questions"]] = _FINETUNER["max_questions"].default,
              max_steps: Annotated["int | None", _FINETUNER["max_steps"]] = _FINETUNER["max_steps"].default,
-             seed: Annotated[int, _FINETUNER["seed"]] = _FINETUNER["seed"].default) -> Path:
+             seed: Annotated[int, _FINETUNER["seed"]] = _FINETUNER["seed"].default,
+             device: Annotated["str | None", Opt("torch device to train on (default: cpu)")] = None) -> Path:
     """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets), a
     cross-encoder reranker or a causal LM for the upr reranker on a benchmark split."""
     given = locals()  # the parameters: nothing else is bound yet
     from .. import registry
 
     refuse_existing_folder(check_output(out, kind="dir"), overwrite)
+    if device is not None:
+        check_device(device)
     # the fine-tuner checks the model and the benchmark before any model library is imported
     trainer = registry.create("fine-tuner", kind, **{name: given[name] for name in _FINETUNER})
-    return trainer(bench, out, overwrite=overwrite, **({} if model is None else {"model": model}))
+    return trainer(bench, out, overwrite=overwrite, device=device, **({} if model is None else {"model": model}))
