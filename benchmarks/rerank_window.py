@@ -236,7 +236,15 @@ RERANKERS = {
 _OFF = {"llm_options": {"cache": None}}
 JUDGES = {"upr-smollm2": ("upr", {"llm": "smollm2", **_OFF}),
           "upr-gemma3-270m": ("upr", {"llm": "gemma3-270m", **_OFF}),
-          "yes-no-smollm2": ("llm-pointwise", {"llm": "smollm2", **_OFF})}
+          "yes-no-smollm2": ("llm-pointwise", {"llm": "smollm2", **_OFF}),
+          # SmolLM2 in float32 on the transformers backend: as converted from its GGUF, and fine-tuned
+          # (`finetune upr`, UPR_TRAINING); `judge_llm` puts the folder in place of the name
+          "upr-smollm2-hf": ("upr", {"llm": "transformers:smollm2", **_OFF}),
+          "upr-smollm2-ft": ("upr", {"llm": "transformers:finetune-upr", **_OFF})}
+# `finetune upr` on the 700 train questions: each own passage against 3 other questions' representatives
+# in BM25's ranking, 2 groups a step, 300 steps (the dev exploration's recipe, docs/windows.md)
+UPR_TRAINING = {"positives": 2, "negatives": 3, "negatives_from": "bm25", "batch_size": 8, "lr": 2e-5,
+                "max_length": 256, "max_steps": 300}
 LABEL = {"upr": "UPR", "llm-pointwise": "LLM yes/no"}  # a judge's name in the tables; RERANKERS' is "CE"
 
 # Each distinct window a round may register: (the `--window`, the `--representative`). Round 3 adds
@@ -282,9 +290,29 @@ def reranker_scores(args, prepared: dict) -> "Scores":
     from inferqa.reranking import get_reranker
 
     plugin, options = JUDGES[args.reranker]
-    judge = get_reranker(plugin, **options)
+    judge = get_reranker(plugin, **{**options, "llm": judge_llm(args, prepared, options["llm"])})
     return Scores(None, args.out / "scores", prepared["hard"], (f"{args.reranker}-{key(**judge.config())}", judge),
                   recipe=(plugin, options))
+
+
+def judge_llm(args, prepared: dict, spec: str) -> str:
+    """A JUDGES llm spec, with a folder made here in place of its name: `transformers:smollm2` (the
+    bundled GGUF converted) or `transformers:finetune-upr` (trained by `finetune upr`, UPR_TRAINING)."""
+    from inferqa.experiments.finetune import FinetuneOptions
+    from inferqa.experiments.finetune_upr import finetune_upr
+    from inferqa.models import smollm2_transformers_path
+
+    if spec == "transformers:smollm2":
+        return f"transformers:{smollm2_transformers_path()}"
+    if spec != "transformers:finetune-upr":
+        return spec
+    train = prepared["train"]
+    opts = FinetuneOptions(**{**UPR_TRAINING, "split": "train", "seed": 13,
+                              "max_steps": min(args.max_steps or UPR_TRAINING["max_steps"], UPR_TRAINING["max_steps"])})
+    folder = trained(model_dir(args, "upr", train, opts, examples=EXAMPLES, init="smollm2"), train, opts, finetune_upr,
+                     "the upr judge: SmolLM2's log P(question | passage), own passage against representatives",
+                     model="smollm2")
+    return f"transformers:{folder}"
 
 
 class Scores:
