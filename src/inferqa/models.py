@@ -6,6 +6,8 @@ offline defaults used by the demo and the tests.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -73,12 +75,22 @@ def gemma3_270m_path(cache_dir: str | os.PathLike | None = None) -> Path:
     return out
 
 
+@functools.lru_cache(maxsize=8)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:  # size and mtime: a changed file is hashed again
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def smollm2_transformers_path(cache_dir: str | os.PathLike | None = None) -> Path:
     """The bundled SmolLM2 GGUF dequantized once into a transformers folder (to fine-tune it; needs
-    `gguf` and `accelerate`), named by the GGUF file's size and modification time."""
+    `gguf` and `accelerate`), named by the GGUF file's sha256."""
     gguf = smollm2_path()
     stat = gguf.stat()
-    out = (Path(cache_dir) if cache_dir else user_cache_dir()) / "models" / f"smollm2-hf-{stat.st_size}-{int(stat.st_mtime)}"
+    out = (Path(cache_dir) if cache_dir else user_cache_dir()) / "models" / \
+        f"smollm2-hf-{_file_sha256(str(gguf), stat.st_size, stat.st_mtime_ns)[:16]}"
     if (out / "config.json").is_file():
         return out
     try:
