@@ -21,10 +21,9 @@ from .finetune import (OPTIONS, FinetuneOptions, RerankExample, _fit, _options, 
 
 
 def resolve_causal_lm(name_or_path: str) -> str:
-    """`smollm2` → the bundled GGUF as a transformers folder (converted once); a folder or HF id as given."""
-    if name_or_path == SMOLLM2:
-        return str(smollm2_transformers_path())
-    return name_or_path if Path(name_or_path).expanduser().exists() else hub_model(name_or_path)
+    """`smollm2` → the bundled GGUF as a transformers folder (converted once); a folder or HF id as
+    `hub_model` takes it."""
+    return str(smollm2_transformers_path()) if name_or_path == SMOLLM2 else hub_model(name_or_path)
 
 
 class QueryLikelihood:
@@ -34,7 +33,6 @@ class QueryLikelihood:
 
     def __init__(self, lm, tokenizer, max_length: int, prompt: str = UPR_PROMPT):
         self.lm, self.tokenizer, self.max_length, self.prompt = lm, tokenizer, max_length, prompt
-        self.pad = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
 
     def _ids(self, query: str, passage: str) -> tuple[list[int], list[int]]:
         ids = self.tokenizer(passage, add_special_tokens=False)["input_ids"]
@@ -44,7 +42,7 @@ class QueryLikelihood:
         return self.tokenizer(prompt)["input_ids"], self.tokenizer(" " + query.strip(), add_special_tokens=False)["input_ids"]
 
     def __call__(self, pairs: list[tuple[str, str]]):
-        return continuation_logprobs(self.lm, [self._ids(q, p) for q, p in pairs], self.pad)
+        return continuation_logprobs(self.lm, [self._ids(q, p) for q, p in pairs])
 
 
 @plugin("fine-tuner", "upr", *OPTIONS,

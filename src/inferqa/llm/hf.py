@@ -33,15 +33,15 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[:min(found, default=len(text))]
 
 
-def continuation_logprobs(lm, seqs: Sequence[tuple[list[int], list[int]]], pad: int):
+def continuation_logprobs(lm, seqs: Sequence[tuple[list[int], list[int]]]):
     """For each (prompt ids, continuation ids): the sum of log P(continuation | prompt) under causal
-    LM `lm`, all in one forward, padded on the right (so no real token sees padding). A tensor, with
-    gradients where the caller allows them: the transformers backend's `logprobs` and `finetune upr`
-    compute the upr reranker's score here."""
+    LM `lm`, all in one forward, padded on the right (so no real token sees padding, and the padding's
+    id does not matter). A tensor, with gradients where the caller allows them: the transformers
+    backend's `logprobs` and `finetune upr` compute the upr reranker's score here."""
     import torch
 
     width = max(len(p) + len(c) for p, c in seqs)
-    ids = torch.full((len(seqs), width), pad)
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
     target = torch.full((len(seqs), width), -100)
     for i, (p, c) in enumerate(seqs):
@@ -275,11 +275,10 @@ class TransformersLLM(LLM):
             seqs.append((p_ids, c_ids))
         scores = [0.0] * len(seqs)
         todo = [i for i, (_, c) in enumerate(seqs) if c]
-        pad = next((t for t in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id) if t is not None), 0)
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start:start + self.batch_size]
             with self._torch.no_grad():
-                got = continuation_logprobs(self.lm, [seqs[i] for i in chunk], pad).tolist()
+                got = continuation_logprobs(self.lm, [seqs[i] for i in chunk]).tolist()
             for i, value in zip(chunk, got):
                 scores[i] = value
         return scores
