@@ -33,6 +33,10 @@ chooses on dev what a distinct window shows it of each question: its first passa
 of all its hints (`inferqa rerank --window question --representative all-hints`). Its `reranker`
 phase scores dev pairs only; the test pairs are scored after `register` has written its file.
 
+A fourth (`--round 4`, files ending in -4) repeats round 3's protocol with the judge trained by
+`inferqa finetune upr` (`--reranker upr-smollm2-ft`, UPR_TRAINING), named after round 3 from its
+dev checks alone. Its 300 test queries are rounds 1 to 3's: a win counts at Holm p x 4 < 0.05.
+
     nice python benchmarks/rerank_window.py --out /work/cache/rerank-window prepare
 """
 
@@ -83,11 +87,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--depth", type=int, default=K, help="first stages' depth (default 1,000, the registered test's; "
                     "a distinct window of N needs a ranking that holds N questions: registration refuses otherwise)")
     ap.add_argument("--max-steps", type=int, help="cap every training's optimiser steps (a quick check)")
-    ap.add_argument("--round", type=int, choices=(1, 2, 3), default=1,
+    ap.add_argument("--round", type=int, choices=(1, 2, 3, 4), default=1,
                     help="2: the second registered test (its files end in -2): every first stage a candidate, "
                          "the reranker named by --reranker, windows filled (run with --depth 10000); 3: an LLM "
                          "judge (JUDGES) over fine-tuned dense at 10 calls, a distinct window's representative "
-                         "chosen on dev (files end in -3)")
+                         "chosen on dev (files end in -3); 4: round 3's protocol with the judge trained by "
+                         "`finetune upr` (upr-smollm2-ft), a fourth look at the same test queries (files end in -4)")
     ap.add_argument("--reranker", choices=sorted({**RERANKERS, **JUDGES}), default="v1",
                     help="the reranker's training recipe (RERANKERS), or an LLM judge (JUDGES, round 3); v1 is the "
                          "first registered test's")
@@ -251,10 +256,14 @@ LABEL = {"upr": "UPR", "llm-pointwise": "LLM yes/no"}  # a judge's name in the t
 # scoring each question by its passage of all its hints (`inferqa rerank --representative all-hints`).
 WINDOWS = {"plain": ("plain", "first"), "question": ("question", "first"), "all-hints": ("question", "all-hints")}
 ROUND_WINDOWS = {1: ("plain", "question"), 2: ("plain", "question"), 3: ("plain", "question", "all-hints")}
+ROUND_WINDOWS[4] = ROUND_WINDOWS[3]
 # (dev calls, test calls) per round: an LLM judge computes every pair (about 0.35 s each on 2 cores),
 # so round 3 fixes N = 10 before any figure and leaves the 50- and 100-call cells out.
-ROUND_CALLS = {1: (DEV_CALLS, CALLS), 2: (DEV_CALLS, CALLS), 3: ((10,), (10,))}
-CANDIDATES[3] = ("dense",)  # round 2's registered first stage, best on every dev check
+ROUND_CALLS = {1: (DEV_CALLS, CALLS), 2: (DEV_CALLS, CALLS), 3: ((10,), (10,)), 4: ((10,), (10,))}
+CANDIDATES[3] = CANDIDATES[4] = ("dense",)  # round 2's registered first stage, best on every dev check
+# Round 4 repeats round 3's protocol with the judge trained for these pairs (docs/windows.md, "After
+# round 3"), named before its registration was written: only that judge may register it.
+ROUND_JUDGE = {4: "upr-smollm2-ft"}
 
 
 def reranker_options(args):
@@ -290,7 +299,8 @@ def reranker_scores(args, prepared: dict) -> "Scores":
     from inferqa.reranking import get_reranker
 
     plugin, options = JUDGES[args.reranker]
-    judge = get_reranker(plugin, **{**options, "llm": judge_llm(args, prepared, options["llm"])})
+    options = {**options, "llm": judge_llm(args, prepared, options["llm"])}
+    judge = get_reranker(plugin, **options)
     return Scores(None, args.out / "scores", prepared["hard"], (f"{args.reranker}-{key(**judge.config())}", judge),
                   recipe=(plugin, options))
 
@@ -475,7 +485,7 @@ def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
     10 against the first stage's own order, on each first stage's dev run (round 3: Hit@1 over
     each of its distinct windows, for its candidate first stages only)."""
     windows = [w for w in ROUND_WINDOWS[args.round] if w != "plain"]
-    inputs = {} if args.round < 3 else {"windows": windows, "candidates": CANDIDATES[3]}
+    inputs = {} if args.round < 3 else {"windows": windows, "candidates": CANDIDATES[args.round]}
     path = args.out / f"dev-checks-{key(model=scores.name, runs=sorted(r['dev'].name for r in stages.values()), **inputs)}.json"
     if path.exists():
         log(f"reused: {path.name}")
@@ -485,7 +495,7 @@ def dev_checks(args, bench, scores: Scores, stages: dict) -> dict:
         run = load_run(runs["dev"], bench)
         alone = scored(run, bench)
         out[name] = {"own_vs_other": own_versus_other(scores, run, bench), "first_stage_hit@1": alone["hit@1"]}
-        if args.round < 3 or name in CANDIDATES[3]:
+        if args.round < 3 or name in CANDIDATES[args.round]:
             for w in windows:
                 hit = scored(windowed(run, bench, scores, w, 10, 1.0)[0], bench)["hit@1"]
                 out[name]["distinct10_hit@1" if w == "question" else f"distinct10_{w}_hit@1"] = hit
@@ -622,17 +632,27 @@ def register_comparison(args, bench, scores: Scores, stages: dict, reg: dict) ->
             "adaptive_margins": {**reg["adaptive_margins"], **extra["adaptive_margins"]}}
 
 
-# Round 3 is the third registered look at the same test queries: its registration says how a
-# win is counted across the three, and its report gives both readings.
-LOOKS = 3
-ACROSS_ROUNDS = (f"the {LOOKS} registered rounds share their 300 test queries: a difference of this round counts as "
-                 f"significant only where its Holm p times {LOOKS} (Bonferroni over the rounds) is below 0.05; the "
-                 "report gives both readings")
+# Rounds 3 and 4 are the third and fourth registered looks at the same test queries: each
+# registration says how a win is counted across the looks so far, and its report gives both readings.
+def looks(round_: int) -> int:
+    """How many registered looks at the 300 test queries round `round_` is (1: no correction
+    across rounds; rounds 1 and 2 were registered before the correction was written down)."""
+    return round_ if round_ >= 3 else 1
+
+
+def across_rounds(round_: int) -> str:
+    n = looks(round_)
+    return (f"the {n} registered rounds share their 300 test queries: a difference of this round counts as "
+            f"significant only where its Holm p times {n} (Bonferroni over the rounds) is below 0.05; the "
+            "report gives both readings")
 
 # What each later round's registration says had been seen on its test queries.
 SEEN = {2: "round 1's test table (report.md) was computed on the same 300 test queries before this file was written",
         3: "round 1's and round 2's test tables (report.md, report-2.md) were computed on the same 300 test queries "
-           "before this file was written"}
+           "before this file was written",
+        4: "round 1's, round 2's and round 3's test tables (report.md, report-2.md, report-3.md) were computed on "
+           "the same 300 test queries before this file was written; the judge (upr-smollm2-ft) was named as the "
+           "next step in docs/windows.md after round 3, from its dev checks only"}
 
 
 def mean4(row: dict) -> float:
@@ -640,7 +660,7 @@ def mean4(row: dict) -> float:
 
 
 def round_file(args, name: str) -> Path:
-    """OUT/`name` for the first registered round; OUT/<stem>-2<suffix> for the second."""
+    """OUT/`name` for the first registered round; OUT/<stem>-N<suffix> for round N."""
     p = Path(name)
     return args.out / (name if args.round == 1 else f"{p.stem}-{args.round}{p.suffix}")
 
@@ -707,7 +727,7 @@ def register(args, bench, scores: Scores, stages: dict) -> dict:
                             "fine-tuned dense alone, and under the same judge over a plain window of N with its dev "
                             "weight written here (the only candidate)"),
         **({"seen_before": SEEN[args.round]} if args.round in SEEN else {}),
-        **({"across_rounds": ACROSS_ROUNDS} if args.round == LOOKS else {}),
+        **({"across_rounds": across_rounds(args.round)} if looks(args.round) > 1 else {}),
         "dev_questions": len(bench.split_qids("dev")),
         "test_questions": len(bench.split_qids("test")),
     }
@@ -804,10 +824,10 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
            "Primary (pre-registered): distinct vs plain at equal calls, difference [95 % CI] per metric:", ""]
     out += [f"- {label}: {p[m]['diff']:+.1f} [{p[m]['ci'][0]:+.1f}, {p[m]['ci'][1]:+.1f}], p {fmt_p(p[m]['p'])}"
             + (f", Holm {fmt_p(p[m]['holm'])}" if p[m]['holm'] is not None else "") for label, m in zip(LABELS, METRICS)]
-    looks = LOOKS if args.round == LOOKS else 1
-    if looks > 1:
-        out.append(f"- across the {looks} rounds (registered): better at Holm p × {looks} < 0.05 on "
-                   f"{sum(1 for m in SUMMARY if p[m]['diff'] > 0 and looks * p[m]['holm'] < 0.05)} of 4")
+    n_looks = looks(args.round)
+    if n_looks > 1:
+        out.append(f"- across the {n_looks} rounds (registered): better at Holm p × {n_looks} < 0.05 on "
+                   f"{sum(1 for m in SUMMARY if p[m]['diff'] > 0 and n_looks * p[m]['holm'] < 0.05)} of 4")
     if "dense" in got["runs"]:
         out += ["", f"Against fine-tuned dense (the pre-registered pipeline, {fs} + {scores.label} "
                     f"{SHOWN[primary['window']]} {n}):"]
@@ -818,10 +838,10 @@ def report(args, benches: dict, scores: Scores, stages: dict, reg: dict) -> str:
                 continue
             q = paired(base, distinct["run"], bench)
             wins = sum(1 for m in SUMMARY if q[m]["holm"] < 0.05 and q[m]["diff"] > 0)
-            across = sum(1 for m in SUMMARY if looks * q[m]["holm"] < 0.05 and q[m]["diff"] > 0)
+            across = sum(1 for m in SUMMARY if n_looks * q[m]["holm"] < 0.05 and q[m]["diff"] > 0)
             out.append(f"- vs {name}: " + ", ".join(f"{label} {q[m]['diff']:+.1f} (Holm {fmt_p(q[m]['holm'])})"
                        for label, m in zip(LABELS, METRICS) if m in SUMMARY) + f"; better at p < 0.05 on {wins} of 4"
-                       + (f" ({across} of 4 at Holm p × {looks})" if looks > 1 else ""))
+                       + (f" ({across} of 4 at Holm p × {n_looks})" if n_looks > 1 else ""))
     if (fs, "plain", 100) in got["cells"] and (fs, primary["window"], 20) in got["cells"]:
         d20, p100 = got["cells"][fs, primary["window"], 20], got["cells"][fs, "plain", 100]
         out += ["", f"Cost: distinct 20 calls Hit@10 {d20['hit@10']:.1f} vs plain 100 calls {p100['hit@10']:.1f} "
@@ -987,9 +1007,11 @@ def main(argv=None) -> int:
     if args.round == 2 and args.phase in ("register", "test", "all", "deeper", "order"):
         if args.reranker == "v1" or args.depth < 10_000:
             sys.exit("round 2 registers a reranker other than v1 (--reranker) over first stages 10,000 deep (--depth)")
-    if (args.round == 3) != (args.reranker in JUDGES) or args.round == 3 and args.depth < 10_000:
-        sys.exit("round 3, and only round 3, registers an LLM judge (--reranker one of JUDGES) over first stages "
+    if (args.round >= 3) != (args.reranker in JUDGES) or args.round >= 3 and args.depth < 10_000:
+        sys.exit("rounds 3 and 4, and only they, register an LLM judge (--reranker one of JUDGES) over first stages "
                  "10,000 deep (--depth)")
+    if args.round in ROUND_JUDGE and args.reranker != ROUND_JUDGE[args.round] and args.phase != "judges":
+        sys.exit(f"round {args.round} registers --reranker {ROUND_JUDGE[args.round]} only")
     if args.phase == "judges":
         print(judge_choice(args, prepared), flush=True)
         return 0
@@ -1005,8 +1027,8 @@ def main(argv=None) -> int:
             fill_scores(hard, scores, prepared["stages"], "dev", max(DEV_CALLS))
             fill_scores(hard, scores, prepared["stages"], "test", max(DEV_CALLS))
         else:  # the judge's test pairs wait for the registration: no test pair is scored before it
-            candidates = {k: v for k, v in prepared["stages"].items() if k in CANDIDATES[3]}
-            fill_scores(hard, scores, candidates, "dev", max(ROUND_CALLS[3][0]), all_hints=True)
+            candidates = {k: v for k, v in prepared["stages"].items() if k in CANDIDATES[args.round]}
+            fill_scores(hard, scores, candidates, "dev", max(ROUND_CALLS[args.round][0]), all_hints=True)
         return 0
     reg = register(args, hard, scores, prepared["stages"])
     if "dense" in prepared["stages"] and args.round == 1:

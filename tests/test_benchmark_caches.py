@@ -213,20 +213,34 @@ def test_round_two_refuses_the_first_reranker_or_shallow_first_stages(scripts, t
     assert not (tmp_path / "preregistration-2.json").exists()
 
 
-# (e) rerank_window's third registered round: an LLM judge -----------------------------------------
+# (e) rerank_window's third and fourth registered rounds: an LLM judge -------------------------------
 @pytest.mark.parametrize("extra", [["--round", "3", "--reranker", "dense-init-long", "--depth", "10000"],
                                    ["--round", "3", "--reranker", "upr-smollm2"],
+                                   ["--round", "4", "--reranker", "v1", "--depth", "10000"],
                                    ["--round", "2", "--reranker", "upr-smollm2", "--depth", "10000"],
                                    ["--reranker", "upr-smollm2"]])
-def test_round_three_takes_a_judge_and_no_other_round_does(scripts, tmp_path, monkeypatch, extra):
+def test_rounds_three_and_four_take_a_judge_and_no_other_round_does(scripts, tmp_path, monkeypatch, extra):
     rw = scripts.rerank_window
     monkeypatch.setattr(rw, "prepare", lambda args, build_dense=True: {"hard": None, "train": None, "models": {}})
     with pytest.raises(SystemExit) as exit_:
         rw.main(["register", "--out", str(tmp_path), *extra])
-    assert "round 3, and only round 3, registers an LLM judge" in str(exit_.value.code)
+    assert "rounds 3 and 4, and only they, register an LLM judge" in str(exit_.value.code)
     assert list(tmp_path.iterdir()) == []
     assert rw.round_file(rw.parse_args(["test", "--out", str(tmp_path), "--round", "3"]),
                          "preregistration.json") == tmp_path / "preregistration-3.json"
+
+
+def test_round_four_registers_only_the_trained_judge_and_counts_four_looks(scripts, tmp_path, monkeypatch):
+    rw = scripts.rerank_window
+    monkeypatch.setattr(rw, "prepare", lambda args, build_dense=True: {"hard": None, "train": None, "models": {}})
+    with pytest.raises(SystemExit) as exit_:
+        rw.main(["register", "--out", str(tmp_path), "--round", "4", "--reranker", "upr-smollm2", "--depth", "10000"])
+    assert str(exit_.value.code) == "round 4 registers --reranker upr-smollm2-ft only"
+    assert list(tmp_path.iterdir()) == []
+    assert rw.round_file(rw.parse_args(["test", "--out", str(tmp_path), "--round", "4"]),
+                         "report.md") == tmp_path / "report-4.md"
+    assert [rw.looks(r) for r in (1, 2, 3, 4)] == [1, 1, 3, 4]
+    assert "Holm p times 4 (Bonferroni" in rw.across_rounds(4)
 
 
 class TableScores:
