@@ -228,3 +228,38 @@ def test_yaml_option_typo_is_one_line(tmp_path):
                                           "readers:\n  - {llm: smollm2, options: {alpha: 0.5}}\n")
     with pytest.raises(InputError, match="no context strategy of union_norm takes option 'alpha'"):
         load_config(tmp_path / "reader.yaml")
+
+
+# Every plugin that declares a torch `device` refuses one torch cannot read, when it is built,
+# before any model loads; a device torch reads passes as written.
+DEVICE_PLUGINS = [("retriever", "dense"), ("retriever", "clue"), ("retriever", "colbert"),
+                  ("reranker", "cross-encoder"), ("reranker", "monot5"), ("reranker", "rankt5"),
+                  ("reranker", "lit5"), ("llm", "transformers"), ("leak-judge", "embedding")]
+
+
+def test_every_device_option_is_declared_with_the_check():
+    declaring = sorted((kind, p.name) for kind in registry.KINDS for p in registry.plugins(kind)
+                       if "device" in p.options)
+    assert declaring == sorted(DEVICE_PLUGINS)
+    assert all(registry.get(k, n).options["device"].validate is not None for k, n in DEVICE_PLUGINS)
+
+
+@pytest.mark.parametrize("kind,name", DEVICE_PLUGINS)
+def test_an_unreadable_device_is_one_line_naming_the_plugin(kind, name):
+    plug = registry.get(kind, name)
+    with pytest.raises(InputError) as err:
+        plug.settings({"device": "cuad"})
+    assert str(err.value) == (f"{kind} {name!r}: option 'device': not a torch device: 'cuad' "
+                              "(cpu, cuda, cuda:1, mps, ...)")
+    assert plug.settings({"device": "cuda:1"})["device"] == "cuda:1"  # checked, not opened: no GPU needed
+
+
+def test_cli_refuses_an_unreadable_device_with_exit_2(demo_bench_8q, tmp_path, monkeypatch, capsys):
+    from conftest import run_cli
+
+    code, out, err = run_cli(monkeypatch, capsys, "retrieve", demo_bench_8q.path, "-r", "dense", "--opt", "device=gpu0",
+                             "-o", tmp_path / "run.trec")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "inferqa: error: retriever 'dense': option 'device': not a torch device: 'gpu0' (cpu, cuda, cuda:1, mps, ...)"]
+    assert list(tmp_path.iterdir()) == []

@@ -77,6 +77,9 @@ class Option:
     positional: bool = False
     metavar: str | None = None
     item: type | None = None
+    # A further check of a converted value that no type or range can say (a torch device): it
+    # raises InputError; its message is given under this option's name.
+    validate: Callable[[Any], Any] | None = None
 
     @property
     def types(self) -> tuple[type, ...]:
@@ -141,6 +144,11 @@ class Option:
                 or self.min is not None and (value < self.min or self.min_open and value == self.min)
                 or self.max is not None and value > self.max):
             raise bad(repr(value))
+        if self.validate is not None:
+            try:
+                self.validate(value)
+            except InputError as exc:
+                raise InputError(f"{owner}: option {self.name!r}: {exc.message}") from None
         return value
 
     def _bad(self, owner: str) -> Callable[[str], InputError]:

@@ -446,6 +446,18 @@ def group_batches(examples: list[RerankExample], opts: FinetuneOptions, rng: ran
     return _epochs(examples, replace(opts, batch_size=groups), rng, pairs=True), total
 
 
+def with_passage_texts(examples: list[RerankExample], bench: Benchmark) -> list[RerankExample]:
+    """The examples with each passage id replaced by its text, looked up once before training."""
+    return [replace(e, positive=bench.passage_text(e.positive), negatives=tuple(map(bench.passage_text, e.negatives)))
+            for e in examples]
+
+
+def group_pairs(batch: list[RerankExample]) -> list[tuple[str, str]]:
+    """(question, passage) per scored pair, group by group, own passage first: the order
+    `group_softmax_loss` reads the scores in."""
+    return [(e.query, t) for e in batch for t in (e.positive, *e.negatives)]
+
+
 def group_softmax_loss(scores, batch: Sequence[RerankExample]):
     """Cross-entropy of each group's softmax, its own passage the target: `scores` holds each example's
     positive then its negatives, example after example (a reranker fine-tuner's loss)."""
@@ -468,16 +480,14 @@ def finetune_reranker(bench: str | os.PathLike | Benchmark, out_dir: str | os.Pa
     options = _options(options, settings)
     out = _Out(out_dir, overwrite)
     bench, weights, examples, rng = _setup(out, bench, model, options, "encoder", examples=build_rerank_examples)
-    examples = [replace(e, positive=bench.passage_text(e.positive),
-                        negatives=tuple(bench.passage_text(n) for n in e.negatives)) for e in examples]
+    examples = with_passage_texts(examples, bench)
     from sentence_transformers import CrossEncoder
 
     with quiet_loading():
         ce = CrossEncoder(weights, num_labels=1, max_length=options.max_length, device=device or "cpu")
 
     def loss_fn(batch: list[RerankExample]):
-        texts = [(e.query, t) for e in batch for t in (e.positive, *e.negatives)]
-        return group_softmax_loss(ce(_features(ce, texts))["scores"].view(-1), batch)
+        return group_softmax_loss(ce(_features(ce, group_pairs(batch)))["scores"].view(-1), batch)
 
     return _fit("reranker", out, model, bench, options, examples, *group_batches(examples, options, rng),
                 lambda tmp: (ce, loss_fn, lambda: ce.save(str(tmp))),

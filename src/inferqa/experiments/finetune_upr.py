@@ -17,7 +17,7 @@ from ..parameters import UPR_START
 from ..registry import plugin
 from ..reranking.llm import UPR_PROMPT
 from .finetune import (OPTIONS, FinetuneOptions, RerankExample, _fit, _options, _Out, _setup, build_rerank_examples,
-                       group_batches, group_softmax_loss)
+                       group_batches, group_pairs, group_softmax_loss, with_passage_texts)
 
 
 def resolve_causal_lm(name_or_path: str) -> str:
@@ -58,6 +58,7 @@ def finetune_upr(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLik
     out = _Out(out_dir, overwrite)
     bench, weights, examples, rng = _setup(out, bench, model, options, "causal-lm", resolve_causal_lm,
                                            examples=build_rerank_examples)
+    examples = with_passage_texts(examples, bench)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -67,8 +68,7 @@ def finetune_upr(bench: str | os.PathLike | Benchmark, out_dir: str | os.PathLik
     likelihood = QueryLikelihood(lm, tokenizer, options.max_length)
 
     def loss_fn(batch: list[RerankExample]):
-        pairs = [(e.query, bench.passage_text(p)) for e in batch for p in (e.positive, *e.negatives)]
-        return group_softmax_loss(likelihood(pairs), batch)
+        return group_softmax_loss(likelihood(group_pairs(batch)), batch)
 
     def save(tmp: Path) -> None:
         lm.save_pretrained(str(tmp))

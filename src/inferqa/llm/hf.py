@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_model_ref, quiet_loading
+from ..models import check_device, check_model_ref, quiet_loading
 from ..registry import Option, plugin
 from .base import LLM, GenerationParams, Message
 from .heads import block_ends, chat_head, chat_head_end, common_prefix_len, completion_head_end
@@ -57,7 +57,7 @@ def continuation_logprobs(lm, seqs: Sequence[tuple[list[int], list[int]]]):
 @plugin("llm", "transformers",
         Option("mode", str, "chat", "chat: the tokenizer's chat template; completion: plain text",
                choices=("chat", "completion")),
-        Option("device", str, "cpu", "torch device"),
+        Option("device", str, "cpu", "torch device", validate=check_device),
         Option("dtype", str, "auto", "torch dtype name, or auto (the checkpoint's)"),
         Option("n_threads", int, None, "torch CPU threads (default: torch's)", min=1),
         Option("batch_size", int, 8, "prompts per greedy generate call, and logprob pairs per forward", min=1),

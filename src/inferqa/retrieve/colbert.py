@@ -19,7 +19,7 @@ import numpy as np
 from ..formats.benchmark import Benchmark
 from ..hints import hint_unit_sets
 from ..io import atomic_open
-from ..models import COLBERT
+from ..models import COLBERT, check_device
 from ..formats import Run
 from ..registry import Option, plugin
 from .base import Retriever
@@ -41,7 +41,7 @@ SETS = "sets.npz"
         Option("batch_size", int, 32, "encoding batch size", min=1),
         Option("chunk_size", int, CHUNK_SIZE, "texts encoded between checkpoints", min=1),
         Option("query_block", int, 16, "queries scored at once", min=1),
-        Option("device", str, None, "torch device"),
+        Option("device", str, None, "torch device", validate=check_device),
         Option("show_progress", bool, True, "progress bars while encoding"))
 class ColbertRetriever(Retriever):
     """Late interaction: exact MaxSim over memory-mapped token vectors."""
