@@ -583,15 +583,14 @@ def finetune(kind: Annotated[str, Opt("retriever, colbert, clue, clue-sets, rera
              max_questions: Annotated["int | None", _FINETUNER["max_questions"]] = _FINETUNER["max_questions"].default,
              max_steps: Annotated["int | None", _FINETUNER["max_steps"]] = _FINETUNER["max_steps"].default,
              seed: Annotated[int, _FINETUNER["seed"]] = _FINETUNER["seed"].default,
-             device: Annotated["str | None", Opt("torch device to train on (default: cpu)")] = None) -> Path:
+             device: Annotated["str | None", Opt("torch device to train on (default: cpu)", validate=check_device)] = None
+             ) -> Path:
     """Fine-tune a bi-encoder retriever, a ColBERT, a clue encoder (on hints or on hint sets), a
     cross-encoder reranker or a causal LM for the upr reranker on a benchmark split."""
     given = locals()  # the parameters: nothing else is bound yet
     from .. import registry
 
     refuse_existing_folder(check_output(out, kind="dir"), overwrite)
-    if device is not None:
-        check_device(device)
     # the fine-tuner checks the model and the benchmark before any model library is imported
     trainer = registry.create("fine-tuner", kind, **{name: given[name] for name in _FINETUNER})
     return trainer(bench, out, overwrite=overwrite, device=device, **({} if model is None else {"model": model}))
