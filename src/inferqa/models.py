@@ -116,15 +116,15 @@ def smollm2_transformers_path(cache_dir: str | os.PathLike | None = None) -> Pat
     return out
 
 
-def check_device(device: str, field: str = "device") -> str:
-    """`device` as given if torch reads it as a device (cpu, cuda, cuda:1, mps, ...), else one line."""
+def check_device(device: str) -> None:
+    """One line unless torch reads `device` as a device (cpu, cuda, cuda:1, mps, ...): a `device`
+    option's `validate`, which names the option."""
     import torch
 
     try:
         torch.device(device)
     except RuntimeError:
-        raise InputError(f"not a torch device: {device!r} (cpu, cuda, cuda:1, mps, ...)", field=field) from None
-    return device
+        raise InputError(f"not a torch device: {device!r} (cpu, cuda, cuda:1, mps, ...)") from None
 
 
 def check_model_ref(name_or_path: str, what: str = "model folder", field: str = "model") -> str:

@@ -14,11 +14,16 @@ from pathlib import Path
 
 from .defaults import BACKEND, DEFAULT_ENCODER, DEFAULT_LLM, HINT_GROUPING, MIN_LABEL, NUM_ACTORS, ORACLE_SEED, TEST_SEED
 from .llm.base import LLM
+from .models import check_device
 from .registry import KINDS, REQUIRED, Option
 
 # The one --overwrite (every stage whose `out` names a file or folder it may replace declares it).
 OVERWRITE = Option("overwrite", bool, False, "replace an existing --out that this command did not write (a file a "
                    "benchmark owns never)")
+
+# The one torch `device` option of the model plugins (the transformers LLM, a layer below, declares
+# its own with the same check): a device torch cannot read is refused before any model loads.
+DEVICE = Option("device", str, None, "torch device (default: the library's choice)", validate=check_device)
 
 # -- llm ---------------------------------------------------------------------------------------
 CACHE = Option("cache", Path, None, "SQLite cache of LLM calls (default $INFERQA_LLM_CACHE, $INFERQA_CACHE/llm.sqlite "

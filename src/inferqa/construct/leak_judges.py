@@ -22,9 +22,8 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..defaults import DEFAULT_ENCODER
-from ..models import check_device
 from ..registry import Option, plugin
-from ..parameters import LEAK_JUDGE, LEAK_LLM, LEAK_THRESHOLD
+from ..parameters import DEVICE, LEAK_JUDGE, LEAK_LLM, LEAK_THRESHOLD
 
 _STRING_JUDGE = Option("string_judge", object, None, "the judge applied first (default: the string rule)")
 
@@ -76,7 +75,7 @@ def hint_spans(hint: str, max_words: int) -> list[str]:
         Option("max_extra_words", int, 1, "span length beyond the answer's", min=0),
         Option("max_words", int, 6, "longest span compared", min=1),
         Option("batch_size", int, 256, "texts per encoding batch", min=1),
-        Option("device", str, None, "torch device", validate=check_device),
+        DEVICE,
         _STRING_JUDGE)
 class EmbeddingLeakJudge(_AfterStringRule):
     """Leak if the string rule fires, or some hint span's cosine to an answer is >= threshold."""

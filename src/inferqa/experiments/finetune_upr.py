@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 
 from ..formats.benchmark import Benchmark
-from ..llm.hf import continuation_logprobs
+from ..llm.hf import continuation_logprobs, encode_pair
 from ..models import SMOLLM2, hub_model, quiet_loading, smollm2_transformers_path
 from ..parameters import UPR_START
 from ..registry import plugin
-from ..reranking.llm import UPR_PROMPT
+from ..reranking.llm import UPR_PROMPT, upr_pairs
 from .finetune import (OPTIONS, FinetuneOptions, RerankExample, _fit, _options, _Out, _setup, build_rerank_examples,
                        group_batches, group_pairs, group_softmax_loss, with_passage_texts)
 
@@ -27,22 +27,21 @@ def resolve_causal_lm(name_or_path: str) -> str:
 
 
 class QueryLikelihood:
-    """log P(question | the upr prompt around a passage), summed over the question's tokens, as the
-    transformers backend computes it (`continuation_logprobs`: prompt ids with BOS, then the question's
-    ids), for a batch at once, with gradients. Passages are cut to `max_length` tokens."""
+    """log P(question | the upr prompt around a passage), summed over the question's tokens: the upr
+    reranker's pairs (`upr_pairs`) as the transformers backend encodes and scores them (`encode_pair`,
+    `continuation_logprobs`), for a batch at once, with gradients. Passages are cut to `max_length` tokens."""
 
     def __init__(self, lm, tokenizer, max_length: int, prompt: str = UPR_PROMPT):
         self.lm, self.tokenizer, self.max_length, self.prompt = lm, tokenizer, max_length, prompt
 
-    def _ids(self, query: str, passage: str) -> tuple[list[int], list[int]]:
+    def _cut(self, passage: str) -> str:
         ids = self.tokenizer(passage, add_special_tokens=False)["input_ids"]
-        if len(ids) > self.max_length:  # only then re-decoded: a whole passage stays the reranker's text
-            passage = self.tokenizer.decode(ids[:self.max_length])
-        prompt = self.prompt.format(passage=passage)
-        return self.tokenizer(prompt)["input_ids"], self.tokenizer(" " + query.strip(), add_special_tokens=False)["input_ids"]
+        # only then re-decoded: a whole passage stays the reranker's text
+        return self.tokenizer.decode(ids[:self.max_length]) if len(ids) > self.max_length else passage
 
     def __call__(self, pairs: list[tuple[str, str]]):
-        return continuation_logprobs(self.lm, [self._ids(q, p) for q, p in pairs])
+        return continuation_logprobs(self.lm, [encode_pair(self.tokenizer, *upr_pairs(q, [self._cut(p)], self.prompt)[0])
+                                               for q, p in pairs])
 
 
 @plugin("fine-tuner", "upr", *OPTIONS,

@@ -33,6 +33,12 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[:min(found, default=len(text))]
 
 
+def encode_pair(tokenizer, prompt: str, continuation: str) -> tuple[list[int], list[int]]:
+    """(prompt ids with the tokenizer's special tokens (BOS), continuation ids without): one pair as
+    `continuation_logprobs` scores it."""
+    return tokenizer(prompt)["input_ids"], tokenizer(continuation, add_special_tokens=False)["input_ids"]
+
+
 def continuation_logprobs(lm, seqs: Sequence[tuple[list[int], list[int]]]):
     """For each (prompt ids, continuation ids): the sum of log P(continuation | prompt) under causal
     LM `lm`, all in one forward, padded on the right (so no real token sees padding, and the padding's
@@ -266,13 +272,9 @@ class TransformersLLM(LLM):
 
     def logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """`batch_size` pairs a forward (`continuation_logprobs`); an empty continuation scores 0."""
-        seqs = []
-        for prompt, continuation in pairs:
-            c_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
-            p_ids = self.tokenizer(prompt)["input_ids"] if c_ids else []
-            if c_ids and not p_ids:  # a model with no BOS: the first token would be conditioned on nothing
-                raise InputError("logprob needs a non-empty prompt for a tokenizer without a BOS token")
-            seqs.append((p_ids, c_ids))
+        seqs = [encode_pair(self.tokenizer, prompt, continuation) for prompt, continuation in pairs]
+        if any(c and not p for p, c in seqs):  # a model with no BOS: the first token would be conditioned on nothing
+            raise InputError("logprob needs a non-empty prompt for a tokenizer without a BOS token")
         scores = [0.0] * len(seqs)
         todo = [i for i, (_, c) in enumerate(seqs) if c]
         for start in range(0, len(todo), self.batch_size):

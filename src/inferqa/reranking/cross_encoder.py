@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_device, check_model_kind, hub_model, quiet_loading
+from ..models import check_model_kind, hub_model, quiet_loading
+from ..parameters import DEVICE
 from ..registry import Option, plugin
 from .base import Reranker
 
@@ -17,7 +18,7 @@ from .base import Reranker
         # batch of 8 pads little, fastest on 2 CPU cores (benchmarks/rerank_window.py's speed check)
         Option("batch_size", int, 8, "pairs per forward pass (more on a GPU)", min=1),
         Option("max_length", int, 512, "tokens per (question, passage) pair", min=1),
-        Option("device", str, None, "torch device (default: the library's choice)", validate=check_device))
+        DEVICE)
 class CrossEncoderReranker(Reranker):
     """Score = the model's relevance logit (for a two-label head: logit(1) − logit(0))."""
 

@@ -20,6 +20,13 @@ POINTWISE_PROMPT = (
 
 UPR_PROMPT = "Passage: {passage}\nPlease write a question based on this passage.\nQuestion:"
 
+
+def upr_pairs(query: str, passages: Sequence[str], prompt: str = UPR_PROMPT) -> list[tuple[str, str]]:
+    """What UPR scores, log P(continuation | prompt), per passage: (the prompt around the passage, the
+    question as its continuation). `finetune upr` trains on the same pairs."""
+    continuation = " " + query.strip()
+    return [(prompt.format(passage=t), continuation) for t in passages]
+
 LISTWISE_SYSTEM = ("You are RankGPT, an intelligent assistant that ranks passages by how useful "
                    "they are for answering a question.")
 LISTWISE_INTRO = ("I will give you {n} passages, each marked with a number in brackets []. "
@@ -104,10 +111,10 @@ class UPRReranker(_LLMReranker):
         return {**super().config(), "prompt": self.prompt, "reduction": self.reduction}
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        continuation = " " + query.strip()
-        scores = self.llm.logprobs([(self.prompt.format(passage=t), continuation) for t in texts])
-        if self.reduction == "mean":
-            counter = getattr(self.llm, "count_tokens", None)
+        pairs = upr_pairs(query, texts, self.prompt)
+        scores = self.llm.logprobs(pairs)
+        if self.reduction == "mean" and pairs:
+            counter, continuation = getattr(self.llm, "count_tokens", None), pairs[0][1]  # the same for every pair
             n = max(int(counter(continuation) if callable(counter) else len(continuation.split())), 1)
             scores = [s / n for s in scores]
         return scores

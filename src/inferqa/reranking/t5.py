@@ -7,10 +7,12 @@ This is LiT5's FiD computation done with the stock T5 class (its FiD checkpoints
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..models import check_device, check_model_kind, hub_model, quiet_loading
+from ..models import check_model_kind, hub_model, quiet_loading
+from ..parameters import DEVICE
 from ..registry import Option, plugin
 from .base import Reranker
 from .permutation import listwise_order, order_to_scores, parse_permutation
@@ -24,7 +26,7 @@ def _t5_options(model: str, max_length: int) -> tuple[Option, ...]:
     return (Option("model", str, model, "HF id or local folder of the T5 checkpoint"),
             Option("batch_size", int, 16, "inputs per forward pass", min=1),
             Option("max_length", int, max_length, "input tokens kept", min=1),
-            Option("device", str, None, "torch device (default: cuda if available, else cpu)", validate=check_device),
+            replace(DEVICE, help="torch device (default: cuda if available, else cpu)"),
             Option("dtype", str, None, "torch dtype name (default: the checkpoint's)",
                    choices=("float32", "float16", "bfloat16")))
 

@@ -31,11 +31,12 @@ from ..errors import InputError
 from ..hints import UnitSets, hint_unit_sets
 from ..io import read_json, write_json
 from ..defaults import DEFAULT_ENCODER
-from ..models import MINILM, check_device, check_model_kind, load_sentence_transformer
+from ..models import MINILM, check_model_kind, load_sentence_transformer
 from ..formats import Run
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
 from .ranking import save_array, top_groups
+from ..parameters import DEVICE
 from ..registry import Option, plugin
 
 COMPOSITIONS = ("mean-embedding", "mean-score", "max", "lse", "monotone")
@@ -67,7 +68,7 @@ def split_sentences(text: str) -> list[str]:
         Option("monotone_scale", float, 0.1, "monotone: cosine width of the evidence's rise (smaller: closer to "
                "Σ max(0, cosine − center))", min=0, min_open=True),
         Option("batch_size", int, 64, "encoding batch size", min=1),
-        Option("device", str, None, "torch device (default: the library's choice)", validate=check_device),
+        DEVICE,
         Option("show_progress", bool, True, "progress bars while encoding"))
 class ClueRetriever(Retriever):
     """Each distinct hint encoded once; a passage scored from its hints' vectors."""

@@ -11,6 +11,7 @@ in PyLate's layout (`colbert_model.py`); docs/retrieve.md has the rest.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,8 +20,9 @@ import numpy as np
 from ..formats.benchmark import Benchmark
 from ..hints import hint_unit_sets
 from ..io import atomic_open
-from ..models import COLBERT, check_device
+from ..models import COLBERT
 from ..formats import Run
+from ..parameters import DEVICE
 from ..registry import Option, plugin
 from .base import Retriever
 from .colbert_model import encode_tokens, load_colbert
@@ -41,7 +43,7 @@ SETS = "sets.npz"
         Option("batch_size", int, 32, "encoding batch size", min=1),
         Option("chunk_size", int, CHUNK_SIZE, "texts encoded between checkpoints", min=1),
         Option("query_block", int, 16, "queries scored at once", min=1),
-        Option("device", str, None, "torch device", validate=check_device),
+        replace(DEVICE, help="torch device (default: cpu)"),
         Option("show_progress", bool, True, "progress bars while encoding"))
 class ColbertRetriever(Retriever):
     """Late interaction: exact MaxSim over memory-mapped token vectors."""

@@ -21,12 +21,13 @@ from ..formats.benchmark import Benchmark
 from ..errors import InputError
 from ..io import read_json, temp_beside, write_json
 from ..defaults import DEFAULT_ENCODER
-from ..models import MINILM, check_device, check_model_kind, load_sentence_transformer
+from ..models import MINILM, check_model_kind, load_sentence_transformer
 from ..formats import Run
 from ..arrays import npy_layout, read_npy_rows, write_npy_rows
 from .base import Retriever
 from ..formats.corpus import corpus_ids, iter_corpus
 from .corpus import keep_corpus_ids
+from ..parameters import DEVICE
 from ..registry import Option, plugin
 
 INDEX_TYPES = ("flat", "hnsw")
@@ -49,7 +50,7 @@ load_encoder = load_sentence_transformer  # the name this module has exported it
         Option("hnsw_m", int, 32, "HNSW neighbours per node", min=2),
         Option("ef_search", int, 256, "HNSW search breadth", min=1),
         Option("search_block", int, 262144, "passages scored per block in flat search", min=1),
-        Option("device", str, None, "torch device (default: the library's choice)", validate=check_device),
+        DEVICE,
         Option("show_progress", bool, True, "progress bars while encoding"))
 class DenseRetriever(Retriever):
     """sentence-transformers bi-encoder, embeddings on disk, FAISS flat or HNSW search."""
